@@ -1,0 +1,34 @@
+# Canopy — set-up, tests, demo, benchmarks.
+# `make test` and `make demo` work on a machine that has never seen the project: they install liblmdb-dev first
+# when pkg-config cannot find LMDB.
+
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+
+.PHONY: deps test demo bench build clean
+
+deps:
+	@if ! pkg-config --exists lmdb 2>/dev/null; then \
+		echo "LMDB not found by pkg-config: installing liblmdb-dev (and pkg-config, lmdb-utils) with apt-get"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev pkg-config lmdb-utils >/dev/null; \
+	fi
+	@pkg-config --exists lmdb || { echo "error: liblmdb-dev is still missing; install it and retry" >&2; exit 1; }
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build --product Demo
+	$(SWIFT) run --skip-build Demo
+
+bench: deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --no-progress --format markdown | tee .bench-output.txt
+	@cd Benchmarks && $(SWIFT) run -c release --skip-build RatioReport .bench-output.txt 2>/dev/null || true
+
+clean:
+	rm -rf .build Benchmarks/.build

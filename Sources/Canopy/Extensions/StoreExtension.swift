@@ -1,0 +1,174 @@
+import LMDB
+
+/// A component that keeps derived state (an index, a view) up to date inside every write transaction.
+///
+/// The store tells each registered extension of every insert, update, touch and removal through the
+/// ``ExtensionTransaction`` it creates per write transaction. The extension writes its own state in its own LMDB
+/// databases (see ``ReadWriteTransaction/extensionTable(named:for:)``) in the same transaction, so rows and derived
+/// state commit or roll back together, and it may add a payload to the commit notification.
+///
+/// Registration (``Database/register(_:)``) records the extension's name, kind, version tag and options, and the store
+/// tracks, per extension, the snapshot its state is consistent with. When the version tag changed, or the database was
+/// written while the extension was not registered (its snapshot lags the store's), the registration context says so and
+/// the extension rebuilds.
+public protocol StoreExtension: AnyObject, Sendable {
+    /// The unique name of the extension in the database.
+    var name: String { get }
+    /// What sort of extension this is, such as `"view"`; recorded so that tools can list extensions.
+    var kind: String { get }
+    /// Changing the tag makes the store ask the extension to rebuild its state.
+    var versionTag: String { get }
+    /// A description of the options, recorded with the registration (JSON is a good choice).
+    var options: String { get }
+
+    /// Prepares the extension's storage in `transaction`: create tables, and rebuild when `context.needsRebuild`.
+    func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws
+
+    /// Creates the object that hears about the changes of one write transaction.
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction
+
+    /// Removes the extension's storage (when it is unregistered with `dropStorage`).
+    func dropStorage(in transaction: ReadWriteTransaction) throws
+}
+
+/// What the store knows, at registration, about an extension's stored state.
+public struct ExtensionRegistrationContext: Sendable {
+    /// The registration recorded by an earlier run, or `nil` the first time.
+    public var previous: ExtensionRecord?
+    /// The store's snapshot now.
+    public var storeSnapshot: UInt64
+    /// The snapshot the extension's stored state is consistent with, or `nil` if it has none.
+    public var extensionSnapshot: UInt64?
+
+    /// Why a rebuild is needed, or `nil` when the stored state can be used as it is.
+    public var rebuildReason: String? {
+        guard let previous else { return "first registration" }
+        if previous.versionTag != currentVersionTag { return "version tag changed from '\(previous.versionTag)' to '\(currentVersionTag)'" }
+        if previous.kind != currentKind { return "kind changed from '\(previous.kind)' to '\(currentKind)'" }
+        guard let extensionSnapshot else { return "no stored state" }
+        if extensionSnapshot != storeSnapshot {
+            return "the database was written (snapshot \(extensionSnapshot) → \(storeSnapshot)) while the extension was not registered"
+        }
+        return nil
+    }
+
+    /// Whether the extension must rebuild its state from the rows.
+    public var needsRebuild: Bool { rebuildReason != nil }
+
+    let currentVersionTag: String
+    let currentKind: String
+}
+
+/// An extension's registration as recorded in the database.
+public struct ExtensionRecord: Codable, Sendable, Hashable {
+    /// The extension's name.
+    public var name: String
+    /// Its kind, such as `"view"`.
+    public var kind: String
+    /// Its version tag when it was registered.
+    public var versionTag: String
+    /// Its options description.
+    public var options: String
+    /// The store snapshot at registration.
+    public var registeredAtSnapshot: UInt64
+}
+
+/// Hears about the changes of one write transaction on behalf of an extension.
+///
+/// All methods run on the writer's thread, inside the transaction, in the order of the changes. Throwing rolls back
+/// the whole transaction.
+public protocol ExtensionTransaction: AnyObject {
+    /// A row was inserted.
+    func didInsert(_ row: WrittenRow) throws
+    /// An existing row's object and/or metadata were replaced (``WrittenRow/objectChanged`` /
+    /// ``WrittenRow/metadataChanged`` say which).
+    func didUpdate(_ row: WrittenRow) throws
+    /// A row was touched: marked as changed without new values (``WrittenRow/objectChanged`` /
+    /// ``WrittenRow/metadataChanged`` say which part).
+    func didTouch(_ row: WrittenRow) throws
+    /// A row was removed.
+    func didRemove(_ row: RowID) throws
+    /// All rows of `collection` were removed; `keys` are the keys that existed.
+    func didRemoveAll(inCollection collection: String, keys: [String]) throws
+    /// The transaction is about to commit: write any pending state and return a payload for the commit
+    /// notification, or `nil`.
+    func prepareCommit(snapshot: UInt64) throws -> [UInt8]?
+    /// The transaction committed.
+    func didCommit(snapshot: UInt64)
+    /// The transaction rolled back.
+    func didRollback()
+}
+
+/// A row being written, as extensions see it.
+///
+/// The object and metadata are available as the Swift values the writer passed (when the write carried them) and as
+/// stored bytes; parts the write did not carry are read from the transaction on demand.
+public final class WrittenRow {
+    /// The row's address.
+    public let id: RowID
+    /// The codec of the row's collection.
+    public let codecName: String
+    /// Whether the object changed in this write.
+    public let objectChanged: Bool
+    /// Whether the metadata changed in this write.
+    public let metadataChanged: Bool
+
+    let transaction: ReadWriteTransaction
+    private var objectValue: Any?
+    private var objectData: [UInt8]?
+    private var metadataValue: Any?
+    private var metadataData: [UInt8]??
+
+    init(
+        id: RowID, codecName: String, objectChanged: Bool, metadataChanged: Bool, transaction: ReadWriteTransaction,
+        object: Any?, objectBytes: [UInt8]?, metadata: Any?, metadataBytes: [UInt8]??
+    ) {
+        self.id = id
+        self.codecName = codecName
+        self.objectChanged = objectChanged
+        self.metadataChanged = metadataChanged
+        self.transaction = transaction
+        self.objectValue = object
+        self.objectData = objectBytes
+        self.metadataValue = metadata
+        self.metadataData = metadataBytes
+    }
+
+    /// The collection's name.
+    public var collection: String { id.collection }
+    /// The key.
+    public var key: String { id.key }
+
+    /// The stored bytes of the object.
+    public func objectBytes() throws -> [UInt8] {
+        if let objectData { return objectData }
+        let bytes = try transaction.rawObject(forKey: id.key, inCollection: id.collection)?.bytes ?? []
+        objectData = bytes
+        return bytes
+    }
+
+    /// The stored bytes of the metadata, or `nil` when the row has none.
+    public func metadataBytes() throws -> [UInt8]? {
+        if let metadataData { return metadataData }
+        let bytes = try transaction.rawMetadata(forKey: id.key, inCollection: id.collection)?.bytes
+        metadataData = .some(bytes)
+        return bytes
+    }
+
+    /// The object as `T`: the writer's value when it has that type, otherwise decoded with the collection's codec.
+    public func object<T: Decodable>(as type: T.Type) throws -> T {
+        if let value = objectValue as? T { return value }
+        let value: T = try transaction.decode(T.self, bytes: try objectBytes(), codecName: codecName, id: id)
+        objectValue = value
+        return value
+    }
+
+    /// The metadata as `T`, or `nil` when the row has none.
+    public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
+        if let value = metadataValue as? T { return value }
+        guard let bytes = try metadataBytes() else { return nil }
+        let value: T = try transaction.decode(T.self, bytes: bytes, codecName: codecName, id: id)
+        metadataValue = value
+        return value
+    }
+}

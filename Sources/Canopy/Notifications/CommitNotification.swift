@@ -1,0 +1,140 @@
+/// What one committed read-write transaction changed, delivered to every observer after the commit.
+///
+/// Keys are grouped by collection. A key appears in at most one of ``removedKeys`` and the changed sets: a key set and
+/// then removed in one transaction is only removed; a key removed and then set again is only changed.
+/// ``removedCollections`` and ``removedAll`` are applied before the per-key sets (a collection emptied and then
+/// written to lists both).
+public struct CommitNotification: Sendable, Hashable {
+    /// The snapshot the commit produced.
+    public var snapshot: UInt64
+    /// Keys whose object was set, replaced or touched, by collection.
+    public var changedObjects: [String: Set<String>]
+    /// Keys whose metadata was set, replaced, removed or touched, by collection.
+    public var changedMetadata: [String: Set<String>]
+    /// Keys that were removed, by collection.
+    public var removedKeys: [String: Set<String>]
+    /// Collections all of whose keys were removed.
+    public var removedCollections: Set<String>
+    /// Whether every row of every collection was removed.
+    public var removedAll: Bool
+    /// The bytes the writer attached with ``ReadWriteTransaction/customPayload``, if any.
+    public var customPayload: [UInt8]?
+    /// What each extension (such as a view) added to the notification, by extension name.
+    public var extensionPayloads: [String: [UInt8]]
+
+    /// Creates a notification.
+    public init(
+        snapshot: UInt64, changedObjects: [String: Set<String>] = [:], changedMetadata: [String: Set<String>] = [:],
+        removedKeys: [String: Set<String>] = [:], removedCollections: Set<String> = [], removedAll: Bool = false,
+        customPayload: [UInt8]? = nil, extensionPayloads: [String: [UInt8]] = [:]
+    ) {
+        self.snapshot = snapshot
+        self.changedObjects = changedObjects
+        self.changedMetadata = changedMetadata
+        self.removedKeys = removedKeys
+        self.removedCollections = removedCollections
+        self.removedAll = removedAll
+        self.customPayload = customPayload
+        self.extensionPayloads = extensionPayloads
+    }
+
+    /// Whether the commit may have changed the object of (`collection`, `key`) — set, replaced, touched or removed.
+    public func objectMayHaveChanged(forKey key: String, in collection: String) -> Bool {
+        removedAll || removedCollections.contains(collection)
+            || changedObjects[collection]?.contains(key) == true || removedKeys[collection]?.contains(key) == true
+    }
+
+    /// Whether the commit may have changed the metadata of (`collection`, `key`).
+    public func metadataMayHaveChanged(forKey key: String, in collection: String) -> Bool {
+        removedAll || removedCollections.contains(collection)
+            || changedMetadata[collection]?.contains(key) == true || removedKeys[collection]?.contains(key) == true
+    }
+
+    /// Whether the commit touched `collection` at all.
+    public func changedCollection(_ collection: String) -> Bool {
+        removedAll || removedCollections.contains(collection) || changedObjects[collection] != nil
+            || changedMetadata[collection] != nil || removedKeys[collection] != nil
+    }
+
+    /// Whether nothing is recorded (no row change, no payload).
+    public var isEmpty: Bool {
+        changedObjects.isEmpty && changedMetadata.isEmpty && removedKeys.isEmpty && removedCollections.isEmpty
+            && !removedAll && customPayload == nil && extensionPayloads.isEmpty
+    }
+}
+
+extension CommitNotification {
+    static let encodingVersion: UInt8 = 1
+
+    /// The notification as bytes for the persisted commit log.
+    var encoded: [UInt8] {
+        var out = ByteWriter(capacity: 128)
+        out.append(byte: Self.encodingVersion)
+        out.append(bigEndian: snapshot)
+        out.append(byte: removedAll ? 1 : 0)
+        for map in [changedObjects, changedMetadata, removedKeys] {
+            out.append(varint: UInt64(map.count))
+            for (collection, keys) in map {
+                out.append(string: collection)
+                out.append(varint: UInt64(keys.count))
+                for key in keys { out.append(string: key) }
+            }
+        }
+        out.append(varint: UInt64(removedCollections.count))
+        for collection in removedCollections { out.append(string: collection) }
+        if let customPayload {
+            out.append(byte: 1)
+            out.append(blob: customPayload)
+        } else {
+            out.append(byte: 0)
+        }
+        out.append(varint: UInt64(extensionPayloads.count))
+        for (name, payload) in extensionPayloads {
+            out.append(string: name)
+            out.append(blob: payload)
+        }
+        return out.bytes
+    }
+
+    /// Decodes a persisted notification.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the bytes are malformed.
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        do {
+            var reader = ByteReader(bytes)
+            let version = try reader.readByte()
+            guard version == Self.encodingVersion else {
+                throw CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.encodingVersion)")
+            }
+            snapshot = try reader.readBigEndianUInt64()
+            removedAll = try reader.readByte() != 0
+            var maps: [[String: Set<String>]] = []
+            for _ in 0..<3 {
+                var map: [String: Set<String>] = [:]
+                let count = try reader.readVarint()
+                for _ in 0..<count {
+                    let collection = try reader.readString()
+                    let keyCount = try reader.readVarint()
+                    var keys = Set<String>(minimumCapacity: Int(min(keyCount, 1 << 20)))
+                    for _ in 0..<keyCount { keys.insert(try reader.readString()) }
+                    map[collection] = keys
+                }
+                maps.append(map)
+            }
+            changedObjects = maps[0]
+            changedMetadata = maps[1]
+            removedKeys = maps[2]
+            removedCollections = []
+            for _ in 0..<(try reader.readVarint()) { removedCollections.insert(try reader.readString()) }
+            customPayload = try reader.readByte() != 0 ? try reader.readBlob() : nil
+            extensionPayloads = [:]
+            for _ in 0..<(try reader.readVarint()) {
+                let name = try reader.readString()
+                extensionPayloads[name] = try reader.readBlob()
+            }
+        } catch let error as CanopyError {
+            throw error
+        } catch {
+            throw CanopyError(.corruptStore, "a commit log entry is malformed", underlying: error)
+        }
+    }
+}

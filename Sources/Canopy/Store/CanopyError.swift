@@ -1,0 +1,110 @@
+import LMDB
+
+/// An error of the Canopy store, with the context needed to act on it.
+///
+/// Switch on ``code``; read ``description`` for a sentence that names the database, collection, key, extension and
+/// underlying cause. Stored values are never included (they may be private); keys and collection names are.
+public struct CanopyError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure. A struct rather than an enum so that new codes can be added without breaking callers.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A stable identifier, such as `"keyTooLong"`.
+        public let rawValue: String
+        /// Creates a code.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The identifier.
+        public var description: String { rawValue }
+
+        /// The database could not be opened (missing parent directory, permissions, not an LMDB file...).
+        public static let cannotOpen = Code("cannotOpen")
+        /// The database is already open in this process with different options.
+        public static let alreadyOpen = Code("alreadyOpen")
+        /// The file was written by an incompatible version of Canopy.
+        public static let incompatibleFormat = Code("incompatibleFormat")
+        /// A key (with its collection prefix) is longer than LMDB allows.
+        public static let keyTooLong = Code("keyTooLong")
+        /// A collection name is empty or too long.
+        public static let invalidCollectionName = Code("invalidCollectionName")
+        /// A collection's recorded codec differs from the codec of the handle used to access it.
+        public static let codecMismatch = Code("codecMismatch")
+        /// Stored bytes could not be decoded into the requested type (corrupt bytes, or a different type).
+        public static let decodingFailed = Code("decodingFailed")
+        /// A value could not be encoded by the collection's codec.
+        public static let encodingFailed = Code("encodingFailed")
+        /// The database reached its maximum map size; the transaction was rolled back and nothing was lost.
+        public static let databaseFull = Code("databaseFull")
+        /// The connection is pinned to a snapshot (a long-lived read transaction), so it cannot write.
+        public static let connectionPinned = Code("connectionPinned")
+        /// The operation needs a pinned connection.
+        public static let connectionNotPinned = Code("connectionNotPinned")
+        /// The database is read-only.
+        public static let readOnly = Code("readOnly")
+        /// Internal records of the store are corrupt.
+        public static let corruptStore = Code("corruptStore")
+        /// An extension failed, or was registered twice, or is unknown.
+        public static let extensionFailed = Code("extensionFailed")
+        /// Notifications don't line up (a gap between snapshots).
+        public static let snapshotMismatch = Code("snapshotMismatch")
+        /// An LMDB call failed; see ``CanopyError/underlying``.
+        public static let storage = Code("storage")
+        /// An argument is out of range or malformed.
+        public static let invalidArgument = Code("invalidArgument")
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A sentence describing the failure and, when there is one, what to do.
+    public var message: String
+    /// The database path.
+    public var path: String?
+    /// The collection involved.
+    public var collection: String?
+    /// The key involved.
+    public var key: String?
+    /// The extension (view) involved.
+    public var extensionName: String?
+    /// The underlying error (an ``LMDBError``, a `DecodingError`, ...), if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, collection: String? = nil, key: String? = nil,
+        extensionName: String? = nil, underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.collection = collection
+        self.key = key
+        self.extensionName = extensionName
+        self.underlying = underlying
+    }
+
+    /// The LMDB error behind this one, if any.
+    public var lmdbError: LMDBError? { underlying as? LMDBError }
+
+    /// The code, the message and the context in one line.
+    public var description: String {
+        var parts = ["\(code): \(message)"]
+        if let collection { parts.append("collection '\(collection)'") }
+        if let key { parts.append("key '\(key)'") }
+        if let extensionName { parts.append("extension '\(extensionName)'") }
+        if let path { parts.append("database \(path)") }
+        if let underlying { parts.append("cause: \(underlying)") }
+        return parts.joined(separator: ", ")
+    }
+}
+
+extension CanopyError {
+    /// Wraps any error thrown by a lower layer into a CanopyError with context; CanopyErrors pass through.
+    static func wrap(_ error: any Error, path: String?, collection: String? = nil, key: String? = nil) -> any Error {
+        if error is CanopyError { return error }
+        if let lmdb = error as? LMDBError {
+            if lmdb.code == .mapFull {
+                return CanopyError(.databaseFull, "the database reached its maximum size; the transaction was rolled back",
+                                   path: path, collection: collection, key: key, underlying: lmdb)
+            }
+            return CanopyError(.storage, lmdb.description, path: path, collection: collection, key: key, underlying: lmdb)
+        }
+        return error
+    }
+}

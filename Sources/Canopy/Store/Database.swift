@@ -1,0 +1,128 @@
+import Foundation
+import LMDB
+
+/// A Canopy database: one LMDB environment in a directory, holding typed objects by collection and key, with
+/// optional metadata, and the extensions (views) registered on it.
+///
+/// Open a database once and share it: every `Database` opened on one path in a process shares one LMDB environment.
+/// Work happens through connections (``newConnection(options:)``); each keeps its own caches and runs one transaction
+/// at a time.
+///
+/// ```swift
+/// let database = try Database(path: "/tmp/app.canopy")
+/// let connection = database.newConnection()
+/// try connection.readWrite { txn in try txn.set(reminder, forKey: "r1", in: reminders) }
+/// ```
+///
+/// The database is a directory holding LMDB's `data.mdb` and `lock.mdb`; Debian's `mdb_stat -a DIR` reads it.
+public final class Database: Sendable {
+    let core: DatabaseCore
+
+    /// Opens the database at `path`, creating the directory (not its parents) and the files when missing.
+    ///
+    /// - Throws: ``CanopyError`` with ``CanopyError/Code/cannotOpen`` for a missing parent directory, a location that
+    ///   cannot be written, or a file that is not an LMDB database; ``CanopyError/Code/incompatibleFormat`` for a
+    ///   database of another format; ``CanopyError/Code/alreadyOpen`` when this process already has the path open with
+    ///   other options.
+    public init(path: String, options: DatabaseOptions = .init()) throws {
+        core = try DatabaseCore.open(path: path, options: options)
+    }
+
+    init(sharing core: DatabaseCore) {
+        self.core = core
+    }
+
+    /// The absolute path of the database directory.
+    public var path: String { core.path }
+
+    /// The options the database was opened with.
+    public var options: DatabaseOptions { core.options }
+
+    /// The LMDB environment underneath, for tools and extensions (statistics, backups).
+    public var environment: Environment { core.environment }
+
+    /// Creates a connection with its own caches.
+    public func newConnection(options: ConnectionOptions = .init()) -> Connection {
+        Connection(core: core, options: options)
+    }
+
+    /// The snapshot of the last commit (persisted; advanced by every commit that changes something).
+    public func currentSnapshot() throws -> UInt64 {
+        do {
+            return try core.environment.read { txn in try core.readSnapshot(txn) }
+        } catch {
+            throw CanopyError.wrap(error, path: path)
+        }
+    }
+
+    /// Flushes committed data to disk. Needed with ``Durability/none`` and ``Durability/metadataOnly`` to make the
+    /// commits so far survive a system crash.
+    public func sync() throws {
+        do { try core.environment.sync(force: true) } catch { throw CanopyError.wrap(error, path: path) }
+    }
+
+    /// Copies the database, while it is in use, into `directory` (which must exist and be empty), compacting it.
+    public func backup(to directory: String, compact: Bool = true) throws {
+        do { try core.environment.copy(to: directory, compact: compact) } catch { throw CanopyError.wrap(error, path: path) }
+    }
+
+    // MARK: Notifications
+
+    /// Commit notifications as an asynchronous sequence: one element per commit of this process, in order, starting
+    /// with the next commit. The sequence ends when the task iterating it is cancelled.
+    public func commits() -> AsyncStream<CommitNotification> {
+        core.makeStream()
+    }
+
+    /// Calls `callback` after every commit of this process, in commit order, on a private serial queue.
+    /// - Returns: a token; the callback stays registered until ``removeObserver(_:)``.
+    @discardableResult
+    public func addCommitObserver(_ callback: @escaping @Sendable (CommitNotification) -> Void) -> ObserverToken {
+        ObserverToken(id: core.addCallback(callback))
+    }
+
+    /// Stops the callback or stream of `token`.
+    public func removeObserver(_ token: ObserverToken) {
+        core.removeObserver(token.id)
+    }
+
+    // MARK: Extensions
+
+    /// Registers an extension (such as a view): records it, lets it create or rebuild its storage in a write
+    /// transaction, and from then on tells it of every change.
+    ///
+    /// - Throws: ``CanopyError/Code/extensionFailed`` when an extension of that name is already registered, or what
+    ///   the extension's preparation throws (then nothing is registered).
+    public func register(_ ext: any StoreExtension) throws {
+        guard core.registeredExtension(named: ext.name) == nil else {
+            throw CanopyError(.extensionFailed, "an extension with this name is already registered", path: path, extensionName: ext.name)
+        }
+        let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        try connection.readWrite { txn in
+            try txn.registerExtension(ext)
+        }
+    }
+
+    /// Unregisters the extension named `name`; with `dropStorage` its stored state is deleted too.
+    public func unregisterExtension(named name: String, dropStorage: Bool = false) throws {
+        let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        try connection.readWrite { txn in
+            try txn.unregisterExtension(named: name, dropStorage: dropStorage)
+        }
+    }
+
+    /// The extension registered under `name` in this process, if any.
+    public func registeredExtension(named name: String) -> (any StoreExtension)? {
+        core.registeredExtension(named: name)
+    }
+
+    /// The extensions recorded in the database (registered by any process, now or before).
+    public func recordedExtensions() throws -> [ExtensionRecord] {
+        try newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in try txn.extensionRecords() }
+    }
+}
+
+/// Identifies a commit observer, to remove it.
+public struct ObserverToken: Hashable, Sendable {
+    let id: UInt64
+}

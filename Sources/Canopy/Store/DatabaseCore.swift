@@ -1,0 +1,312 @@
+import Foundation
+import LMDB
+import Synchronization
+
+/// The shared state of one open database file in this process: the LMDB environment, the store's tables, the
+/// registered extensions, the recent commit notifications and the observers.
+///
+/// Every ``Database`` value opened on one path shares one core, so a process never opens two LMDB environments on one
+/// file (which LMDB forbids).
+final class DatabaseCore: Sendable {
+    let environment: Environment
+    let tables: StoreTables
+    let options: DatabaseOptions
+    let path: String
+    let maxKeySize: Int
+
+    /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
+    let writeLock = NSLock()
+    /// Delivers callbacks in commit order, off the writer's thread.
+    let deliveryQueue = DispatchQueue(label: "canopy.commit-notifications")
+
+    struct State {
+        var collections: [String: CollectionRecord] = [:]
+        var recentCommits: [CommitNotification] = []
+        var extensions: [any StoreExtension] = []
+        var callbacks: [UInt64: @Sendable (CommitNotification) -> Void] = [:]
+        var streams: [UInt64: AsyncStream<CommitNotification>.Continuation] = [:]
+        var nextObserverID: UInt64 = 1
+        var lastCommittedSnapshot: UInt64 = 0
+    }
+    let state: Mutex<State>
+
+    static let recentCommitLimit = 256
+
+    // MARK: Opening
+
+    private static let registry = Mutex<[String: Weak]>([:])
+
+    private struct Weak: @unchecked Sendable {
+        // @unchecked: a weak reference to a Sendable class, only read and written under the registry's Mutex.
+        weak var core: DatabaseCore?
+    }
+
+    /// The core for `path`: the one already open in this process, or a new one.
+    static func open(path: String, options: DatabaseOptions) throws -> DatabaseCore {
+        let canonical = try canonicalPath(path, options: options)
+        return try registry.withLock { registry in
+            if let existing = registry[canonical]?.core {
+                guard existing.options == options else {
+                    throw CanopyError(
+                        .alreadyOpen,
+                        "the database is already open in this process with other options; reuse that Database or close it first",
+                        path: canonical)
+                }
+                return existing
+            }
+            let core = try DatabaseCore(path: canonical, options: options)
+            registry[canonical] = Weak(core: core)
+            return core
+        }
+    }
+
+    /// Creates the database directory if needed (not its parents) and returns its absolute, resolved path.
+    private static func canonicalPath(_ path: String, options: DatabaseOptions) throws -> String {
+        let url = URL(fileURLWithPath: path)
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw CanopyError(.cannotOpen, "the path is a file; a Canopy database is a directory", path: url.path)
+            }
+        } else {
+            guard !options.readOnly else {
+                throw CanopyError(.cannotOpen, "the database directory does not exist (opening read-only creates nothing)", path: url.path)
+            }
+            let parent = url.deletingLastPathComponent()
+            guard manager.fileExists(atPath: parent.path) else {
+                throw CanopyError(.cannotOpen, "the parent directory does not exist; create it first", path: url.path)
+            }
+            do {
+                try manager.createDirectory(at: url, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CanopyError(.cannotOpen, "cannot create the database directory: check the permissions of its parent", path: url.path,
+                                  underlying: error)
+            }
+        }
+        return url.resolvingSymlinksInPath().standardizedFileURL.path
+    }
+
+    private init(path: String, options: DatabaseOptions) throws {
+        var flags: EnvironmentOptions.Flags = []
+        switch options.durability {
+        case .full: break
+        case .metadataOnly: flags.insert(.noMetaSync)
+        case .none: flags.insert(.noSync)
+        }
+        if options.readOnly { flags.insert(.readOnly) }
+        let environment: Environment
+        do {
+            environment = try Environment(
+                path: path,
+                options: EnvironmentOptions(
+                    flags: flags, mapSize: min(options.initialMapSize, options.maximumMapSize),
+                    maxDatabases: options.maxTables, maxReaders: options.maxReaders, fileMode: options.fileMode))
+        } catch let error as LMDBError {
+            let what: String
+            switch error.code {
+            case .invalid: what = "the directory holds a file that is not an LMDB database"
+            case .versionMismatch: what = "the database was written by an incompatible LMDB version"
+            case .permissionDenied, .readOnlyFileSystem: what = "permission denied: the directory or its files cannot be written (open read-only to read it)"
+            case .noSuchFile: what = "the database files do not exist"
+            default: what = "LMDB could not open the environment"
+            }
+            throw CanopyError(.cannotOpen, what, path: path, underlying: error)
+        }
+        // Readers of processes that died (kill -9) keep their slots until someone clears them.
+        _ = try? environment.readerCheck()
+
+        let tables: StoreTables
+        var initialState = StoreState()
+        do {
+            if options.readOnly {
+                tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
+                initialState = try environment.read { txn in try Self.readState(txn, tables) }
+                try environment.read { txn in try Self.checkFormat(txn, tables, path: path) }
+            } else {
+                (tables, initialState) = try environment.write { txn in
+                    let tables = try StoreTables.open(in: txn, create: true)
+                    let format = try txn.value(forKey: Array("format".utf8), in: tables.info)
+                    if format == nil {
+                        try txn.put(Array(StoreTables.formatTag.utf8), forKey: Array("format".utf8), in: tables.info)
+                        try txn.put(StoreState().encoded, forKey: Array("state".utf8), in: tables.info)
+                    } else {
+                        try Self.checkFormat(txn, tables, path: path)
+                    }
+                    return (tables, try Self.readState(txn, tables))
+                }
+            }
+        } catch let error as CanopyError {
+            throw error
+        } catch let error as LMDBError where error.code == .notFound {
+            throw CanopyError(.cannotOpen, "the file is an LMDB database but not a Canopy database", path: path, underlying: error)
+        } catch {
+            throw CanopyError(.cannotOpen, "cannot read the store's records", path: path, underlying: error)
+        }
+        self.environment = environment
+        self.tables = tables
+        self.options = options
+        self.path = path
+        self.maxKeySize = environment.maxKeySize
+        self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
+    }
+
+    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String) throws {
+        let format = try txn.value(forKey: Array("format".utf8), in: tables.info).map { String(decoding: $0, as: UTF8.self) }
+        guard format == StoreTables.formatTag else {
+            throw CanopyError(.incompatibleFormat, "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)'", path: path)
+        }
+    }
+
+    static func readState(_ txn: LMDB.ReadTransaction, _ tables: StoreTables) throws -> StoreState {
+        try txn.withValue(forKey: Array("state".utf8), in: tables.info) { bytes in
+            guard let bytes else { return StoreState() }
+            do { return try StoreState(decoding: bytes) } catch {
+                throw CanopyError(.corruptStore, "the store's state record is malformed", underlying: error)
+            }
+        }
+    }
+
+    /// Reads the snapshot number only.
+    func readSnapshot(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
+        try "state".utf8.withContiguousStorageIfAvailable { key in
+            try txn.withValue(forKey: UnsafeRawBufferPointer(key), in: tables.info) { bytes in
+                bytes.flatMap { StoreState.snapshot(in: $0) } ?? 0
+            }
+        } ?? Self.readState(txn, tables).snapshot
+    }
+
+    // MARK: Collections
+
+    func cachedCollection(_ name: String) -> CollectionRecord? {
+        state.withLock { $0.collections[name] }
+    }
+
+    func remember(_ records: [String: CollectionRecord]) {
+        guard !records.isEmpty else { return }
+        state.withLock { state in
+            for (name, record) in records { state.collections[name] = record }
+        }
+    }
+
+    // MARK: Commits
+
+    /// Records a committed notification and delivers it to the observers, in snapshot order.
+    func didCommit(_ notification: CommitNotification) {
+        let (callbacks, streams) = state.withLock { state in
+            state.lastCommittedSnapshot = notification.snapshot
+            state.recentCommits.append(notification)
+            if state.recentCommits.count > Self.recentCommitLimit {
+                state.recentCommits.removeFirst(state.recentCommits.count - Self.recentCommitLimit)
+            }
+            return (Array(state.callbacks.values), Array(state.streams.values))
+        }
+        for stream in streams { stream.yield(notification) }
+        if !callbacks.isEmpty {
+            deliveryQueue.async {
+                for callback in callbacks { callback(notification) }
+            }
+        }
+    }
+
+    /// The notifications of the snapshots in `(from, to]`, from memory when they are all there, otherwise from the
+    /// persisted commit log (read in `txn`). `nil` when some are missing from both (pruned): the caller must treat
+    /// everything as changed.
+    func notifications(after from: UInt64, upTo to: UInt64, in txn: LMDB.ReadTransaction) throws -> [CommitNotification]? {
+        guard to > from else { return [] }
+        let fromMemory: [CommitNotification]? = state.withLock { state in
+            guard let first = state.recentCommits.first, first.snapshot <= from + 1,
+                  let last = state.recentCommits.last, last.snapshot >= to else { return nil }
+            let slice = state.recentCommits.filter { $0.snapshot > from && $0.snapshot <= to }
+            return slice.count == Int(to - from) ? slice : nil
+        }
+        if let fromMemory { return fromMemory }
+        var result: [CommitNotification] = []
+        result.reserveCapacity(Int(min(to - from, 4096)))
+        var expected = from + 1
+        var complete = true
+        try txn.forEach(in: tables.commits, from: SnapshotKey.bytes(from + 1)) { key, value in
+            guard key.count == 8 else { return true }
+            let snapshot = key.loadBigEndianUInt64(at: 0)
+            if snapshot > to { return false }
+            if snapshot != expected {
+                complete = false
+                return false
+            }
+            result.append(try CommitNotification(decoding: value))
+            expected += 1
+            return true
+        }
+        return complete && expected == to + 1 ? result : nil
+    }
+
+    // MARK: Observers
+
+    func addCallback(_ callback: @escaping @Sendable (CommitNotification) -> Void) -> UInt64 {
+        state.withLock { state in
+            let id = state.nextObserverID
+            state.nextObserverID += 1
+            state.callbacks[id] = callback
+            return id
+        }
+    }
+
+    func removeObserver(_ id: UInt64) {
+        let stream = state.withLock { state in
+            state.callbacks[id] = nil
+            return state.streams.removeValue(forKey: id)
+        }
+        stream?.finish()
+    }
+
+    func makeStream() -> AsyncStream<CommitNotification> {
+        let (stream, continuation) = AsyncStream<CommitNotification>.makeStream(bufferingPolicy: .unbounded)
+        let id = state.withLock { state in
+            let id = state.nextObserverID
+            state.nextObserverID += 1
+            state.streams[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Extensions
+
+    var extensions: [any StoreExtension] { state.withLock { $0.extensions } }
+
+    func registeredExtension(named name: String) -> (any StoreExtension)? {
+        state.withLock { state in state.extensions.first { $0.name == name } }
+    }
+
+    func addExtension(_ ext: any StoreExtension) {
+        state.withLock { $0.extensions.append(ext) }
+    }
+
+    func removeExtension(named name: String) {
+        state.withLock { $0.extensions.removeAll { $0.name == name } }
+    }
+
+    // MARK: Map growth
+
+    /// Grows the map (doubling, up to the maximum) after an `MDB_MAP_FULL`. Waits briefly for this process's other
+    /// transactions to end, since LMDB remaps. Returns false when the map is at its maximum or could not be grown.
+    func growMap() -> Bool {
+        let current = environment.mapSize
+        guard current < options.maximumMapSize else { return false }
+        let target = min(options.maximumMapSize, max(current * 2, current + (16 << 20)))
+        for attempt in 0..<200 {
+            do {
+                try environment.setMapSize(target)
+                return true
+            } catch let error as LMDBError where error.code == .busy {
+                usleep(attempt < 20 ? 1_000 : 10_000)
+            } catch {
+                return false
+            }
+        }
+        return false
+    }
+}

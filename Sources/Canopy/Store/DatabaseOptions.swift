@@ -1,0 +1,71 @@
+/// How much a commit waits for the disk: the trade-off between durability and write latency.
+public enum Durability: String, Sendable, Hashable, CaseIterable, Codable {
+    /// fsync the data and the meta page on every commit: a committed transaction survives a power loss.
+    /// The slowest option (one or two fsyncs per commit).
+    case full
+    /// fsync the data but not the meta page (`MDB_NOMETASYNC`): a system crash may lose the last commit, never
+    /// corrupt the file.
+    case metadataOnly
+    /// No fsync on commit (`MDB_NOSYNC`): a process crash loses nothing, a system crash may lose the commits since the
+    /// last ``Database/sync()``. The database stays consistent either way.
+    case none
+}
+
+/// Options for opening a ``Database``.
+public struct DatabaseOptions: Sendable, Hashable {
+    /// How much each commit waits for the disk. Default ``Durability/full``.
+    public var durability: Durability
+    /// The map size the database starts with, in bytes. The map grows (doubling) when it is full, up to
+    /// ``maximumMapSize``; growing needs a moment when no transaction of this process is open, so long-lived read
+    /// transactions (pinned connections, observers) can delay it: give databases with observers room to start with.
+    public var initialMapSize: Int
+    /// The largest the database may grow to. A write beyond it fails with ``CanopyError/Code/databaseFull`` and
+    /// changes nothing.
+    public var maximumMapSize: Int
+    /// The number of concurrent read transactions across all processes.
+    public var maxReaders: Int
+    /// The number of LMDB named databases: the store uses 6, each view a few more.
+    public var maxTables: Int
+    /// Permissions of the files the database creates. Default `0o600`.
+    public var fileMode: UInt32
+    /// Open without writing: write transactions fail with ``CanopyError/Code/readOnly``.
+    public var readOnly: Bool
+    /// How many commits the store keeps in its persisted commit log, so that pinned connections, caches and
+    /// observers (also in other processes) can learn what changed. Older entries are pruned.
+    public var commitLogLimit: Int
+
+    /// Creates options.
+    public init(
+        durability: Durability = .full,
+        initialMapSize: Int = 256 << 20,
+        maximumMapSize: Int = 64 << 30,
+        maxReaders: Int = 126,
+        maxTables: Int = 128,
+        fileMode: UInt32 = 0o600,
+        readOnly: Bool = false,
+        commitLogLimit: Int = 1024
+    ) {
+        self.durability = durability
+        self.initialMapSize = initialMapSize
+        self.maximumMapSize = maximumMapSize
+        self.maxReaders = maxReaders
+        self.maxTables = maxTables
+        self.fileMode = fileMode
+        self.readOnly = readOnly
+        self.commitLogLimit = commitLogLimit
+    }
+}
+
+/// Options for one ``Connection``.
+public struct ConnectionOptions: Sendable, Hashable {
+    /// How many decoded objects the connection keeps (least recently used are evicted). 0 turns the cache off.
+    public var objectCacheLimit: Int
+    /// How many decoded metadata values the connection keeps. 0 turns the cache off.
+    public var metadataCacheLimit: Int
+
+    /// Creates options.
+    public init(objectCacheLimit: Int = 250, metadataCacheLimit: Int = 500) {
+        self.objectCacheLimit = objectCacheLimit
+        self.metadataCacheLimit = metadataCacheLimit
+    }
+}

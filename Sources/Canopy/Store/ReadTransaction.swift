@@ -1,0 +1,329 @@
+import LMDB
+
+/// A read transaction of a ``Connection``: a consistent snapshot of the database.
+///
+/// Obtained only inside ``Connection/read(_:)`` (or as the base of a ``ReadWriteTransaction``) and valid only inside
+/// that closure; it must not escape it. Reads go through the connection's caches.
+public class ReadTransaction {
+    let storage: LMDB.ReadTransaction
+    let connection: Connection
+    let core: DatabaseCore
+    /// The snapshot this transaction reads.
+    public let snapshot: UInt64
+
+    init(storage: LMDB.ReadTransaction, connection: Connection, snapshot: UInt64) {
+        self.storage = storage
+        self.connection = connection
+        self.core = connection.core
+        self.snapshot = snapshot
+    }
+
+    var tables: StoreTables { core.tables }
+    var cacheState: ConnectionState { connection.state }
+
+    // MARK: Collections
+
+    /// The record of `name`, or `nil` when the collection was never written.
+    func collectionRecord(_ name: String) throws -> CollectionRecord? {
+        if let record = cacheState.collections[name] { return record }
+        if let record = core.cachedCollection(name) {
+            cacheState.collections[name] = record
+            return record
+        }
+        var nameBytes = name
+        let record: CollectionRecord? = try nameBytes.withUTF8 { utf8 in
+            try storage.withValue(forKey: UnsafeRawBufferPointer(utf8), in: tables.collections) { bytes in
+                guard let bytes else { return nil }
+                guard let record = CollectionRecord(decoding: bytes) else {
+                    throw CanopyError(.corruptStore, "the collection's record is malformed", path: core.path, collection: name)
+                }
+                return record
+            }
+        }
+        if let record {
+            cacheState.collections[name] = record
+            core.remember([name: record])
+        }
+        return record
+    }
+
+    func checkCodec(_ record: CollectionRecord, _ codec: any Codec, collection: String) throws {
+        guard record.codec == codec.name else {
+            throw CanopyError(
+                .codecMismatch,
+                "the collection is stored with codec '\(record.codec)' but was accessed with codec '\(codec.name)'; use a handle with the codec it was written with",
+                path: core.path, collection: collection)
+        }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, id: RowID) throws -> T {
+        do {
+            return try codec.decode(T.self, from: bytes)
+        } catch {
+            throw CanopyError(
+                .decodingFailed,
+                "cannot decode \(String(reflecting: T.self)) with codec '\(codec.name)': the stored bytes are corrupt or of another type",
+                path: core.path, collection: id.collection, key: id.key, underlying: error)
+        }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
+        guard let codec = Codecs.named(codecName) else {
+            throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec", path: core.path,
+                              collection: id.collection, key: id.key)
+        }
+        return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
+    }
+
+    @inline(__always)
+    func withRowKey<R>(_ record: CollectionRecord, _ key: String, collection: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        do {
+            return try RowKey.with(collectionID: record.id, key: key, maxKeySize: core.maxKeySize, collection: collection, body)
+        } catch var error as CanopyError {
+            error.path = core.path
+            throw error
+        }
+    }
+
+    /// Calls `body` with the stored object bytes (after the flag byte) and whether metadata exists.
+    func withStoredObject<R>(
+        _ record: CollectionRecord, key: String, collection: String,
+        _ body: (_ object: UnsafeRawBufferPointer, _ hasMetadata: Bool) throws -> R
+    ) throws -> R? {
+        try withRowKey(record, key, collection: collection) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.objects) { value -> R? in
+                guard let value else { return nil }
+                guard let flags = value.first else {
+                    throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
+                }
+                return try body(UnsafeRawBufferPointer(rebasing: value.dropFirst()), flags & 1 != 0)
+            }
+        }
+    }
+
+    // MARK: Typed reads
+
+    /// The object stored for `key` in `collection`, or `nil`.
+    ///
+    /// Served from the connection's cache when it holds the object; otherwise read and decoded, then cached.
+    /// - Throws: ``CanopyError/Code/decodingFailed`` (naming the collection and key) when the bytes cannot be decoded;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec.
+    public func object<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
+        let id = RowID(collection: collection.name, key: key)
+        if let cached = cacheState.objectCache.value(for: id) as? Object { return cached }
+        guard let record = try collectionRecord(collection.name) else { return nil }
+        try checkCodec(record, collection.codec, collection: collection.name)
+        let object = try withStoredObject(record, key: key, collection: collection.name) { bytes, _ in
+            try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+        }
+        if let object { cacheState.objectCache.set(object, for: id) }
+        return object
+    }
+
+    /// The metadata stored for `key` in `collection`, or `nil` when the row or its metadata is absent.
+    ///
+    /// Reads only the metadata: the object is not decoded.
+    public func metadata<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        let id = RowID(collection: collection.name, key: key)
+        if let cached = cacheState.metadataCache.value(for: id) as? Metadata { return cached }
+        guard let record = try collectionRecord(collection.name) else { return nil }
+        try checkCodec(record, collection.codec, collection: collection.name)
+        let metadata: Metadata? = try withRowKey(record, key, collection: collection.name) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.metadata) { bytes in
+                try bytes.map { try decode(Metadata.self, from: $0, codec: collection.codec, id: id) }
+            }
+        }
+        if let metadata { cacheState.metadataCache.set(metadata, for: id) }
+        return metadata
+    }
+
+    /// The object and metadata stored for `key`, or `nil` when there is no such row.
+    public func row<Object, Metadata>(
+        forKey key: String, in collection: TypedCollection<Object, Metadata>
+    ) throws -> (object: Object, metadata: Metadata?)? {
+        guard let object = try object(forKey: key, in: collection) else { return nil }
+        return (object, try metadata(forKey: key, in: collection))
+    }
+
+    /// Whether a row exists for `key` in the collection named `collection`.
+    public func exists(key: String, inCollection collection: String) throws -> Bool {
+        guard let record = try collectionRecord(collection) else { return false }
+        return try withRowKey(record, key, collection: collection) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.objects) { $0 != nil }
+        }
+    }
+
+    /// Whether a row exists for `key` in `collection`.
+    public func exists<Object, Metadata>(key: String, in collection: TypedCollection<Object, Metadata>) throws -> Bool {
+        try exists(key: key, inCollection: collection.name)
+    }
+
+    // MARK: Untyped reads
+
+    /// The stored bytes of the object for `key` in the collection named `collection`, with the collection's codec
+    /// name; `nil` when absent. Tools use it with ``Codecs/jsonText(from:codecName:prettyPrinted:)``.
+    public func rawObject(forKey key: String, inCollection collection: String) throws -> (codec: String, bytes: [UInt8])? {
+        guard let record = try collectionRecord(collection) else { return nil }
+        return try withStoredObject(record, key: key, collection: collection) { bytes, _ in (record.codec, Array(bytes)) }
+    }
+
+    /// The stored bytes of the metadata for `key`, with the collection's codec name; `nil` when absent.
+    public func rawMetadata(forKey key: String, inCollection collection: String) throws -> (codec: String, bytes: [UInt8])? {
+        guard let record = try collectionRecord(collection) else { return nil }
+        return try withRowKey(record, key, collection: collection) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.metadata) { bytes in bytes.map { (record.codec, Array($0)) } }
+        }
+    }
+
+    /// The codec name recorded for `collection`, or `nil` when it was never written.
+    public func codecName(ofCollection collection: String) throws -> String? {
+        try collectionRecord(collection)?.codec
+    }
+
+    // MARK: Collections and keys
+
+    /// The names of the collections that hold at least one row, sorted.
+    public func collectionNames() throws -> [String] {
+        var records: [(String, UInt32)] = []
+        try storage.forEach(in: tables.collections) { key, value in
+            if let record = CollectionRecord(decoding: value) {
+                records.append((String(decoding: key, as: UTF8.self), record.id))
+            }
+            return true
+        }
+        var names: [String] = []
+        try storage.withCursor(in: tables.objects) { cursor in
+            for (name, id) in records {
+                let prefix = RowKey.prefix(collectionID: id)
+                if let entry = try cursor.seek(atOrAfter: prefix), entry.key.starts(with: prefix) { names.append(name) }
+            }
+        }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The number of rows in the collection named `collection`. Counts by scanning the collection's keys.
+    public func count(inCollection collection: String) throws -> Int {
+        guard let record = try collectionRecord(collection) else { return 0 }
+        var count = 0
+        try storage.forEach(in: tables.objects, prefix: RowKey.prefix(collectionID: record.id)) { _, _ in
+            count += 1
+            return true
+        }
+        return count
+    }
+
+    /// The total number of rows in all collections.
+    public func count() throws -> Int {
+        try storage.count(of: tables.objects)
+    }
+
+    /// Keys of `collection` in order (by UTF-8 bytes): those starting with `prefix`, strictly after `after`, at most
+    /// `limit` of them. Page through a large collection by passing the last key of a page as the next `after`.
+    public func keys(
+        inCollection collection: String, prefix: String = "", after: String? = nil, limit: Int = .max, reverse: Bool = false
+    ) throws -> [String] {
+        var keys: [String] = []
+        try enumerateKeys(inCollection: collection, prefix: prefix, after: after, reverse: reverse) { key in
+            guard keys.count < limit else { return false }
+            keys.append(key)
+            return keys.count < limit
+        }
+        return keys
+    }
+
+    /// Visits the keys of `collection` in order while `body` returns `true`, with the same filters as
+    /// ``keys(inCollection:prefix:after:limit:reverse:)``.
+    public func enumerateKeys(
+        inCollection collection: String, prefix: String = "", after: String? = nil, reverse: Bool = false,
+        _ body: (String) throws -> Bool
+    ) throws {
+        try enumerateRows(inCollection: collection, prefix: prefix, after: after, reverse: reverse) { key, _, _ in
+            try body(key)
+        }
+    }
+
+    /// Visits rows of a collection in key order: key, object bytes, whether metadata exists.
+    func enumerateRows(
+        inCollection collection: String, prefix: String, after: String?, reverse: Bool,
+        _ body: (String, UnsafeRawBufferPointer, Bool) throws -> Bool
+    ) throws {
+        guard let record = try collectionRecord(collection) else { return }
+        let collectionPrefix = RowKey.prefix(collectionID: record.id)
+        let fullPrefix = collectionPrefix + Array(prefix.utf8)
+        try storage.forEach(in: tables.objects, prefix: fullPrefix, reverse: reverse) { rowKey, value in
+            let key = RowKey.key(of: rowKey)
+            if let after {
+                let beyond = reverse
+                    ? key.utf8.lexicographicallyPrecedes(after.utf8)
+                    : after.utf8.lexicographicallyPrecedes(key.utf8)
+                if !beyond { return true }
+            }
+            guard let flags = value.first else { return true }
+            return try body(key, UnsafeRawBufferPointer(rebasing: value.dropFirst()), flags & 1 != 0)
+        }
+    }
+
+    /// Visits the objects of `collection` in key order while `body` returns `true`; `filter` (on the key) skips rows
+    /// without decoding them.
+    public func enumerateObjects<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, prefix: String = "", where filter: ((String) -> Bool)? = nil,
+        _ body: (String, Object) throws -> Bool
+    ) throws {
+        if let record = try collectionRecord(collection.name) { try checkCodec(record, collection.codec, collection: collection.name) }
+        try enumerateRows(inCollection: collection.name, prefix: prefix, after: nil, reverse: false) { key, bytes, _ in
+            if let filter, !filter(key) { return true }
+            let id = RowID(collection: collection.name, key: key)
+            let object: Object
+            if let cached = cacheState.objectCache.value(for: id) as? Object {
+                object = cached
+            } else {
+                object = try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+            }
+            return try body(key, object)
+        }
+    }
+
+    /// Visits the rows of `collection` (object and metadata) in key order while `body` returns `true`.
+    public func enumerateRows<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, prefix: String = "", where filter: ((String) -> Bool)? = nil,
+        _ body: (String, Object, Metadata?) throws -> Bool
+    ) throws {
+        try enumerateObjects(in: collection, prefix: prefix, where: filter) { key, object in
+            try body(key, object, try metadata(forKey: key, in: collection))
+        }
+    }
+
+    /// Visits the metadata of the rows of `collection` in key order while `body` returns `true`, without decoding
+    /// objects. Rows without metadata are skipped.
+    public func enumerateMetadata<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, where filter: ((String) -> Bool)? = nil,
+        _ body: (String, Metadata) throws -> Bool
+    ) throws {
+        guard let record = try collectionRecord(collection.name) else { return }
+        try checkCodec(record, collection.codec, collection: collection.name)
+        try storage.forEach(in: tables.metadata, prefix: RowKey.prefix(collectionID: record.id)) { rowKey, bytes in
+            let key = RowKey.key(of: rowKey)
+            if let filter, !filter(key) { return true }
+            let metadata = try decode(Metadata.self, from: bytes, codec: collection.codec, id: RowID(collection: collection.name, key: key))
+            return try body(key, metadata)
+        }
+    }
+
+    // MARK: Extensions
+
+    /// The registrations of extensions recorded in the database.
+    public func extensionRecords() throws -> [ExtensionRecord] {
+        var records: [ExtensionRecord] = []
+        try storage.forEach(in: tables.extensions) { _, value in
+            if let record = try? JSONDecoderBox.decoder.decode(ExtensionRecord.self, from: Array(value)) { records.append(record) }
+            return true
+        }
+        return records
+    }
+
+    /// The underlying LMDB transaction, for extensions that read their own tables.
+    public var lmdbTransaction: LMDB.ReadTransaction { storage }
+
+    /// The database's path.
+    public var databasePath: String { core.path }
+}

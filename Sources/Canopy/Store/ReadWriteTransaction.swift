@@ -1,0 +1,432 @@
+import Foundation
+import LMDB
+
+/// A read-write transaction of a ``Connection``: everything a ``ReadTransaction`` does, plus writes.
+///
+/// Obtained only inside ``Connection/readWrite(_:)``, valid only inside that closure and on its thread. It commits when
+/// the closure returns and rolls back when it throws. Writes go through to the connection's caches; registered
+/// extensions (views) hear of every change and update their state in the same transaction.
+public final class ReadWriteTransaction: ReadTransaction {
+    let writeStorage: LMDB.WriteTransaction
+    var storeState: StoreState
+    var changes = ChangeLog()
+    var didWrite = false
+    var sawMapFull = false
+    var newCollections: [String: CollectionRecord] = [:]
+    var writers: [(name: String, writer: any ExtensionTransaction)] = []
+    var registeredExtensions: [any StoreExtension] = []
+    var unregisteredExtensions: [String] = []
+
+    /// Bytes attached to this commit's ``CommitNotification/customPayload``, for observers (who wrote, why).
+    public var customPayload: [UInt8]? {
+        didSet { if customPayload != nil { didWrite = true } }
+    }
+
+    init(storage: LMDB.WriteTransaction, connection: Connection, state: StoreState) throws {
+        self.writeStorage = storage
+        self.storeState = state
+        super.init(storage: storage, connection: connection, snapshot: state.snapshot)
+        for ext in core.extensions {
+            writers.append((ext.name, try ext.beginWrite(self)))
+        }
+    }
+
+    override func collectionRecord(_ name: String) throws -> CollectionRecord? {
+        if let record = newCollections[name] { return record }
+        return try super.collectionRecord(name)
+    }
+
+    /// The record of `collection`, creating it (bound to `codec`) when the collection was never written.
+    func collectionRecordForWriting(_ name: String, codec: any Codec) throws -> CollectionRecord {
+        if let record = try collectionRecord(name) {
+            try checkCodec(record, codec, collection: name)
+            return record
+        }
+        guard !name.isEmpty, name.utf8.count <= core.maxKeySize else {
+            throw CanopyError(.invalidCollectionName, "collection names must be 1 to \(core.maxKeySize) bytes of UTF-8",
+                              path: core.path, collection: String(name.prefix(64)))
+        }
+        var maxID: UInt32 = 0
+        try storage.forEach(in: tables.collections) { _, value in
+            if let record = CollectionRecord(decoding: value) { maxID = max(maxID, record.id) }
+            return true
+        }
+        for record in newCollections.values { maxID = max(maxID, record.id) }
+        let record = CollectionRecord(id: maxID + 1, codec: codec.name)
+        try guarded { try writeStorage.put(record.encoded, forKey: Array(name.utf8), in: tables.collections) }
+        newCollections[name] = record
+        didWrite = true
+        return record
+    }
+
+    /// Runs an LMDB write, remembering a full map so that the connection grows it and runs the transaction again even
+    /// if the caller swallows the error.
+    @inline(__always)
+    func guarded<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as LMDBError where error.code == .mapFull {
+            sawMapFull = true
+            throw CanopyError.wrap(error, path: core.path)
+        }
+    }
+
+    func encode<T: Encodable>(_ value: T, codec: any Codec, id: RowID) throws -> [UInt8] {
+        do {
+            return try codec.encode(value)
+        } catch {
+            throw CanopyError(.encodingFailed, "cannot encode \(String(reflecting: T.self)) with codec '\(codec.name)'",
+                              path: core.path, collection: id.collection, key: id.key, underlying: error)
+        }
+    }
+
+    // MARK: Writing rows
+
+    /// Stores `object` for `key` in `collection`, with `metadata` (or none: existing metadata is removed).
+    ///
+    /// - Throws: ``CanopyError/Code/keyTooLong`` when the key exceeds LMDB's key size (507 bytes of UTF-8);
+    ///   ``CanopyError/Code/encodingFailed``; ``CanopyError/Code/codecMismatch`` when the collection was written with
+    ///   another codec.
+    public func set<Object, Metadata>(
+        _ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>, metadata: Metadata? = nil
+    ) throws {
+        let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
+        let id = RowID(collection: collection.name, key: key)
+        let objectBytes = try encode(object, codec: collection.codec, id: id)
+        let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
+        let flags: UInt8 = metadataBytes == nil ? 0 : 1
+        var value = [UInt8]()
+        value.reserveCapacity(objectBytes.count + 1)
+        value.append(flags)
+        value.append(contentsOf: objectBytes)
+        let hadMetadata: Bool? = try withRowKey(record, key, collection: collection.name) { rowKey in
+            try guarded {
+                let existing: Bool? = try value.withUnsafeBytes { valueBytes in
+                    try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in (old.first ?? 0) & 1 != 0 }
+                }
+                if existing != nil {
+                    try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
+                }
+                if let metadataBytes {
+                    try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+                } else if existing == true {
+                    try writeStorage.delete(rowKey, in: tables.metadata)
+                }
+                return existing
+            }
+        }
+        didWrite = true
+        cacheState.objectCache.set(object, for: id)
+        if let metadata { cacheState.metadataCache.set(metadata, for: id) } else { cacheState.metadataCache.remove(id) }
+        let metadataChanged = metadataBytes != nil || hadMetadata == true
+        changes.changed(key, in: collection.name, object: true, metadata: metadataChanged)
+        guard !writers.isEmpty else { return }
+        let row = WrittenRow(
+            id: id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
+            object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+        for (_, writer) in writers {
+            if hadMetadata == nil { try writer.didInsert(row) } else { try writer.didUpdate(row) }
+        }
+    }
+
+    /// Replaces the object of an existing row, keeping its metadata. Does nothing and returns `false` when there is no
+    /// row for `key`.
+    @discardableResult
+    public func replace<Object, Metadata>(_ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Bool {
+        guard let record = try collectionRecord(collection.name) else { return false }
+        try checkCodec(record, collection.codec, collection: collection.name)
+        let id = RowID(collection: collection.name, key: key)
+        let objectBytes = try encode(object, codec: collection.codec, id: id)
+        let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
+            try guarded {
+                guard let flags = try storage.withValue(forKey: rowKey, in: tables.objects, { $0?.first }) else { return false }
+                try writeStorage.putReserving(objectBytes.count + 1, forKey: rowKey, in: tables.objects) { buffer in
+                    buffer[0] = flags
+                    objectBytes.withUnsafeBytes { buffer.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                }
+                return true
+            }
+        }
+        guard replaced else { return false }
+        didWrite = true
+        cacheState.objectCache.set(object, for: id)
+        changes.changed(key, in: collection.name, object: true, metadata: false)
+        if !writers.isEmpty {
+            let row = WrittenRow(id: id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
+                                 object: object, objectBytes: objectBytes, metadata: nil, metadataBytes: nil)
+            for (_, writer) in writers { try writer.didUpdate(row) }
+        }
+        return true
+    }
+
+    /// Replaces (or with `nil` removes) the metadata of an existing row, keeping its object. Does nothing and returns
+    /// `false` when there is no row for `key`.
+    @discardableResult
+    public func replaceMetadata<Object, Metadata>(
+        _ metadata: Metadata?, forKey key: String, in collection: TypedCollection<Object, Metadata>
+    ) throws -> Bool {
+        guard let record = try collectionRecord(collection.name) else { return false }
+        try checkCodec(record, collection.codec, collection: collection.name)
+        let id = RowID(collection: collection.name, key: key)
+        let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
+        let newFlag: UInt8 = metadataBytes == nil ? 0 : 1
+        let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
+            try guarded {
+                let current: [UInt8]? = try storage.withValue(forKey: rowKey, in: tables.objects) { bytes in
+                    guard let bytes, let flags = bytes.first else { return nil }
+                    return flags & 1 == newFlag ? [] : Array(bytes)
+                }
+                guard let current else { return false }
+                if !current.isEmpty {
+                    var updated = current
+                    updated[0] = (updated[0] & ~1) | newFlag
+                    try updated.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
+                }
+                if let metadataBytes {
+                    try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+                } else {
+                    try writeStorage.delete(rowKey, in: tables.metadata)
+                }
+                return true
+            }
+        }
+        guard replaced else { return false }
+        didWrite = true
+        if let metadata { cacheState.metadataCache.set(metadata, for: id) } else { cacheState.metadataCache.remove(id) }
+        changes.changed(key, in: collection.name, object: false, metadata: true)
+        if !writers.isEmpty {
+            let row = WrittenRow(id: id, codecName: record.codec, objectChanged: false, metadataChanged: true, transaction: self,
+                                 object: nil, objectBytes: nil, metadata: metadata, metadataBytes: .some(metadataBytes))
+            for (_, writer) in writers { try writer.didUpdate(row) }
+        }
+        return true
+    }
+
+    /// Marks the object of an existing row as changed without writing it: observers and extensions see an update.
+    /// Returns `false` when there is no such row.
+    @discardableResult
+    public func touchObject(forKey key: String, inCollection collection: String) throws -> Bool {
+        try touch(key, collection, object: true, metadata: false)
+    }
+
+    /// Marks the metadata of an existing row as changed. Returns `false` when there is no such row.
+    @discardableResult
+    public func touchMetadata(forKey key: String, inCollection collection: String) throws -> Bool {
+        try touch(key, collection, object: false, metadata: true)
+    }
+
+    /// Marks the object and metadata of an existing row as changed. Returns `false` when there is no such row.
+    @discardableResult
+    public func touchRow(forKey key: String, inCollection collection: String) throws -> Bool {
+        try touch(key, collection, object: true, metadata: true)
+    }
+
+    private func touch(_ key: String, _ collection: String, object: Bool, metadata: Bool) throws -> Bool {
+        guard let record = try collectionRecord(collection), try exists(key: key, inCollection: collection) else { return false }
+        didWrite = true
+        changes.changed(key, in: collection, object: object, metadata: metadata)
+        if !writers.isEmpty {
+            let row = WrittenRow(id: RowID(collection: collection, key: key), codecName: record.codec, objectChanged: object,
+                                 metadataChanged: metadata, transaction: self, object: nil, objectBytes: nil, metadata: nil, metadataBytes: nil)
+            for (_, writer) in writers { try writer.didTouch(row) }
+        }
+        return true
+    }
+
+    /// Removes the row for `key` in the collection named `collection`. Returns whether it existed.
+    @discardableResult
+    public func remove(key: String, inCollection collection: String) throws -> Bool {
+        guard let record = try collectionRecord(collection) else { return false }
+        let existed: Bool = try withRowKey(record, key, collection: collection) { rowKey in
+            try guarded {
+                guard let flags = try storage.withValue(forKey: rowKey, in: tables.objects, { $0.map { $0.first ?? 0 } }) else {
+                    return false
+                }
+                try writeStorage.delete(rowKey, in: tables.objects)
+                if flags & 1 != 0 { try writeStorage.delete(rowKey, in: tables.metadata) }
+                return true
+            }
+        }
+        guard existed else { return false }
+        didWrite = true
+        let id = RowID(collection: collection, key: key)
+        cacheState.objectCache.remove(id)
+        cacheState.metadataCache.remove(id)
+        changes.removed(key, in: collection)
+        for (_, writer) in writers { try writer.didRemove(id) }
+        return true
+    }
+
+    /// Removes the row for `key` in `collection`. Returns whether it existed.
+    @discardableResult
+    public func remove<Object, Metadata>(key: String, in collection: TypedCollection<Object, Metadata>) throws -> Bool {
+        try remove(key: key, inCollection: collection.name)
+    }
+
+    /// Removes the rows for `keys` in the collection named `collection`. Returns how many existed.
+    @discardableResult
+    public func remove(keys: some Sequence<String>, inCollection collection: String) throws -> Int {
+        var count = 0
+        for key in keys where try remove(key: key, inCollection: collection) { count += 1 }
+        return count
+    }
+
+    /// Removes every row of the collection named `collection`. Returns how many there were.
+    @discardableResult
+    public func removeAll(inCollection collection: String) throws -> Int {
+        guard let record = try collectionRecord(collection) else { return 0 }
+        let prefix = RowKey.prefix(collectionID: record.id)
+        var keys: [String] = []
+        try guarded {
+            try deleteAll(withPrefix: prefix, in: tables.objects) { keys.append(RowKey.key(of: $0)) }
+            try deleteAll(withPrefix: prefix, in: tables.metadata) { _ in }
+        }
+        didWrite = true
+        cacheState.objectCache.removeAll(inCollection: collection)
+        cacheState.metadataCache.removeAll(inCollection: collection)
+        changes.removedAll(inCollection: collection)
+        for (_, writer) in writers { try writer.didRemoveAll(inCollection: collection, keys: keys) }
+        return keys.count
+    }
+
+    /// Removes every row of every collection. Collection records (names and codecs) are kept.
+    public func removeAllCollections() throws {
+        var keysByCollection: [String: [String]] = [:]
+        var namesByID: [UInt32: String] = [:]
+        try storage.forEach(in: tables.collections) { key, value in
+            if let record = CollectionRecord(decoding: value) { namesByID[record.id] = String(decoding: key, as: UTF8.self) }
+            return true
+        }
+        for (id, name) in newCollections.map({ ($0.value.id, $0.key) }) { namesByID[id] = name }
+        if !writers.isEmpty {
+            try storage.forEach(in: tables.objects) { rowKey, _ in
+                if let id = RowKey.collectionID(of: rowKey), let name = namesByID[id] {
+                    keysByCollection[name, default: []].append(RowKey.key(of: rowKey))
+                }
+                return true
+            }
+        }
+        try guarded {
+            try writeStorage.empty(tables.objects)
+            try writeStorage.empty(tables.metadata)
+        }
+        didWrite = true
+        cacheState.objectCache.removeAll()
+        cacheState.metadataCache.removeAll()
+        changes.removedEverything()
+        for (_, writer) in writers {
+            for (collection, keys) in keysByCollection.sorted(by: { $0.key < $1.key }) {
+                try writer.didRemoveAll(inCollection: collection, keys: keys)
+            }
+        }
+    }
+
+    private func deleteAll(withPrefix prefix: [UInt8], in table: LMDB.Database, _ visit: (UnsafeRawBufferPointer) -> Void) throws {
+        try writeStorage.withCursor(in: table) { cursor in
+            var entry = try cursor.seek(atOrAfter: prefix)
+            while let current = entry, current.key.starts(with: prefix) {
+                visit(current.key)
+                try cursor.deleteCurrent()
+                entry = try cursor.current()
+            }
+        }
+    }
+
+    // MARK: Extensions
+
+    /// Opens (creating it if needed) a table of the extension `extensionName`: an LMDB database named
+    /// `ext.<extensionName>.<name>`. Call it in ``StoreExtension/prepare(in:context:)`` and keep the handle.
+    public func extensionTable(named name: String, for extensionName: String, flags: LMDB.Database.Flags = []) throws -> LMDB.Database {
+        try guarded { try writeStorage.openDatabase(named: "ext.\(extensionName).\(name)", flags: flags.union(.create)) }
+    }
+
+    /// The underlying LMDB write transaction, for extensions that write their own tables.
+    public var lmdbWriteTransaction: LMDB.WriteTransaction { writeStorage }
+
+    /// Marks the transaction as having written something (extensions that write only their own tables call this so
+    /// that the commit advances the snapshot).
+    public func markWritten() { didWrite = true }
+
+    func registerExtension(_ ext: any StoreExtension) throws {
+        let nameKey = Array(ext.name.utf8)
+        let previous = try storage.value(forKey: nameKey, in: tables.extensions).flatMap {
+            try? JSONDecoderBox.decoder.decode(ExtensionRecord.self, from: $0)
+        }
+        let context = ExtensionRegistrationContext(
+            previous: previous, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
+            currentVersionTag: ext.versionTag, currentKind: ext.kind)
+        do {
+            try ext.prepare(in: self, context: context)
+        } catch let error as CanopyError {
+            throw error
+        } catch {
+            throw CanopyError(.extensionFailed, "the extension failed to prepare its storage", path: core.path,
+                              extensionName: ext.name, underlying: error)
+        }
+        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,
+                                     registeredAtSnapshot: storeState.snapshot)
+        let encoded = try JSONDecoderBox.encoder.encode(record)
+        try guarded { try writeStorage.put(Array(encoded), forKey: nameKey, in: tables.extensions) }
+        registeredExtensions.append(ext)
+        writers.append((ext.name, try ext.beginWrite(self)))
+        didWrite = true
+    }
+
+    func unregisterExtension(named name: String, dropStorage: Bool) throws {
+        if dropStorage, let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
+            try ext.dropStorage(in: self)
+        }
+        try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
+        writers.removeAll { $0.name == name }
+        registeredExtensions.removeAll { $0.name == name }
+        unregisteredExtensions.append(name)
+        storeState.extensionSnapshots[name] = nil
+        didWrite = true
+    }
+
+    // MARK: Commit
+
+    /// Writes the store's records and commits. Returns the notification, or `nil` when nothing was written.
+    func commit() throws -> CommitNotification? {
+        guard didWrite || !changes.isEmpty else {
+            try writeStorage.commit()
+            for (_, writer) in writers { writer.didCommit(snapshot: storeState.snapshot) }
+            return nil
+        }
+        let snapshot = storeState.snapshot + 1
+        var payloads: [String: [UInt8]] = [:]
+        for (name, writer) in writers {
+            if let payload = try writer.prepareCommit(snapshot: snapshot) { payloads[name] = payload }
+        }
+        var state = storeState
+        state.snapshot = snapshot
+        for (name, _) in writers { state.extensionSnapshots[name] = snapshot }
+        let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
+        try guarded {
+            try writeStorage.put(state.encoded, forKey: Array("state".utf8), in: tables.info)
+            try writeStorage.put(notification.encoded, forKey: SnapshotKey.bytes(snapshot), in: tables.commits)
+            let limit = UInt64(max(1, core.options.commitLogLimit))
+            if snapshot > limit {
+                try writeStorage.delete(SnapshotKey.bytes(snapshot - limit), in: tables.commits)
+            }
+        }
+        try writeStorage.commit()
+        storeState = state
+        core.remember(newCollections)
+        for (name, record) in newCollections { cacheState.collections[name] = record }
+        cacheState.cacheSnapshot = snapshot
+        for name in unregisteredExtensions { core.removeExtension(named: name) }
+        for ext in registeredExtensions { core.addExtension(ext) }
+        for (_, writer) in writers { writer.didCommit(snapshot: snapshot) }
+        return notification
+    }
+
+    /// Aborts the LMDB transaction and undoes what the connection cached from it.
+    func rollback() {
+        writeStorage.abort()
+        cacheState.objectCache.removeAll()
+        cacheState.metadataCache.removeAll()
+        cacheState.cacheSnapshot = nil
+        for (_, writer) in writers { writer.didRollback() }
+    }
+}

@@ -1,0 +1,147 @@
+import LMDB
+
+/// The LMDB databases the store keeps its rows and records in.
+///
+/// - `canopy.info`: `format` → format tag; `state` → ``StoreState`` (snapshot, extension snapshots).
+/// - `canopy.collections`: collection name → ``CollectionRecord`` (numeric id, codec name).
+/// - `canopy.objects`: row key → one flag byte (bit 0: has metadata) + the object's bytes.
+/// - `canopy.metadata`: row key → the metadata's bytes.
+/// - `canopy.commits`: snapshot (8 bytes big-endian) → an encoded ``CommitNotification``.
+/// - `canopy.extensions`: extension name → its registration record (JSON).
+///
+/// A row key is the collection's 4-byte big-endian id followed by the key's UTF-8 bytes, so the rows of one collection
+/// are contiguous and ordered by key.
+struct StoreTables: Sendable {
+    let info: LMDB.Database
+    let collections: LMDB.Database
+    let objects: LMDB.Database
+    let metadata: LMDB.Database
+    let commits: LMDB.Database
+    let extensions: LMDB.Database
+
+    static let formatTag = "canopy/1"
+
+    static func open(in txn: LMDB.ReadTransaction, create: Bool) throws -> StoreTables {
+        let flags: LMDB.Database.Flags = create ? [.create] : []
+        return StoreTables(
+            info: try txn.openDatabase(named: "canopy.info", flags: flags),
+            collections: try txn.openDatabase(named: "canopy.collections", flags: flags),
+            objects: try txn.openDatabase(named: "canopy.objects", flags: flags),
+            metadata: try txn.openDatabase(named: "canopy.metadata", flags: flags),
+            commits: try txn.openDatabase(named: "canopy.commits", flags: flags),
+            extensions: try txn.openDatabase(named: "canopy.extensions", flags: flags))
+    }
+}
+
+/// A collection's numeric id and codec, as recorded in `canopy.collections`.
+struct CollectionRecord: Sendable, Hashable {
+    var id: UInt32
+    var codec: String
+
+    var encoded: [UInt8] {
+        var bytes = withUnsafeBytes(of: id.bigEndian) { Array($0) }
+        bytes.append(contentsOf: codec.utf8)
+        return bytes
+    }
+
+    init(id: UInt32, codec: String) {
+        self.id = id
+        self.codec = codec
+    }
+
+    init?(decoding bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 4 else { return nil }
+        id = bytes.loadBigEndianUInt32(at: 0)
+        codec = String(decoding: bytes[4...], as: UTF8.self)
+    }
+}
+
+/// The store's persisted state: the snapshot number and, per extension, the snapshot it is consistent with.
+///
+/// Written once per committing transaction, so that an extension which was not registered while others wrote is
+/// detected (its snapshot lags the store's) and rebuilt.
+struct StoreState: Sendable, Hashable {
+    var snapshot: UInt64 = 0
+    var extensionSnapshots: [String: UInt64] = [:]
+
+    var encoded: [UInt8] {
+        var out = ByteWriter()
+        out.append(bigEndian: snapshot)
+        out.append(bigEndian: UInt32(extensionSnapshots.count))
+        for (name, snapshot) in extensionSnapshots.sorted(by: { $0.key < $1.key }) {
+            out.append(string: name)
+            out.append(bigEndian: snapshot)
+        }
+        return out.bytes
+    }
+
+    init() {}
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var reader = ByteReader(bytes)
+        snapshot = try reader.readBigEndianUInt64()
+        if reader.isAtEnd { return }
+        let count = try reader.readBigEndianUInt32()
+        for _ in 0..<count {
+            let name = try reader.readString()
+            extensionSnapshots[name] = try reader.readBigEndianUInt64()
+        }
+    }
+
+    /// Reads only the snapshot number (the first 8 bytes) without decoding the rest.
+    static func snapshot(in bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard bytes.count >= 8 else { return nil }
+        return bytes.loadBigEndianUInt64(at: 0)
+    }
+}
+
+/// Row keys: the collection id followed by the key's UTF-8 bytes.
+enum RowKey {
+    /// Calls `body` with the row key of (`collectionID`, `key`), built on the stack.
+    /// - Throws: ``CanopyError/Code/keyTooLong`` when the key does not fit LMDB's key size.
+    @inline(__always)
+    static func with<R>(
+        collectionID: UInt32, key: String, maxKeySize: Int, collection: String,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        var key = key
+        return try key.withUTF8 { utf8 in
+            let length = 4 + utf8.count
+            guard length <= maxKeySize else {
+                throw CanopyError(
+                    .keyTooLong,
+                    "the key is \(utf8.count) bytes of UTF-8; keys can be at most \(maxKeySize - 4) bytes",
+                    collection: collection, key: String(decoding: utf8.prefix(64), as: UTF8.self) + "…")
+            }
+            return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
+                buffer.storeBytes(of: collectionID.bigEndian, toByteOffset: 0, as: UInt32.self)
+                if utf8.count > 0, let base = utf8.baseAddress {
+                    (buffer.baseAddress! + 4).copyMemory(from: base, byteCount: utf8.count)
+                }
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
+        }
+    }
+
+    /// The 4-byte prefix of a collection's rows.
+    static func prefix(collectionID: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: collectionID.bigEndian) { Array($0) }
+    }
+
+    /// The key part of a row key.
+    static func key(of rowKey: UnsafeRawBufferPointer) -> String {
+        String(decoding: rowKey.dropFirst(4), as: UTF8.self)
+    }
+
+    /// The collection id of a row key.
+    static func collectionID(of rowKey: UnsafeRawBufferPointer) -> UInt32? {
+        rowKey.count >= 4 ? rowKey.loadBigEndianUInt32(at: 0) : nil
+    }
+}
+
+/// Snapshot numbers as LMDB keys (8 bytes big-endian, so they sort numerically).
+enum SnapshotKey {
+    static func bytes(_ snapshot: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: snapshot.bigEndian) { Array($0) }
+    }
+}

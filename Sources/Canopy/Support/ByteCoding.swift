@@ -1,0 +1,115 @@
+/// Appends fixed-width integers and length-prefixed strings to a byte array (the store's internal records).
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    mutating func append(bigEndian value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(bigEndian value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(byte: UInt8) { bytes.append(byte) }
+
+    mutating func append(varint value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func append(string: String) {
+        var s = string
+        s.withUTF8 { utf8 in
+            append(varint: UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func append(blob: [UInt8]) {
+        append(varint: UInt64(blob.count))
+        bytes.append(contentsOf: blob)
+    }
+}
+
+/// Reads what ``ByteWriter`` wrote, bounds-checked: malformed input throws, never traps.
+struct ByteReader {
+    let buffer: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    var isAtEnd: Bool { offset >= buffer.count }
+
+    struct Malformed: Error, Sendable, CustomStringConvertible {
+        var offset: Int
+        var description: String { "malformed internal record at byte \(offset)" }
+    }
+
+    mutating func need(_ count: Int) throws {
+        guard count >= 0, buffer.count - offset >= count else { throw Malformed(offset: offset) }
+    }
+
+    mutating func readBigEndianUInt64() throws -> UInt64 {
+        try need(8)
+        defer { offset += 8 }
+        return buffer.loadBigEndianUInt64(at: offset)
+    }
+
+    mutating func readBigEndianUInt32() throws -> UInt32 {
+        try need(4)
+        defer { offset += 4 }
+        return buffer.loadBigEndianUInt32(at: offset)
+    }
+
+    mutating func readByte() throws -> UInt8 {
+        try need(1)
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    mutating func readVarint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try readByte()
+            guard shift < 64 else { throw Malformed(offset: offset) }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func readString() throws -> String {
+        let length = try readVarint()
+        guard length <= UInt64(buffer.count - offset) else { throw Malformed(offset: offset) }
+        let count = Int(length)
+        defer { offset += count }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), as: UTF8.self)
+    }
+
+    mutating func readBlob() throws -> [UInt8] {
+        let length = try readVarint()
+        guard length <= UInt64(buffer.count - offset) else { throw Malformed(offset: offset) }
+        let count = Int(length)
+        defer { offset += count }
+        return Array(buffer[offset..<(offset + count)])
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    @inline(__always)
+    func loadBigEndianUInt64(at offset: Int) -> UInt64 {
+        UInt64(bigEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    @inline(__always)
+    func loadBigEndianUInt32(at offset: Int) -> UInt32 {
+        UInt32(bigEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+}

@@ -1,0 +1,103 @@
+import CLMDB
+
+/// A position in one database of a transaction, for ordered reads, range scans and in-place writes.
+///
+/// Obtained only inside ``ReadTransaction/withCursor(in:_:)`` and valid only inside it. The buffers of an ``Entry``
+/// point into the memory map: they are valid until the transaction ends or (in a write transaction) the next write.
+public final class Cursor {
+    /// A key and its value, as buffers into the memory map.
+    public struct Entry {
+        /// The key's bytes.
+        public let key: UnsafeRawBufferPointer
+        /// The value's bytes.
+        public let value: UnsafeRawBufferPointer
+    }
+
+    @usableFromInline var handle: OpaquePointer?
+    /// The database the cursor moves in.
+    public let database: Database
+    let transaction: ReadTransaction
+
+    init(transaction: ReadTransaction, database: Database) throws {
+        var cursor: OpaquePointer?
+        let rc = mdb_cursor_open(try transaction.liveHandle, database.handle, &cursor)
+        if rc != 0 { throw transaction.failure(rc, "mdb_cursor_open", database) }
+        self.handle = cursor
+        self.database = database
+        self.transaction = transaction
+    }
+
+    func close() {
+        if let handle { mdb_cursor_close(handle) }
+        handle = nil
+    }
+
+    deinit { close() }
+
+    @usableFromInline
+    func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        guard let handle else {
+            throw LMDBError(code: .badTransaction, operation: "mdb_cursor_get", path: transaction.environment.path,
+                            database: database.name, hint: "The cursor is closed")
+        }
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
+        let rc = mdb_cursor_get(handle, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        if rc != 0 { throw transaction.failure(rc, "mdb_cursor_get", database) }
+        return Entry(key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                     value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// Moves to the first entry. `nil` when the database is empty.
+    public func first() throws -> Entry? { try get(MDB_FIRST) }
+    /// Moves to the last entry. `nil` when the database is empty.
+    public func last() throws -> Entry? { try get(MDB_LAST) }
+    /// Moves to the next entry. `nil` past the end.
+    public func next() throws -> Entry? { try get(MDB_NEXT) }
+    /// Moves to the previous entry. `nil` before the start.
+    public func previous() throws -> Entry? { try get(MDB_PREV) }
+    /// The entry at the cursor, or `nil` when the cursor is not positioned.
+    public func current() throws -> Entry? { try get(MDB_GET_CURRENT) }
+
+    /// Moves to `key` exactly. `nil` (cursor unpositioned) when it is absent.
+    public func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
+    /// Moves to `key` exactly. `nil` when it is absent.
+    public func seek(exactly key: [UInt8]) throws -> Entry? { try key.withUnsafeBytes { try seek(exactly: $0) } }
+
+    /// Moves to the first key `>= key`. `nil` when there is none.
+    public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_RANGE, key: key) }
+    /// Moves to the first key `>= key`. `nil` when there is none.
+    public func seek(atOrAfter key: [UInt8]) throws -> Entry? { try key.withUnsafeBytes { try seek(atOrAfter: $0) } }
+
+    /// Moves to the last key `<= key`. `nil` when there is none.
+    public func seekLast(atOrBefore key: [UInt8]) throws -> Entry? {
+        if let entry = try seek(atOrAfter: key) {
+            if entry.key.elementsEqual(key) { return entry }
+            return try previous()
+        }
+        return try last()
+    }
+
+    /// Writes `value` for `key` through the cursor, leaving the cursor on the new entry.
+    public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
+        guard let handle, transaction is WriteTransaction else {
+            throw LMDBError(code: .invalidArgument, operation: "mdb_cursor_put", path: transaction.environment.path,
+                            database: database.name, hint: "Cursor writes need an open write transaction")
+        }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
+    }
+
+    /// Deletes the entry at the cursor. The cursor then stands on the following entry (read it with ``current()``).
+    public func deleteCurrent() throws {
+        guard let handle, transaction is WriteTransaction else {
+            throw LMDBError(code: .invalidArgument, operation: "mdb_cursor_del", path: transaction.environment.path,
+                            database: database.name, hint: "Cursor writes need an open write transaction")
+        }
+        let rc = mdb_cursor_del(handle, 0)
+        if rc != 0 { throw transaction.failure(rc, "mdb_cursor_del", database) }
+    }
+}

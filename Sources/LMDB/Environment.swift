@@ -1,0 +1,206 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open LMDB environment: one memory-mapped data file with its lock file, holding named databases.
+///
+/// Open an environment once per path per process (LMDB forbids opening the same environment twice in one process).
+/// Read transactions may run concurrently on any thread; write transactions are serialized by LMDB and must stay on
+/// the thread that began them, which the closure-scoped ``write(_:)`` guarantees.
+///
+/// ```swift
+/// let env = try Environment(path: "/tmp/db", options: .init(maxDatabases: 4))
+/// let table = try env.openDatabase(named: "people", create: true)
+/// try env.write { txn in try txn.put(Array("Ada".utf8), forKey: Array("1".utf8), in: table) }
+/// let name = try env.read { txn in try txn.value(forKey: Array("1".utf8), in: table) }
+/// ```
+public final class Environment: @unchecked Sendable {
+    // @unchecked: `handle` is an MDB_env, which LMDB documents as safe to share between threads; the only mutable
+    // Swift state is `state`, behind a Mutex.
+
+    @usableFromInline let handle: OpaquePointer
+    /// The path the environment was opened at (a directory, or the data file with ``EnvironmentOptions/Flags/noSubdirectory``).
+    public let path: String
+    /// The flags the environment was opened with.
+    public let flags: EnvironmentOptions.Flags
+
+    struct State {
+        var activeTransactions = 0
+        var mapSize: Int
+    }
+    let state: Mutex<State>
+
+    /// Opens (creating the files if needed) the environment at `path`.
+    ///
+    /// Without ``EnvironmentOptions/Flags/noSubdirectory`` the directory must exist; LMDB creates `data.mdb` and
+    /// `lock.mdb` inside it.
+    /// - Throws: ``LMDBError`` with `.noSuchFile` for a missing directory, `.permissionDenied` for a location that
+    ///   cannot be written, `.invalid` for a file that is not an LMDB database, `.versionMismatch` for another format.
+    public init(path: String, options: EnvironmentOptions = .init()) throws {
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env), "mdb_env_create", path: path)
+        guard let env else { throw LMDBError(code: .outOfMemory, operation: "mdb_env_create", path: path) }
+        var flags = options.flags
+        flags.insert(.noThreadLocalStorage)
+        do {
+            try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize", path: path)
+            try check(mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases)), "mdb_env_set_maxdbs", path: path)
+            try check(mdb_env_set_maxreaders(env, UInt32(options.maxReaders)), "mdb_env_set_maxreaders", path: path)
+            try check(mdb_env_open(env, path, flags.rawValue, mdb_mode_t(options.fileMode)), "mdb_env_open", path: path)
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        self.handle = env
+        self.path = path
+        self.flags = flags
+        self.state = Mutex(State(mapSize: info.me_mapsize))
+    }
+
+    deinit {
+        mdb_env_close(handle)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read transaction: a consistent snapshot of the environment as of its start.
+    ///
+    /// The transaction is valid only inside `body`; it must not escape it.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let txn = try beginRead()
+        defer { txn.abort() }
+        return try body(txn)
+    }
+
+    /// Runs `body` in a write transaction, committing when it returns and aborting when it throws.
+    ///
+    /// Write transactions are serialized (across processes too): this call waits for any other writer. The
+    /// transaction is valid only inside `body`, on the calling thread; it must not escape it.
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        let txn = try beginWrite()
+        do {
+            let result = try body(txn)
+            try txn.commit()
+            return result
+        } catch {
+            txn.abort()
+            throw error
+        }
+    }
+
+    /// Begins a read transaction that the caller must end with ``ReadTransaction/abort()``.
+    ///
+    /// For long-lived readers (a pinned snapshot) in the layers above; everyone else uses ``read(_:)``.
+    package func beginRead() throws -> ReadTransaction {
+        try ReadTransaction(environment: self, parent: nil, flags: UInt32(MDB_RDONLY))
+    }
+
+    /// Begins a write transaction that the caller must commit or abort on the same thread.
+    package func beginWrite() throws -> WriteTransaction {
+        try WriteTransaction(environment: self, parent: nil, flags: 0)
+    }
+
+    func transactionBegan() {
+        state.withLock { $0.activeTransactions += 1 }
+    }
+
+    func transactionEnded() {
+        state.withLock { $0.activeTransactions -= 1 }
+    }
+
+    // MARK: Databases
+
+    /// Opens a named database (or the unnamed main one with `name == nil`), creating it if asked to.
+    ///
+    /// The handle stays valid for the life of the environment. Opening runs in its own write transaction when
+    /// `create` is true, and in a read transaction otherwise.
+    /// - Throws: ``LMDBError`` with `.notFound` when the database does not exist and `create` is false, or
+    ///   `.databasesFull` when ``EnvironmentOptions/maxDatabases`` is reached.
+    public func openDatabase(named name: String?, flags: Database.Flags = [], create: Bool = false) throws -> Database {
+        if create && !self.flags.contains(.readOnly) {
+            return try write { txn in try txn.openDatabase(named: name, flags: flags.union(.create)) }
+        }
+        return try read { txn in try txn.openDatabase(named: name, flags: flags.subtracting(.create)) }
+    }
+
+    // MARK: Maintenance
+
+    /// The current map size in bytes.
+    public var mapSize: Int { state.withLock { $0.mapSize } }
+
+    /// Sets a new map size. No transaction of this process may be open, because the map is remapped.
+    ///
+    /// Passing `0` adopts the size another process set (after ``LMDBError/Code/mapResized``).
+    /// - Throws: ``LMDBError`` `.busy` when transactions are open in this process.
+    public func setMapSize(_ size: Int) throws {
+        try state.withLock { state in
+            guard state.activeTransactions == 0 else {
+                throw LMDBError(
+                    code: .busy, operation: "mdb_env_set_mapsize", path: path,
+                    hint: "\(state.activeTransactions) transaction(s) of this process are open; close them first")
+            }
+            try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize", path: path)
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            state.mapSize = info.me_mapsize
+        }
+    }
+
+    /// The number of transactions of this process that are open now.
+    public var activeTransactionCount: Int { state.withLock { $0.activeTransactions } }
+
+    /// Figures of the whole environment (`mdb_env_info`).
+    public func info() -> EnvironmentInfo {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return EnvironmentInfo(info)
+    }
+
+    /// B-tree figures of the main (unnamed) database (`mdb_env_stat`).
+    public func statistics() -> DatabaseStatistics {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return DatabaseStatistics(stat)
+    }
+
+    /// Flushes the data to disk (`mdb_env_sync`). Needed only with ``EnvironmentOptions/Flags/noSync`` or
+    /// ``EnvironmentOptions/Flags/noMetaSync``; `force` flushes even with `mapAsync`.
+    public func sync(force: Bool = true) throws {
+        try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
+    }
+
+    /// Removes the reader slots of processes that died without closing their read transactions
+    /// (`mdb_reader_check`), and returns how many were cleared.
+    @discardableResult
+    public func readerCheck() throws -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check", path: path)
+        return Int(dead)
+    }
+
+    /// Copies the environment to an existing empty directory (or to a file with ``EnvironmentOptions/Flags/noSubdirectory``)
+    /// while it is in use (a hot backup), optionally compacting: free pages are left out and pages renumbered.
+    public func copy(to destination: String, compact: Bool = false) throws {
+        let flags: UInt32 = compact ? UInt32(MDB_CP_COMPACT) : 0
+        try check(mdb_env_copy2(handle, destination, flags), "mdb_env_copy2", path: path)
+    }
+
+    /// The largest key LMDB accepts in this environment, in bytes (511 with the default build).
+    public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+
+    /// The number of reader slots the environment has (`mdb_env_get_maxreaders`).
+    public var maxReaders: Int {
+        var readers: UInt32 = 0
+        mdb_env_get_maxreaders(handle, &readers)
+        return Int(readers)
+    }
+}

@@ -1,0 +1,321 @@
+import CLMDB
+
+/// A read-only LMDB transaction: a consistent snapshot of the environment.
+///
+/// Obtained only inside ``Environment/read(_:)`` (or as the base class of a ``WriteTransaction``), and valid only
+/// inside that closure. Any values it hands out as raw buffers point into the memory map and are valid only until the
+/// transaction ends (for a write transaction, until the next write); copy what you keep.
+///
+/// Not `Sendable`: a transaction is used by one thread at a time. Because the environment is opened with
+/// `MDB_NOTLS`, a read transaction may move between threads as long as only one uses it at once.
+public class ReadTransaction {
+    @usableFromInline var handle: OpaquePointer?
+    /// The environment this transaction belongs to.
+    public let environment: Environment
+
+    init(environment: Environment, parent: ReadTransaction?, flags: UInt32) throws {
+        self.environment = environment
+        var txn: OpaquePointer?
+        let rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
+        if rc == MDB_MAP_RESIZED {
+            // Another process grew the map: adopt its size (only possible with no open transactions) and retry once.
+            try environment.setMapSize(0)
+            try check(mdb_txn_begin(environment.handle, parent?.handle, flags, &txn), "mdb_txn_begin", path: environment.path)
+        } else {
+            try check(rc, "mdb_txn_begin", path: environment.path)
+        }
+        handle = txn
+        if parent == nil { environment.transactionBegan() }
+        isChild = parent != nil
+    }
+
+    let isChild: Bool
+
+    deinit {
+        if handle != nil { abort() }
+    }
+
+    /// Whether the transaction is still open.
+    public var isOpen: Bool { handle != nil }
+
+    @usableFromInline var liveHandle: OpaquePointer {
+        get throws(LMDBError) {
+            guard let handle else {
+                throw LMDBError(code: .badTransaction, operation: "transaction", path: environment.path,
+                                hint: "The transaction has already ended")
+            }
+            return handle
+        }
+    }
+
+    /// The LMDB transaction ID: the number of the last committed write transaction this one sees (or will commit).
+    public var id: Int {
+        guard let handle else { return 0 }
+        return Int(mdb_txn_id(handle))
+    }
+
+    /// Ends the transaction, discarding its changes (if it is a write transaction). Ending twice does nothing.
+    package func abort() {
+        guard let handle else { return }
+        mdb_txn_abort(handle)
+        self.handle = nil
+        if !isChild { environment.transactionEnded() }
+    }
+
+    @usableFromInline
+    func failure(_ rc: Int32, _ operation: String, _ database: Database?) -> LMDBError {
+        makeError(rc, operation, path: environment.path, database: database?.name)
+    }
+
+    // MARK: Databases
+
+    /// Opens a named database (or the unnamed one with `name == nil`) in this transaction.
+    ///
+    /// The handle becomes usable by other transactions once this one commits (for a read transaction: right away).
+    public func openDatabase(named name: String?, flags: Database.Flags = []) throws -> Database {
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(try liveHandle, name, flags.rawValue, &dbi)
+        if rc != 0 { throw failure(rc, "mdb_dbi_open", Database(handle: 0, name: name ?? "(main)")) }
+        return Database(handle: dbi, name: name)
+    }
+
+    /// B-tree figures of `database` (`mdb_stat`).
+    public func statistics(of database: Database) throws -> DatabaseStatistics {
+        var stat = MDB_stat()
+        let rc = mdb_stat(try liveHandle, database.handle, &stat)
+        if rc != 0 { throw failure(rc, "mdb_stat", database) }
+        return DatabaseStatistics(stat)
+    }
+
+    /// The number of entries in `database`.
+    public func count(of database: Database) throws -> Int {
+        try statistics(of: database).entries
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with the value stored for `key`, or `nil` when there is none, without copying it.
+    ///
+    /// The buffer points into the memory map and is valid only inside `body`.
+    @inlinable
+    public func withValue<R>(
+        forKey key: UnsafeRawBufferPointer, in database: Database, _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(try liveHandle, database.handle, &k, &v)
+        if rc == 0 { return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
+        if rc == MDB_NOTFOUND { return try body(nil) }
+        throw failure(rc, "mdb_get", database)
+    }
+
+    /// Calls `body` with the value stored for `key`, or `nil`, without copying it.
+    @inlinable
+    public func withValue<R>(
+        forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try key.withUnsafeBytes { try withValue(forKey: $0, in: database, body) }
+    }
+
+    /// A copy of the value stored for `key`, or `nil` when there is none.
+    public func value(forKey key: [UInt8], in database: Database) throws -> [UInt8]? {
+        try withValue(forKey: key, in: database) { $0.map { Array($0) } }
+    }
+
+    /// Whether `database` holds `key`.
+    public func contains(_ key: [UInt8], in database: Database) throws -> Bool {
+        try withValue(forKey: key, in: database) { $0 != nil }
+    }
+
+    // MARK: Cursors
+
+    /// Runs `body` with a cursor over `database`, closing the cursor when `body` returns.
+    public func withCursor<R>(in database: Database, _ body: (Cursor) throws -> R) throws -> R {
+        let cursor = try Cursor(transaction: self, database: database)
+        defer { cursor.close() }
+        return try body(cursor)
+    }
+
+    /// Visits the entries of `database` in key order (or reverse order), starting at `start` (the first key
+    /// `>= start`, or with `reverse` the last key `<= start`), while `body` returns `true`.
+    ///
+    /// The buffers are valid only inside `body`.
+    public func forEach(
+        in database: Database, from start: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try withCursor(in: database) { cursor in
+            var entry: Cursor.Entry?
+            if let start {
+                entry = reverse ? try cursor.seekLast(atOrBefore: start) : try cursor.seek(atOrAfter: start)
+            } else {
+                entry = reverse ? try cursor.last() : try cursor.first()
+            }
+            while let current = entry {
+                guard try body(current.key, current.value) else { return }
+                entry = reverse ? try cursor.previous() : try cursor.next()
+            }
+        }
+    }
+
+    /// Visits, in key order (or reverse), the entries of `database` whose key starts with `prefix`, while `body`
+    /// returns `true`.
+    public func forEach(
+        in database: Database, prefix: [UInt8], reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try withCursor(in: database) { cursor in
+            var entry: Cursor.Entry?
+            if reverse {
+                if let upper = prefixSuccessor(prefix) {
+                    entry = try cursor.seek(atOrAfter: upper) != nil ? try cursor.previous() : try cursor.last()
+                } else {
+                    entry = try cursor.last()
+                }
+            } else {
+                entry = try cursor.seek(atOrAfter: prefix)
+            }
+            while let current = entry, current.key.starts(with: prefix) {
+                guard try body(current.key, current.value) else { return }
+                entry = reverse ? try cursor.previous() : try cursor.next()
+            }
+        }
+    }
+}
+
+/// The smallest byte string greater than every string starting with `prefix`, or `nil` if there is none.
+package func prefixSuccessor(_ prefix: [UInt8]) -> [UInt8]? {
+    var bytes = prefix
+    while let last = bytes.last {
+        if last < 0xFF {
+            bytes[bytes.count - 1] = last + 1
+            return bytes
+        }
+        bytes.removeLast()
+    }
+    return nil
+}
+
+/// A read-write LMDB transaction. Everything a ``ReadTransaction`` does, plus writes.
+///
+/// Obtained only inside ``Environment/write(_:)``, valid only inside that closure and on its thread. It commits when
+/// the closure returns and aborts when it throws. After an LMDB error such as ``LMDBError/Code/mapFull`` the
+/// transaction can only be aborted: rethrow the error.
+public final class WriteTransaction: ReadTransaction {
+    // MARK: Writing
+
+    /// Stores `value` for `key`.
+    /// - Throws: ``LMDBError`` `.keyExists` with `.noOverwrite` when the key exists; `.badValueSize` for an empty
+    ///   key or one longer than ``Environment/maxKeySize``; `.mapFull` when the map is full.
+    @inlinable
+    public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in database: Database, flags: PutFlags = []) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(try liveHandle, database.handle, &k, &v, flags.rawValue)
+        if rc != 0 { throw failure(rc, "mdb_put", database) }
+    }
+
+    /// Stores `value` for `key`.
+    @inlinable
+    public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(v, forKey: k, in: database, flags: flags) } }
+    }
+
+    /// Stores a value for `key` unless the key exists; when it does, calls `existing` with the stored value
+    /// (without copying it) and returns its result. Returns `nil` when the value was inserted.
+    ///
+    /// One B-tree descent tells an insert from an update: this is `mdb_put` with `MDB_NOOVERWRITE`.
+    @inlinable
+    public func insert<R>(
+        _ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in database: Database,
+        orExisting existing: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(try liveHandle, database.handle, &k, &v, UInt32(MDB_NOOVERWRITE))
+        if rc == 0 { return nil }
+        if rc == MDB_KEYEXIST { return try existing(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
+        throw failure(rc, "mdb_put", database)
+    }
+
+    /// Reserves `count` bytes for `key` and lets `fill` write the value in place in the map (`MDB_RESERVE`).
+    @inlinable
+    public func putReserving(
+        _ count: Int, forKey key: UnsafeRawBufferPointer, in database: Database, flags: PutFlags = [],
+        _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: count, mv_data: nil)
+        let rc = mdb_put(try liveHandle, database.handle, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        if rc != 0 { throw failure(rc, "mdb_put", database) }
+        try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+    }
+
+    /// Deletes `key` (and all its values in a `duplicateSort` database). Returns whether it existed.
+    @inlinable
+    @discardableResult
+    public func delete(_ key: UnsafeRawBufferPointer, in database: Database) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_del(try liveHandle, database.handle, &k, nil)
+        if rc == 0 { return true }
+        if rc == MDB_NOTFOUND { return false }
+        throw failure(rc, "mdb_del", database)
+    }
+
+    /// Deletes `key`. Returns whether it existed.
+    @inlinable
+    @discardableResult
+    public func delete(_ key: [UInt8], in database: Database) throws -> Bool {
+        try key.withUnsafeBytes { try delete($0, in: database) }
+    }
+
+    /// Deletes one value of `key` in a `duplicateSort` database. Returns whether the pair existed.
+    @discardableResult
+    public func delete(_ key: [UInt8], value: [UInt8], in database: Database) throws -> Bool {
+        try key.withUnsafeBytes { kb in
+            try value.withUnsafeBytes { vb in
+                var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+                var v = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
+                let rc = mdb_del(try liveHandle, database.handle, &k, &v)
+                if rc == 0 { return true }
+                if rc == MDB_NOTFOUND { return false }
+                throw failure(rc, "mdb_del", database)
+            }
+        }
+    }
+
+    /// Empties `database` (`mdb_drop` with 0), keeping its handle usable.
+    public func empty(_ database: Database) throws {
+        let rc = mdb_drop(try liveHandle, database.handle, 0)
+        if rc != 0 { throw failure(rc, "mdb_drop", database) }
+    }
+
+    /// Deletes `database` from the environment and closes its handle (`mdb_drop` with 1).
+    public func drop(_ database: Database) throws {
+        let rc = mdb_drop(try liveHandle, database.handle, 1)
+        if rc != 0 { throw failure(rc, "mdb_drop", database) }
+    }
+
+    /// Runs `body` in a nested (child) write transaction: its changes become part of this transaction when `body`
+    /// returns and are discarded when it throws, leaving this transaction usable.
+    public func nested<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        let child = try WriteTransaction(environment: environment, parent: self, flags: 0)
+        do {
+            let result = try body(child)
+            try child.commit()
+            return result
+        } catch {
+            child.abort()
+            throw error
+        }
+    }
+
+    /// Commits the transaction. After this call (whatever its outcome) the transaction is ended.
+    package func commit() throws {
+        let txn = try liveHandle
+        handle = nil
+        if !isChild { environment.transactionEnded() }
+        let rc = mdb_txn_commit(txn)
+        if rc != 0 { throw failure(rc, "mdb_txn_commit", nil) }
+    }
+}
