@@ -44,6 +44,9 @@ public final class Cursor {
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
+        // LMDB answers EINVAL for the current entry of a cursor that was never positioned (or whose database lost
+        // its last entry): there is no current entry.
+        if rc == LMDBError.Code.invalidArgument.rawValue && op == MDB_GET_CURRENT { return nil }
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_get", database) }
         return Entry(key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                      value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
@@ -66,7 +69,11 @@ public final class Cursor {
     public func seek(exactly key: [UInt8]) throws -> Entry? { try key.withUnsafeBytes { try seek(exactly: $0) } }
 
     /// Moves to the first key `>= key`. `nil` when there is none.
-    public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_RANGE, key: key) }
+    public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Entry? {
+        // LMDB rejects an empty search key (MDB_BAD_VALSIZE), but every key is >= the empty one.
+        if key.isEmpty { return try first() }
+        return try get(MDB_SET_RANGE, key: key)
+    }
     /// Moves to the first key `>= key`. `nil` when there is none.
     public func seek(atOrAfter key: [UInt8]) throws -> Entry? { try key.withUnsafeBytes { try seek(atOrAfter: $0) } }
 

@@ -161,14 +161,16 @@ public final class Environment: @unchecked Sendable {
     /// Figures of the whole environment (`mdb_env_info`).
     public func info() -> EnvironmentInfo {
         var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
+        // Under the lock: mdb_env_info reads the meta pages in the map, which setMapSize remaps.
+        state.withLock { _ in _ = mdb_env_info(handle, &info) }
         return EnvironmentInfo(info)
     }
 
     /// B-tree figures of the main (unnamed) database (`mdb_env_stat`).
     public func statistics() -> DatabaseStatistics {
         var stat = MDB_stat()
-        mdb_env_stat(handle, &stat)
+        // Under the lock: mdb_env_stat reads the meta pages in the map, which setMapSize remaps.
+        state.withLock { _ in _ = mdb_env_stat(handle, &stat) }
         return DatabaseStatistics(stat)
     }
 
@@ -191,6 +193,9 @@ public final class Environment: @unchecked Sendable {
     /// while it is in use (a hot backup), optionally compacting: free pages are left out and pages renumbered.
     public func copy(to destination: String, compact: Bool = false) throws {
         let flags: UInt32 = compact ? UInt32(MDB_CP_COMPACT) : 0
+        // The copy runs in a read transaction of its own: count it, so that setMapSize waits for it.
+        transactionBegan()
+        defer { transactionEnded() }
         try check(mdb_env_copy2(handle, destination, flags), "mdb_env_copy2", path: path)
     }
 

@@ -38,7 +38,8 @@ public struct EnvironmentInfo: Sendable, Hashable {
     public var lastTransactionID: Int
     /// The maximum number of reader slots.
     public var maxReaders: Int
-    /// The number of reader slots in use.
+    /// The number of reader slots used so far: a high-water mark, since slots that ended readers free are reused
+    /// rather than subtracted.
     public var readersInUse: Int
 
     init(_ info: MDB_envinfo) {

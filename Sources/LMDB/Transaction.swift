@@ -15,21 +15,29 @@ public class ReadTransaction {
 
     init(environment: Environment, parent: ReadTransaction?, flags: UInt32) throws {
         self.environment = environment
+        // Counted before it begins, so that `setMapSize` (which checks the count under the same lock) cannot remap
+        // the memory under a transaction that is starting on another thread.
+        if parent == nil { environment.transactionBegan() }
         var txn: OpaquePointer?
-        let rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
+        var rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
         if rc == MDB_MAP_RESIZED {
             // Another process grew the map: adopt its size (only possible with no open transactions) and retry once.
+            environment.transactionEnded()
             try environment.setMapSize(0)
-            try check(mdb_txn_begin(environment.handle, parent?.handle, flags, &txn), "mdb_txn_begin", path: environment.path)
-        } else {
-            try check(rc, "mdb_txn_begin", path: environment.path)
+            environment.transactionBegan()
+            rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
+        }
+        if rc != 0 {
+            if parent == nil { environment.transactionEnded() }
+            throw makeError(rc, "mdb_txn_begin", path: environment.path, database: nil)
         }
         handle = txn
-        if parent == nil { environment.transactionBegan() }
         isChild = parent != nil
+        isReadOnly = flags & UInt32(MDB_RDONLY) != 0
     }
 
     let isChild: Bool
+    let isReadOnly: Bool
 
     deinit {
         if handle != nil { abort() }
@@ -57,7 +65,13 @@ public class ReadTransaction {
     /// Ends the transaction, discarding its changes (if it is a write transaction). Ending twice does nothing.
     package func abort() {
         guard let handle else { return }
-        mdb_txn_abort(handle)
+        if isReadOnly {
+            // mdb_txn_abort would close the database handles this reader opened (see `mdb_dbi_open`);
+            // mdb_txn_commit keeps them in the environment and otherwise ends a reader the same way.
+            mdb_txn_commit(handle)
+        } else {
+            mdb_txn_abort(handle)
+        }
         self.handle = nil
         if !isChild { environment.transactionEnded() }
     }
@@ -71,7 +85,8 @@ public class ReadTransaction {
 
     /// Opens a named database (or the unnamed one with `name == nil`) in this transaction.
     ///
-    /// The handle becomes usable by other transactions once this one commits (for a read transaction: right away).
+    /// The handle becomes usable by transactions that begin after this one commits (for a read transaction: after it
+    /// ends). A handle opened in a write transaction that aborts is closed.
     public func openDatabase(named name: String?, flags: Database.Flags = []) throws -> Database {
         var dbi: MDB_dbi = 0
         let rc = mdb_dbi_open(try liveHandle, name, flags.rawValue, &dbi)
@@ -291,6 +306,9 @@ public final class WriteTransaction: ReadTransaction {
     }
 
     /// Deletes `database` from the environment and closes its handle (`mdb_drop` with 1).
+    ///
+    /// LMDB closes the handle at once, even if this transaction aborts later (the database then survives): reopen it
+    /// with ``ReadTransaction/openDatabase(named:flags:)`` rather than keep using the old handle.
     public func drop(_ database: Database) throws {
         let rc = mdb_drop(try liveHandle, database.handle, 1)
         if rc != 0 { throw failure(rc, "mdb_drop", database) }

@@ -15,7 +15,6 @@ guard arguments.count >= 3, let durability = Durability(rawValue: arguments[2]) 
     FileHandle.standardError.write(Data("usage: CrashWriter <database-path> <full|metadataOnly|none>\n".utf8))
     exit(2)
 }
-setvbuf(stdout, nil, _IOLBF, 0)
 do {
     let database = try Database(path: arguments[1], options: DatabaseOptions(durability: durability))
     let connection = database.newConnection()
@@ -29,7 +28,7 @@ do {
             try txn.set(number, forKey: "n", in: counter)
             try txn.set(Entry(number: number, part: "b"), forKey: "\(number)-b", in: entries)
         }
-        print("acked \(number)")
+        FileHandle.standardOutput.write(Data("acked \(number)\n".utf8))  // unbuffered: the test reads it after the kill
         next += 1
     }
 } catch {

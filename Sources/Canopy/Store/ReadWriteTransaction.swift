@@ -391,6 +391,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         guard didWrite || !changes.isEmpty else {
             try writeStorage.commit()
             for (_, writer) in writers { writer.didCommit(snapshot: storeState.snapshot) }
+            writers.removeAll()
             return nil
         }
         let snapshot = storeState.snapshot + 1
@@ -418,6 +419,8 @@ public final class ReadWriteTransaction: ReadTransaction {
         for name in unregisteredExtensions { core.removeExtension(named: name) }
         for ext in registeredExtensions { core.addExtension(ext) }
         for (_, writer) in writers { writer.didCommit(snapshot: snapshot) }
+        // Extension transactions usually hold this transaction: drop them to break the cycle.
+        writers.removeAll()
         return notification
     }
 
@@ -428,5 +431,6 @@ public final class ReadWriteTransaction: ReadTransaction {
         cacheState.metadataCache.removeAll()
         cacheState.cacheSnapshot = nil
         for (_, writer) in writers { writer.didRollback() }
+        writers.removeAll()
     }
 }

@@ -1,0 +1,36 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Canopy's benchmarks: each workload runs through Canopy and through raw LMDB (the C API called from Swift, doing the
+// same LMDB work) in one run, and `make bench` prints the ratios. Kept in its own package so that the root package
+// does not depend on the benchmark harness.
+let package = Package(
+    name: "CanopyBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Canopy", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // <lmdb.h> for the raw baselines: the root package's CLMDB is not a product, so this package declares its own.
+        .systemLibrary(
+            name: "CLMDBBench",
+            path: "Sources/CLMDBBench",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                .product(name: "Canopy", package: "Canopy"),
+                .product(name: "Benchmark", package: "benchmark"),
+                "CLMDBBench",
+            ],
+            path: "Benchmarks/StoreBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

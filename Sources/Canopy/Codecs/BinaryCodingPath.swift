@@ -1,0 +1,73 @@
+/// A link in a coding path, built only when a nested value is entered two or more levels deep, so that the binary
+/// encoder and decoder do not build `[CodingKey]` arrays for every value; the array is made only when asked for.
+///
+/// A path is held as a parent node and a last key. The root has neither.
+class BinaryCodingPathNode {
+    let parent: BinaryCodingPathNode?
+    let lastKey: (any CodingKey)?
+
+    init(parent: BinaryCodingPathNode?, lastKey: (any CodingKey)?) {
+        self.parent = parent
+        self.lastKey = lastKey
+    }
+
+    /// The path this node stands for.
+    var codingPath: [any CodingKey] {
+        Self.path(parent: parent, key: lastKey)
+    }
+
+    /// The path of `parent` followed by `key`.
+    static func path(parent: BinaryCodingPathNode?, key: (any CodingKey)?) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        if let key { keys.append(key) }
+        var node = parent
+        while let current = node {
+            if let key = current.lastKey { keys.append(key) }
+            node = current.parent
+        }
+        keys.reverse()
+        return keys
+    }
+
+    /// A node for the path (parent, key), or just `parent` when there is no key.
+    static func node(parent: BinaryCodingPathNode?, key: (any CodingKey)?) -> BinaryCodingPathNode? {
+        guard let key else { return parent }
+        return BinaryCodingPathNode(parent: parent, lastKey: key)
+    }
+}
+
+/// The key of an element of an unkeyed container in a coding path, named like JSONDecoder's ("Index 3").
+struct BinaryIndexKey: CodingKey {
+    let index: Int
+
+    init(_ index: Int) {
+        self.index = index
+    }
+
+    init?(stringValue: String) {
+        return nil
+    }
+
+    init?(intValue: Int) {
+        index = intValue
+    }
+
+    var stringValue: String { "Index \(index)" }
+    var intValue: Int? { index }
+}
+
+/// The key under which `superEncoder()` and `superDecoder()` keep the superclass's value.
+struct BinarySuperKey: CodingKey {
+    init() {}
+
+    init?(stringValue: String) {
+        guard stringValue == "super" else { return nil }
+    }
+
+    init?(intValue: Int) {
+        return nil
+    }
+
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+}

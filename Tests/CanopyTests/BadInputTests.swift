@@ -1,0 +1,177 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import LMDB
+import Testing
+
+@Suite("Bad input gives typed errors and loses nothing")
+struct BadInputTests {
+    /// Overwrites the stored bytes of every row of the objects table with `bytes` (after the flag byte).
+    func corruptEveryRow(of database: Canopy.Database, with bytes: [UInt8]) throws {
+        let table = try database.environment.openDatabase(named: "canopy.objects")
+        try database.environment.write { txn throws in
+            var keys: [[UInt8]] = []
+            try txn.forEach(in: table) { key, _ in keys.append(Array(key)); return true }
+            for key in keys { try txn.put([0] + bytes, forKey: key, in: table) }
+        }
+    }
+
+    @Test(arguments: ["binary", "json"])
+    func corruptStoredBytesNameCollectionAndKey(codecName: String) throws {
+        try withDatabase { database, _ in
+            let collection = codecName == "json" ? jsonNotes : notes
+            try database.newConnection().readWrite { txn throws in try txn.set(Note(title: "fine"), forKey: "victim", in: collection) }
+            try corruptEveryRow(of: database, with: [0xFF, 0x13, 0x37, 0x00, 0x42])
+            let error = #expect(throws: CanopyError.self) {
+                try database.newConnection().read { txn throws in try txn.object(forKey: "victim", in: collection) }
+            }
+            #expect(error?.code == .decodingFailed)
+            #expect(error?.collection == collection.name)
+            #expect(error?.key == "victim")
+            // The database still works: the row can be overwritten and read back.
+            try database.newConnection().readWrite { txn throws in try txn.set(Note(title: "healed"), forKey: "victim", in: collection) }
+            try database.newConnection().read { txn throws in #expect(try txn.object(forKey: "victim", in: collection)?.title == "healed") }
+        }
+    }
+
+    @Test func wrongTypeIsADecodingError() throws {
+        struct Other: Codable, Sendable { var count: [Int] }
+        try withDatabase { database, _ in
+            try database.newConnection().readWrite { txn throws in try txn.set(Note(title: "n"), forKey: "k", in: notes) }
+            let error = #expect(throws: CanopyError.self) {
+                try database.newConnection().read { txn throws in try txn.object(forKey: "k", in: TypedCollection<Other, NoMetadata>("notes")) }
+            }
+            #expect(error?.code == .decodingFailed)
+            #expect(error?.description.contains("Other") == true)
+        }
+    }
+
+    @Test func wrongCodecIsACodecMismatch() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            try connection.readWrite { txn throws in try txn.set(Note(title: "binary"), forKey: "k", in: notes) }
+            let asJSON = TypedCollection<Note, NoteInfo>("notes", codec: JSONCodec())
+            for attempt in 0..<2 {
+                let error = #expect(throws: CanopyError.self) {
+                    if attempt == 0 {
+                        try database.newConnection().read { txn throws in try txn.object(forKey: "k", in: asJSON) }
+                    } else {
+                        try connection.readWrite { txn throws in try txn.set(Note(title: "json"), forKey: "k2", in: asJSON) }
+                    }
+                }
+                #expect(error?.code == .codecMismatch)
+                #expect(error?.collection == "notes")
+            }
+            try connection.read { txn throws in
+                #expect(try txn.object(forKey: "k", in: notes)?.title == "binary")
+                #expect(try !txn.exists(key: "k2", in: notes))
+            }
+        }
+    }
+
+    @Test func missingParentDirectory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let error = #expect(throws: CanopyError.self) { _ = try Database(path: directory.appending("no/such/db")) }
+        #expect(error?.code == .cannotOpen)
+        #expect(error?.description.contains("parent directory") == true)
+    }
+
+    @Test func readOnlyLocation() throws {
+        // As root, permission bits are not enforced, so use a location no one can create files in.
+        let error = #expect(throws: CanopyError.self) { _ = try Database(path: "/proc/self/canopy-db") }
+        #expect(error?.code == .cannotOpen)
+    }
+
+    @Test func readOnlyDatabaseRefusesWritesAndReadsData() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        do {
+            let database = try Database(path: path)
+            try database.newConnection().readWrite { txn throws in try txn.set(Note(title: "x"), forKey: "k", in: notes) }
+        }
+        let readOnly = try Database(path: path, options: .init(readOnly: true))
+        try readOnly.newConnection().read { txn throws in #expect(try txn.object(forKey: "k", in: notes)?.title == "x") }
+        let error = #expect(throws: CanopyError.self) {
+            try readOnly.newConnection().readWrite { txn throws in try txn.set(Note(title: "y"), forKey: "k", in: notes) }
+        }
+        #expect(error?.code == .readOnly)
+    }
+
+    @Test func aFileThatIsNotAnLMDBDatabase() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let garbage = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: path).appendingPathComponent("data.mdb"))
+        let error = #expect(throws: CanopyError.self) { _ = try Database(path: path) }
+        #expect(error?.code == .cannotOpen)
+        #expect(error?.lmdbError?.code == .invalid)
+        // Nothing was overwritten.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path).appendingPathComponent("data.mdb")) == garbage)
+    }
+
+    @Test func aPathThatIsAFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("file")
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: CanopyError.self) { _ = try Database(path: path) }
+        #expect(error?.code == .cannotOpen)
+    }
+
+    @Test(arguments: [507, 508, 5_000])
+    func keyLength(bytes: Int) throws {
+        try withDatabase { database, _ in
+            let key = String(repeating: "k", count: bytes)
+            let connection = database.newConnection()
+            try connection.readWrite { txn throws in try txn.set(Note(title: "before"), forKey: "ok", in: notes) }
+            if bytes <= 507 {
+                try connection.readWrite { txn throws in try txn.set(Note(title: "long"), forKey: key, in: notes) }
+                try connection.read { txn throws in #expect(try txn.object(forKey: key, in: notes)?.title == "long") }
+            } else {
+                let error = #expect(throws: CanopyError.self) {
+                    try connection.readWrite { txn throws in try txn.set(Note(title: "long"), forKey: key, in: notes) }
+                }
+                #expect(error?.code == .keyTooLong)
+                #expect(error?.collection == "notes")
+                // Reads with the long key are errors too, not crashes; the rest is intact.
+                #expect(throws: CanopyError.self) { try connection.read { txn throws in try txn.object(forKey: key, in: notes) } }
+                try connection.read { txn throws in #expect(try txn.object(forKey: "ok", in: notes)?.title == "before") }
+            }
+        }
+    }
+
+    @Test func mapGrowsUpToItsMaximumThenFailsWithoutLosingData() throws {
+        let options = DatabaseOptions(durability: .none, initialMapSize: 1 << 20, maximumMapSize: 4 << 20)
+        try withDatabase(options: options) { database, _ in
+            let connection = database.newConnection()
+            let big = String(repeating: "x", count: 50_000)
+            var committed = 0
+            var failure: CanopyError?
+            for batch in 0..<200 {
+                do {
+                    try connection.readWrite { txn throws in
+                        for i in 0..<4 { try txn.set(Note(title: "\(batch)-\(i)", body: big), forKey: "b\(batch)-\(i)", in: notes) }
+                    }
+                    committed += 1
+                } catch let error as CanopyError {
+                    failure = error
+                    break
+                }
+            }
+            #expect(failure?.code == .databaseFull)
+            #expect(committed > 5)  // the map grew past its initial 1 MiB
+            #expect(database.environment.mapSize == 4 << 20)
+            try connection.read { txn throws in
+                #expect(try txn.count(inCollection: "notes") == committed * 4)
+                #expect(try txn.object(forKey: "b0-0", in: notes)?.title == "0-0")
+            }
+            // Removing data makes room again.
+            try connection.readWrite { txn throws in _ = try txn.removeAll(inCollection: "notes") }
+            try connection.readWrite { txn throws in try txn.set(Note(title: "after"), forKey: "after", in: notes) }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import Testing
+
+/// Kills a writer process with SIGKILL at random moments and checks that every acknowledged commit survives and no
+/// transaction is half-applied. 20 kills by default; `CANOPY_CRASH_KILLS=N` for more.
+@Suite("Crash safety")
+struct CrashTests {
+    struct Entry: Codable, Sendable {
+        var number: Int
+        var part: String
+    }
+
+    static var writerPath: String? {
+        // The CrashWriter executable is built next to the test bundle.
+        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("CrashWriter").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/CrashWriter"
+        return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func killedWriterLosesNoAcknowledgedCommit() throws {
+        let writer = try #require(Self.writerPath, "the CrashWriter executable was not built")
+        let kills = Int(ProcessInfo.processInfo.environment["CANOPY_CRASH_KILLS"] ?? "") ?? 20
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        var random = SeededRandom(seed: 0xC0FFEE)
+        let entries = TypedCollection<Entry, NoMetadata>("entries")
+        let counter = TypedCollection<Int, NoMetadata>("counter")
+        var lastChecked = 0
+        for round in 0..<kills {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = [path, "full"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            // Let it commit for a random while, then kill it without warning.
+            usleep(UInt32(Int.random(in: 20_000..<250_000, using: &random)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let acknowledged = output.split(separator: "\n").compactMap { line in
+                line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil
+            }.max() ?? lastChecked
+
+            let database = try Database(path: path, options: .init(durability: .full))
+            try database.newConnection().read { txn throws in
+                let last = try txn.object(forKey: "n", in: counter) ?? 0
+                #expect(last >= acknowledged, "round \(round) seed 0xC0FFEE: acknowledged \(acknowledged), found \(last)")
+                #expect(last >= lastChecked, "round \(round): counter went back from \(lastChecked) to \(last)")
+                // Every committed transaction is whole, and nothing beyond the last one is there.
+                for number in max(1, lastChecked - 1)...max(1, last) where last > 0 {
+                    #expect(try txn.object(forKey: "\(number)-a", in: entries)?.number == number, "round \(round) number \(number)")
+                    #expect(try txn.object(forKey: "\(number)-b", in: entries)?.number == number, "round \(round) number \(number)")
+                }
+                #expect(try !txn.exists(key: "\(last + 1)-a", in: entries), "round \(round): half-applied transaction \(last + 1)")
+                #expect(try txn.count(inCollection: "entries") == 2 * last, "round \(round)")
+                #expect(txn.snapshot == UInt64(last), "round \(round): snapshot \(txn.snapshot) for \(last) commits")
+                lastChecked = last
+            }
+        }
+        #expect(lastChecked > 0, "the writer never committed")
+    }
+}
