@@ -26,9 +26,13 @@ demo: deps
 	$(SWIFT) build --product Demo
 	$(SWIFT) run --skip-build Demo
 
+# Runs every workload through Canopy and through raw LMDB in one run (package-benchmark, release build), then prints
+# one line per workload, last: `<name> ratio=<canopy/raw> target=<target>` (medians of that run; Benchmarks/ratios.py).
 bench: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --no-progress --format markdown | tee .bench-output.txt
-	@cd Benchmarks && $(SWIFT) run -c release --skip-build RatioReport .bench-output.txt 2>/dev/null || true
+	rm -f Benchmarks/.build/benchmark-results/Current_run.jmh.json
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --no-progress --format jmh \
+		--path .build/benchmark-results
+	python3 Benchmarks/ratios.py Benchmarks/.build/benchmark-results/Current_run.jmh.json
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -29,13 +29,14 @@ let benchmarks: @Sendable () -> Void = {
     let missStore = Fixture<CanopyStore>()
     Benchmark("point-read-cache-miss canopy", configuration: reads) { benchmark in
         let store = missStore.value!
+        let (keys, collection) = (Workload.keys, store.collection)
         var generator = store.generator
         var missing = 0
         benchmark.startMeasurement()
         try store.connection.read { txn in
             for _ in 0..<Workload.readsPerIteration {
                 let index = Int(generator.next() % rows)
-                if let object = try txn.object(forKey: Workload.keys[index], in: store.collection) {
+                if let object = try txn.object(forKey: keys[index], in: collection) {
                     blackHole(object)
                 } else {
                     missing += 1
@@ -68,14 +69,14 @@ let benchmarks: @Sendable () -> Void = {
     let hitStore = Fixture<CanopyStore>()
     Benchmark("point-read-cache-hit canopy", configuration: reads) { benchmark in
         let store = hitStore.value!
-        let hot = Workload.hotRows
+        let (keys, hot, collection) = (Workload.keys, Workload.hotRows, store.collection)
         var generator = store.generator
         var missing = 0
         benchmark.startMeasurement()
         try store.connection.read { txn in
             for _ in 0..<Workload.readsPerIteration {
                 let index = hot[Int(generator.next() % UInt64(hot.count))]
-                if let object = try txn.object(forKey: Workload.keys[index], in: store.collection) {
+                if let object = try txn.object(forKey: keys[index], in: collection) {
                     blackHole(object)
                 } else {
                     missing += 1
@@ -119,10 +120,11 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("bulk-insert canopy", configuration: bulk) { benchmark in
         let store = CanopyStore(label: "bulk", cacheLimit: ConnectionOptions().objectCacheLimit, populated: false)
+        let (keys, records, order, collection) = (Workload.keys, Workload.records, Workload.permutation, store.collection)
         benchmark.startMeasurement()
         try store.connection.readWrite { txn in
-            for index in Workload.permutation {
-                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: store.collection)
+            for index in order {
+                try txn.set(records[index], forKey: keys[index], in: collection)
             }
         }
         benchmark.stopMeasurement()
@@ -144,13 +146,18 @@ let benchmarks: @Sendable () -> Void = {
     // The codec's own share of the bulk insert: encoding every object once.
     Benchmark("bulk-insert encode", configuration: bulk) { benchmark in
         let codec = BinaryCodec()
+        let (records, order) = (Workload.records, Workload.permutation)
         benchmark.startMeasurement()
-        for index in Workload.permutation {
-            blackHole(try codec.encode(Workload.records[index]))
+        for index in order {
+            blackHole(try codec.encode(records[index]))
         }
         benchmark.stopMeasurement()
     } setup: {
-        _ = (Workload.records.count, Workload.permutation.count)
+        // The workload is about 100-byte values: check that the codec still makes them so.
+        let codec = BinaryCodec()
+        let sample = try Workload.records.prefix(1_000).map { try codec.encode($0).count }
+        let average = Double(sample.reduce(0, +)) / Double(sample.count)
+        precondition((90...110).contains(average), "objects encode to \(average) bytes on average, not about 100")
     }
 
     // MARK: 4. Small write transactions: one row updated per transaction, per durability mode.
@@ -164,16 +171,17 @@ let benchmarks: @Sendable () -> Void = {
         let canopy = Fixture<CanopyStore>()
         Benchmark("small-write-txn-\(name) canopy", configuration: config) { benchmark in
             let store = canopy.value!
+            let (keys, records, collection) = (Workload.keys, Workload.records, store.collection)
             var generator = store.generator
             let count = Workload.smallTransactionsPerIteration
             let round = store.round
             benchmark.startMeasurement()
             for j in 0..<count {
                 let index = Int(generator.next() % rows)
-                var record = Workload.records[index]
+                var record = records[index]
                 record.priority = round * count + j + 1
                 try store.connection.readWrite { txn in
-                    try txn.set(record, forKey: Workload.keys[index], in: store.collection)
+                    try txn.set(record, forKey: keys[index], in: collection)
                 }
             }
             benchmark.stopMeasurement()
@@ -205,10 +213,11 @@ let benchmarks: @Sendable () -> Void = {
     let scanStore = Fixture<CanopyStore>()
     Benchmark("full-scan canopy", configuration: scans) { benchmark in
         let store = scanStore.value!
+        let collection = store.collection
         var count = 0
         benchmark.startMeasurement()
         try store.connection.read { txn in
-            try txn.enumerateObjects(in: store.collection) { _, object in
+            try txn.enumerateObjects(in: collection) { _, object in
                 blackHole(object)
                 count += 1
                 return true

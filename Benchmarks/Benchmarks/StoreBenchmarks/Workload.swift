@@ -42,7 +42,7 @@ enum Workload {
         return BenchRecord(
             id: index,
             title: "Task \(String(h % 1_000_000_000, radix: 36))",
-            note: "note \(String(h >> 20, radix: 36))",
+            note: "Follow up on \(String(h >> 20, radix: 36)) soon",
             priority: Int(h % 5),
             created: Date(timeIntervalSinceReferenceDate: 780_000_000 + Double(index)),
             done: h & 1 == 0)

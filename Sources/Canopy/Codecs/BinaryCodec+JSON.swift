@@ -59,8 +59,8 @@ extension BinaryCodec {
                 writeNumber(seconds, description: { "\($0)" }, into: &writer)
             }
         case Tag.array, Tag.map:
-            guard depth < BinaryFormat.maximumJSONDepth else {
-                throw .malformed("Containers nest deeper than \(BinaryFormat.maximumJSONDepth) levels.", offset: start)
+            guard depth < BinaryFormat.maximumDepth else {
+                throw .malformed("Containers nest deeper than \(BinaryFormat.maximumDepth) levels.", offset: start)
             }
             let payload = try reader.containerPayload(at: offset, limit: limit)
             var position = payload.start

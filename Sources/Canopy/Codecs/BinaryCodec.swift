@@ -62,8 +62,8 @@ public struct BinaryCodec: Codec {
     ///   4 GiB.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let state = BinaryEncodingState()
-        state.bytes.append(BinaryFormat.version)
-        let encoder = BinaryEncoder(state: state, slot: .pending(state.bytes.count), parent: nil, key: nil)
+        state.append(BinaryFormat.version)
+        let encoder = BinaryEncoder(state: state, slot: .pending(state.count), parent: nil, key: nil)
         try encoder.encodeValue(value)
         return try state.finish()
     }

@@ -1,7 +1,8 @@
-/// A link in a coding path, built only when a nested value is entered two or more levels deep, so that the binary
-/// encoder and decoder do not build `[CodingKey]` arrays for every value; the array is made only when asked for.
+/// A link in a coding path, so that the binary encoder and decoder do not build `[CodingKey]` arrays for every value:
+/// the array is made only when asked for.
 ///
-/// A path is held as a parent node and a last key. The root has neither.
+/// A path is held as a parent node and a last key; the root has neither. Nodes are made only when a value two or more
+/// levels deep is entered, and a keyed decoding container is itself the node of the values in it.
 class BinaryCodingPathNode {
     let parent: BinaryCodingPathNode?
     let lastKey: (any CodingKey)?
@@ -27,12 +28,6 @@ class BinaryCodingPathNode {
         }
         keys.reverse()
         return keys
-    }
-
-    /// A node for the path (parent, key), or just `parent` when there is no key.
-    static func node(parent: BinaryCodingPathNode?, key: (any CodingKey)?) -> BinaryCodingPathNode? {
-        guard let key else { return parent }
-        return BinaryCodingPathNode(parent: parent, lastKey: key)
     }
 }
 

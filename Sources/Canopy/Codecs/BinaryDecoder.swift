@@ -19,6 +19,8 @@ final class BinaryDecoder: Decoder {
     @exclusivity(unchecked) private var limit: Int
     @exclusivity(unchecked) private var parent: BinaryCodingPathNode?
     @exclusivity(unchecked) private var key: (any CodingKey)?
+    /// How many nested values are being decoded.
+    @exclusivity(unchecked) private var depth = 0
 
     init(
         reader: BinaryReader,
@@ -106,22 +108,11 @@ final class BinaryDecoder: Decoder {
             || T.self == Date.self || T.self == Data.self
     }
 
-    /// Reads arrays of the commonest element types without the standard library's unspecialized `Array` decoding.
+    /// Reads an array of a type the format has a tag for, without the standard library's unspecialized `Array`
+    /// decoding (used for `[String]`, `[Int]` and `[Double]`).
     ///
-    /// - Returns: `nil` for other types, and for bytes that do not hold such an array: decoding them through the
-    ///   `Decodable` implementation then reports the fault with the element's coding path.
-    @inline(__always)
-    private func readArrayDirectly<T: Decodable>(_ type: T.Type, at offset: Int, limit: Int) -> T? {
-        if T.self == [String].self {
-            return (try? readArray(String.self, at: offset, limit: limit)).map { unsafeBitCast($0, to: T.self) }
-        } else if T.self == [Int].self {
-            return (try? readArray(Int.self, at: offset, limit: limit)).map { unsafeBitCast($0, to: T.self) }
-        } else if T.self == [Double].self {
-            return (try? readArray(Double.self, at: offset, limit: limit)).map { unsafeBitCast($0, to: T.self) }
-        }
-        return nil
-    }
-
+    /// Callers ignore its errors and decode the array through its `Decodable` implementation, which reports the fault
+    /// with the element's coding path.
     private func readArray<Element: BinaryReadable>(
         _ type: Element.Type,
         at offset: Int,
@@ -171,7 +162,15 @@ final class BinaryDecoder: Decoder {
                 throw error.decodingError(type: type, codingPath: codingPath)
             }
         }
-        if offset >= 0, let value = readArrayDirectly(type, at: offset, limit: limit) { return value }
+        // Written out rather than in a function that returns `T?`: in unspecialized code that costs a metadata lookup.
+        if T.self == [String].self, offset >= 0, let array = try? readArray(String.self, at: offset, limit: limit) {
+            return unsafeBitCast(array, to: T.self)
+        } else if T.self == [Int].self, offset >= 0, let array = try? readArray(Int.self, at: offset, limit: limit) {
+            return unsafeBitCast(array, to: T.self)
+        } else if T.self == [Double].self, offset >= 0,
+                  let array = try? readArray(Double.self, at: offset, limit: limit) {
+            return unsafeBitCast(array, to: T.self)
+        }
         return try T(from: self)
     }
 
@@ -192,13 +191,33 @@ final class BinaryDecoder: Decoder {
                     type: type, codingPath: BinaryCodingPathNode.path(parent: parent(), key: key()))
             }
         }
-        if let value = readArrayDirectly(type, at: offset, limit: limit) { return value }
+        if T.self == [String].self, let array = try? readArray(String.self, at: offset, limit: limit) {
+            return unsafeBitCast(array, to: T.self)
+        } else if T.self == [Int].self, let array = try? readArray(Int.self, at: offset, limit: limit) {
+            return unsafeBitCast(array, to: T.self)
+        } else if T.self == [Double].self, let array = try? readArray(Double.self, at: offset, limit: limit) {
+            return unsafeBitCast(array, to: T.self)
+        }
+        guard depth < BinaryFormat.maximumDepth else {
+            let cause = CodecError(
+                code: .malformedBytes,
+                message: "Values nest deeper than \(BinaryFormat.maximumDepth) levels.",
+                offset: offset)
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: BinaryCodingPathNode.path(parent: parent(), key: key()),
+                debugDescription: cause.message,
+                underlyingError: cause))
+        }
         let saved = (self.offset, self.limit, self.parent, self.key)
         self.offset = offset
         self.limit = limit
         self.parent = parent()
         self.key = key()
-        defer { (self.offset, self.limit, self.parent, self.key) = saved }
+        depth += 1
+        defer {
+            (self.offset, self.limit, self.parent, self.key) = saved
+            depth -= 1
+        }
         return try T(from: self)
     }
 }

@@ -1,119 +1,5 @@
 import Foundation
 
-/// The buffer that every encoder and container of one ``BinaryCodec/encode(_:)`` call writes into, and the stack of
-/// containers that are still open.
-///
-/// A container is identified by the offset of its header. The containers on the stack nest in one another, outermost
-/// first, and the end of the buffer is inside all of them. Writing into a container closes (patches the size of) every
-/// container above it on the stack; writing into a container that is no longer on the stack would have to insert
-/// bytes before bytes written later, so it is refused.
-final class BinaryEncodingState {
-    // The state is used by one thread during one encode call, and no access to these properties overlaps another
-    // (no user code runs during an access), so the runtime's exclusivity checks, a large part of the cost of
-    // encoding a small value, are left out.
-    @exclusivity(unchecked) var bytes: [UInt8]
-    @exclusivity(unchecked) private var open: [Int]
-    /// An error found where the `Encodable` API cannot throw (opening a nested container); thrown at the end.
-    private(set) var deferredError: (any Error)?
-
-    init() {
-        bytes = []
-        bytes.reserveCapacity(128)
-        open = []
-        open.reserveCapacity(8)
-    }
-
-    /// Prepares to append to the container whose header is at `header`.
-    ///
-    /// - Returns: `false` when that container has already been closed.
-    @inline(__always)
-    func willWrite(into header: Int) -> Bool {
-        if open.last == header { return true }
-        return closeContainers(above: header)
-    }
-
-    private func closeContainers(above header: Int) -> Bool {
-        guard header >= 0, let index = open.lastIndex(of: header) else { return false }
-        while open.count > index + 1 {
-            close(open.removeLast())
-        }
-        return true
-    }
-
-    /// Appends the header of a container whose size is patched when it closes, and opens it.
-    @inline(__always)
-    func openContainer(tag: UInt8) -> Int {
-        let header = appendEmptyContainer(tag: tag)
-        open.append(header)
-        return header
-    }
-
-    /// Closes the innermost open container, which must be the one at `header`, as it is complete.
-    @inline(__always)
-    func closeInnermost(_ header: Int) {
-        if open.last == header {
-            open.removeLast()
-            close(header)
-        }
-    }
-
-    /// Appends the header of an empty container without opening it.
-    @inline(__always)
-    func appendEmptyContainer(tag: UInt8) -> Int {
-        let header = bytes.count
-        bytes.append(tag)
-        bytes.append(0)
-        bytes.append(0)
-        bytes.append(0)
-        bytes.append(0)
-        return header
-    }
-
-    /// Opens the empty container at `header`, which must be the last bytes of the buffer.
-    func reopen(_ header: Int) {
-        open.append(header)
-    }
-
-    private func close(_ header: Int) {
-        let size = bytes.count - header - BinaryFormat.containerHeaderSize
-        guard size <= Int(UInt32.max) else {
-            record(CodecError(
-                code: .unsupportedValue,
-                message: "A container of \(size) bytes exceeds the binary format's limit of 4 GiB.",
-                offset: header))
-            return
-        }
-        bytes.withUnsafeMutableBytes {
-            $0.storeBytes(of: UInt32(size).littleEndian, toByteOffset: header + 1, as: UInt32.self)
-        }
-    }
-
-    func record(_ error: any Error) {
-        if deferredError == nil { deferredError = error }
-    }
-
-    /// Closes every open container and hands over the bytes.
-    func finish() throws -> [UInt8] {
-        while let header = open.popLast() {
-            close(header)
-        }
-        if let deferredError { throw deferredError }
-        let result = bytes
-        bytes = []
-        return result
-    }
-
-    static func outOfOrderError(_ value: Any, codingPath: [any CodingKey]) -> EncodingError {
-        .invalidValue(value, .init(
-            codingPath: codingPath,
-            debugDescription: """
-                The binary codec needs nested containers to be written in order, but this container was written to \
-                after its parent or a later sibling had been written to. Write each nested container completely \
-                before writing to its parent again, or use JSONCodec for this type.
-                """))
-    }
-}
-
 /// The `Encoder` of ``BinaryCodec``: writes one value at the end of the shared buffer.
 ///
 /// One instance serves a whole value tree: a nested value is encoded with the same instance, its slot and coding path
@@ -153,12 +39,12 @@ final class BinaryEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         var header = -1
         switch slot {
-        case .pending(let offset) where state.bytes.count == offset:
+        case .pending(let offset) where state.count == offset:
             header = state.openContainer(tag: BinaryFormat.Tag.map)
             slot = .map(header)
         case .map(let existing):
             header = existing
-        case .placeholder(let offset) where state.bytes.count == offset + BinaryFormat.containerHeaderSize:
+        case .placeholder(let offset) where state.count == offset + BinaryFormat.containerHeaderSize:
             state.reopen(offset)
             header = offset
             slot = .map(offset)
@@ -172,13 +58,13 @@ final class BinaryEncoder: Encoder {
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         var header = -1
         switch slot {
-        case .pending(let offset) where state.bytes.count == offset:
+        case .pending(let offset) where state.count == offset:
             header = state.openContainer(tag: BinaryFormat.Tag.array)
             slot = .array(header)
         case .array(let existing):
             header = existing
-        case .placeholder(let offset) where state.bytes.count == offset + BinaryFormat.containerHeaderSize:
-            state.bytes.removeLast(BinaryFormat.containerHeaderSize)
+        case .placeholder(let offset) where state.count == offset + BinaryFormat.containerHeaderSize:
+            state.removeLast(BinaryFormat.containerHeaderSize)
             header = state.openContainer(tag: BinaryFormat.Tag.array)
             slot = .array(header)
         default:
@@ -204,10 +90,10 @@ final class BinaryEncoder: Encoder {
     /// Checks that a single value may be written now, and makes room for it.
     func beginSingleValue(_ value: @autoclosure () -> Any) throws {
         switch slot {
-        case .pending(let offset) where state.bytes.count == offset:
+        case .pending(let offset) where state.count == offset:
             return
-        case .placeholder(let offset) where state.bytes.count == offset + BinaryFormat.containerHeaderSize:
-            state.bytes.removeLast(BinaryFormat.containerHeaderSize)
+        case .placeholder(let offset) where state.count == offset + BinaryFormat.containerHeaderSize:
+            state.removeLast(BinaryFormat.containerHeaderSize)
             slot = .pending(offset)
         default:
             throw EncodingError.invalidValue(value(), .init(
@@ -225,28 +111,27 @@ final class BinaryEncoder: Encoder {
     @inline(__always)
     private func writeDirectly<T: Encodable>(_ value: T) -> Bool {
         if T.self == String.self {
-            BinaryFormat.appendString(unsafeBitCast(value, to: String.self), to: &state.bytes)
+            state.appendString(unsafeBitCast(value, to: String.self))
         } else if T.self == Int.self {
-            BinaryFormat.appendInt(Int64(unsafeBitCast(value, to: Int.self)), to: &state.bytes)
+            state.appendInt(Int64(unsafeBitCast(value, to: Int.self)))
         } else if T.self == Double.self {
-            BinaryFormat.appendDouble(unsafeBitCast(value, to: Double.self), to: &state.bytes)
+            state.appendDouble(unsafeBitCast(value, to: Double.self))
         } else if T.self == Bool.self {
-            state.bytes.append(unsafeBitCast(value, to: Bool.self) ? BinaryFormat.Tag.true : BinaryFormat.Tag.false)
+            state.appendBool(unsafeBitCast(value, to: Bool.self))
         } else if T.self == Date.self {
             let date = unsafeBitCast(value, to: Date.self)
-            BinaryFormat.appendDouble(
-                date.timeIntervalSinceReferenceDate, tag: BinaryFormat.Tag.date, to: &state.bytes)
+            state.appendDouble(date.timeIntervalSinceReferenceDate, tag: BinaryFormat.Tag.date)
         } else if T.self == Data.self {
             unsafeBitCast(value, to: Data.self).withUnsafeBytes {
-                BinaryFormat.appendBytes($0, to: &state.bytes)
+                state.appendBytes($0)
             }
         } else if T.self == [String].self {
             // Arrays of the commonest element types skip the standard library's unspecialized `Array` encoding.
-            writeArray(unsafeBitCast(value, to: [String].self)) { BinaryFormat.appendString($0, to: &$1) }
+            writeArray(unsafeBitCast(value, to: [String].self)) { $0.appendString($1) }
         } else if T.self == [Int].self {
-            writeArray(unsafeBitCast(value, to: [Int].self)) { BinaryFormat.appendInt(Int64($0), to: &$1) }
+            writeArray(unsafeBitCast(value, to: [Int].self)) { $0.appendInt(Int64($1)) }
         } else if T.self == [Double].self {
-            writeArray(unsafeBitCast(value, to: [Double].self)) { BinaryFormat.appendDouble($0, to: &$1) }
+            writeArray(unsafeBitCast(value, to: [Double].self)) { $0.appendDouble($1) }
         } else {
             return false
         }
@@ -254,10 +139,10 @@ final class BinaryEncoder: Encoder {
     }
 
     @inline(__always)
-    private func writeArray<Element>(_ elements: [Element], _ write: (Element, inout [UInt8]) -> Void) {
+    private func writeArray<Element>(_ elements: [Element], _ write: (BinaryEncodingState, Element) -> Void) {
         let header = state.openContainer(tag: BinaryFormat.Tag.array)
         for element in elements {
-            write(element, &state.bytes)
+            write(state, element)
         }
         state.closeInnermost(header)
     }
@@ -265,9 +150,9 @@ final class BinaryEncoder: Encoder {
     /// Encodes a value into this encoder's slot, which must be pending at the end of the buffer.
     func encodeValue<T: Encodable>(_ value: T) throws {
         if writeDirectly(value) { return }
-        let start = state.bytes.count
+        let start = state.count
         try value.encode(to: self)
-        if state.bytes.count == start {
+        if state.count == start {
             // Like JSONEncoder, a value that wrote nothing is an empty keyed container.
             _ = state.appendEmptyContainer(tag: BinaryFormat.Tag.map)
         }
@@ -282,7 +167,7 @@ final class BinaryEncoder: Encoder {
     ) throws {
         if writeDirectly(value) { return }
         let saved = (slot, self.parent, self.key)
-        slot = .pending(state.bytes.count)
+        slot = .pending(state.count)
         self.parent = parent
         self.key = key()
         defer { (slot, self.parent, self.key) = saved }
@@ -326,7 +211,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         guard encoder.state.willWrite(into: header) else {
             throw BinaryEncodingState.outOfOrderError(value(), codingPath: codingPath + [key])
         }
-        BinaryFormat.appendUTF8(key.stringValue, to: &encoder.state.bytes)
+        encoder.state.appendUTF8(key.stringValue)
     }
 
     /// Like ``begin(_:_:)``, for the methods that cannot throw; records the error to be thrown at the end.
@@ -342,77 +227,77 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     mutating func encodeNil(forKey key: Key) throws {
         try begin(key, Optional<Any>.none as Any)
-        encoder.state.bytes.append(Tag.null)
+        encoder.state.append(Tag.null)
     }
 
     mutating func encode(_ value: Bool, forKey key: Key) throws {
         try begin(key, value)
-        encoder.state.bytes.append(value ? Tag.true : Tag.false)
+        encoder.state.appendBool(value)
     }
 
     mutating func encode(_ value: String, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendString(value, to: &encoder.state.bytes)
+        encoder.state.appendString(value)
     }
 
     mutating func encode(_ value: Double, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendDouble(value, to: &encoder.state.bytes)
+        encoder.state.appendDouble(value)
     }
 
     mutating func encode(_ value: Float, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendFloat(value, to: &encoder.state.bytes)
+        encoder.state.appendFloat(value)
     }
 
     mutating func encode(_ value: Int, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int8, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int16, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int32, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int64, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendInt(value, to: &encoder.state.bytes)
+        encoder.state.appendInt(value)
     }
 
     mutating func encode(_ value: UInt, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt8, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt16, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt32, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
         try begin(key, value)
-        BinaryFormat.appendUInt(value, to: &encoder.state.bytes)
+        encoder.state.appendUInt(value)
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -502,77 +387,77 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 
     mutating func encodeNil() throws {
         try begin(Optional<Any>.none as Any)
-        encoder.state.bytes.append(Tag.null)
+        encoder.state.append(Tag.null)
     }
 
     mutating func encode(_ value: Bool) throws {
         try begin(value)
-        encoder.state.bytes.append(value ? Tag.true : Tag.false)
+        encoder.state.appendBool(value)
     }
 
     mutating func encode(_ value: String) throws {
         try begin(value)
-        BinaryFormat.appendString(value, to: &encoder.state.bytes)
+        encoder.state.appendString(value)
     }
 
     mutating func encode(_ value: Double) throws {
         try begin(value)
-        BinaryFormat.appendDouble(value, to: &encoder.state.bytes)
+        encoder.state.appendDouble(value)
     }
 
     mutating func encode(_ value: Float) throws {
         try begin(value)
-        BinaryFormat.appendFloat(value, to: &encoder.state.bytes)
+        encoder.state.appendFloat(value)
     }
 
     mutating func encode(_ value: Int) throws {
         try begin(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int8) throws {
         try begin(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int16) throws {
         try begin(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int32) throws {
         try begin(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int64) throws {
         try begin(value)
-        BinaryFormat.appendInt(value, to: &encoder.state.bytes)
+        encoder.state.appendInt(value)
     }
 
     mutating func encode(_ value: UInt) throws {
         try begin(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt8) throws {
         try begin(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt16) throws {
         try begin(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt32) throws {
         try begin(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt64) throws {
         try begin(value)
-        BinaryFormat.appendUInt(value, to: &encoder.state.bytes)
+        encoder.state.appendUInt(value)
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
@@ -615,77 +500,77 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
 
     mutating func encodeNil() throws {
         try encoder.beginSingleValue(Optional<Any>.none as Any)
-        encoder.state.bytes.append(Tag.null)
+        encoder.state.append(Tag.null)
     }
 
     mutating func encode(_ value: Bool) throws {
         try encoder.beginSingleValue(value)
-        encoder.state.bytes.append(value ? Tag.true : Tag.false)
+        encoder.state.appendBool(value)
     }
 
     mutating func encode(_ value: String) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendString(value, to: &encoder.state.bytes)
+        encoder.state.appendString(value)
     }
 
     mutating func encode(_ value: Double) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendDouble(value, to: &encoder.state.bytes)
+        encoder.state.appendDouble(value)
     }
 
     mutating func encode(_ value: Float) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendFloat(value, to: &encoder.state.bytes)
+        encoder.state.appendFloat(value)
     }
 
     mutating func encode(_ value: Int) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int8) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int16) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int32) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendInt(Int64(value), to: &encoder.state.bytes)
+        encoder.state.appendInt(Int64(value))
     }
 
     mutating func encode(_ value: Int64) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendInt(value, to: &encoder.state.bytes)
+        encoder.state.appendInt(value)
     }
 
     mutating func encode(_ value: UInt) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt8) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt16) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt32) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendUInt(UInt64(value), to: &encoder.state.bytes)
+        encoder.state.appendUInt(UInt64(value))
     }
 
     mutating func encode(_ value: UInt64) throws {
         try encoder.beginSingleValue(value)
-        BinaryFormat.appendUInt(value, to: &encoder.state.bytes)
+        encoder.state.appendUInt(value)
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {

@@ -1,4 +1,4 @@
-/// Constants and writing helpers of the binary format described in ``BinaryCodec``.
+/// Constants of the binary format described in ``BinaryCodec``.
 enum BinaryFormat {
     /// The first byte of every encoded value.
     static let version: UInt8 = 1
@@ -6,9 +6,9 @@ enum BinaryFormat {
     static let headerSize = 1
     /// A container's tag and its `UInt32` byte count.
     static let containerHeaderSize = 5
-    /// How deeply converting to JSON may nest before the bytes are taken to be corrupt; decoding has no such limit
-    /// because its depth follows the Swift types.
-    static let maximumJSONDepth = 512
+    /// How deeply values may nest when decoded or converted to JSON, as in `JSONDecoder`: deeper bytes are taken to
+    /// be corrupt rather than risk running out of stack.
+    static let maximumDepth = 512
 
     enum Tag {
         static let null: UInt8 = 0x00
@@ -44,16 +44,6 @@ enum BinaryFormat {
     }
 
     @inline(__always)
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(truncatingIfNeeded: value))
-    }
-
-    @inline(__always)
     static func zigzag(_ value: Int64) -> UInt64 {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
@@ -61,57 +51,5 @@ enum BinaryFormat {
     @inline(__always)
     static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
-    }
-
-    @inline(__always)
-    static func appendInt(_ value: Int64, to bytes: inout [UInt8]) {
-        bytes.append(Tag.int)
-        appendVarint(zigzag(value), to: &bytes)
-    }
-
-    @inline(__always)
-    static func appendUInt(_ value: UInt64, to bytes: inout [UInt8]) {
-        bytes.append(Tag.uint)
-        appendVarint(value, to: &bytes)
-    }
-
-    @inline(__always)
-    static func appendFixed64(_ value: UInt64, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    @inline(__always)
-    static func appendDouble(_ value: Double, tag: UInt8 = Tag.double, to bytes: inout [UInt8]) {
-        bytes.append(tag)
-        appendFixed64(value.bitPattern, to: &bytes)
-    }
-
-    @inline(__always)
-    static func appendFloat(_ value: Float, to bytes: inout [UInt8]) {
-        bytes.append(Tag.float)
-        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    /// Appends a varint byte count and the UTF-8 of a string, without the tag (also used for map keys).
-    @inline(__always)
-    static func appendUTF8(_ string: String, to bytes: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { utf8 in
-            appendVarint(UInt64(utf8.count), to: &bytes)
-            bytes.append(contentsOf: utf8)
-        }
-    }
-
-    @inline(__always)
-    static func appendString(_ value: String, to bytes: inout [UInt8]) {
-        bytes.append(Tag.string)
-        appendUTF8(value, to: &bytes)
-    }
-
-    @inline(__always)
-    static func appendBytes(_ value: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        bytes.append(Tag.bytes)
-        appendVarint(UInt64(value.count), to: &bytes)
-        bytes.append(contentsOf: value)
     }
 }

@@ -16,6 +16,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
+    /// Views rebuilt in this transaction (their commit payload says "reset").
+    var pendingResets: Set<String> = []
 
     /// Bytes attached to this commit's ``CommitNotification/customPayload``, for observers (who wrote, why).
     public var customPayload: [UInt8]? {

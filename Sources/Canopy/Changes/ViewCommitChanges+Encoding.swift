@@ -1,0 +1,62 @@
+extension ViewCommitChanges {
+    static let encodingVersion: UInt8 = 1
+
+    /// The bytes a view adds to a commit notification.
+    public var encoded: [UInt8] {
+        var out = ByteWriter(capacity: 16 + rows.count * 64)
+        out.append(byte: Self.encodingVersion)
+        out.append(byte: isReset ? 1 : 0)
+        out.append(varint: UInt64(rows.count))
+        for row in rows {
+            out.append(string: row.id.collection)
+            out.append(string: row.id.key)
+            var flags: UInt8 = 0
+            if row.objectChanged { flags |= 1 }
+            if row.metadataChanged { flags |= 2 }
+            if row.reinserted { flags |= 4 }
+            if row.original != nil { flags |= 8 }
+            if row.final != nil { flags |= 16 }
+            out.append(byte: flags)
+            for entry in [row.original, row.final].compactMap({ $0 }) {
+                out.append(string: entry.group)
+                out.append(blob: entry.orderBytes)
+            }
+        }
+        return out.bytes
+    }
+
+    /// Decodes the bytes a view added to a commit notification.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when they are malformed.
+    public static func decode(_ bytes: [UInt8]) throws -> ViewCommitChanges {
+        do {
+            return try bytes.withUnsafeBytes { buffer in
+                var reader = ByteReader(buffer)
+                let version = try reader.readByte()
+                guard version == encodingVersion else {
+                    throw CanopyError(.incompatibleFormat, "view changes have format \(version); this build reads \(encodingVersion)")
+                }
+                let isReset = try reader.readByte() != 0
+                let count = try reader.readVarint()
+                var rows: [ViewRowChange] = []
+                rows.reserveCapacity(Int(min(count, 1 << 20)))
+                for _ in 0..<count {
+                    let collection = try reader.readString()
+                    let key = try reader.readString()
+                    let flags = try reader.readByte()
+                    var original: ViewEntry?
+                    var final: ViewEntry?
+                    if flags & 8 != 0 { original = ViewEntry(group: try reader.readString(), orderBytes: try reader.readBlob()) }
+                    if flags & 16 != 0 { final = ViewEntry(group: try reader.readString(), orderBytes: try reader.readBlob()) }
+                    rows.append(ViewRowChange(
+                        id: RowID(collection: collection, key: key), original: original, final: final,
+                        objectChanged: flags & 1 != 0, metadataChanged: flags & 2 != 0, reinserted: flags & 4 != 0))
+                }
+                return ViewCommitChanges(rows: rows, isReset: isReset)
+            }
+        } catch let error as CanopyError {
+            throw error
+        } catch {
+            throw CanopyError(.corruptStore, "a view's commit changes are malformed", underlying: error)
+        }
+    }
+}

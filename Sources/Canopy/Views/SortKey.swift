@@ -1,0 +1,154 @@
+import Foundation
+
+/// An order-preserving byte encoding of a tuple of values: comparing two sort keys' bytes orders them like the tuples.
+///
+/// Views position rows by comparing these stored bytes, never by decoding neighbouring objects. Each component is
+/// ascending or descending; strings compare by their UTF-8 bytes (binary, not locale-aware: fold case yourself if you
+/// want case-insensitive order).
+///
+/// ```swift
+/// SortKey(.ascending(reminder.due), .descending(reminder.priority), .ascending(reminder.title))
+/// ```
+public struct SortKey: Hashable, Sendable, Comparable {
+    /// One value of the tuple with its direction.
+    public struct Component: Sendable {
+        let write: @Sendable (inout [UInt8]) -> Void
+
+        /// `value` in ascending order.
+        public static func ascending(_ value: some SortKeyValue) -> Component {
+            Component { value.appendSortBytes(to: &$0) }
+        }
+
+        /// `value` in descending order.
+        public static func descending(_ value: some SortKeyValue) -> Component {
+            Component { bytes in
+                let start = bytes.count
+                value.appendSortBytes(to: &bytes)
+                for i in start..<bytes.count { bytes[i] = ~bytes[i] }
+            }
+        }
+    }
+
+    /// The encoded bytes.
+    public private(set) var bytes: [UInt8]
+
+    /// Encodes `components` in order.
+    public init(_ components: Component...) {
+        self.init(components)
+    }
+
+    /// Encodes `components` in order.
+    public init(_ components: [Component]) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(components.count * 10)
+        for component in components { component.write(&bytes) }
+        self.bytes = bytes
+    }
+
+    /// A sort key of one ascending value.
+    public init(_ value: some SortKeyValue) {
+        var bytes: [UInt8] = []
+        value.appendSortBytes(to: &bytes)
+        self.bytes = bytes
+    }
+
+    /// Wraps bytes that are already an order-preserving encoding.
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Compares the bytes.
+    public static func < (lhs: SortKey, rhs: SortKey) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+}
+
+/// A value that can be part of a ``SortKey``: it appends a self-delimiting, order-preserving encoding of itself.
+public protocol SortKeyValue: Sendable {
+    /// Appends the value's encoding; the encodings of two values compare (as bytes) like the values.
+    func appendSortBytes(to bytes: inout [UInt8])
+}
+
+enum SortTag {
+    static let null: UInt8 = 0x05
+    static let bool: UInt8 = 0x10
+    static let integer: UInt8 = 0x20
+    static let double: UInt8 = 0x21
+    static let string: UInt8 = 0x30
+}
+
+extension String: SortKeyValue {
+    /// UTF-8 bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01, so that a prefix sorts first.
+    public func appendSortBytes(to bytes: inout [UInt8]) {
+        bytes.append(SortTag.string)
+        for byte in utf8 {
+            bytes.append(byte)
+            if byte == 0 { bytes.append(0xFF) }
+        }
+        bytes.append(0x00)
+        bytes.append(0x01)
+    }
+}
+
+extension Int64: SortKeyValue {
+    /// Big-endian with the sign bit flipped.
+    public func appendSortBytes(to bytes: inout [UInt8]) {
+        bytes.append(SortTag.integer)
+        let flipped = UInt64(bitPattern: self) ^ (1 << 63)
+        withUnsafeBytes(of: flipped.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+}
+
+extension Int: SortKeyValue {
+    /// As `Int64`.
+    public func appendSortBytes(to bytes: inout [UInt8]) { Int64(self).appendSortBytes(to: &bytes) }
+}
+
+extension Int32: SortKeyValue {
+    /// As `Int64`.
+    public func appendSortBytes(to bytes: inout [UInt8]) { Int64(self).appendSortBytes(to: &bytes) }
+}
+
+extension UInt64: SortKeyValue {
+    /// Big-endian (after a tag that sorts it with the other integers only when both are non-negative).
+    public func appendSortBytes(to bytes: inout [UInt8]) {
+        bytes.append(SortTag.integer)
+        withUnsafeBytes(of: (self ^ (1 << 63)).bigEndian) { bytes.append(contentsOf: $0) }
+    }
+}
+
+extension Double: SortKeyValue {
+    /// IEEE-754 bits made order-preserving (negative numbers inverted, positive ones with the sign bit set);
+    /// -0.0 sorts as 0.0 and every NaN sorts after +infinity.
+    public func appendSortBytes(to bytes: inout [UInt8]) {
+        bytes.append(SortTag.double)
+        let value = self == 0 ? 0.0 : (isNaN ? Double.nan : self)
+        let bits = value.bitPattern
+        let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        withUnsafeBytes(of: ordered.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+}
+
+extension Float: SortKeyValue {
+    /// As `Double`.
+    public func appendSortBytes(to bytes: inout [UInt8]) { Double(self).appendSortBytes(to: &bytes) }
+}
+
+extension Date: SortKeyValue {
+    /// As the `Double` seconds since 1970.
+    public func appendSortBytes(to bytes: inout [UInt8]) { timeIntervalSince1970.appendSortBytes(to: &bytes) }
+}
+
+extension Bool: SortKeyValue {
+    /// `false` before `true`.
+    public func appendSortBytes(to bytes: inout [UInt8]) {
+        bytes.append(SortTag.bool)
+        bytes.append(self ? 1 : 0)
+    }
+}
+
+extension Optional: SortKeyValue where Wrapped: SortKeyValue {
+    /// `nil` before every value.
+    public func appendSortBytes(to bytes: inout [UInt8]) {
+        switch self {
+        case .none: bytes.append(SortTag.null)
+        case .some(let value): value.appendSortBytes(to: &bytes)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import LMDB
+
+extension ViewReader {
+    /// Checks the view's storage against itself and against the rows, and returns the problems found (empty when all
+    /// is well): page counts add up to group counts, entries are in order within and across pages, every entry's row
+    /// exists and the rows table points back at it, and every row the grouping includes is present exactly once in the
+    /// right place. Reads the whole view and all rows of its collections: for tests and `verify` tools.
+    public func checkInvariants() throws -> [String] {
+        var problems: [String] = []
+        var seen = 0
+        var rowsInPages = Set<[UInt8]>()
+        for (name, group) in index.groups {
+            var groupCount = 0
+            var previous: [UInt8]?
+            for (c, chunk) in group.chunks.enumerated() {
+                var chunkCount = 0
+                guard !chunk.pages.isEmpty else {
+                    problems.append("group '\(name)' chunk \(c) is empty")
+                    continue
+                }
+                for ref in chunk.pages {
+                    let page = try tables.readPage(ref.id, transaction.storage, viewName: view.name)
+                    if page.count != ref.count { problems.append("page \(ref.id) holds \(page.count) entries, directory says \(ref.count)") }
+                    if page.count == 0 { problems.append("page \(ref.id) is empty") }
+                    if index.groupNames[page.groupID] != name { problems.append("page \(ref.id) belongs to another group") }
+                    if page.count > 0 && page.orderBytes(at: 0) != ref.first { problems.append("page \(ref.id) first entry differs from the directory") }
+                    if page.byteSize > ViewPage.maxBytes || page.count > ViewPage.maxEntries { problems.append("page \(ref.id) is overfull") }
+                    for i in 0..<page.count {
+                        let order = page.orderBytes(at: i)
+                        if let previous, !previous.lexicographicallyPrecedes(order) {
+                            problems.append("group '\(name)' is out of order at page \(ref.id) entry \(i)")
+                        }
+                        previous = order
+                        let rowKey = Array(page.rowKey(at: i))
+                        if !rowsInPages.insert(rowKey).inserted { problems.append("a row appears twice in the view") }
+                        if try transaction.storage.value(forKey: rowKey, in: transaction.tables.objects) == nil {
+                            problems.append("an entry of group '\(name)' points at a missing row")
+                        }
+                        let stored = try tables.readRow(rowKey, transaction.storage, viewName: view.name)
+                        if stored?.order != order || stored?.groupID != page.groupID {
+                            problems.append("the rows table does not point back at an entry of group '\(name)'")
+                        }
+                    }
+                    chunkCount += page.count
+                }
+                if chunkCount != chunk.total { problems.append("group '\(name)' chunk \(c) total \(chunk.total) != \(chunkCount)") }
+                groupCount += chunkCount
+            }
+            if groupCount != group.count { problems.append("group '\(name)' count \(group.count) != \(groupCount)") }
+            seen += groupCount
+        }
+        let rowsTableCount = try transaction.storage.count(of: tables.rows)
+        if rowsTableCount != seen { problems.append("the rows table has \(rowsTableCount) entries, the pages \(seen)") }
+        let pagesTableCount = try transaction.storage.count(of: tables.pages)
+        let directoryPages = index.groups.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.pages.count } }
+        if pagesTableCount != directoryPages { problems.append("the pages table has \(pagesTableCount) pages, the directory \(directoryPages)") }
+
+        // Every row the view's closures include is there, in the right place; no other row is.
+        let names = try transaction.collectionNamesByID()
+        var expected = 0
+        var rowKeys: [[UInt8]] = []
+        try transaction.storage.forEach(in: transaction.tables.objects) { key, _ in
+            rowKeys.append(Array(key))
+            return true
+        }
+        for rowKey in rowKeys {
+            guard let row = try transaction.viewRow(forRowKey: rowKey, names: names), view.viewOptions.allows(row.collection) else { continue }
+            let place = try view.place(of: row, rowKey: rowKey, in: transaction)
+            let stored = try tables.readRow(rowKey, transaction.storage, viewName: view.name)
+            switch (place, stored) {
+            case (nil, nil): continue
+            case (nil, .some): problems.append("row \(row.id) is in the view but its grouping leaves it out")
+            case (.some, nil): problems.append("row \(row.id) is missing from the view")
+            case (.some(let place), .some(let stored)):
+                expected += 1
+                if index.groupNames[stored.groupID] != place.group || stored.order != place.order {
+                    problems.append("row \(row.id) is in the wrong place")
+                }
+            }
+        }
+        if expected != seen { problems.append("the view holds \(seen) rows; its closures include \(expected)") }
+        return problems
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import LMDB
+import Synchronization
+
+/// A persistent, grouped and sorted index over rows, maintained inside every write transaction.
+///
+/// A view puts each row in a group (or leaves it out) with its ``ViewGrouping`` and orders the rows of a group by
+/// the ``SortKey`` of its ``ViewSorting``; ties break by collection (in the order collections were first written), then
+/// key. Its state lives in LMDB tables written in the same transaction as the rows, so a reopened database has its
+/// views without recomputing them. Register it with ``Database/register(_:)``; read it with
+/// ``ReadTransaction/view(_:)``.
+///
+/// ```swift
+/// let agenda = View(
+///     name: "agenda",
+///     grouping: .byObject(Reminder.self) { _, _, reminder in reminder.done ? nil : reminder.day },
+///     sorting: .byObject(Reminder.self) { _, _, _, reminder in SortKey(.ascending(reminder.due), .ascending(reminder.title)) },
+///     versionTag: "1")
+/// try database.register(agenda)
+/// ```
+///
+/// Changing the closures' behaviour needs a new `versionTag`: the view is then rebuilt at registration. A view that
+/// missed writes (the database was written while it was not registered) is detected and rebuilt too.
+public final class View: StoreExtension {
+    enum Source: Sendable {
+        case closures(ViewGrouping, ViewSorting)
+        case filtered(parent: String, filter: @Sendable (_ group: String, _ row: ViewRow) throws -> Bool)
+    }
+
+    /// The view's name, unique among the database's extensions.
+    public let name: String
+    /// `"view"` or `"filtered-view"`.
+    public let kind: String
+    /// Changing the tag rebuilds the view at registration.
+    public let versionTag: String
+    /// The view's options.
+    public let viewOptions: ViewOptions
+    let source: Source
+    let progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
+
+    struct State {
+        var tables: ViewTables?
+        /// Recently used committed indexes by view version.
+        var indexes: [(version: UInt64, index: ViewIndex)] = []
+        var lastPopulation: PopulationReport?
+    }
+    let state = Mutex(State())
+    static let cachedVersions = 8
+
+    /// Creates a view.
+    /// - Parameters:
+    ///   - name: the view's unique name.
+    ///   - grouping: puts rows in groups, or leaves them out.
+    ///   - sorting: orders the rows of a group.
+    ///   - versionTag: change it whenever the closures' results change for the same rows.
+    ///   - options: allowed collections, touch behaviour.
+    ///   - progress: called during population (first registration or rebuild) with rows done and total.
+    public init(
+        name: String, grouping: ViewGrouping, sorting: ViewSorting, versionTag: String = "1", options: ViewOptions = .init(),
+        progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+    ) {
+        self.name = name
+        self.kind = "view"
+        self.versionTag = versionTag
+        self.viewOptions = options
+        self.source = .closures(grouping, sorting)
+        self.progress = progress
+    }
+
+    init(name: String, parent: String, versionTag: String, options: ViewOptions,
+         filter: @escaping @Sendable (String, ViewRow) throws -> Bool, progress: (@Sendable (Int, Int) -> Void)?) {
+        self.name = name
+        self.kind = "filtered-view"
+        self.versionTag = versionTag
+        self.viewOptions = options
+        self.source = .filtered(parent: parent, filter: filter)
+        self.progress = progress
+    }
+
+    /// The recorded options (allowed collections, touch behaviour, parent view) as JSON.
+    public var options: String {
+        var parts: [String] = []
+        if let allowed = viewOptions.allowedCollections {
+            parts.append("\"allowedCollections\":[\(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ","))]")
+        }
+        parts.append("\"rerunOnTouch\":\(viewOptions.rerunOnTouch)")
+        if case .filtered(let parent, _) = source { parts.append("\"parent\":\"\(parent)\"") }
+        return "{\(parts.joined(separator: ","))}"
+    }
+
+    /// What the last population (first registration or rebuild) did, if one ran in this process.
+    public var lastPopulation: PopulationReport? { state.withLock { $0.lastPopulation } }
+
+    var tables: ViewTables {
+        get throws {
+            guard let tables = state.withLock({ $0.tables }) else {
+                throw CanopyError(.extensionFailed, "the view is not registered", extensionName: name)
+            }
+            return tables
+        }
+    }
+
+    // MARK: StoreExtension
+
+    /// Opens the view's tables and populates them when needed (see ``ExtensionRegistrationContext``).
+    public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+        let tables = try ViewTables.open(in: transaction, view: name)
+        state.withLock { $0.tables = tables }
+        if case .filtered(let parent, _) = source, transaction.core.registeredExtension(named: parent) as? View == nil {
+            throw CanopyError(.extensionFailed, "the parent view '\(parent)' must be registered before the filtered view",
+                              extensionName: name)
+        }
+        if let reason = context.rebuildReason {
+            let index = try populate(in: transaction, tables: tables, reason: reason)
+            remember(index)
+            transaction.pendingResets.insert(name)
+        }
+    }
+
+    /// Creates the per-transaction writer that keeps the view up to date.
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+        ViewWriter(view: self, transaction: transaction, tables: try tables)
+    }
+
+    /// Drops the view's tables.
+    public func dropStorage(in transaction: ReadWriteTransaction) throws {
+        let tables = try ViewTables.open(in: transaction, view: name)
+        try transaction.guarded { try tables.dropAll(in: transaction.lmdbWriteTransaction) }
+        state.withLock { $0.tables = nil; $0.indexes = [] }
+    }
+
+    // MARK: Indexes
+
+    func remember(_ index: ViewIndex) {
+        state.withLock { state in
+            state.indexes.removeAll { $0.version == index.version }
+            state.indexes.append((index.version, index))
+            if state.indexes.count > Self.cachedVersions { state.indexes.removeFirst() }
+        }
+    }
+
+    /// The index of the view as seen by `txn`: from the cache when its version is known, otherwise loaded.
+    func index(in txn: LMDB.ReadTransaction) throws -> ViewIndex {
+        let tables = try tables
+        let version = try tables.readVersion(txn)
+        if let cached = state.withLock({ $0.indexes.last { $0.version == version }?.index }) { return cached }
+        let index = try tables.loadIndex(txn, viewName: name)
+        remember(index)
+        return index
+    }
+
+    /// The grouping and order of `row`, or `nil` when the row is not in the view. For filtered views, reads the parent
+    /// view's entry for the row (maintained earlier in the same transaction).
+    func place(of row: ViewRow, rowKey: [UInt8], in transaction: ReadTransaction) throws -> (group: String, sortKeyLength: Int, order: [UInt8])? {
+        guard viewOptions.allows(row.collection) else { return nil }
+        switch source {
+        case .closures(let grouping, let sorting):
+            guard let group = try grouping.closure(row) else { return nil }
+            let sortKey = try sorting.closure(group, row)
+            return (group, sortKey.bytes.count, sortKey.bytes + rowKey)
+        case .filtered(let parentName, let filter):
+            guard let parent = transaction.core.registeredExtension(named: parentName) as? View else { return nil }
+            let parentTables = try parent.tables
+            guard let entry = try parentTables.readRow(rowKey, transaction.storage, viewName: parentName) else { return nil }
+            let parentIndex: ViewIndex
+            if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
+                parentIndex = try writer.currentIndex()
+            } else {
+                parentIndex = try parent.index(in: transaction.storage)
+            }
+            guard let group = parentIndex.groupNames[entry.groupID] else { return nil }
+            guard try filter(group, row) else { return nil }
+            return (group, entry.sortKeyLength, entry.order)
+        }
+    }
+
+    /// Whether a change of the object / metadata can change the row's place.
+    func placeDepends(onObject objectChanged: Bool, metadata metadataChanged: Bool) -> Bool {
+        switch source {
+        case .closures(let grouping, let sorting):
+            return (objectChanged && (grouping.dependsOnObject || sorting.dependsOnObject))
+                || (metadataChanged && (grouping.dependsOnMetadata || sorting.dependsOnMetadata))
+        case .filtered:
+            return objectChanged || metadataChanged
+        }
+    }
+}
+
+/// Creates filtered views: a parent view plus a filter; same groups and order as the parent, fewer rows.
+public enum FilteredView {
+    /// A view with the groups and order of `parentView`, keeping the rows for which `filter` returns `true`.
+    ///
+    /// Register the parent first. Changing the filter's behaviour needs a new `versionTag`; the rebuild then walks the
+    /// parent's rows in order and only re-runs the filter (no grouping, sorting or re-sorting).
+    public static func make(
+        name: String, parentView: String, versionTag: String = "1", options: ViewOptions = .init(),
+        progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
+        filter: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> Bool
+    ) -> View {
+        View(name: name, parent: parentView, versionTag: versionTag, options: options, filter: filter, progress: progress)
+    }
+}
+
+/// What a population did: why it ran, how many rows it looked at and how many entered the view.
+public struct PopulationReport: Sendable, Hashable {
+    /// Why the view was (re)built.
+    public var reason: String
+    /// Rows examined.
+    public var rowsExamined: Int
+    /// Rows in the view afterwards.
+    public var rowsIndexed: Int
+    /// Groups in the view afterwards.
+    public var groups: Int
+    /// Pages written.
+    public var pages: Int
+}

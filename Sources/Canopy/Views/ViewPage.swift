@@ -1,0 +1,193 @@
+/// One page of a view group: up to ``maxEntries`` entries in order, stored as one LMDB value.
+///
+/// Layout: group id (4 bytes big-endian), entry count (2 bytes big-endian), then entries. An entry is
+/// `varint(orderLength) + order bytes`, where the order bytes are the sort key followed by the row key (collection id,
+/// 4 bytes, then the key's UTF-8), so comparing order bytes orders entries and the row key is the suffix after the
+/// sort key: `varint(sortKeyLength)` precedes the order bytes.
+///
+/// Pages stay under ``maxBytes`` so LMDB keeps them inline in its leaf pages (no overflow pages to copy on write).
+struct ViewPage {
+    static let maxEntries = 64
+    static let maxBytes = 1_900
+    static let headerSize = 6
+
+    var groupID: UInt32
+    /// The encoded entries, back to back (without the header).
+    private(set) var data: [UInt8]
+    /// Start offset of each entry in `data`.
+    private(set) var offsets: [Int]
+
+    init(groupID: UInt32) {
+        self.groupID = groupID
+        data = []
+        offsets = []
+    }
+
+    var count: Int { offsets.count }
+    var byteSize: Int { Self.headerSize + data.count }
+    var isOverfull: Bool { count > Self.maxEntries || byteSize > Self.maxBytes }
+
+    /// Parses a stored page; throws on malformed bytes (never traps).
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var reader = ByteReader(bytes)
+        groupID = try reader.readBigEndianUInt32()
+        let high = try reader.readByte()
+        let low = try reader.readByte()
+        let count = Int(high) << 8 | Int(low)
+        data = Array(bytes[Self.headerSize...])
+        offsets = []
+        offsets.reserveCapacity(count)
+        var entryReader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[Self.headerSize...]))
+        for _ in 0..<count {
+            offsets.append(entryReader.offset)
+            _ = try entryReader.readVarint()  // sort key length
+            let length = try entryReader.readVarint()
+            try entryReader.need(Int(clamping: length))
+            entryReader.offset += Int(length)
+        }
+        guard entryReader.isAtEnd else { throw ByteReader.Malformed(offset: entryReader.offset) }
+    }
+
+    var encoded: [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(byteSize)
+        withUnsafeBytes(of: groupID.bigEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(count >> 8))
+        bytes.append(UInt8(count & 0xFF))
+        bytes.append(contentsOf: data)
+        return bytes
+    }
+
+    /// The (sortKeyLength, orderStart, orderEnd) of entry `i` within `data`.
+    @inline(__always)
+    private func bounds(_ i: Int) -> (sortKeyLength: Int, start: Int, end: Int) {
+        var offset = offsets[i]
+        let sortKeyLength = Self.readVarint(data, &offset)
+        let length = Self.readVarint(data, &offset)
+        return (sortKeyLength, offset, offset + length)
+    }
+
+    @inline(__always)
+    private static func readVarint(_ data: [UInt8], _ offset: inout Int) -> Int {
+        var result = 0
+        var shift = 0
+        while offset < data.count {
+            let byte = data[offset]
+            offset += 1
+            result |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { break }
+            shift += 7
+        }
+        return result
+    }
+
+    /// The order bytes of entry `i`.
+    func orderBytes(at i: Int) -> [UInt8] {
+        let b = bounds(i)
+        return Array(data[b.start..<b.end])
+    }
+
+    /// The row key (collection id + key) of entry `i`.
+    func rowKey(at i: Int) -> ArraySlice<UInt8> {
+        let b = bounds(i)
+        return data[(b.start + b.sortKeyLength)..<b.end]
+    }
+
+    /// Compares entry `i`'s order bytes with `order`.
+    @inline(__always)
+    func compare(_ i: Int, _ order: [UInt8]) -> Int {
+        let b = bounds(i)
+        return data.withUnsafeBufferPointer { page in
+            order.withUnsafeBufferPointer { other in
+                let lhsCount = b.end - b.start
+                let common = min(lhsCount, other.count)
+                if common > 0, let pageBase = page.baseAddress, let otherBase = other.baseAddress {
+                    let result = memcmp(pageBase + b.start, otherBase, common)
+                    if result != 0 { return result < 0 ? -1 : 1 }
+                }
+                return lhsCount == other.count ? 0 : (lhsCount < other.count ? -1 : 1)
+            }
+        }
+    }
+
+    /// The index of the first entry whose order bytes are `>= order`.
+    func lowerBound(_ order: [UInt8]) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if compare(mid, order) < 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// The index of the entry with exactly these order bytes, if present.
+    func index(of order: [UInt8]) -> Int? {
+        let i = lowerBound(order)
+        return i < count && compare(i, order) == 0 ? i : nil
+    }
+
+    /// Inserts an entry in order; returns its index.
+    @discardableResult
+    mutating func insert(order: [UInt8], sortKeyLength: Int) -> Int {
+        let i = lowerBound(order)
+        var encoded = ByteWriter(capacity: order.count + 4)
+        encoded.append(varint: UInt64(sortKeyLength))
+        encoded.append(varint: UInt64(order.count))
+        encoded.bytes.append(contentsOf: order)
+        let at = i < count ? offsets[i] : data.count
+        data.insert(contentsOf: encoded.bytes, at: at)
+        offsets.insert(at, at: i)
+        for j in (i + 1)..<offsets.count { offsets[j] += encoded.bytes.count }
+        return i
+    }
+
+    /// Removes entry `i`.
+    mutating func remove(at i: Int) {
+        let start = offsets[i]
+        let end = i + 1 < count ? offsets[i + 1] : data.count
+        data.removeSubrange(start..<end)
+        offsets.remove(at: i)
+        for j in i..<offsets.count { offsets[j] -= end - start }
+    }
+
+    /// Splits off the upper half into a new page of the same group, returned.
+    mutating func splitUpperHalf() -> ViewPage {
+        let middle = count / 2
+        let cut = offsets[middle]
+        var upper = ViewPage(groupID: groupID)
+        upper.data = Array(data[cut...])
+        upper.offsets = offsets[middle...].map { $0 - cut }
+        data.removeSubrange(cut...)
+        offsets.removeSubrange(middle...)
+        return upper
+    }
+
+    /// Appends an entry known to sort after every entry of the page (bulk loading).
+    mutating func append(order: ArraySlice<UInt8>, sortKeyLength: Int) {
+        offsets.append(data.count)
+        var header = ByteWriter(capacity: 6)
+        header.append(varint: UInt64(sortKeyLength))
+        header.append(varint: UInt64(order.count))
+        data.append(contentsOf: header.bytes)
+        data.append(contentsOf: order)
+    }
+
+    /// The encoded size an entry would take.
+    static func entrySize(orderLength: Int) -> Int {
+        orderLength + varintSize(orderLength) + 2
+    }
+
+    static func varintSize(_ value: Int) -> Int {
+        var v = value
+        var size = 1
+        while v >= 0x80 { v >>= 7; size += 1 }
+        return size
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

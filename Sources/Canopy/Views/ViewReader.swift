@@ -1,0 +1,170 @@
+import LMDB
+
+extension ReadTransaction {
+    /// A reader of the view named `name` at this transaction's snapshot (in a read-write transaction: including its
+    /// own changes so far).
+    /// - Throws: ``CanopyError/Code/extensionFailed`` when no view of that name is registered in this process.
+    public func view(_ name: String) throws -> ViewReader {
+        guard let view = core.registeredExtension(named: name) as? View else {
+            throw CanopyError(.extensionFailed, "no view named '\(name)' is registered; register it with Database.register(_:)",
+                              path: core.path, extensionName: name)
+        }
+        let index: ViewIndex
+        if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
+            index = try writer.currentIndex()
+        } else {
+            index = try view.index(in: storage)
+        }
+        return ViewReader(view: view, index: index, transaction: self, tables: try view.tables)
+    }
+}
+
+/// Reads one view inside one transaction: groups, counts, rows by position, positions of rows.
+///
+/// Valid only inside the transaction it came from. Position queries don't scan groups: they use the view's counted
+/// page directory and read one page.
+public struct ViewReader {
+    let view: View
+    let index: ViewIndex
+    let transaction: ReadTransaction
+    let tables: ViewTables
+
+    /// The view's name.
+    public var name: String { view.name }
+    /// The snapshot of the transaction the reader reads in.
+    public var snapshot: UInt64 { transaction.snapshot }
+
+    /// The names of the groups that hold at least one row, sorted by their UTF-8 bytes.
+    public func groups() throws -> [String] {
+        index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The number of non-empty groups.
+    public func numberOfGroups() throws -> Int { index.groups.count }
+
+    /// The number of rows in `group` (0 for a group that is empty or unknown).
+    public func count(inGroup group: String) throws -> Int { index.groups[group]?.count ?? 0 }
+
+    /// The number of rows in the whole view.
+    public func count() throws -> Int { index.totalCount }
+
+    private func page(_ id: UInt64) throws -> ViewPage {
+        try tables.readPage(id, transaction.storage, viewName: view.name)
+    }
+
+    /// The row at `index` of `group`, or `nil` when out of range.
+    public func rowID(at index: Int, inGroup group: String) throws -> RowID? {
+        guard let groupIndex = self.index.groups[group], let (location, offset) = self.index.location(ofIndex: index, in: groupIndex) else {
+            return nil
+        }
+        let page = try page(self.index.page(at: location, in: groupIndex).id)
+        guard offset < page.count else { throw corrupt(view.name, "a page holds fewer rows than its count") }
+        return try transaction.rowID(forRowKey: page.rowKey(at: offset))
+    }
+
+    /// The rows of `group` in `range` (clamped to the group), in order.
+    public func rowIDs(inGroup group: String, range: Range<Int>) throws -> [RowID] {
+        guard let groupIndex = index.groups[group] else { return [] }
+        let lower = max(0, range.lowerBound)
+        let upper = min(groupIndex.count, range.upperBound)
+        guard lower < upper, let (start, startOffset) = index.location(ofIndex: lower, in: groupIndex) else { return [] }
+        var result: [RowID] = []
+        result.reserveCapacity(upper - lower)
+        var location: ViewIndex.Location? = start
+        var offset = startOffset
+        while let current = location, result.count < upper - lower {
+            let page = try page(index.page(at: current, in: groupIndex).id)
+            while offset < page.count && result.count < upper - lower {
+                if let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) { result.append(id) }
+                offset += 1
+            }
+            offset = 0
+            location = index.next(after: current, in: groupIndex)
+        }
+        return result
+    }
+
+    /// The rows of `group` from `offset`, at most `limit`, in order or reversed (then `offset` counts from the end).
+    public func rowIDs(inGroup group: String, offset: Int = 0, limit: Int = .max, reversed: Bool = false) throws -> [RowID] {
+        let count = try count(inGroup: group)
+        let length = min(max(0, limit), max(0, count - max(0, offset)))
+        guard length > 0 else { return [] }
+        if reversed {
+            let end = count - max(0, offset)
+            return try rowIDs(inGroup: group, range: (end - length)..<end).reversed()
+        }
+        return try rowIDs(inGroup: group, range: offset..<(offset + length))
+    }
+
+    /// The first row of `group`.
+    public func first(inGroup group: String) throws -> RowID? { try rowID(at: 0, inGroup: group) }
+
+    /// The last row of `group`.
+    public func last(inGroup group: String) throws -> RowID? { try rowID(at: count(inGroup: group) - 1, inGroup: group) }
+
+    /// The object at `index` of `group`, decoded through `collection`'s handle (and the connection's cache); `nil` when
+    /// out of range or when the row is of another collection.
+    public func object<Object, Metadata>(at index: Int, inGroup group: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
+        guard let id = try rowID(at: index, inGroup: group), id.collection == collection.name else { return nil }
+        return try transaction.object(forKey: id.key, in: collection)
+    }
+
+    /// The stored entry (group and order bytes) of a row, or `nil` when the row is not in the view.
+    public func entry(of id: RowID) throws -> ViewEntry? {
+        guard let record = try transaction.collectionRecord(id.collection) else { return nil }
+        var rowKey = withUnsafeBytes(of: record.id.bigEndian) { Array($0) }
+        rowKey.append(contentsOf: id.key.utf8)
+        guard let stored = try tables.readRow(rowKey, transaction.storage, viewName: view.name),
+              let group = index.groupNames[stored.groupID] else { return nil }
+        return ViewEntry(group: group, orderBytes: stored.order)
+    }
+
+    /// The group and index of a row, or `nil` when it is not in the view.
+    public func position(of id: RowID) throws -> (group: String, index: Int)? {
+        guard let entry = try entry(of: id) else { return nil }
+        return (entry.group, try lowerBound(of: entry))
+    }
+
+    /// The position of (`collection`, `key`), or `nil`.
+    public func position(ofKey key: String, inCollection collection: String) throws -> (group: String, index: Int)? {
+        try position(of: RowID(collection: collection, key: key))
+    }
+
+    /// The number of rows of `entry.group` whose order bytes sort strictly before `entry.orderBytes` (the entry need
+    /// not be in the view): the index it has, or would have.
+    public func lowerBound(of entry: ViewEntry) throws -> Int {
+        guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else { return 0 }
+        let page = try page(index.page(at: location, in: group).id)
+        return index.rank(of: location, in: group) + page.lowerBound(entry.orderBytes)
+    }
+
+    /// The range of indexes of `group` whose rows `compare` places at the target (`.orderedSame`); rows before the
+    /// target must compare `.orderedAscending` and rows after `.orderedDescending` (a binary search, as YapDatabase's
+    /// findRangeInGroup). Empty when no row matches.
+    public func findRange(inGroup group: String, _ compare: (RowID) throws -> Comparison) throws -> Range<Int> {
+        let count = try count(inGroup: group)
+        func search(_ isBefore: (Comparison) -> Bool) throws -> Int {
+            var low = 0
+            var high = count
+            while low < high {
+                let mid = (low + high) / 2
+                guard let id = try rowID(at: mid, inGroup: group) else { break }
+                if isBefore(try compare(id)) { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let start = try search { $0 == .before }
+        let end = try search { $0 != .after }
+        return start..<max(start, end)
+    }
+
+    /// Where a row stands relative to the target of ``findRange(inGroup:_:)``.
+    public enum Comparison: Sendable {
+        /// The row sorts before the target.
+        case before
+        /// The row matches the target.
+        case matching
+        /// The row sorts after the target.
+        case after
+    }
+}

@@ -1,0 +1,189 @@
+/// A row as a view's grouping, sorting and filtering closures see it: its collection and key, and its object and
+/// metadata decoded on demand (at most once per row).
+public final class ViewRow {
+    /// The row's address.
+    public let id: RowID
+    let codecName: String
+    private let loadObject: () throws -> [UInt8]
+    private let loadMetadata: () throws -> [UInt8]?
+    private var decodedObject: Any?
+    private var decodedMetadata: Any??
+
+    init(id: RowID, codecName: String, object: Any?, metadata: Any??,
+         loadObject: @escaping () throws -> [UInt8], loadMetadata: @escaping () throws -> [UInt8]?) {
+        self.id = id
+        self.codecName = codecName
+        self.decodedObject = object
+        self.decodedMetadata = metadata
+        self.loadObject = loadObject
+        self.loadMetadata = loadMetadata
+    }
+
+    convenience init(_ row: WrittenRow) {
+        self.init(id: row.id, codecName: row.codecName, object: nil, metadata: nil,
+                  loadObject: { try row.objectBytes() }, loadMetadata: { try row.metadataBytes() })
+        self.written = row
+    }
+
+    private var written: WrittenRow?
+
+    /// The collection's name.
+    public var collection: String { id.collection }
+    /// The key.
+    public var key: String { id.key }
+
+    /// The object decoded as `T` (decoded once and remembered).
+    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`.
+    public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        if let value = decodedObject as? T { return value }
+        if let written {
+            let value = try written.object(as: T.self)
+            decodedObject = value
+            return value
+        }
+        let value: T = try Self.decode(T.self, bytes: try loadObject(), codecName: codecName, id: id)
+        decodedObject = value
+        return value
+    }
+
+    /// The metadata decoded as `T`, or `nil` when the row has none.
+    public func metadata<T: Decodable>(as type: T.Type = T.self) throws -> T? {
+        if case .some(.some(let value)) = decodedMetadata, let typed = value as? T { return typed }
+        if case .some(.none) = decodedMetadata { return nil }
+        if let written {
+            let value = try written.metadata(as: T.self)
+            decodedMetadata = .some(value)
+            return value
+        }
+        guard let bytes = try loadMetadata() else {
+            decodedMetadata = .some(nil)
+            return nil
+        }
+        let value: T = try Self.decode(T.self, bytes: bytes, codecName: codecName, id: id)
+        decodedMetadata = .some(value)
+        return value
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
+        guard let codec = Codecs.named(codecName) else {
+            throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec",
+                              collection: id.collection, key: id.key)
+        }
+        do {
+            return try bytes.withUnsafeBytes { try codec.decode(T.self, from: $0) }
+        } catch {
+            throw CanopyError(.decodingFailed, "cannot decode \(String(reflecting: T.self)) for a view", collection: id.collection,
+                              key: id.key, underlying: error)
+        }
+    }
+}
+
+/// How a view puts rows into groups: a closure returning the group's name, or `nil` to leave the row out.
+///
+/// The variants say what the closure reads, so that the view re-runs it only when that part of a row changes (as
+/// YapDatabase's withKey / withObject / withMetadata / withRow).
+public struct ViewGrouping: Sendable {
+    let dependsOnObject: Bool
+    let dependsOnMetadata: Bool
+    let closure: @Sendable (ViewRow) throws -> String?
+
+    /// Groups by collection and key only.
+    public static func byKey(_ group: @escaping @Sendable (_ collection: String, _ key: String) -> String?) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: false, dependsOnMetadata: false) { row in group(row.collection, row.key) }
+    }
+
+    /// Groups by the object (decoded as `Object`).
+    public static func byObject<Object: Decodable>(
+        _ type: Object.Type, _ group: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) -> String?
+    ) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: true, dependsOnMetadata: false) { row in group(row.collection, row.key, try row.object(as: Object.self)) }
+    }
+
+    /// Groups by the metadata (decoded as `Metadata`, `nil` when absent).
+    public static func byMetadata<Metadata: Decodable>(
+        _ type: Metadata.Type, _ group: @escaping @Sendable (_ collection: String, _ key: String, _ metadata: Metadata?) -> String?
+    ) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: false, dependsOnMetadata: true) { row in group(row.collection, row.key, try row.metadata(as: Metadata.self)) }
+    }
+
+    /// Groups by the whole row.
+    public static func byRow<Object: Decodable, Metadata: Decodable>(
+        _ objectType: Object.Type, _ metadataType: Metadata.Type,
+        _ group: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> String?
+    ) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: true, dependsOnMetadata: true) { row in
+            group(row.collection, row.key, try row.object(as: Object.self), try row.metadata(as: Metadata.self))
+        }
+    }
+
+    /// A grouping from any closure over a ``ViewRow``, declaring what it reads.
+    public static func custom(
+        dependsOnObject: Bool, dependsOnMetadata: Bool, _ group: @escaping @Sendable (ViewRow) throws -> String?
+    ) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata, closure: group)
+    }
+}
+
+/// How a view orders rows within a group: a ``SortKey`` per row (ties are broken by collection, then key).
+public struct ViewSorting: Sendable {
+    let dependsOnObject: Bool
+    let dependsOnMetadata: Bool
+    let closure: @Sendable (_ group: String, _ row: ViewRow) throws -> SortKey
+
+    /// Sorts by collection and key only.
+    public static func byKey(_ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String) -> SortKey) -> ViewSorting {
+        ViewSorting(dependsOnObject: false, dependsOnMetadata: false) { group, row in sortKey(group, row.collection, row.key) }
+    }
+
+    /// Sorts by the object.
+    public static func byObject<Object: Decodable>(
+        _ type: Object.Type, _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ object: Object) -> SortKey
+    ) -> ViewSorting {
+        ViewSorting(dependsOnObject: true, dependsOnMetadata: false) { group, row in
+            sortKey(group, row.collection, row.key, try row.object(as: Object.self))
+        }
+    }
+
+    /// Sorts by the metadata.
+    public static func byMetadata<Metadata: Decodable>(
+        _ type: Metadata.Type,
+        _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ metadata: Metadata?) -> SortKey
+    ) -> ViewSorting {
+        ViewSorting(dependsOnObject: false, dependsOnMetadata: true) { group, row in
+            sortKey(group, row.collection, row.key, try row.metadata(as: Metadata.self))
+        }
+    }
+
+    /// Sorts by the whole row.
+    public static func byRow<Object: Decodable, Metadata: Decodable>(
+        _ objectType: Object.Type, _ metadataType: Metadata.Type,
+        _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> SortKey
+    ) -> ViewSorting {
+        ViewSorting(dependsOnObject: true, dependsOnMetadata: true) { group, row in
+            sortKey(group, row.collection, row.key, try row.object(as: Object.self), try row.metadata(as: Metadata.self))
+        }
+    }
+
+    /// A sorting from any closure, declaring what it reads.
+    public static func custom(
+        dependsOnObject: Bool, dependsOnMetadata: Bool, _ sortKey: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> SortKey
+    ) -> ViewSorting {
+        ViewSorting(dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata, closure: sortKey)
+    }
+}
+
+/// Options of a view.
+public struct ViewOptions: Sendable, Hashable {
+    /// When set, only rows of these collections are considered (the others are skipped without running the closures).
+    public var allowedCollections: Set<String>?
+    /// Re-run the closures when a row is touched (by default a touch is reported as an update in place).
+    public var rerunOnTouch: Bool
+
+    /// Creates options.
+    public init(allowedCollections: Set<String>? = nil, rerunOnTouch: Bool = false) {
+        self.allowedCollections = allowedCollections
+        self.rerunOnTouch = rerunOnTouch
+    }
+
+    func allows(_ collection: String) -> Bool { allowedCollections?.contains(collection) ?? true }
+}

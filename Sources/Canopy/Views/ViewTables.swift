@@ -1,0 +1,140 @@
+import LMDB
+
+/// The LMDB tables of one view (all named `ext.<view>.<table>`).
+///
+/// - `pages`: page id (8 bytes big-endian) → a ``ViewPage``.
+/// - `rows`: row key (collection id + key) → group id (4 bytes) + varint(sort key length) + order bytes: where each row
+///   of the view is, to find and move it without scanning.
+/// - `groups`: group id (4 bytes) → group name.
+/// - `info`: `version` (random 8 bytes, new for every commit that changes the view), `nextPageID`, `nextGroupID`.
+struct ViewTables: Sendable {
+    let pages: LMDB.Database
+    let rows: LMDB.Database
+    let groups: LMDB.Database
+    let info: LMDB.Database
+
+    static func open(in txn: ReadWriteTransaction, view: String) throws -> ViewTables {
+        ViewTables(
+            pages: try txn.extensionTable(named: "pages", for: view),
+            rows: try txn.extensionTable(named: "rows", for: view),
+            groups: try txn.extensionTable(named: "groups", for: view),
+            info: try txn.extensionTable(named: "info", for: view))
+    }
+
+    static let versionKey = Array("version".utf8)
+    static let nextPageKey = Array("nextPageID".utf8)
+    static let nextGroupKey = Array("nextGroupID".utf8)
+
+    func readVersion(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
+        try txn.withValue(forKey: Self.versionKey, in: info) { bytes in
+            guard let bytes, bytes.count == 8 else { return 0 }
+            return bytes.loadBigEndianUInt64(at: 0)
+        }
+    }
+
+    func writeInfo(_ index: ViewIndex, in txn: LMDB.WriteTransaction) throws {
+        try txn.put(SnapshotKey.bytes(index.version), forKey: Self.versionKey, in: info)
+        try txn.put(SnapshotKey.bytes(index.nextPageID), forKey: Self.nextPageKey, in: info)
+        try txn.put(SnapshotKey.bytes(UInt64(index.nextGroupID)), forKey: Self.nextGroupKey, in: info)
+    }
+
+    func emptyAll(in txn: LMDB.WriteTransaction) throws {
+        for table in [pages, rows, groups, info] { try txn.empty(table) }
+    }
+
+    func dropAll(in txn: LMDB.WriteTransaction) throws {
+        for table in [pages, rows, groups, info] { try txn.drop(table) }
+    }
+
+    /// Rebuilds the in-memory index from the tables, as they are in `txn`.
+    func loadIndex(_ txn: LMDB.ReadTransaction, viewName: String) throws -> ViewIndex {
+        var index = ViewIndex()
+        index.version = try readVersion(txn)
+        index.nextPageID = try txn.withValue(forKey: Self.nextPageKey, in: info) { $0.flatMap { $0.count == 8 ? $0.loadBigEndianUInt64(at: 0) : nil } } ?? 1
+        index.nextGroupID = UInt32(truncatingIfNeeded: try txn.withValue(forKey: Self.nextGroupKey, in: info) {
+            $0.flatMap { $0.count == 8 ? $0.loadBigEndianUInt64(at: 0) : nil }
+        } ?? 1)
+        try txn.forEach(in: groups) { key, value in
+            guard key.count == 4 else { throw corrupt(viewName, "a group id is malformed") }
+            let id = key.loadBigEndianUInt32(at: 0)
+            let name = String(decoding: value, as: UTF8.self)
+            index.groupIDs[name] = id
+            index.groupNames[id] = name
+            return true
+        }
+        var pagesByGroup: [UInt32: [ViewIndex.PageRef]] = [:]
+        try txn.forEach(in: pages) { key, value in
+            guard key.count == 8 else { throw corrupt(viewName, "a page id is malformed") }
+            let page: ViewPage
+            do { page = try ViewPage(decoding: value) } catch { throw corrupt(viewName, "page \(key.loadBigEndianUInt64(at: 0)) is malformed") }
+            guard page.count > 0 else { return true }
+            pagesByGroup[page.groupID, default: []].append(
+                ViewIndex.PageRef(id: key.loadBigEndianUInt64(at: 0), count: page.count, first: page.orderBytes(at: 0)))
+            return true
+        }
+        for (groupID, refs) in pagesByGroup {
+            guard let name = index.groupNames[groupID] else { throw corrupt(viewName, "pages refer to unknown group \(groupID)") }
+            for ref in refs.sorted(by: { $0.first.lexicographicallyPrecedes($1.first) }) {
+                index.appendPage(ref, to: name, groupID: groupID)
+            }
+        }
+        return index
+    }
+
+    func readPage(_ id: UInt64, _ txn: LMDB.ReadTransaction, viewName: String) throws -> ViewPage {
+        try SnapshotKey.bytes(id).withUnsafeBytes { key in
+            try txn.withValue(forKey: key, in: pages) { bytes in
+                guard let bytes else { throw corrupt(viewName, "page \(id) is missing") }
+                do { return try ViewPage(decoding: bytes) } catch { throw corrupt(viewName, "page \(id) is malformed") }
+            }
+        }
+    }
+
+    func writePage(_ page: ViewPage, id: UInt64, _ txn: LMDB.WriteTransaction, append: Bool = false) throws {
+        try txn.put(page.encoded, forKey: SnapshotKey.bytes(id), in: pages, flags: append ? .append : [])
+    }
+
+    func deletePage(_ id: UInt64, _ txn: LMDB.WriteTransaction) throws {
+        try txn.delete(SnapshotKey.bytes(id), in: pages)
+    }
+
+    /// The stored entry of a row: group id and order bytes, with the sort key's length.
+    struct RowEntry: Hashable {
+        var groupID: UInt32
+        var sortKeyLength: Int
+        var order: [UInt8]
+
+        var encoded: [UInt8] {
+            var out = ByteWriter(capacity: 8 + order.count)
+            out.append(bigEndian: groupID)
+            out.append(varint: UInt64(sortKeyLength))
+            out.bytes.append(contentsOf: order)
+            return out.bytes
+        }
+
+        init(groupID: UInt32, sortKeyLength: Int, order: [UInt8]) {
+            self.groupID = groupID
+            self.sortKeyLength = sortKeyLength
+            self.order = order
+        }
+
+        init(decoding bytes: UnsafeRawBufferPointer) throws {
+            var reader = ByteReader(bytes)
+            groupID = try reader.readBigEndianUInt32()
+            sortKeyLength = Int(clamping: try reader.readVarint())
+            order = Array(bytes[reader.offset...])
+        }
+    }
+
+    func readRow(_ rowKey: [UInt8], _ txn: LMDB.ReadTransaction, viewName: String) throws -> RowEntry? {
+        try txn.withValue(forKey: rowKey, in: rows) { bytes in
+            guard let bytes else { return nil }
+            do { return try RowEntry(decoding: bytes) } catch { throw corrupt(viewName, "a row entry is malformed") }
+        }
+    }
+}
+
+func corrupt(_ view: String, _ message: String) -> CanopyError {
+    CanopyError(.corruptStore, "view storage is corrupt: \(message); unregister the view with dropStorage and register it again to rebuild",
+                extensionName: view)
+}

@@ -1,0 +1,230 @@
+import LMDB
+
+/// Keeps one view up to date during one write transaction, and records what happened to each row.
+final class ViewWriter: ExtensionTransaction {
+    let view: View
+    let transaction: ReadWriteTransaction
+    let tables: ViewTables
+    private var index: ViewIndex?
+    private var dirty = false
+
+    /// Per row: where it was at the start of the transaction, where it is now, and what happened.
+    struct RowLog {
+        var original: ViewEntry?
+        var current: ViewEntry?
+        var reinserted = false
+        var objectChanged = false
+        var metadataChanged = false
+    }
+    private var log: [RowID: RowLog] = [:]
+
+    init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
+        self.view = view
+        self.transaction = transaction
+        self.tables = tables
+    }
+
+    var storage: LMDB.WriteTransaction { transaction.lmdbWriteTransaction }
+
+    /// The view's index as this transaction has made it so far.
+    func currentIndex() throws -> ViewIndex {
+        if let index { return index }
+        let loaded = try view.index(in: storage)
+        index = loaded
+        return loaded
+    }
+
+    private func withIndex<R>(_ body: (inout ViewIndex) throws -> R) throws -> R {
+        var current = try currentIndex()
+        index = nil  // keep the index uniquely referenced while mutating
+        defer { index = current }
+        return try body(&current)
+    }
+
+    private func rowKey(for id: RowID) throws -> [UInt8]? {
+        guard let record = try transaction.collectionRecord(id.collection) else { return nil }
+        var key = withUnsafeBytes(of: record.id.bigEndian) { Array($0) }
+        key.append(contentsOf: id.key.utf8)
+        return key
+    }
+
+    private func entry(_ stored: ViewTables.RowEntry?, _ index: ViewIndex) -> ViewEntry? {
+        guard let stored, let group = index.groupNames[stored.groupID] else { return nil }
+        return ViewEntry(group: group, orderBytes: stored.order)
+    }
+
+    private func note(_ id: RowID, original: ViewEntry?, current: ViewEntry?, object: Bool, metadata: Bool) {
+        var record = log[id] ?? RowLog(original: original, current: original)
+        if record.current == nil, current != nil, record.original != nil { record.reinserted = true }
+        record.current = current
+        record.objectChanged = record.objectChanged || object
+        record.metadataChanged = record.metadataChanged || metadata
+        log[id] = record
+    }
+
+    // MARK: ExtensionTransaction
+
+    func didInsert(_ row: WrittenRow) throws {
+        try apply(row, rerun: true)
+    }
+
+    func didUpdate(_ row: WrittenRow) throws {
+        try apply(row, rerun: view.placeDepends(onObject: row.objectChanged, metadata: row.metadataChanged))
+    }
+
+    func didTouch(_ row: WrittenRow) throws {
+        try apply(row, rerun: view.viewOptions.rerunOnTouch)
+    }
+
+    func didRemove(_ id: RowID) throws {
+        guard view.viewOptions.allows(id.collection), let rowKey = try rowKey(for: id) else { return }
+        try remove(id, rowKey: rowKey)
+    }
+
+    func didRemoveAll(inCollection collection: String, keys: [String]) throws {
+        guard view.viewOptions.allows(collection) else { return }
+        for key in keys {
+            let id = RowID(collection: collection, key: key)
+            guard let rowKey = try rowKey(for: id) else { continue }
+            try remove(id, rowKey: rowKey)
+        }
+    }
+
+    func prepareCommit(snapshot: UInt64) throws -> [UInt8]? {
+        let reset = transaction.pendingResets.contains(view.name)
+        guard dirty || !log.isEmpty || reset else { return nil }
+        if dirty {
+            try withIndex { index in
+                index.version = UInt64.random(in: 1...UInt64.max)
+                try transaction.guarded { try tables.writeInfo(index, in: storage) }
+            }
+            if let index { view.remember(index) }
+        }
+        var rows: [ViewRowChange] = []
+        rows.reserveCapacity(log.count)
+        for (id, record) in log {
+            if record.original == nil && record.current == nil { continue }
+            if record.original == record.current && !record.reinserted && !record.objectChanged && !record.metadataChanged { continue }
+            rows.append(ViewRowChange(
+                id: id, original: record.original, final: record.current, objectChanged: record.objectChanged,
+                metadataChanged: record.metadataChanged, reinserted: record.reinserted && record.original != nil && record.current != nil))
+        }
+        return ViewCommitChanges(rows: rows, isReset: reset).encoded
+    }
+
+    func didCommit(snapshot: UInt64) {}
+
+    func didRollback() {}
+
+    // MARK: Maintaining
+
+    private func apply(_ written: WrittenRow, rerun: Bool) throws {
+        guard view.viewOptions.allows(written.collection), let rowKey = try rowKey(for: written.id) else { return }
+        let stored = try tables.readRow(rowKey, storage, viewName: view.name)
+        let index = try currentIndex()
+        let existing = entry(stored, index)
+        guard rerun else {
+            if existing != nil {
+                note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
+            }
+            return
+        }
+        let row = ViewRow(written)
+        guard let place = try view.place(of: row, rowKey: rowKey, in: transaction) else {
+            if existing != nil { try remove(written.id, rowKey: rowKey, stored: stored) }
+            return
+        }
+        let newEntry = ViewEntry(group: place.group, orderBytes: place.order)
+        if let existing, existing == newEntry {
+            note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
+            return
+        }
+        if let stored, let existing {
+            try removeEntry(existing, groupID: stored.groupID)
+        }
+        let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
+        let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKeyLength: place.sortKeyLength, order: place.order)
+        try transaction.guarded { try storage.put(rowEntry.encoded, forKey: rowKey, in: tables.rows) }
+        note(written.id, original: existing, current: newEntry, object: written.objectChanged, metadata: written.metadataChanged)
+    }
+
+    private func remove(_ id: RowID, rowKey: [UInt8], stored: ViewTables.RowEntry?? = nil) throws {
+        let stored = try stored ?? tables.readRow(rowKey, storage, viewName: view.name)
+        guard let stored, let existing = entry(stored, try currentIndex()) else { return }
+        try removeEntry(existing, groupID: stored.groupID)
+        try transaction.guarded { _ = try storage.delete(rowKey, in: tables.rows) }
+        note(id, original: existing, current: nil, object: false, metadata: false)
+    }
+
+    private func removeEntry(_ entry: ViewEntry, groupID: UInt32) throws {
+        dirty = true
+        try withIndex { index in
+            guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
+                throw corrupt(view.name, "group '\(entry.group)' has no page for a row it holds")
+            }
+            let ref = index.page(at: location, in: group)
+            var page = try tables.readPage(ref.id, storage, viewName: view.name)
+            guard let position = page.index(of: entry.orderBytes) else {
+                throw corrupt(view.name, "page \(ref.id) lacks an entry the rows table points to")
+            }
+            page.remove(at: position)
+            if page.count == 0 {
+                try transaction.guarded { try tables.deletePage(ref.id, storage) }
+                index.updatePage(at: location, in: entry.group, count: 0, first: nil)
+            } else {
+                try transaction.guarded { try tables.writePage(page, id: ref.id, storage) }
+                index.updatePage(at: location, in: entry.group, count: page.count, first: position == 0 ? page.orderBytes(at: 0) : nil)
+            }
+        }
+    }
+
+    @discardableResult
+    private func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
+        dirty = true
+        return try withIndex { index in
+            let known = index.groupIDs[entry.group] != nil
+            let groupID = index.groupID(for: entry.group)
+            if !known {
+                try transaction.guarded {
+                    try storage.put(Array(entry.group.utf8), forKey: withUnsafeBytes(of: groupID.bigEndian) { Array($0) }, in: tables.groups)
+                }
+            }
+            guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
+                var page = ViewPage(groupID: groupID)
+                page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
+                let id = index.newPageID()
+                try transaction.guarded { try tables.writePage(page, id: id, storage) }
+                index.insertPage(ViewIndex.PageRef(id: id, count: 1, first: entry.orderBytes), after: nil, in: entry.group, groupID: groupID)
+                return groupID
+            }
+            let ref = index.page(at: location, in: group)
+            var page = try tables.readPage(ref.id, storage, viewName: view.name)
+            let position = page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
+            if page.isOverfull {
+                let upper = page.splitUpperHalf()
+                let upperID = index.newPageID()
+                try transaction.guarded {
+                    try tables.writePage(page, id: ref.id, storage)
+                    try tables.writePage(upper, id: upperID, storage)
+                }
+                index.updatePage(at: location, in: entry.group, count: page.count, first: page.orderBytes(at: 0))
+                index.insertPage(ViewIndex.PageRef(id: upperID, count: upper.count, first: upper.orderBytes(at: 0)),
+                                 after: location, in: entry.group, groupID: groupID)
+            } else {
+                try transaction.guarded { try tables.writePage(page, id: ref.id, storage) }
+                index.updatePage(at: location, in: entry.group, count: page.count, first: position == 0 ? page.orderBytes(at: 0) : nil)
+            }
+            return groupID
+        }
+    }
+}
+
+extension ReadWriteTransaction {
+    /// The writer of the view named `name` in this transaction, if the view is registered.
+    func viewWriter(named name: String) -> ViewWriter? {
+        for (writerName, writer) in writers where writerName == name {
+            return writer as? ViewWriter
+        }
+        return nil
+    }
+}
