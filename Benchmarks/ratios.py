@@ -2,6 +2,11 @@
 """Turns one package-benchmark run (its JMH export) into Canopy-versus-raw-LMDB ratios.
 
 Usage: python3 ratios.py RESULTS.jmh.json
+       python3 ratios.py --c-baseline C_OUTPUT.txt RESULTS.jmh.json
+
+With --c-baseline, compares the raw Swift baselines instead with the output of the C program
+shared/reference/lmdb-c-baseline/lmdb_bench.c (see c-baseline.sh): the Swift baseline is honest when it runs within
+about 1.2x of C.
 
 Every workload ran in the same run as a pair of benchmarks, "<workload> canopy" and "<workload> raw" (the raw one
 calls LMDB's C API directly, doing the same LMDB work). The ratio is the median (p50) wall-clock time of one
@@ -15,6 +20,7 @@ Exits with status 1 when a benchmark of a pair is missing from the results.
 """
 
 import json
+import re
 import sys
 
 # (workload, operations per iteration, target, whether the encode time joins the denominator).
@@ -54,11 +60,47 @@ def p50(element, metric):
     return float(secondary[metric]["scorePercentiles"]["50.0"])
 
 
+# The C program's phase, the raw Swift benchmark doing the same work, and its operations per iteration.
+C_PHASES = [
+    ("get_rand", "point-read-cache-miss raw", 10_000),
+    ("ins_rand", "bulk-insert raw", 100_000),
+    ("scan", "full-scan raw", 100_000),
+    ("txn_nosync", "small-write-txn-none raw", 1_000),
+    ("txn_nometasync", "small-write-txn-metadata-only raw", 1_000),
+    ("txn_sync", "small-write-txn-full raw", 1_000),
+]
+
+
+def compare_with_c(c_output_path, results):
+    """Prints the C program's microseconds per operation next to the raw Swift baseline's."""
+    c_us = {}
+    with open(c_output_path, encoding="utf-8") as file:
+        for line in file:
+            match = re.match(r"^(\w+) \(.*?\)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s", line)
+            if match:
+                c_us[match.group(1)] = float(match.group(4))
+    print()
+    print(f"{'C phase':16} {'C us/op':>10}  {'Swift raw benchmark':36} {'Swift us/op':>11} {'Swift/C':>8}")
+    status = 0
+    for phase, benchmark, operations in C_PHASES:
+        element = results.get(benchmark)
+        if phase not in c_us or element is None:
+            print(f"{phase:16} missing from the C output or the Swift results", file=sys.stderr)
+            status = 1
+            continue
+        swift_us = p50(element, WALL_CLOCK) / operations
+        print(f"{phase:16} {c_us[phase]:10.3f}  {benchmark:36} {swift_us:11.3f} {swift_us / c_us[phase]:8.2f}")
+    return status
+
+
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+    arguments = sys.argv[1:]
+    if len(arguments) == 3 and arguments[0] == "--c-baseline":
+        return compare_with_c(arguments[1], load(arguments[2]))
+    if len(arguments) != 1:
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
-    results = load(sys.argv[1])
+    results = load(arguments[0])
     missing = [
         f"{workload} {side}"
         for workload, _, _, with_encode in WORKLOADS
@@ -66,7 +108,7 @@ def main():
         if f"{workload} {side}" not in results or p50(results[f"{workload} {side}"], WALL_CLOCK) is None
     ]
     if missing:
-        print("error: no results for " + ", ".join(missing) + " in " + sys.argv[1], file=sys.stderr)
+        print("error: no results for " + ", ".join(missing) + " in " + arguments[0], file=sys.stderr)
         return 1
 
     lines = []

@@ -6,7 +6,8 @@ import LMDB
 /// - `rows`: row key (collection id + key) → group id (4 bytes) + varint(sort key length) + order bytes: where each row
 ///   of the view is, to find and move it without scanning.
 /// - `groups`: group id (4 bytes) → group name.
-/// - `info`: `version` (random 8 bytes, new for every commit that changes the view), `nextPageID`, `nextGroupID`.
+/// - `info`: `state` → version (random 8 bytes, new for every commit that changes the view), next page id (8 bytes),
+///   next group id (4 bytes): one value, so a commit writes it with one put.
 struct ViewTables: Sendable {
     let pages: LMDB.Database
     let rows: LMDB.Database
@@ -21,21 +22,26 @@ struct ViewTables: Sendable {
             info: try txn.extensionTable(named: "info", for: view))
     }
 
-    static let versionKey = Array("version".utf8)
-    static let nextPageKey = Array("nextPageID".utf8)
-    static let nextGroupKey = Array("nextGroupID".utf8)
+    static let stateKey = Array("state".utf8)
 
-    func readVersion(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
-        try txn.withValue(forKey: Self.versionKey, in: info) { bytes in
-            guard let bytes, bytes.count == 8 else { return 0 }
-            return bytes.loadBigEndianUInt64(at: 0)
+    /// (version, next page id, next group id), or zeros for an empty view.
+    func readState(_ txn: LMDB.ReadTransaction) throws -> (version: UInt64, nextPageID: UInt64, nextGroupID: UInt32) {
+        try txn.withValue(forKey: Self.stateKey, in: info) { bytes in
+            guard let bytes, bytes.count == 20 else { return (0, 1, 1) }
+            return (bytes.loadBigEndianUInt64(at: 0), bytes.loadBigEndianUInt64(at: 8), bytes.loadBigEndianUInt32(at: 16))
         }
     }
 
+    func readVersion(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
+        try readState(txn).version
+    }
+
     func writeInfo(_ index: ViewIndex, in txn: LMDB.WriteTransaction) throws {
-        try txn.put(SnapshotKey.bytes(index.version), forKey: Self.versionKey, in: info)
-        try txn.put(SnapshotKey.bytes(index.nextPageID), forKey: Self.nextPageKey, in: info)
-        try txn.put(SnapshotKey.bytes(UInt64(index.nextGroupID)), forKey: Self.nextGroupKey, in: info)
+        var out = ByteWriter(capacity: 20)
+        out.append(bigEndian: index.version)
+        out.append(bigEndian: index.nextPageID)
+        out.append(bigEndian: index.nextGroupID)
+        try txn.put(out.bytes, forKey: Self.stateKey, in: info)
     }
 
     func emptyAll(in txn: LMDB.WriteTransaction) throws {
@@ -49,11 +55,7 @@ struct ViewTables: Sendable {
     /// Rebuilds the in-memory index from the tables, as they are in `txn`.
     func loadIndex(_ txn: LMDB.ReadTransaction, viewName: String) throws -> ViewIndex {
         var index = ViewIndex()
-        index.version = try readVersion(txn)
-        index.nextPageID = try txn.withValue(forKey: Self.nextPageKey, in: info) { $0.flatMap { $0.count == 8 ? $0.loadBigEndianUInt64(at: 0) : nil } } ?? 1
-        index.nextGroupID = UInt32(truncatingIfNeeded: try txn.withValue(forKey: Self.nextGroupKey, in: info) {
-            $0.flatMap { $0.count == 8 ? $0.loadBigEndianUInt64(at: 0) : nil }
-        } ?? 1)
+        (index.version, index.nextPageID, index.nextGroupID) = try readState(txn)
         try txn.forEach(in: groups) { key, value in
             guard key.count == 4 else { throw corrupt(viewName, "a group id is malformed") }
             let id = key.loadBigEndianUInt32(at: 0)

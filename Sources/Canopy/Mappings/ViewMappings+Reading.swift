@@ -1,0 +1,55 @@
+extension ViewMappings {
+    /// Checks that `reader` reads the view and snapshot these mappings describe.
+    func checkReader(_ reader: ViewReader) throws {
+        guard reader.name == view else {
+            throw CanopyError(.invalidArgument, "these mappings are for view '\(view)', not '\(reader.name)'", extensionName: reader.name)
+        }
+        guard let snapshot, snapshot == reader.snapshot else {
+            throw CanopyError(
+                .snapshotMismatch,
+                "the mappings describe snapshot \(snapshot.map(String.init) ?? "none") but the reader reads snapshot \(reader.snapshot); update the mappings with this reader first",
+                extensionName: view)
+        }
+    }
+
+    /// The row shown at `indexPath`, read with `reader`; `nil` when there is no such row.
+    ///
+    /// - Throws: ``CanopyError/Code/snapshotMismatch`` when `reader` reads another snapshot than the mappings describe
+    ///   (index paths would point at the wrong rows); ``CanopyError/Code/invalidArgument`` for a reader of another view.
+    public func rowID(at indexPath: ViewIndexPath, reader: ViewReader) throws -> RowID? {
+        try checkReader(reader)
+        guard let (group, index) = position(at: indexPath) else { return nil }
+        return try reader.rowID(at: index, inGroup: group)
+    }
+
+    /// The rows shown in `section`, top to bottom, read with `reader`; empty when there is no such section.
+    ///
+    /// - Throws: as ``rowID(at:reader:)``.
+    public func rowIDs(inSection section: Int, reader: ViewReader) throws -> [RowID] {
+        try checkReader(reader)
+        guard let group = group(forSection: section), let window = visibleRange(inGroup: group) else { return [] }
+        let ids = try reader.rowIDs(inGroup: group, range: window)
+        return options(forGroup: group).isReversed ? ids.reversed() : ids
+    }
+
+    /// The object shown at `indexPath`, decoded through `collection`; `nil` when there is no such row or it belongs to
+    /// another collection.
+    ///
+    /// - Throws: as ``rowID(at:reader:)``, and what decoding throws.
+    public func object<Object, Metadata>(
+        at indexPath: ViewIndexPath, reader: ViewReader, in collection: TypedCollection<Object, Metadata>
+    ) throws -> Object? {
+        try checkReader(reader)
+        guard let (group, index) = position(at: indexPath) else { return nil }
+        return try reader.object(at: index, inGroup: group, in: collection)
+    }
+
+    /// The index path showing `id`, or `nil` when the row is not in the view or not shown.
+    ///
+    /// - Throws: as ``rowID(at:reader:)``.
+    public func indexPath(of id: RowID, reader: ViewReader) throws -> ViewIndexPath? {
+        try checkReader(reader)
+        guard let (group, index) = try reader.position(of: id) else { return nil }
+        return indexPath(forIndex: index, inGroup: group)
+    }
+}

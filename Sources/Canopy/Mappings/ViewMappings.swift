@@ -1,0 +1,177 @@
+/// Turns a view into the sections and rows of one list UI.
+///
+/// A view has groups; a UI has sections. Mappings say which groups become sections and in what order — a fixed list
+/// of group names, or every group of the view that passes a filter, sorted by a comparator — and, per group, how the
+/// section shows it (see ``GroupOptions``): hidden while empty (a *dynamic* section, the default) or always shown (a
+/// *static* section); the whole group or only its first or last N rows; in the view's order or reversed.
+///
+/// Mappings are a value captured at one snapshot of the view: ``update(with:)`` reads the group counts from a
+/// ``ViewReader`` and remembers its ``snapshot``. Every query answers for that snapshot, and every index-path query is
+/// total: out of range gives `nil` (or 0), never a trap.
+///
+/// ```swift
+/// var mappings = ViewMappings(groups: ["today", "tomorrow", "later"], view: "agenda")
+/// mappings.setSectionKind(.static, forGroup: "today")      // shown even when empty
+/// mappings.setRange(.first(20), forGroup: "later")          // only the next 20
+/// try connection.read { txn in try mappings.update(with: txn.view("agenda")) }
+/// let rows = mappings.numberOfItems(inSection: 0)
+/// ```
+///
+/// ``ViewChangeset/compute(notifications:from:reader:)`` turns the commits between two snapshots into section and row
+/// changes expressed with the mappings before and after; ``ViewObserver`` does that for you as commits happen.
+public struct ViewMappings: Sendable {
+    /// Where the mappings take their groups from.
+    enum GroupSource: Sendable {
+        /// These groups, in this order.
+        case fixed([String])
+        /// The view's groups that pass `filter`, ordered by `areInIncreasingOrder`.
+        case filtered(filter: @Sendable (String) -> Bool, areInIncreasingOrder: @Sendable (String, String) -> Bool)
+    }
+
+    /// The name of the view the mappings show.
+    public let view: String
+    let source: GroupSource
+    /// The options of every group that has none of its own (see ``setOptions(_:forGroup:)``).
+    ///
+    /// Changing them re-lays out the sections from the counts of the last ``update(with:)``.
+    public var defaultOptions: GroupOptions {
+        didSet { refreshLayout() }
+    }
+    var optionsByGroup: [String: GroupOptions] = [:]
+
+    /// The snapshot of the last ``update(with:)``, or `nil` before the first one.
+    public private(set) var snapshot: UInt64?
+    /// The groups the mappings take sections from, in section order, including empty ones (which show only as static
+    /// sections).
+    public private(set) var allGroups: [String] = []
+    /// The number of rows of each of ``allGroups`` in the view, at ``snapshot``.
+    var counts: [String: Int] = [:]
+    /// The groups shown as sections, in section order.
+    public private(set) var visibleGroups: [String] = []
+    var sectionsByGroup: [String: Int] = [:]
+
+    /// Mappings over a fixed list of groups, as sections in that order (a name listed twice counts once).
+    ///
+    /// - Parameters:
+    ///   - groups: the group names, in section order. Groups the view doesn't have (yet) are empty.
+    ///   - view: the name of the view (or filtered view).
+    public init(groups: [String], view: String) {
+        var seen = Set<String>()
+        let unique = groups.filter { seen.insert($0).inserted }
+        self.view = view
+        self.source = .fixed(unique)
+        self.defaultOptions = GroupOptions()
+        self.allGroups = unique
+    }
+
+    /// Mappings over every group of the view whose name passes `filter`, as sections ordered by
+    /// `areInIncreasingOrder`; re-evaluated by every ``update(with:)`` as groups appear and disappear.
+    ///
+    /// Only groups that hold rows exist in a view, so a section of filtered mappings disappears when its group
+    /// empties, static or not.
+    ///
+    /// - Parameters:
+    ///   - view: the name of the view (or filtered view).
+    ///   - filter: whether a group becomes a section.
+    ///   - areInIncreasingOrder: the order of the sections; by default the groups' UTF-8 bytes. It must be a strict
+    ///     weak ordering that depends only on the names.
+    public init(
+        view: String,
+        groupFilter filter: @escaping @Sendable (String) -> Bool,
+        sortedBy areInIncreasingOrder: @escaping @Sendable (String, String) -> Bool = { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    ) {
+        self.view = view
+        self.source = .filtered(filter: filter, areInIncreasingOrder: areInIncreasingOrder)
+        self.defaultOptions = GroupOptions()
+    }
+
+    /// Reads the groups and their counts from `reader` and remembers its snapshot.
+    ///
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when `reader` reads another view than ``view``; what the reader
+    ///   throws.
+    public mutating func update(with reader: ViewReader) throws {
+        guard reader.name == view else {
+            throw CanopyError(.invalidArgument, "these mappings are for view '\(view)', not '\(reader.name)'", extensionName: reader.name)
+        }
+        let groups: [String]
+        switch source {
+        case .fixed(let fixed):
+            groups = fixed
+        case .filtered(let filter, let areInIncreasingOrder):
+            groups = try reader.groups().filter(filter).sorted(by: areInIncreasingOrder)
+        }
+        var counts: [String: Int] = [:]
+        counts.reserveCapacity(groups.count)
+        for group in groups { counts[group] = try reader.count(inGroup: group) }
+        self.allGroups = groups
+        self.counts = counts
+        self.snapshot = reader.snapshot
+        refreshLayout()
+    }
+
+    /// Recomputes the visible sections from the counts and options.
+    mutating func refreshLayout() {
+        visibleGroups = allGroups.filter { group in
+            options(forGroup: group).sectionKind == .static || (counts[group] ?? 0) > 0
+        }
+        sectionsByGroup = Dictionary(uniqueKeysWithValues: visibleGroups.enumerated().map { ($1, $0) })
+    }
+
+    /// Whether the mappings take sections from `group` (it is in the fixed list, or passes the filter), whether or not
+    /// it is visible now.
+    public func includes(group: String) -> Bool {
+        switch source {
+        case .fixed: counts[group] != nil || allGroups.contains(group)
+        case .filtered(let filter, _): filter(group)
+        }
+    }
+
+    // MARK: Sections and counts
+
+    /// The number of sections (visible groups).
+    public var numberOfSections: Int { visibleGroups.count }
+
+    /// The number of rows shown in `section`, or 0 when there is no such section.
+    public func numberOfItems(inSection section: Int) -> Int {
+        guard let group = group(forSection: section) else { return 0 }
+        return numberOfItems(inGroup: group)
+    }
+
+    /// The number of rows of `group` shown (after its range), or 0 when the group is not a visible section.
+    public func numberOfItems(inGroup group: String) -> Int {
+        visibleRange(inGroup: group)?.count ?? 0
+    }
+
+    /// The number of rows shown in all sections.
+    public var numberOfItems: Int {
+        visibleGroups.reduce(0) { $0 + numberOfItems(inGroup: $1) }
+    }
+
+    /// The number of rows `group` holds in the view at ``snapshot`` (whether shown or not), or 0 for a group the
+    /// mappings don't take sections from.
+    public func count(inGroup group: String) -> Int {
+        counts[group] ?? 0
+    }
+
+    /// The group shown as `section`, or `nil` when there is no such section.
+    public func group(forSection section: Int) -> String? {
+        visibleGroups.indices.contains(section) ? visibleGroups[section] : nil
+    }
+
+    /// The section showing `group`, or `nil` when the group is not a visible section.
+    public func section(forGroup group: String) -> Int? {
+        sectionsByGroup[group]
+    }
+}
+
+extension ViewMappings: CustomStringConvertible {
+    /// The view, the snapshot and the visible sections with their counts, such as `agenda@12 [today: 3, later: 20/41]`.
+    public var description: String {
+        let sections = visibleGroups.map { group in
+            let shown = numberOfItems(inGroup: group)
+            let total = count(inGroup: group)
+            return shown == total ? "\(group): \(shown)" : "\(group): \(shown)/\(total)"
+        }
+        return "\(view)@\(snapshot.map(String.init) ?? "-") [\(sections.joined(separator: ", "))]"
+    }
+}

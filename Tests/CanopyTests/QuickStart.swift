@@ -1,0 +1,50 @@
+import Canopy
+import Foundation
+
+struct Reminder: Codable, Sendable {
+    var title: String
+    var list: String
+    var priority: Int
+}
+
+func quickStart(folder: String) throws {
+    // One database per folder; connections run transactions and cache decoded objects.
+    let database = try Database(path: folder)
+    let connection = database.newConnection()
+    let reminders = TypedCollection<Reminder, NoMetadata>("reminders")
+
+    // A view: reminders grouped by list, most important first.
+    try database.register(View(
+        name: "by-list",
+        grouping: .byObject(Reminder.self) { _, _, reminder in reminder.list },
+        sorting: .byObject(Reminder.self) { _, _, _, reminder in
+            SortKey(.descending(reminder.priority), .ascending(reminder.title))
+        }))
+
+    // Writes commit when the closure returns, roll back when it throws.
+    try connection.readWrite { txn in
+        try txn.set(Reminder(title: "Buy milk", list: "home", priority: 1), forKey: "r1", in: reminders)
+        try txn.set(Reminder(title: "Call Ada", list: "work", priority: 2), forKey: "r2", in: reminders)
+        try txn.set(Reminder(title: "Water plants", list: "home", priority: 3), forKey: "r3", in: reminders)
+    }
+
+    // Reads see a consistent snapshot.
+    try connection.read { txn in
+        let view = try txn.view("by-list")
+        for list in try view.groups() {
+            let titles = try (0..<view.count(inGroup: list)).compactMap {
+                try view.object(at: $0, inGroup: list, in: reminders)?.title
+            }
+            print(list, titles)  // home ["Water plants", "Buy milk"], then work ["Call Ada"]
+        }
+    }
+
+    // Every commit is announced with what changed, including each view's row changes.
+    let token = database.addCommitObserver { notification in
+        print("snapshot \(notification.snapshot): changed \(notification.changedObjects)")
+    }
+    defer { database.removeObserver(token) }
+    try connection.readWrite { txn in
+        try txn.set(Reminder(title: "Buy oat milk", list: "home", priority: 4), forKey: "r1", in: reminders)
+    }
+}
