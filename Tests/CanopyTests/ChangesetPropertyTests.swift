@@ -1,0 +1,178 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import Testing
+
+/// The UI contract as a property: for random sequences of writes (several operations per commit, several commits per
+/// observed span), applying each span's changeset to the previous rendering — as UIKit applies a batch, with every rule
+/// it enforces checked by ``ChangesetApplier`` — gives exactly the new rendering read from the view, under mappings of
+/// every kind at once (fixed and filtered groups, static and dynamic sections, first/last ranges, reversed groups).
+///
+/// CI size: 8 seeds × 150 spans, each checked under 6 mappings (7,200 span checks). `CANOPY_PROPERTY_SCALE=N`
+/// multiplies the spans per seed.
+@Suite("Changeset property: applying the changes gives the new rendering")
+struct ChangesetPropertyTests {
+    static let lists = ["a", "b", "c", "d", "e"]
+    static let archive = TypedCollection<Task, NoteInfo>("archive")
+
+    /// Mappings of every kind, all over the view "by-list".
+    static func allMappings() -> [(name: String, mappings: ViewMappings)] {
+        var fixedDynamic = ViewMappings(groups: ["a", "b", "c", "d"], view: "by-list")
+        fixedDynamic.defaultOptions = .init()
+
+        var fixedStatic = ViewMappings(groups: ["c", "a", "e", "zzz"], view: "by-list")
+        fixedStatic.defaultOptions = .init(sectionKind: .static)
+        fixedStatic.setReversed(true, forGroup: "a")
+
+        var filteredRanges = ViewMappings(view: "by-list", groupFilter: { _ in true }, sortedBy: { $0 > $1 })
+        filteredRanges.defaultOptions = .init(range: .first(3))
+        filteredRanges.setReversed(true, forGroup: "b")
+
+        var mixed = ViewMappings(groups: ["a", "b", "c", "d"], view: "by-list")
+        mixed.setRange(.last(4), forGroup: "b")
+        mixed.setOptions(.init(sectionKind: .dynamic, range: .first(2), isReversed: true), forGroup: "c")
+        mixed.setSectionKind(.static, forGroup: "d")
+        mixed.setOptions(.init(sectionKind: .static, range: .last(3), isReversed: false), forGroup: "a")
+
+        var filteredLast = ViewMappings(view: "by-list", groupFilter: { $0 != "d" })
+        filteredLast.defaultOptions = .init(range: .last(5), isReversed: true)
+
+        var zeroRange = ViewMappings(groups: ["e", "b"], view: "by-list")
+        zeroRange.defaultOptions = .init(sectionKind: .static, range: .first(0))
+        zeroRange.setRange(.first(1), forGroup: "b")
+
+        return [("fixed dynamic", fixedDynamic), ("fixed static, a reversed", fixedStatic),
+                ("filtered desc, first 3, b reversed", filteredRanges), ("mixed ranges", mixed),
+                ("filtered without d, last 5 reversed", filteredLast), ("ranges of 0 and 1", zeroRange)]
+    }
+
+    /// A random write: what the span's commits are made of.
+    static func randomOperation(_ txn: ReadWriteTransaction, random: inout SeededRandom, keys: inout [String], nextKey: inout Int) throws -> String {
+        func randomTask() -> Task {
+            Task(title: ["x", "y", "z"][Int(random.next() % 3)], list: lists[Int(random.next() % UInt64(lists.count))],
+                 priority: Int(random.next() % 4), done: random.next() % 8 == 0)
+        }
+        func existingKey() -> String? { keys.isEmpty ? nil : keys[Int(random.next() % UInt64(keys.count))] }
+        switch random.next() % 100 {
+        case 0..<30:  // insert
+            let key = "k\(nextKey)"
+            nextKey += 1
+            keys.append(key)
+            let task = randomTask()
+            try txn.set(task, forKey: key, in: tasks)
+            return "insert \(key) \(task)"
+        case 30..<40:  // update that stays: a new object with the same place
+            guard let key = existingKey(), let task = try txn.object(forKey: key, in: tasks) else { return "nothing" }
+            try txn.replace(task, forKey: key, in: tasks)  // same grouping and sort key
+            return "replace-same \(key)"
+        case 40..<60:  // update that moves within or across groups (or out of / into the view via `done`)
+            guard let key = existingKey() else { return "nothing" }
+            let task = randomTask()
+            try txn.replace(task, forKey: key, in: tasks)
+            return "replace \(key) \(task)"
+        case 60..<66:  // metadata only
+            guard let key = existingKey() else { return "nothing" }
+            try txn.replaceMetadata(NoteInfo(color: "c\(random.next() % 5)"), forKey: key, in: tasks)
+            return "metadata \(key)"
+        case 66..<70:
+            guard let key = existingKey() else { return "nothing" }
+            _ = try txn.touchObject(forKey: key, inCollection: tasks.name)
+            return "touch \(key)"
+        case 70..<85:  // remove one
+            guard let key = existingKey() else { return "nothing" }
+            keys.removeAll { $0 == key }
+            try txn.remove(key: key, in: tasks)
+            return "remove \(key)"
+        case 85..<90:  // remove then insert the same key in one commit: a move, even at the same place
+            guard let key = existingKey(), let task = try txn.object(forKey: key, in: tasks) else { return "nothing" }
+            try txn.remove(key: key, in: tasks)
+            try txn.set(random.next() % 2 == 0 ? task : randomTask(), forKey: key, in: tasks)
+            return "remove-and-reinsert \(key)"
+        case 90..<95:  // the second collection
+            let key = "r\(nextKey)"
+            nextKey += 1
+            try txn.set(randomTask(), forKey: key, in: archive)
+            return "insert archive/\(key)"
+        case 95..<98:
+            let removed = try txn.removeAll(inCollection: archive.name)
+            return "remove all archive (\(removed))"
+        default:  // remove several
+            let victims = keys.filter { _ in random.next() % 4 == 0 }
+            keys.removeAll { victims.contains($0) }
+            let removed = try txn.remove(keys: victims, inCollection: tasks.name)
+            return "remove \(removed) keys"
+        }
+    }
+
+    /// Runs `spans` spans for `seed`, checking every mapping after each; returns the number of span checks and how often
+    /// each kind of change was reported (so the test can tell that the generator reaches every case).
+    static func run(seed: UInt64, spans: Int) throws -> (checks: Int, kinds: [String: Int]) {
+        var kinds: [String: Int] = [:]
+        var random = SeededRandom(seed: seed)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        try database.register(makeTaskView())
+        let writer = database.newConnection()
+        let observers = try allMappings().map { ($0.name, try ViewObserver(database: database, mappings: $0.mappings)) }
+        var keys: [String] = []
+        var nextKey = 0
+        var checks = 0
+        var history: [String] = []
+
+        for span in 0..<spans {
+            let before = try observers.map { _, observer in
+                let mappings = observer.mappings
+                return try observer.read { txn in try Rendering(mappings: mappings, reader: txn.view("by-list")) }
+            }
+            let commits = 1 + Int(random.next() % 4)
+            history.removeAll()
+            for commit in 0..<commits {
+                let operations = 1 + Int(random.next() % 5)
+                try writer.readWrite { txn in
+                    for _ in 0..<operations {
+                        history.append("commit \(commit): " + (try randomOperation(txn, random: &random, keys: &keys, nextKey: &nextKey)))
+                    }
+                }
+            }
+            for ((name, observer), old) in zip(observers, before) {
+                let changeset = try observer.advance()
+                for change in changeset.rowChanges { kinds["row \(change.kind)", default: 0] += 1 }
+                for change in changeset.sectionChanges { kinds["section \(change.kind)", default: 0] += 1 }
+                try observer.read { txn in
+                    let reader = try txn.view("by-list")
+                    let expected = try Rendering(mappings: changeset.mappings, reader: reader)
+                    let context = "seed \(seed), span \(span), mappings '\(name)'\nwrites:\n\(history.joined(separator: "\n"))\nbefore:\n\(old)\nafter:\n\(expected)\nchanges: \(changeset.sectionChanges) \(changeset.rowChanges)"
+                    #expect(!changeset.isReload, "unexpected reload; \(context)")
+                    do {
+                        let applied = try ChangesetApplier.apply(changeset, to: old) { section in
+                            try changeset.mappings.rowIDs(inSection: section, reader: reader)
+                        }
+                        #expect(applied == expected, "applying the changes gave\n\(applied)\n\(context)")
+                    } catch let violation as ChangesetViolation {
+                        Issue.record("\(violation); \(context)")
+                    }
+                    if span % 25 == 0 || span == spans - 1 {
+                        #expect(try reader.checkInvariants() == [], "seed \(seed), span \(span)")
+                    }
+                }
+                checks += 1
+            }
+        }
+        return (checks, kinds)
+    }
+
+    @Test("Random spans of commits under six kinds of mappings", arguments: [1 as UInt64, 2, 3, 4, 5, 6, 7, 8])
+    func randomSpans(seed: UInt64) throws {
+        let spans = 150 * testScale("CANOPY_PROPERTY_SCALE")
+        let started = Date()
+        let (checks, kinds) = try Self.run(seed: seed, spans: spans)
+        #expect(checks == spans * Self.allMappings().count)
+        for kind in ["row insert", "row delete", "row move", "row update", "section insert", "section delete"] {
+            #expect(kinds[kind, default: 0] > 0, "seed \(seed) never produced a \(kind): \(kinds)")
+        }
+        if testScale("CANOPY_PROPERTY_SCALE") > 1 {
+            print("changeset property, seed \(seed): \(checks) span checks (\(kinds)) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        }
+    }
+}
