@@ -24,7 +24,7 @@ let package = Package(
         // A small program that `make demo` runs on a fresh database in a temporary folder.
         .executableTarget(name: "Demo", dependencies: ["Canopy"], path: "Examples/Demo"),
         // The child process of the crash test: commits numbered transactions until it is killed.
-        .executableTarget(name: "CrashWriter", dependencies: ["Canopy"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyTestSupport", "CrashWriter"]),
     ],

@@ -39,12 +39,14 @@ func quickStart(folder: String) throws {
         }
     }
 
-    // Every commit is announced with what changed, including each view's row changes.
-    let token = database.addCommitObserver { notification in
-        print("snapshot \(notification.snapshot): changed \(notification.changedObjects)")
-    }
-    defer { database.removeObserver(token) }
+    // An observer shows the view as sections and turns each commit into a changeset a list UI applies.
+    let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["home", "work"], view: "by-list"))
     try connection.readWrite { txn in
-        try txn.set(Reminder(title: "Buy oat milk", list: "home", priority: 4), forKey: "r1", in: reminders)
+        try txn.set(Reminder(title: "Buy oat milk", list: "work", priority: 4), forKey: "r1", in: reminders)
     }
+    let changes = try observer.advance()
+    for change in changes.rowChanges {
+        print(change)  // move reminders/r1 [0, 1] -> [1, 0]
+    }
+    print(changes.mappings)  // by-list@3 [home: 1, work: 2]
 }

@@ -1,0 +1,331 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import Testing
+
+/// A database with the task view "by-list" and an observer over groups a and b (dynamic sections).
+private struct Fixture {
+    let directory: TemporaryDirectory
+    let database: Database
+    let writer: Connection
+    let observer: ViewObserver
+
+    init(groups: [String] = ["a", "b"], options: DatabaseOptions = .init(durability: .none), seed: (ReadWriteTransaction) throws -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory()
+        database = try Database(path: directory.appending("db"), options: options)
+        try database.register(makeTaskView())
+        writer = database.newConnection()
+        try writer.readWrite(seed)
+        observer = try ViewObserver(database: database, mappings: ViewMappings(groups: groups, view: "by-list"))
+    }
+
+    /// Runs each closure as its own commit, then advances the observer over all of them.
+    func span(_ commits: ((ReadWriteTransaction) throws -> Void)...) throws -> ViewChangeset {
+        for commit in commits { try writer.readWrite(commit) }
+        return try observer.advance()
+    }
+
+    func remove() { directory.remove() }
+}
+
+private func path(_ section: Int, _ row: Int) -> ViewIndexPath { ViewIndexPath(section: section, row: row) }
+private func id(_ key: String) -> RowID { RowID(collection: "tasks", key: key) }
+
+/// Three tasks in list a (priorities 3, 2, 1: k1, k2, k3) and one in b.
+private func seedRows(_ txn: ReadWriteTransaction) throws {
+    try txn.set(Task(title: "one", list: "a", priority: 3), forKey: "k1", in: tasks)
+    try txn.set(Task(title: "two", list: "a", priority: 2), forKey: "k2", in: tasks)
+    try txn.set(Task(title: "three", list: "a", priority: 1), forKey: "k3", in: tasks)
+    try txn.set(Task(title: "four", list: "b", priority: 1), forKey: "k4", in: tasks)
+}
+
+@Suite("Changesets: consolidation rules and errors")
+struct ChangesetTests {
+    @Test("A single insert, delete, move and update become index-path changes")
+    func singleChanges() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        var changes = try fixture.span { txn in try txn.set(Task(title: "new", list: "a", priority: 5), forKey: "k5", in: tasks) }
+        #expect(changes.rowChanges == [.init(kind: .insert, id: id("k5"), originalIndexPath: nil, finalIndexPath: path(0, 0), objectChanged: true)])
+        #expect(changes.sectionChanges.isEmpty)
+
+        changes = try fixture.span { txn in try txn.remove(key: "k2", in: tasks) }
+        #expect(changes.rowChanges == [.init(kind: .delete, id: id("k2"), originalIndexPath: path(0, 2), finalIndexPath: nil)])
+
+        changes = try fixture.span { txn in try txn.replace(Task(title: "one", list: "b", priority: 0), forKey: "k1", in: tasks) }
+        #expect(changes.rowChanges == [.init(kind: .move, id: id("k1"), originalIndexPath: path(0, 1), finalIndexPath: path(1, 1), objectChanged: true)])
+
+        changes = try fixture.span { txn in try txn.replaceMetadata(NoteInfo(color: "red"), forKey: "k3", in: tasks) }
+        #expect(changes.rowChanges == [.init(kind: .update, id: id("k3"), originalIndexPath: path(0, 1), finalIndexPath: path(0, 1), metadataChanged: true)])
+        #expect(changes.fromSnapshot + 1 == changes.toSnapshot)
+    }
+
+    @Test("delete then insert is a move, even at the same index, within a commit and across commits")
+    func deleteThenInsertIsMove() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let same = Task(title: "two", list: "a", priority: 2)
+        var changes = try fixture.span { txn in
+            try txn.remove(key: "k2", in: tasks)
+            try txn.set(same, forKey: "k2", in: tasks)
+        }
+        #expect(changes.rowChanges.map(\.kind) == [.move])
+        #expect(changes.rowChanges.first?.originalIndexPath == path(0, 1))
+        #expect(changes.rowChanges.first?.finalIndexPath == path(0, 1))
+
+        changes = try fixture.span(
+            { txn in try txn.remove(key: "k2", in: tasks) },
+            { txn in try txn.set(same, forKey: "k2", in: tasks) })
+        #expect(changes.rowChanges.map(\.kind) == [.move])
+        #expect(changes.rowChanges.first?.originalIndexPath == path(0, 1))
+        #expect(changes.rowChanges.first?.finalIndexPath == path(0, 1))
+    }
+
+    @Test("insert then delete is nothing; insert then update is an insert")
+    func insertThenDeleteOrUpdate() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        var changes = try fixture.span(
+            { txn in try txn.set(Task(title: "gone", list: "a", priority: 9), forKey: "k9", in: tasks) },
+            { txn in try txn.remove(key: "k9", in: tasks) })
+        #expect(changes.isEmpty)
+
+        changes = try fixture.span { txn in
+            try txn.set(Task(title: "brief", list: "b", priority: 9), forKey: "k8", in: tasks)
+            try txn.remove(key: "k8", in: tasks)
+        }
+        #expect(changes.isEmpty)
+
+        changes = try fixture.span(
+            { txn in try txn.set(Task(title: "new", list: "a", priority: 0), forKey: "k7", in: tasks) },
+            { txn in try txn.replaceMetadata(NoteInfo(color: "blue"), forKey: "k7", in: tasks) },
+            { txn in try txn.replace(Task(title: "new", list: "b", priority: 7), forKey: "k7", in: tasks) })
+        #expect(changes.rowChanges == [.init(kind: .insert, id: id("k7"), originalIndexPath: nil, finalIndexPath: path(1, 0),
+                                             objectChanged: true, metadataChanged: true)])
+    }
+
+    @Test("update then delete is a delete; only updates are one update with the flags or-ed")
+    func updatesAndDeletes() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        var changes = try fixture.span(
+            { txn in try txn.replaceMetadata(NoteInfo(color: "red"), forKey: "k1", in: tasks) },
+            { txn in try txn.remove(key: "k1", in: tasks) })
+        #expect(changes.rowChanges == [.init(kind: .delete, id: id("k1"), originalIndexPath: path(0, 0), finalIndexPath: nil, metadataChanged: true)])
+
+        changes = try fixture.span(
+            { txn in try txn.replace(Task(title: "two", list: "a", priority: 2), forKey: "k2", in: tasks) },
+            { txn in try txn.replaceMetadata(NoteInfo(color: "green"), forKey: "k2", in: tasks) },
+            { txn in _ = try txn.touchObject(forKey: "k2", inCollection: "tasks") })
+        #expect(changes.rowChanges == [.init(kind: .update, id: id("k2"), originalIndexPath: path(0, 0), finalIndexPath: path(0, 0),
+                                             objectChanged: true, metadataChanged: true)])
+    }
+
+    @Test("updates mixed with a delete and an insert are a move")
+    func updatesWithDeleteAndInsertAreMove() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let changes = try fixture.span(
+            { txn in try txn.replaceMetadata(NoteInfo(color: "red"), forKey: "k3", in: tasks) },
+            { txn in try txn.remove(key: "k3", in: tasks) },
+            { txn in try txn.set(Task(title: "three", list: "a", priority: 1), forKey: "k3", in: tasks) },
+            { txn in try txn.replaceMetadata(NoteInfo(color: "blue"), forKey: "k3", in: tasks) })
+        #expect(changes.rowChanges == [.init(kind: .move, id: id("k3"), originalIndexPath: path(0, 2), finalIndexPath: path(0, 2),
+                                             objectChanged: true, metadataChanged: true)])
+    }
+
+    @Test("Sections: a group that fills is inserted, one that empties is deleted, both in one span is nothing")
+    func sectionChanges() throws {
+        let fixture = try Fixture(groups: ["a", "b", "c"], seed: seedRows)
+        defer { fixture.remove() }
+        var changes = try fixture.span { txn in try txn.set(Task(title: "c1", list: "c", priority: 1), forKey: "c1", in: tasks) }
+        #expect(changes.sectionChanges == [.init(kind: .insert, group: "c", index: 2)])
+        #expect(changes.rowChanges.isEmpty, "rows of an inserted section are covered by the section insert")
+
+        changes = try fixture.span { txn in try txn.remove(key: "k4", in: tasks) }
+        #expect(changes.sectionChanges == [.init(kind: .delete, group: "b", index: 1)])
+        #expect(changes.rowChanges.isEmpty, "rows of a deleted section are covered by the section delete")
+
+        changes = try fixture.span(
+            { txn in try txn.set(Task(title: "b1", list: "b", priority: 1), forKey: "b1", in: tasks) },
+            { txn in try txn.remove(key: "b1", in: tasks) })
+        #expect(changes.isEmpty, "a group inserted and deleted in one span is nothing")
+
+        // A row moving from a deleted section into a surviving one is an insert there.
+        changes = try fixture.span { txn in try txn.replace(Task(title: "c1", list: "a", priority: 0), forKey: "c1", in: tasks) }
+        #expect(changes.sectionChanges == [.init(kind: .delete, group: "c", index: 1)])
+        #expect(changes.rowChanges == [.init(kind: .insert, id: RowID(collection: "tasks", key: "c1"), originalIndexPath: nil,
+                                             finalIndexPath: path(0, 3), objectChanged: true)])
+    }
+
+    @Test("Static sections stay; rows sliding into a range window are inserts")
+    func staticSectionsAndRanges() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        try database.register(makeTaskView())
+        let writer = database.newConnection()
+        try writer.readWrite(seedRows)
+        var mappings = ViewMappings(groups: ["a", "z"], view: "by-list")
+        mappings.setSectionKind(.static, forGroup: "z")
+        mappings.setRange(.first(2), forGroup: "a")
+        let observer = try ViewObserver(database: database, mappings: mappings)
+        #expect(observer.mappings.numberOfSections == 2)
+        #expect(observer.mappings.numberOfItems(inSection: 0) == 2)
+        try writer.readWrite { txn in try txn.remove(key: "k1", in: tasks) }
+        let changes = try observer.advance()
+        #expect(changes.sectionChanges.isEmpty)
+        #expect(changes.rowChanges == [
+            .init(kind: .delete, id: id("k1"), originalIndexPath: path(0, 0), finalIndexPath: nil),
+            .init(kind: .insert, id: id("k3"), originalIndexPath: nil, finalIndexPath: path(0, 1)),
+        ])
+    }
+
+    @Test("Notifications that don't line up with the mappings' snapshot are rejected")
+    func snapshotMismatch() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let recorder = NotificationRecorder()
+        let token = fixture.database.addCommitObserver { recorder.record($0) }
+        defer { fixture.database.removeObserver(token) }
+        var mappings = ViewMappings(groups: ["a", "b"], view: "by-list")
+        try fixture.writer.read { txn in try mappings.update(with: txn.view("by-list")) }
+        for number in 0..<3 {
+            try fixture.writer.readWrite { txn in try txn.set(Task(title: "t\(number)", list: "a", priority: 0), forKey: "n\(number)", in: tasks) }
+        }
+        let notifications = recorder.wait(for: 3)
+        try fixture.writer.read { txn in
+            let reader = try txn.view("by-list")
+            let missing = #expect(throws: CanopyError.self) {
+                try ViewChangeset.compute(notifications: Array(notifications.dropFirst()), from: mappings, reader: reader)
+            }
+            #expect(missing?.code == .snapshotMismatch)
+            let reordered = #expect(throws: CanopyError.self) {
+                try ViewChangeset.compute(notifications: notifications.reversed(), from: mappings, reader: reader)
+            }
+            #expect(reordered?.code == .snapshotMismatch)
+            let never = #expect(throws: CanopyError.self) {
+                try ViewChangeset.compute(notifications: notifications, from: ViewMappings(groups: ["a"], view: "by-list"), reader: reader)
+            }
+            #expect(never?.code == .snapshotMismatch)
+            let other = #expect(throws: CanopyError.self) {
+                try ViewChangeset.compute(notifications: notifications, from: ViewMappings(groups: ["a"], view: "other"), reader: reader)
+            }
+            #expect(other?.code == .invalidArgument)
+            let changes = try ViewChangeset.compute(notifications: notifications, from: mappings, reader: reader)
+            #expect(changes.rowChanges.map(\.kind) == [.insert, .insert, .insert])
+        }
+    }
+
+    @Test("A view rebuilt in the span, or a span the commit log no longer holds, is a reload")
+    func reloads() throws {
+        let fixture = try Fixture(options: .init(durability: .none, commitLogLimit: 4), seed: seedRows)
+        defer { fixture.remove() }
+        for number in 0..<10 {
+            try fixture.writer.readWrite { txn in try txn.set(Task(title: "t\(number)", list: "a", priority: 0), forKey: "n\(number)", in: tasks) }
+        }
+        // In-process commits are still in memory: the span is complete and reported row by row.
+        var changes = try fixture.observer.advance()
+        #expect(!changes.isReload)
+        #expect(changes.rowChanges.count == 10)
+
+        // Past the commits kept in memory (256) and on disk (4 here), the span is lost: reload.
+        try fixture.writer.readWrite { txn in try txn.remove(keys: (0..<10).map { "n\($0)" }, inCollection: "tasks") }
+        for number in 0..<300 {
+            try fixture.writer.readWrite { txn in try txn.set(Task(title: "t", list: "b", priority: number), forKey: "m", in: tasks) }
+        }
+        changes = try fixture.observer.advance()
+        #expect(changes.isReload)
+        #expect(changes.rowChanges.isEmpty && changes.sectionChanges.isEmpty)
+        #expect(changes.mappings.numberOfItems(inSection: 0) == 3)
+        #expect(changes.mappings.numberOfItems(inSection: 1) == 2)
+
+        try fixture.database.unregisterExtension(named: "by-list")
+        try fixture.database.register(makeTaskView(versionTag: "2"))
+        changes = try fixture.observer.advance()
+        #expect(changes.isReload)
+        #expect(changes.mappings.numberOfItems(inSection: 0) == 3)
+    }
+}
+
+@Suite("View observer")
+struct ViewObserverTests {
+    @Test("The async sequence yields one changeset per advance and reads see the state it leads to")
+    func asyncSequence() async throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let observer = fixture.observer
+        let received = _Concurrency.Task {
+            var seen: [(ViewChangeset, [RowID])] = []
+            for try await changes in observer.changes() {
+                let rows = try observer.read { txn in try changes.mappings.rowIDs(inSection: 0, reader: txn.view("by-list")) }
+                seen.append((changes, rows))
+                if seen.count == 2 { break }
+            }
+            return seen
+        }
+        try await fixture.writer.readWrite { txn in try txn.set(Task(title: "top", list: "a", priority: 9), forKey: "k0", in: tasks) }
+        try await _Concurrency.Task.sleep(for: .milliseconds(50))
+        try await fixture.writer.readWrite { txn in try txn.remove(key: "k3", in: tasks) }
+        let seen = try await received.value
+        let inserted = seen.flatMap(\.0.rowChanges).filter { $0.kind == .insert }.map(\.id)
+        let deleted = seen.flatMap(\.0.rowChanges).filter { $0.kind == .delete }.map(\.id)
+        #expect(inserted == [id("k0")])
+        #expect(deleted == [id("k3")])
+        #expect(seen.last?.1 == [id("k0"), id("k1"), id("k2")])
+        #expect(observer.snapshot == (try fixture.database.currentSnapshot()))
+    }
+
+    @Test("The callback is called after each advance until cancelled")
+    func callback() async throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let stream = AsyncStream<ViewChangeset>.makeStream()
+        let observation = fixture.observer.observe { result in
+            if case .success(let changes) = result { stream.continuation.yield(changes) }
+        }
+        defer { observation.cancel() }
+        try await fixture.writer.readWrite { txn in try txn.replace(Task(title: "one", list: "b", priority: 9), forKey: "k1", in: tasks) }
+        var iterator = stream.stream.makeAsyncIterator()
+        let changes = await iterator.next()
+        #expect(changes?.rowChanges == [.init(kind: .move, id: id("k1"), originalIndexPath: path(0, 0), finalIndexPath: path(1, 0), objectChanged: true)])
+    }
+
+    @Test("Commits of another process come with the same changesets", .timeLimit(.minutes(1)))
+    func crossProcess() async throws {
+        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.register(crashWriterView())
+        let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
+        var rendering = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
+        #expect(rendering.sections.isEmpty)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: writerPath)
+        process.arguments = [path, "none", "--with-view", "--commits", "5"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "the writer process failed")
+
+        var changesets = 0
+        for try await changes in observer.changes(pollInterval: .milliseconds(20)) {
+            #expect(!changes.isReload)
+            let (mappings, old) = (changes.mappings, rendering)
+            rendering = try observer.read { txn in
+                let reader = try txn.view("entries-by-part")
+                return try ChangesetApplier.apply(changes, to: old) { try mappings.rowIDs(inSection: $0, reader: reader) }
+            }
+            changesets += 1
+            if changes.toSnapshot == (try database.currentSnapshot()) { break }
+        }
+        #expect(changesets >= 1)
+        let expected = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
+        #expect(rendering == expected)
+        #expect(expected.sections.map(\.rows.count) == [5, 5])
+        #expect(expected.sections.first?.rows.first == RowID(collection: "entries", key: "5-a"))
+    }
+}
