@@ -54,7 +54,7 @@ struct BadInputTests {
             for attempt in 0..<2 {
                 let error = #expect(throws: CanopyError.self) {
                     if attempt == 0 {
-                        try database.newConnection().read { txn throws in try txn.object(forKey: "k", in: asJSON) }
+                        _ = try database.newConnection().read { txn throws in try txn.object(forKey: "k", in: asJSON) }
                     } else {
                         try connection.readWrite { txn throws in try txn.set(Note(title: "json"), forKey: "k2", in: asJSON) }
                     }

@@ -13,7 +13,7 @@ import Testing
 @Suite("Changeset property: applying the changes gives the new rendering")
 struct ChangesetPropertyTests {
     static let lists = ["a", "b", "c", "d", "e"]
-    static let archive = TypedCollection<Task, NoteInfo>("archive")
+    static let archive = TypedCollection<TodoItem, NoteInfo>("archive")
 
     /// Mappings of every kind, all over the view "by-list".
     static func allMappings() -> [(name: String, mappings: ViewMappings)] {
@@ -48,8 +48,8 @@ struct ChangesetPropertyTests {
 
     /// A random write: what the span's commits are made of.
     static func randomOperation(_ txn: ReadWriteTransaction, random: inout SeededRandom, keys: inout [String], nextKey: inout Int) throws -> String {
-        func randomTask() -> Task {
-            Task(title: ["x", "y", "z"][Int(random.next() % 3)], list: lists[Int(random.next() % UInt64(lists.count))],
+        func randomTask() -> TodoItem {
+            TodoItem(title: ["x", "y", "z"][Int(random.next() % 3)], list: lists[Int(random.next() % UInt64(lists.count))],
                  priority: Int(random.next() % 4), done: random.next() % 8 == 0)
         }
         func existingKey() -> String? { keys.isEmpty ? nil : keys[Int(random.next() % UInt64(keys.count))] }

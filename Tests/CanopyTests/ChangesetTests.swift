@@ -33,10 +33,10 @@ private func id(_ key: String) -> RowID { RowID(collection: "tasks", key: key) }
 
 /// Three tasks in list a (priorities 3, 2, 1: k1, k2, k3) and one in b.
 private func seedRows(_ txn: ReadWriteTransaction) throws {
-    try txn.set(Task(title: "one", list: "a", priority: 3), forKey: "k1", in: tasks)
-    try txn.set(Task(title: "two", list: "a", priority: 2), forKey: "k2", in: tasks)
-    try txn.set(Task(title: "three", list: "a", priority: 1), forKey: "k3", in: tasks)
-    try txn.set(Task(title: "four", list: "b", priority: 1), forKey: "k4", in: tasks)
+    try txn.set(TodoItem(title: "one", list: "a", priority: 3), forKey: "k1", in: tasks)
+    try txn.set(TodoItem(title: "two", list: "a", priority: 2), forKey: "k2", in: tasks)
+    try txn.set(TodoItem(title: "three", list: "a", priority: 1), forKey: "k3", in: tasks)
+    try txn.set(TodoItem(title: "four", list: "b", priority: 1), forKey: "k4", in: tasks)
 }
 
 @Suite("Changesets: consolidation rules and errors")
@@ -45,14 +45,14 @@ struct ChangesetTests {
     func singleChanges() throws {
         let fixture = try Fixture(seed: seedRows)
         defer { fixture.remove() }
-        var changes = try fixture.span { txn in try txn.set(Task(title: "new", list: "a", priority: 5), forKey: "k5", in: tasks) }
+        var changes = try fixture.span { txn in try txn.set(TodoItem(title: "new", list: "a", priority: 5), forKey: "k5", in: tasks) }
         #expect(changes.rowChanges == [.init(kind: .insert, id: id("k5"), originalIndexPath: nil, finalIndexPath: path(0, 0), objectChanged: true)])
         #expect(changes.sectionChanges.isEmpty)
 
         changes = try fixture.span { txn in try txn.remove(key: "k2", in: tasks) }
         #expect(changes.rowChanges == [.init(kind: .delete, id: id("k2"), originalIndexPath: path(0, 2), finalIndexPath: nil)])
 
-        changes = try fixture.span { txn in try txn.replace(Task(title: "one", list: "b", priority: 0), forKey: "k1", in: tasks) }
+        changes = try fixture.span { txn in try txn.replace(TodoItem(title: "one", list: "b", priority: 0), forKey: "k1", in: tasks) }
         #expect(changes.rowChanges == [.init(kind: .move, id: id("k1"), originalIndexPath: path(0, 1), finalIndexPath: path(1, 1), objectChanged: true)])
 
         changes = try fixture.span { txn in try txn.replaceMetadata(NoteInfo(color: "red"), forKey: "k3", in: tasks) }
@@ -64,7 +64,7 @@ struct ChangesetTests {
     func deleteThenInsertIsMove() throws {
         let fixture = try Fixture(seed: seedRows)
         defer { fixture.remove() }
-        let same = Task(title: "two", list: "a", priority: 2)
+        let same = TodoItem(title: "two", list: "a", priority: 2)
         var changes = try fixture.span { txn in
             try txn.remove(key: "k2", in: tasks)
             try txn.set(same, forKey: "k2", in: tasks)
@@ -86,20 +86,20 @@ struct ChangesetTests {
         let fixture = try Fixture(seed: seedRows)
         defer { fixture.remove() }
         var changes = try fixture.span(
-            { txn in try txn.set(Task(title: "gone", list: "a", priority: 9), forKey: "k9", in: tasks) },
+            { txn in try txn.set(TodoItem(title: "gone", list: "a", priority: 9), forKey: "k9", in: tasks) },
             { txn in try txn.remove(key: "k9", in: tasks) })
         #expect(changes.isEmpty)
 
         changes = try fixture.span { txn in
-            try txn.set(Task(title: "brief", list: "b", priority: 9), forKey: "k8", in: tasks)
+            try txn.set(TodoItem(title: "brief", list: "b", priority: 9), forKey: "k8", in: tasks)
             try txn.remove(key: "k8", in: tasks)
         }
         #expect(changes.isEmpty)
 
         changes = try fixture.span(
-            { txn in try txn.set(Task(title: "new", list: "a", priority: 0), forKey: "k7", in: tasks) },
+            { txn in try txn.set(TodoItem(title: "new", list: "a", priority: 0), forKey: "k7", in: tasks) },
             { txn in try txn.replaceMetadata(NoteInfo(color: "blue"), forKey: "k7", in: tasks) },
-            { txn in try txn.replace(Task(title: "new", list: "b", priority: 7), forKey: "k7", in: tasks) })
+            { txn in try txn.replace(TodoItem(title: "new", list: "b", priority: 7), forKey: "k7", in: tasks) })
         #expect(changes.rowChanges == [.init(kind: .insert, id: id("k7"), originalIndexPath: nil, finalIndexPath: path(1, 0),
                                              objectChanged: true, metadataChanged: true)])
     }
@@ -114,7 +114,7 @@ struct ChangesetTests {
         #expect(changes.rowChanges == [.init(kind: .delete, id: id("k1"), originalIndexPath: path(0, 0), finalIndexPath: nil, metadataChanged: true)])
 
         changes = try fixture.span(
-            { txn in try txn.replace(Task(title: "two", list: "a", priority: 2), forKey: "k2", in: tasks) },
+            { txn in try txn.replace(TodoItem(title: "two", list: "a", priority: 2), forKey: "k2", in: tasks) },
             { txn in try txn.replaceMetadata(NoteInfo(color: "green"), forKey: "k2", in: tasks) },
             { txn in _ = try txn.touchObject(forKey: "k2", inCollection: "tasks") })
         #expect(changes.rowChanges == [.init(kind: .update, id: id("k2"), originalIndexPath: path(0, 0), finalIndexPath: path(0, 0),
@@ -128,7 +128,7 @@ struct ChangesetTests {
         let changes = try fixture.span(
             { txn in try txn.replaceMetadata(NoteInfo(color: "red"), forKey: "k3", in: tasks) },
             { txn in try txn.remove(key: "k3", in: tasks) },
-            { txn in try txn.set(Task(title: "three", list: "a", priority: 1), forKey: "k3", in: tasks) },
+            { txn in try txn.set(TodoItem(title: "three", list: "a", priority: 1), forKey: "k3", in: tasks) },
             { txn in try txn.replaceMetadata(NoteInfo(color: "blue"), forKey: "k3", in: tasks) })
         #expect(changes.rowChanges == [.init(kind: .move, id: id("k3"), originalIndexPath: path(0, 2), finalIndexPath: path(0, 2),
                                              objectChanged: true, metadataChanged: true)])
@@ -138,7 +138,7 @@ struct ChangesetTests {
     func sectionChanges() throws {
         let fixture = try Fixture(groups: ["a", "b", "c"], seed: seedRows)
         defer { fixture.remove() }
-        var changes = try fixture.span { txn in try txn.set(Task(title: "c1", list: "c", priority: 1), forKey: "c1", in: tasks) }
+        var changes = try fixture.span { txn in try txn.set(TodoItem(title: "c1", list: "c", priority: 1), forKey: "c1", in: tasks) }
         #expect(changes.sectionChanges == [.init(kind: .insert, group: "c", index: 2)])
         #expect(changes.rowChanges.isEmpty, "rows of an inserted section are covered by the section insert")
 
@@ -147,12 +147,12 @@ struct ChangesetTests {
         #expect(changes.rowChanges.isEmpty, "rows of a deleted section are covered by the section delete")
 
         changes = try fixture.span(
-            { txn in try txn.set(Task(title: "b1", list: "b", priority: 1), forKey: "b1", in: tasks) },
+            { txn in try txn.set(TodoItem(title: "b1", list: "b", priority: 1), forKey: "b1", in: tasks) },
             { txn in try txn.remove(key: "b1", in: tasks) })
         #expect(changes.isEmpty, "a group inserted and deleted in one span is nothing")
 
         // A row moving from a deleted section into a surviving one is an insert there.
-        changes = try fixture.span { txn in try txn.replace(Task(title: "c1", list: "a", priority: 0), forKey: "c1", in: tasks) }
+        changes = try fixture.span { txn in try txn.replace(TodoItem(title: "c1", list: "a", priority: 0), forKey: "c1", in: tasks) }
         #expect(changes.sectionChanges == [.init(kind: .delete, group: "c", index: 1)])
         #expect(changes.rowChanges == [.init(kind: .insert, id: RowID(collection: "tasks", key: "c1"), originalIndexPath: nil,
                                              finalIndexPath: path(0, 3), objectChanged: true)])
@@ -191,7 +191,7 @@ struct ChangesetTests {
         var mappings = ViewMappings(groups: ["a", "b"], view: "by-list")
         try fixture.writer.read { txn in try mappings.update(with: txn.view("by-list")) }
         for number in 0..<3 {
-            try fixture.writer.readWrite { txn in try txn.set(Task(title: "t\(number)", list: "a", priority: 0), forKey: "n\(number)", in: tasks) }
+            try fixture.writer.readWrite { txn in try txn.set(TodoItem(title: "t\(number)", list: "a", priority: 0), forKey: "n\(number)", in: tasks) }
         }
         let notifications = recorder.wait(for: 3)
         try fixture.writer.read { txn in
@@ -222,7 +222,7 @@ struct ChangesetTests {
         let fixture = try Fixture(options: .init(durability: .none, commitLogLimit: 4), seed: seedRows)
         defer { fixture.remove() }
         for number in 0..<10 {
-            try fixture.writer.readWrite { txn in try txn.set(Task(title: "t\(number)", list: "a", priority: 0), forKey: "n\(number)", in: tasks) }
+            try fixture.writer.readWrite { txn in try txn.set(TodoItem(title: "t\(number)", list: "a", priority: 0), forKey: "n\(number)", in: tasks) }
         }
         // In-process commits are still in memory: the span is complete and reported row by row.
         var changes = try fixture.observer.advance()
@@ -232,7 +232,7 @@ struct ChangesetTests {
         // Past the commits kept in memory (256) and on disk (4 here), the span is lost: reload.
         try fixture.writer.readWrite { txn in try txn.remove(keys: (0..<10).map { "n\($0)" }, inCollection: "tasks") }
         for number in 0..<300 {
-            try fixture.writer.readWrite { txn in try txn.set(Task(title: "t", list: "b", priority: number), forKey: "m", in: tasks) }
+            try fixture.writer.readWrite { txn in try txn.set(TodoItem(title: "t", list: "b", priority: number), forKey: "m", in: tasks) }
         }
         changes = try fixture.observer.advance()
         #expect(changes.isReload)
@@ -255,7 +255,7 @@ struct ViewObserverTests {
         let fixture = try Fixture(seed: seedRows)
         defer { fixture.remove() }
         let observer = fixture.observer
-        let received = _Concurrency.Task {
+        let received = Task {
             var seen: [(ViewChangeset, [RowID])] = []
             for try await changes in observer.changes() {
                 let rows = try observer.read { txn in try changes.mappings.rowIDs(inSection: 0, reader: txn.view("by-list")) }
@@ -264,8 +264,8 @@ struct ViewObserverTests {
             }
             return seen
         }
-        try await fixture.writer.readWrite { txn in try txn.set(Task(title: "top", list: "a", priority: 9), forKey: "k0", in: tasks) }
-        try await _Concurrency.Task.sleep(for: .milliseconds(50))
+        try await fixture.writer.readWrite { txn in try txn.set(TodoItem(title: "top", list: "a", priority: 9), forKey: "k0", in: tasks) }
+        try await Task.sleep(for: .milliseconds(50))
         try await fixture.writer.readWrite { txn in try txn.remove(key: "k3", in: tasks) }
         let seen = try await received.value
         let inserted = seen.flatMap(\.0.rowChanges).filter { $0.kind == .insert }.map(\.id)
@@ -285,7 +285,7 @@ struct ViewObserverTests {
             if case .success(let changes) = result { stream.continuation.yield(changes) }
         }
         defer { observation.cancel() }
-        try await fixture.writer.readWrite { txn in try txn.replace(Task(title: "one", list: "b", priority: 9), forKey: "k1", in: tasks) }
+        try await fixture.writer.readWrite { txn in try txn.replace(TodoItem(title: "one", list: "b", priority: 9), forKey: "k1", in: tasks) }
         var iterator = stream.stream.makeAsyncIterator()
         let changes = await iterator.next()
         #expect(changes?.rowChanges == [.init(kind: .move, id: id("k1"), originalIndexPath: path(0, 0), finalIndexPath: path(1, 0), objectChanged: true)])

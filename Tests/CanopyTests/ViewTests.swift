@@ -4,21 +4,21 @@ import Foundation
 import Testing
 
 /// A reminder-like model for the view tests.
-struct Task: Codable, Sendable, Equatable {
+struct TodoItem: Codable, Sendable, Equatable {
     var title: String
     var list: String
     var priority: Int
     var done: Bool = false
 }
 
-let tasks = TypedCollection<Task, NoteInfo>("tasks")
+let tasks = TypedCollection<TodoItem, NoteInfo>("tasks")
 
 /// Groups open tasks by list, sorted by descending priority then title.
 func makeTaskView(name: String = "by-list", versionTag: String = "1", options: ViewOptions = .init()) -> View {
     View(
         name: name,
-        grouping: .byObject(Task.self) { _, _, task in task.done ? nil : task.list },
-        sorting: .byObject(Task.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
+        grouping: .byObject(TodoItem.self) { _, _, task in task.done ? nil : task.list },
+        sorting: .byObject(TodoItem.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
         versionTag: versionTag, options: options)
 }
 
@@ -37,11 +37,11 @@ struct ViewTests {
         try withDatabase { database, _ in
             let connection = database.newConnection()
             try connection.readWrite { txn throws in
-                try txn.set(Task(title: "b", list: "home", priority: 1), forKey: "t1", in: tasks)
-                try txn.set(Task(title: "a", list: "home", priority: 1), forKey: "t2", in: tasks)
-                try txn.set(Task(title: "z", list: "home", priority: 5), forKey: "t3", in: tasks)
-                try txn.set(Task(title: "w", list: "work", priority: 0), forKey: "t4", in: tasks)
-                try txn.set(Task(title: "done", list: "work", priority: 9, done: true), forKey: "t5", in: tasks)
+                try txn.set(TodoItem(title: "b", list: "home", priority: 1), forKey: "t1", in: tasks)
+                try txn.set(TodoItem(title: "a", list: "home", priority: 1), forKey: "t2", in: tasks)
+                try txn.set(TodoItem(title: "z", list: "home", priority: 5), forKey: "t3", in: tasks)
+                try txn.set(TodoItem(title: "w", list: "work", priority: 0), forKey: "t4", in: tasks)
+                try txn.set(TodoItem(title: "done", list: "work", priority: 9, done: true), forKey: "t5", in: tasks)
             }
             try database.register(makeTaskView())
             try connection.read { txn throws in
@@ -72,9 +72,9 @@ struct ViewTests {
             }
             // Updates move rows within and across groups; completing a task leaves the view.
             try connection.readWrite { txn throws in
-                try txn.set(Task(title: "b", list: "work", priority: 1), forKey: "t1", in: tasks)
-                try txn.set(Task(title: "z", list: "home", priority: 5, done: true), forKey: "t3", in: tasks)
-                try txn.set(Task(title: "new", list: "errands", priority: 2), forKey: "t6", in: tasks)
+                try txn.set(TodoItem(title: "b", list: "work", priority: 1), forKey: "t1", in: tasks)
+                try txn.set(TodoItem(title: "z", list: "home", priority: 5, done: true), forKey: "t3", in: tasks)
+                try txn.set(TodoItem(title: "new", list: "errands", priority: 2), forKey: "t6", in: tasks)
                 _ = try txn.remove(key: "t4", in: tasks)
             }
             try connection.read { txn throws in
@@ -92,13 +92,13 @@ struct ViewTests {
         do {
             let database = try Database(path: path)
             try database.newConnection().readWrite { txn throws in
-                for i in 0..<50 { try txn.set(Task(title: "t\(i)", list: "l\(i % 3)", priority: i % 7), forKey: "k\(i)", in: tasks) }
+                for i in 0..<50 { try txn.set(TodoItem(title: "t\(i)", list: "l\(i % 3)", priority: i % 7), forKey: "k\(i)", in: tasks) }
             }
             let view = makeTaskView()
             try database.register(view)
             #expect(view.lastPopulation?.rowsIndexed == 50)
             try database.newConnection().readWrite { txn throws in
-                try txn.set(Task(title: "late", list: "l0", priority: 3), forKey: "late", in: tasks)
+                try txn.set(TodoItem(title: "late", list: "l0", priority: 3), forKey: "late", in: tasks)
             }
         }
         do {
@@ -117,7 +117,7 @@ struct ViewTests {
             // Written while the view was not registered: caught and rebuilt.
             let database = try Database(path: path)
             try database.newConnection().readWrite { txn throws in
-                try txn.set(Task(title: "missed", list: "l9", priority: 1), forKey: "missed", in: tasks)
+                try txn.set(TodoItem(title: "missed", list: "l9", priority: 1), forKey: "missed", in: tasks)
             }
             let view = makeTaskView()
             try database.register(view)
@@ -141,15 +141,15 @@ struct ViewTests {
         try withDatabase { database, _ in
             let connection = database.newConnection()
             try connection.readWrite { txn throws in
-                for i in 0..<40 { try txn.set(Task(title: "t\(i)", list: "l\(i % 2)", priority: i % 5), forKey: "k\(i)", in: tasks) }
+                for i in 0..<40 { try txn.set(TodoItem(title: "t\(i)", list: "l\(i % 2)", priority: i % 5), forKey: "k\(i)", in: tasks) }
             }
             try database.register(makeTaskView())
-            let urgent = FilteredView.make(name: "urgent", parentView: "by-list") { _, row in try row.object(as: Task.self).priority >= 3 }
+            let urgent = FilteredView.make(name: "urgent", parentView: "by-list") { _, row in try row.object(as: TodoItem.self).priority >= 3 }
             try database.register(urgent)
             try connection.readWrite { txn throws in
-                try txn.set(Task(title: "now urgent", list: "l0", priority: 4), forKey: "k0", in: tasks)
-                try txn.set(Task(title: "calm", list: "l1", priority: 0), forKey: "k3", in: tasks)
-                try txn.set(Task(title: "brand new", list: "l2", priority: 3), forKey: "fresh", in: tasks)
+                try txn.set(TodoItem(title: "now urgent", list: "l0", priority: 4), forKey: "k0", in: tasks)
+                try txn.set(TodoItem(title: "calm", list: "l1", priority: 0), forKey: "k3", in: tasks)
+                try txn.set(TodoItem(title: "brand new", list: "l2", priority: 3), forKey: "fresh", in: tasks)
             }
             try connection.read { txn throws in
                 let parent = try txn.view("by-list")
@@ -171,7 +171,7 @@ struct ViewTests {
         try withDatabase { database, _ in
             try database.register(makeTaskView())
             try database.register(FilteredView.make(name: "odd", parentView: "by-list") { _, row in
-                try row.object(as: Task.self).priority % 2 == 1
+                try row.object(as: TodoItem.self).priority % 2 == 1
             })
             let connection = database.newConnection()
             let lists = ["a", "b", "c", "d"]
@@ -181,7 +181,7 @@ struct ViewTests {
                         let key = "k\(Int.random(in: 0..<400, using: &random))"
                         switch Int.random(in: 0..<10, using: &random) {
                         case 0..<6:
-                            let task = Task(title: "t\(Int.random(in: 0..<50, using: &random))", list: lists.randomElement(using: &random)!,
+                            let task = TodoItem(title: "t\(Int.random(in: 0..<50, using: &random))", list: lists.randomElement(using: &random)!,
                                             priority: Int.random(in: 0..<4, using: &random), done: Int.random(in: 0..<8, using: &random) == 0)
                             try txn.set(task, forKey: key, in: tasks)
                         case 6..<9:

@@ -404,6 +404,13 @@ public final class ReadWriteTransaction: ReadTransaction {
         var state = storeState
         state.snapshot = snapshot
         for (name, _) in writers { state.extensionSnapshots[name] = snapshot }
+        // A commit that changed no rows and rebuilt nothing (registering or unregistering an extension) cannot make
+        // another extension miss writes: those that were up to date stay up to date, registered here or not.
+        if changes.isEmpty && pendingResets.isEmpty {
+            for (name, extensionSnapshot) in storeState.extensionSnapshots where extensionSnapshot == storeState.snapshot {
+                state.extensionSnapshots[name] = snapshot
+            }
+        }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
             try writeStorage.put(state.encoded, forKey: Array("state".utf8), in: tables.info)

@@ -12,7 +12,7 @@ extension View {
 
     /// Builds the view from scratch in bulk: each row is decoded once, entries are sorted in memory, and pages are
     /// written in order with `MDB_APPEND`.
-    func populate(in transaction: ReadWriteTransaction, tables: ViewTables, reason: String) throws -> ViewIndex {
+    func populate(in transaction: ReadWriteTransaction, tables: ViewTables, reason: String, registeringParent: View? = nil) throws -> ViewIndex {
         let storage = transaction.lmdbWriteTransaction
         try transaction.guarded { try tables.emptyAll(in: storage) }
         var index = ViewIndex()
@@ -63,7 +63,8 @@ extension View {
                 }
             }
         case .filtered(let parentName, _):
-            guard let parent = transaction.core.registeredExtension(named: parentName) as? View else {
+            // A parent that is registering in this transaction passes itself (see `rebuildFilteredViews(in:)`).
+            guard let parent = registeringParent ?? transaction.core.registeredExtension(named: parentName) as? View else {
                 throw CanopyError(.extensionFailed, "the parent view '\(parentName)' is not registered", extensionName: name)
             }
             let parentIndex = try parent.index(in: transaction.storage)

@@ -114,6 +114,21 @@ public final class View: StoreExtension {
             let index = try populate(in: transaction, tables: tables, reason: reason)
             remember(index)
             transaction.pendingResets.insert(name)
+            try rebuildFilteredViews(in: transaction)
+        }
+    }
+
+    /// Rebuilds the registered filtered views over this view, which was just rebuilt: their entries copy its groups and
+    /// order, so they would otherwise keep the old ones (a parent unregistered and registered again with a new
+    /// version tag while its filtered views stay registered).
+    func rebuildFilteredViews(in transaction: ReadWriteTransaction) throws {
+        for case let child as View in transaction.core.extensions {
+            guard case .filtered(let parent, _) = child.source, parent == name, child !== self else { continue }
+            let index = try child.populate(in: transaction, tables: try child.tables, reason: "its parent view '\(name)' was rebuilt",
+                                       registeringParent: self)
+            child.remember(index)
+            transaction.pendingResets.insert(child.name)
+            try child.rebuildFilteredViews(in: transaction)
         }
     }
 

@@ -85,15 +85,18 @@ public struct ViewReader {
     }
 
     /// The rows of `group` from `offset`, at most `limit`, in order or reversed (then `offset` counts from the end).
+    /// A negative `offset` counts as 0 and a negative `limit` as 0.
     public func rowIDs(inGroup group: String, offset: Int = 0, limit: Int = .max, reversed: Bool = false) throws -> [RowID] {
         let count = try count(inGroup: group)
-        let length = min(max(0, limit), max(0, count - max(0, offset)))
+        // A negative offset counts as 0 in both directions.
+        let start = max(0, offset)
+        let length = min(max(0, limit), max(0, count - start))
         guard length > 0 else { return [] }
         if reversed {
-            let end = count - max(0, offset)
+            let end = count - start
             return try rowIDs(inGroup: group, range: (end - length)..<end).reversed()
         }
-        return try rowIDs(inGroup: group, range: offset..<(offset + length))
+        return try rowIDs(inGroup: group, range: start..<(start + length))
     }
 
     /// The first row of `group`.

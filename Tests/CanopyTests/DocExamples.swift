@@ -1,0 +1,54 @@
+import Canopy
+import Foundation
+
+/// The code blocks of the DocC articles Views.md and Observation.md, in order and verbatim (indented), so that compiling
+/// the tests compiles the articles and DocExamplesTests runs them on a fresh database.
+func articleExamples(database: Database, connection: Connection) throws {
+    // From the articles, verbatim (DocExamplesTests checks it).
+    struct Reminder: Codable, Sendable { var title: String; var day: String; var due: Date; var done: Bool }
+    let reminders = TypedCollection<Reminder, NoMetadata>("reminders")
+
+    let agenda = View(
+        name: "agenda",
+        grouping: .byObject(Reminder.self) { _, _, reminder in reminder.done ? nil : reminder.day },
+        sorting: .byObject(Reminder.self) { _, _, _, reminder in
+            SortKey(.ascending(reminder.due), .ascending(reminder.title))
+        },
+        versionTag: "1",
+        options: ViewOptions(allowedCollections: ["reminders"]))
+    try database.register(agenda)
+
+    try connection.read { txn in
+        let view = try txn.view("agenda")
+        for day in try view.groups() {
+            let first = try view.object(at: 0, inGroup: day, in: reminders)
+            print(day, try view.count(inGroup: day), first?.title ?? "")
+        }
+    }
+
+    // From the articles, verbatim (DocExamplesTests checks it).
+    var mappings = ViewMappings(groups: ["today", "tomorrow", "later"], view: "agenda")
+    mappings.setSectionKind(.static, forGroup: "today")
+    mappings.setOptions(.init(range: .first(20)), forGroup: "later")
+    let observer = try ViewObserver(database: database, mappings: mappings)
+
+    try connection.readWrite { txn in
+        try txn.set(Reminder(title: "Call Ann", day: "today", due: Date(), done: false), forKey: "r1", in: reminders)
+    }
+    let changes = try observer.advance()
+    for change in changes.sectionChanges { print(change) }
+    for change in changes.rowChanges { print(change) }  // insert reminders/r1 [0, 0]
+    let title = try observer.read { txn in
+        try changes.mappings.object(at: ViewIndexPath(section: 0, row: 0), reader: txn.view("agenda"), in: reminders)?.title
+    }
+    print(title ?? "")  // Call Ann
+
+    // From the articles, verbatim (DocExamplesTests checks it).
+    let watching = Task {
+        for try await changes in observer.changes() {
+            let count = changes.mappings.numberOfItems
+            print("\(changes.rowChanges.count) row changes, \(count) rows shown")
+        }
+    }
+    watching.cancel()
+}
