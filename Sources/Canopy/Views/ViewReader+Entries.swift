@@ -1,28 +1,37 @@
 extension ViewReader {
-    /// The rows of `group` in `range` (clamped to the group), in order, each with its order bytes — what the changeset
-    /// computation needs to place rows of the state before a commit among the rows after it.
-    ///
-    /// - Throws: ``CanopyError/Code/corrupt`` when an entry names a collection the store doesn't know.
-    func entries(inGroup group: String, range: Range<Int>) throws -> [(id: RowID, order: [UInt8])] {
-        guard let groupIndex = index.groups[group] else { return [] }
+    /// Calls `body` with the page and offset of each entry of `group` in `range` (clamped to the group), in order,
+    /// reading each page once.
+    func walkEntries(inGroup group: String, range: Range<Int>, _ body: (ViewPage, Int) throws -> Void) throws {
+        guard let groupIndex = index.groups[group] else { return }
         let lower = max(0, range.lowerBound)
         let upper = min(groupIndex.count, range.upperBound)
-        guard lower < upper, let (start, startOffset) = index.location(ofIndex: lower, in: groupIndex) else { return [] }
-        var result: [(id: RowID, order: [UInt8])] = []
-        result.reserveCapacity(upper - lower)
+        guard lower < upper, let (start, startOffset) = index.location(ofIndex: lower, in: groupIndex) else { return }
+        var remaining = upper - lower
         var location: ViewIndex.Location? = start
         var offset = startOffset
-        while let current = location, result.count < upper - lower {
+        while let current = location, remaining > 0 {
             let page = try tables.readPage(index.page(at: current, in: groupIndex).id, transaction.storage, viewName: view.name)
-            while offset < page.count && result.count < upper - lower {
-                guard let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) else {
-                    throw corrupt(view.name, "an entry of group '\(group)' names an unknown collection")
-                }
-                result.append((id, page.orderBytes(at: offset)))
+            while offset < page.count && remaining > 0 {
+                try body(page, offset)
                 offset += 1
+                remaining -= 1
             }
             offset = 0
             location = index.next(after: current, in: groupIndex)
+        }
+    }
+
+    /// The rows of `group` in `range` (clamped to the group), in order, each with its order bytes — what the changeset
+    /// computation needs to place rows of the state before a commit among the rows after it.
+    ///
+    /// - Throws: ``CanopyError/Code/corruptStore`` when an entry names a collection the store doesn't know.
+    func entries(inGroup group: String, range: Range<Int>) throws -> [(id: RowID, order: [UInt8])] {
+        var result: [(id: RowID, order: [UInt8])] = []
+        try walkEntries(inGroup: group, range: range) { page, offset in
+            guard let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) else {
+                throw corrupt(view.name, "an entry of group '\(group)' names an unknown collection")
+            }
+            result.append((id, page.orderBytes(at: offset)))
         }
         return result
     }

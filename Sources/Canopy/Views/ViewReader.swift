@@ -64,22 +64,9 @@ public struct ViewReader {
 
     /// The rows of `group` in `range` (clamped to the group), in order.
     public func rowIDs(inGroup group: String, range: Range<Int>) throws -> [RowID] {
-        guard let groupIndex = index.groups[group] else { return [] }
-        let lower = max(0, range.lowerBound)
-        let upper = min(groupIndex.count, range.upperBound)
-        guard lower < upper, let (start, startOffset) = index.location(ofIndex: lower, in: groupIndex) else { return [] }
         var result: [RowID] = []
-        result.reserveCapacity(upper - lower)
-        var location: ViewIndex.Location? = start
-        var offset = startOffset
-        while let current = location, result.count < upper - lower {
-            let page = try page(index.page(at: current, in: groupIndex).id)
-            while offset < page.count && result.count < upper - lower {
-                if let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) { result.append(id) }
-                offset += 1
-            }
-            offset = 0
-            location = index.next(after: current, in: groupIndex)
+        try walkEntries(inGroup: group, range: range) { page, offset in
+            if let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) { result.append(id) }
         }
         return result
     }
