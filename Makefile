@@ -26,10 +26,16 @@ demo: deps
 	$(SWIFT) build --product Demo
 	$(SWIFT) run --skip-build Demo
 
-# Runs every workload through Canopy and through raw LMDB in one run (package-benchmark, release build), then prints
-# one line per workload, last: `<name> ratio=<canopy/raw> target=<target>` (medians of that run; Benchmarks/ratios.py).
+# Runs every workload through Canopy and through raw LMDB (and GRDB, for the observation comparison) in one run
+# (package-benchmark, release build), then prints one line per measure, last:
+# `<name> ratio=<canopy/raw> target=<target>` (medians of that run; Benchmarks/ratios.py). Takes about 15 minutes.
 bench: deps
-	rm -f Benchmarks/.build/benchmark-results/Current_run.jmh.json
+	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
+		echo "SQLite not found by pkg-config: installing libsqlite3-dev with apt-get (GRDB, for one comparison)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libsqlite3-dev >/dev/null; \
+	fi
+	rm -f Benchmarks/.build/benchmark-results/Current_run.jmh.json "$${TMPDIR:-/tmp}/canopy-bench-view-entry-bytes.txt" \
+		"$${TMPDIR:-/tmp}/canopy-bench-long-timings.txt"
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --no-progress --format jmh \
 		--path .build/benchmark-results
 	python3 Benchmarks/ratios.py Benchmarks/.build/benchmark-results/Current_run.jmh.json

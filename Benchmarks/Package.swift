@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(name: "Canopy", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        // Only for the observed-update comparison (needs Debian's libsqlite3-dev; `make bench` installs it).
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // <lmdb.h> for the raw baselines: the root package's CLMDB is not a product, so this package declares its own.
@@ -23,6 +25,8 @@ let package = Package(
             name: "StoreBenchmarks",
             dependencies: [
                 .product(name: "Canopy", package: "Canopy"),
+                .product(name: "LMDB", package: "Canopy"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "CLMDBBench",
             ],

@@ -14,14 +14,21 @@ iteration through Canopy over the same through raw LMDB; both do the same number
 is also the ratio of times per operation. For the bulk insert the denominator is raw LMDB plus the codec's own
 encoding time ("bulk-insert encode"), so the ratio measures what Canopy adds beyond the codec.
 
-Prints a table of times per operation, then, as the last lines, one line per workload:
-    <name> ratio=<canopy/raw> target=<target>
+The view engine's measures (VIEW_RATIOS) divide other pairs: a Canopy workload by another Canopy workload (a 1M-row
+view against a 10k-row one, population against a plain bulk insert), and GRDB's observed update by Canopy's — that
+line's target is a minimum ("Canopy at least 30x faster"), written `target=>=30`. `view-entry-bytes` is not a time:
+the bytes the view's LMDB tables take per entry beyond its key, which the population benchmark writes to a file.
+
+Prints a table of times per operation, then, as the last lines, one line per measure:
+    <name> ratio=<numerator/denominator> target=<target>
 Exits with status 1 when a benchmark of a pair is missing from the results.
 """
 
 import json
+import os
 import re
 import sys
+import tempfile
 
 # (workload, operations per iteration, target, whether the encode time joins the denominator).
 # Operations per iteration follow Benchmarks/StoreBenchmarks (Workload.readsPerIteration, rowCount,
@@ -35,6 +42,36 @@ WORKLOADS = [
     ("small-write-txn-none", 1_000, "1.5", False),
     ("full-scan", 100_000, "report", False),
 ]
+
+# (line name, numerator benchmark, denominator benchmark, operations per iteration of each, target).
+VIEW_RATIOS = [
+    ("bulk-insert-2-views", "bulk-insert-2-views canopy", "bulk-insert-2-views raw", (100_000, 100_000), "2.0"),
+    ("update-2-views-observed-none", "update-2-views-observed-none canopy", "update-2-views-observed-none raw", (100, 100), "3.0"),
+    ("update-2-views-observed-full", "update-2-views-observed-full canopy", "update-2-views-observed-full raw", (10, 10), "3.0"),
+    ("grdb-vs-canopy-update", "observed-update-vs-grdb grdb", "observed-update-vs-grdb canopy", (5, 5), ">=30"),
+    ("changeset-10k-vs-300", "changeset-group-10000 canopy", "changeset-group-300 canopy", (1, 1), "1.2"),
+    ("insert-1m-vs-10k", "insert-in-view-1m canopy", "insert-in-view-10k canopy", (200, 200), "2.0"),
+    ("population-1m", "population-1m view", "population-1m insert", (1_000_000, 1_000_000), "1.5"),
+]
+
+ENTRY_BYTES_REPORT = os.path.join(tempfile.gettempdir(), "canopy-bench-view-entry-bytes.txt")
+# Iterations longer than about 2 s are missing from the JMH export (their throughput rounds to 0): those benchmarks
+# append "<name> <microseconds>" lines here, and the median stands in for p50.
+LONG_TIMINGS_REPORT = os.path.join(tempfile.gettempdir(), "canopy-bench-long-timings.txt")
+
+
+def long_timings():
+    """Maps benchmark name to the median of its recorded iteration times, in microseconds."""
+    samples = {}
+    try:
+        with open(LONG_TIMINGS_REPORT, encoding="utf-8") as file:
+            for line in file:
+                name, _, value = line.strip().rpartition(" ")
+                if name:
+                    samples.setdefault(name, []).append(float(value))
+    except OSError:
+        return {}
+    return {name: sorted(values)[len(values) // 2] for name, values in samples.items()}
 
 WALL_CLOCK = "Time (wall clock)"
 MALLOCS = "Malloc (total)"
@@ -129,6 +166,31 @@ def main():
               f" {malloc_text[0]:>15} {malloc_text[1]:>12}"
               f" {canopy['measurementIterations']:>7}/{raw['measurementIterations']:<7}")
         lines.append(f"{workload} ratio={ratio:.2f} target={target}")
+    print()
+    print(f"{'measure (p50 per operation)':32} {'numerator us':>13} {'denominator us':>15}  numerator / denominator")
+    long = long_timings()
+
+    def median_us(name):
+        if name in long:
+            return long[name]
+        return p50(results[name], WALL_CLOCK) if name in results else None
+
+    for name, numerator, denominator, (num_ops, den_ops), target in VIEW_RATIOS:
+        if median_us(numerator) is None or median_us(denominator) is None:
+            print(f"error: no results for {numerator} or {denominator}", file=sys.stderr)
+            return 1
+        num_us = median_us(numerator) / num_ops
+        den_us = median_us(denominator) / den_ops
+        print(f"{name:32} {num_us:13.3f} {den_us:15.3f}  {numerator} / {denominator}")
+        lines.append(f"{name} ratio={num_us / den_us:.2f} target={target}")
+    try:
+        with open(ENTRY_BYTES_REPORT, encoding="utf-8") as file:
+            per_entry, entries, total = file.read().split()
+        print(f"view entries: {entries}, view tables {int(total) / 1e6:.1f} MB")
+        lines.append(f"view-entry-bytes ratio={float(per_entry):.1f} target=report")
+    except (OSError, ValueError):
+        print(f"error: no view-entry size in {ENTRY_BYTES_REPORT}", file=sys.stderr)
+        return 1
     print()
     for line in lines:
         print(line)

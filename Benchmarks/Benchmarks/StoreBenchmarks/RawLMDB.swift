@@ -75,6 +75,33 @@ final class RawEnvironment {
         check(mdb_txn_commit(txn), "mdb_txn_commit")
     }
 
+    /// Puts `order.count` rows in one write transaction, each with two more puts standing for two view entries: the
+    /// row (16-byte key, 100-byte value), then two 17-byte index keys (a tag byte and the row's key) with 8-byte
+    /// values — the LMDB work of a store that keeps two indexes, with none of their logic.
+    func insertWithTwoIndexes(_ order: [Int]) {
+        var txn: OpaquePointer?
+        check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+        let indexKey = UnsafeMutableRawPointer.allocate(byteCount: Workload.rawKeySize + 1, alignment: 8)
+        defer { indexKey.deallocate() }
+        var key = MDB_val(mv_size: Workload.rawKeySize, mv_data: keyBuffer)
+        var value = MDB_val(mv_size: Workload.rawValueSize, mv_data: valueBuffer)
+        for index in order {
+            makeKey(UInt64(index))
+            makeValue(UInt64(index))
+            key.mv_size = Workload.rawKeySize
+            value.mv_size = Workload.rawValueSize
+            check(mdb_put(txn, dbi, &key, &value, 0), "mdb_put")
+            for tag in [UInt8(0xA0), 0xB0] {
+                indexKey.storeBytes(of: tag, as: UInt8.self)
+                (indexKey + 1).copyMemory(from: keyBuffer, byteCount: Workload.rawKeySize)
+                var entryKey = MDB_val(mv_size: Workload.rawKeySize + 1, mv_data: indexKey)
+                var entryValue = MDB_val(mv_size: 8, mv_data: valueBuffer)
+                check(mdb_put(txn, dbi, &entryKey, &entryValue, 0), "mdb_put")
+            }
+        }
+        check(mdb_txn_commit(txn), "mdb_txn_commit")
+    }
+
     /// `count` random point reads of rows `0..<rowCount` (picked by `generator`, or from `hotRows` when given) in one
     /// read transaction (the `get_rand` phase).
     func pointReads(_ count: Int, generator: inout XorShift, hotRows: [Int]? = nil) {

@@ -243,4 +243,6 @@ let benchmarks: @Sendable () -> Void = {
     } teardown: {
         scanRaw.value = nil
     }
+
+    viewBenchmarks()
 }
