@@ -328,4 +328,25 @@ struct ViewObserverTests {
         #expect(expected.sections.map(\.rows.count) == [5, 5])
         #expect(expected.sections.first?.rows.first == RowID(collection: "entries", key: "5-a"))
     }
+
+    @Test("Writes of a process that did not register the view are reported, not silently missed", .timeLimit(.minutes(1)))
+    func crossProcessWithoutTheView() throws {
+        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.register(crashWriterView())
+        let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: writerPath)
+        process.arguments = [path, "none", "--commits", "2"]  // without --with-view
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "the writer process failed")
+        let error = #expect(throws: CanopyError.self) { try observer.advance() }
+        #expect(error?.code == .extensionFailed)
+        #expect(error?.extensionName == "entries-by-part")
+    }
 }
