@@ -15,6 +15,6 @@ gcc -O2 -o "$work/lmdb_bench" "$source_file" -llmdb
 "$work/lmdb_bench" 100000 "$reps" "$work/db" | tee "$work/c-output.txt"
 
 rm -f .build/c-baseline-results/Current_run.jmh.json
-swift package --allow-writing-to-package-directory benchmark --no-progress --format jmh --filter 'raw$' \
+swift package --allow-writing-to-package-directory benchmark --no-progress --format jmh --filter '.* raw' \
     --path .build/c-baseline-results
 python3 ratios.py --c-baseline "$work/c-output.txt" .build/c-baseline-results/Current_run.jmh.json

@@ -317,7 +317,7 @@ func reportEntryBytes(_ store: CanopyStore) throws {
     try store.database.register(ViewWorkload.byPriority())
     let entries = try store.connection.read { txn in try txn.view("by-priority").count() }
     let bytes = try store.database.environment.read { txn in
-        try ["pages", "rows", "groups", "info"].reduce(0) { total, table in
+        try ["pages", "rows", "groups"].reduce(0) { total, table in
             let database = try txn.openDatabase(named: "ext.by-priority.\(table)")
             let stats = try txn.statistics(of: database)
             return total + (stats.branchPages + stats.leafPages + stats.overflowPages) * stats.pageSize

@@ -31,7 +31,8 @@ public struct DatabaseOptions: Sendable, Hashable {
     /// Open without writing: write transactions fail with ``CanopyError/Code/readOnly``.
     public var readOnly: Bool
     /// How many commits the store keeps in its persisted commit log, so that pinned connections, caches and
-    /// observers (also in other processes) can learn what changed. Older entries are pruned.
+    /// observers (also in other processes) can learn what changed. Older entries are pruned, in batches of up to 64
+    /// (so the log holds between `commitLogLimit` and `commitLogLimit + 63` entries).
     public var commitLogLimit: Int
 
     /// Creates options.

@@ -415,9 +415,14 @@ public final class ReadWriteTransaction: ReadTransaction {
         try guarded {
             try writeStorage.put(state.encoded, forKey: Array("state".utf8), in: tables.info)
             try writeStorage.put(notification.encoded, forKey: SnapshotKey.bytes(snapshot), in: tables.commits)
+            // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
+            // oldest page (one page fewer to write per commit).
             let limit = UInt64(max(1, core.options.commitLogLimit))
-            if snapshot > limit {
-                try writeStorage.delete(SnapshotKey.bytes(snapshot - limit), in: tables.commits)
+            let batch = min(64, limit)
+            if snapshot > limit, snapshot % batch == 0 {
+                for old in (snapshot - limit - min(batch, snapshot - limit) + 1)...(snapshot - limit) {
+                    _ = try writeStorage.delete(SnapshotKey.bytes(old), in: tables.commits)
+                }
             }
         }
         try writeStorage.commit()

@@ -6,27 +6,31 @@ import LMDB
 /// - `rows`: row key (collection id + key) → group id (4 bytes) + varint(sort key length) + order bytes: where each row
 ///   of the view is, to find and move it without scanning.
 /// - `groups`: group id (4 bytes) → group name.
-/// - `info`: `state` → version (random 8 bytes, new for every commit that changes the view), next page id (8 bytes),
-///   next group id (4 bytes): one value, so a commit writes it with one put.
+///
+/// The view's state — version (random 8 bytes, new for every commit that changes the view), next page id (8 bytes),
+/// next group id (4 bytes) — is one value under `ext.<view>.state` in the store's own `canopy.info` table, which every
+/// commit writes anyway: a table of its own would add a page (and a main-database record) to every commit's writes.
 struct ViewTables: Sendable {
     let pages: LMDB.Database
     let rows: LMDB.Database
     let groups: LMDB.Database
+    /// The store's `canopy.info` table, which holds the view's state record.
     let info: LMDB.Database
+    /// The key of the view's state record in ``info``.
+    let stateKey: [UInt8]
 
     static func open(in txn: ReadWriteTransaction, view: String) throws -> ViewTables {
         ViewTables(
             pages: try txn.extensionTable(named: "pages", for: view),
             rows: try txn.extensionTable(named: "rows", for: view),
             groups: try txn.extensionTable(named: "groups", for: view),
-            info: try txn.extensionTable(named: "info", for: view))
+            info: txn.tables.info,
+            stateKey: Array("ext.\(view).state".utf8))
     }
-
-    static let stateKey = Array("state".utf8)
 
     /// (version, next page id, next group id), or zeros for an empty view.
     func readState(_ txn: LMDB.ReadTransaction) throws -> (version: UInt64, nextPageID: UInt64, nextGroupID: UInt32) {
-        try txn.withValue(forKey: Self.stateKey, in: info) { bytes in
+        try txn.withValue(forKey: stateKey, in: info) { bytes in
             guard let bytes, bytes.count == 20 else { return (0, 1, 1) }
             return (bytes.loadBigEndianUInt64(at: 0), bytes.loadBigEndianUInt64(at: 8), bytes.loadBigEndianUInt32(at: 16))
         }
@@ -41,15 +45,17 @@ struct ViewTables: Sendable {
         out.append(bigEndian: index.version)
         out.append(bigEndian: index.nextPageID)
         out.append(bigEndian: index.nextGroupID)
-        try txn.put(out.bytes, forKey: Self.stateKey, in: info)
+        try txn.put(out.bytes, forKey: stateKey, in: info)
     }
 
     func emptyAll(in txn: LMDB.WriteTransaction) throws {
-        for table in [pages, rows, groups, info] { try txn.empty(table) }
+        for table in [pages, rows, groups] { try txn.empty(table) }
+        _ = try txn.delete(stateKey, in: info)
     }
 
     func dropAll(in txn: LMDB.WriteTransaction) throws {
-        for table in [pages, rows, groups, info] { try txn.drop(table) }
+        for table in [pages, rows, groups] { try txn.drop(table) }
+        _ = try txn.delete(stateKey, in: info)
     }
 
     /// Rebuilds the in-memory index from the tables, as they are in `txn`.
