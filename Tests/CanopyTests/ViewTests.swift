@@ -190,6 +190,13 @@ struct ViewTests {
                             if Int.random(in: 0..<10, using: &random) == 0 { _ = try txn.removeAll(inCollection: "tasks") }
                         }
                     }
+                    // Inside the transaction, readers see the pages it changed (held by the view's writer until commit).
+                    if step % 5 == 0 {
+                        for name in ["by-list", "odd"] {
+                            let problems = try txn.view(name).checkInvariants()
+                            #expect(problems == [], "seed \(seed) step \(step) view \(name), in the transaction: \(problems.prefix(3))")
+                        }
+                    }
                 }
                 try connection.read { txn throws in
                     for name in ["by-list", "odd"] {

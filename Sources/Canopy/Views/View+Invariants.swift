@@ -19,7 +19,7 @@ extension ViewReader {
                     continue
                 }
                 for ref in chunk.pages {
-                    let page = try tables.readPage(ref.id, transaction.storage, viewName: view.name)
+                    let page = try page(ref.id)
                     if page.count != ref.count { problems.append("page \(ref.id) holds \(page.count) entries, directory says \(ref.count)") }
                     if page.count == 0 { problems.append("page \(ref.id) is empty") }
                     if index.groupNames[page.groupID] != name { problems.append("page \(ref.id) belongs to another group") }
@@ -51,7 +51,8 @@ extension ViewReader {
         }
         let rowsTableCount = try transaction.storage.count(of: tables.rows)
         if rowsTableCount != seen { problems.append("the rows table has \(rowsTableCount) entries, the pages \(seen)") }
-        let pagesTableCount = try transaction.storage.count(of: tables.pages)
+        // In a read-write transaction, pages the view's writer has not flushed yet count as stored.
+        let pagesTableCount = try transaction.storage.count(of: tables.pages) + (writer?.unflushedPageDelta() ?? 0)
         let directoryPages = index.groups.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.pages.count } }
         if pagesTableCount != directoryPages { problems.append("the pages table has \(pagesTableCount) pages, the directory \(directoryPages)") }
 

@@ -72,11 +72,13 @@ extension View {
             let names = try transaction.collectionNamesByID()
             let total = parentIndex.totalCount
             // The parent's entries come in group and sort order: walk them, filter, append (no sorting needed).
-            for groupName in parentIndex.groups.keys.sorted(by: { parentIndex.groups[$0]!.id < parentIndex.groups[$1]!.id }) {
+            for groupName in parentIndex.groups.sorted(by: { $0.value.id < $1.value.id }).map(\.key) {
                 guard let group = parentIndex.groups[groupName] else { continue }
                 for chunk in group.chunks {
                     for ref in chunk.pages {
-                        let page = try parentTables.readPage(ref.id, transaction.storage, viewName: parentName)
+                        // The parent's writer holds the pages this transaction changed.
+                        let page = try transaction.viewWriter(named: parentName)?.page(ref.id)
+                            ?? parentTables.readPage(ref.id, transaction.storage, viewName: parentName)
                         for i in 0..<page.count {
                             examined += 1
                             if examined % 10_000 == 0 { progress?(examined, total) }

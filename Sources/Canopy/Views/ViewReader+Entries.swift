@@ -10,7 +10,7 @@ extension ViewReader {
         var location: ViewIndex.Location? = start
         var offset = startOffset
         while let current = location, remaining > 0 {
-            let page = try tables.readPage(index.page(at: current, in: groupIndex).id, transaction.storage, viewName: view.name)
+            let page = try page(index.page(at: current, in: groupIndex).id)
             while offset < page.count && remaining > 0 {
                 try body(page, offset)
                 offset += 1

@@ -9,13 +9,10 @@ extension ReadTransaction {
             throw CanopyError(.extensionFailed, "no view named '\(name)' is registered; register it with Database.register(_:)",
                               path: core.path, extensionName: name)
         }
-        let index: ViewIndex
         if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
-            index = try writer.currentIndex()
-        } else {
-            index = try view.index(in: storage)
+            return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
         }
-        return ViewReader(view: view, index: index, transaction: self, tables: try view.tables)
+        return ViewReader(view: view, index: try view.index(in: storage), transaction: self, tables: try view.tables)
     }
 }
 
@@ -28,6 +25,8 @@ public struct ViewReader {
     let index: ViewIndex
     let transaction: ReadTransaction
     let tables: ViewTables
+    /// In a read-write transaction, the view's writer, which holds the pages the transaction changed.
+    var writer: ViewWriter? = nil
 
     /// The view's name.
     public var name: String { view.name }
@@ -48,8 +47,9 @@ public struct ViewReader {
     /// The number of rows in the whole view.
     public func count() throws -> Int { index.totalCount }
 
-    private func page(_ id: UInt64) throws -> ViewPage {
-        try tables.readPage(id, transaction.storage, viewName: view.name)
+    func page(_ id: UInt64) throws -> ViewPage {
+        if let writer { return try writer.page(id) }
+        return try tables.readPage(id, transaction.storage, viewName: view.name)
     }
 
     /// The row at `index` of `group`, or `nil` when out of range.

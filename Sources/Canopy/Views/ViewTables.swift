@@ -98,6 +98,11 @@ struct ViewTables: Sendable {
         }
     }
 
+    /// Whether page `id` is stored.
+    func hasPage(_ id: UInt64, _ txn: LMDB.ReadTransaction) throws -> Bool {
+        try SnapshotKey.bytes(id).withUnsafeBytes { key in try txn.withValue(forKey: key, in: pages) { $0 != nil } }
+    }
+
     func writePage(_ page: ViewPage, id: UInt64, _ txn: LMDB.WriteTransaction, append: Bool = false) throws {
         try txn.put(page.encoded, forKey: SnapshotKey.bytes(id), in: pages, flags: append ? .append : [])
     }

@@ -18,6 +18,14 @@ final class ViewWriter: ExtensionTransaction {
     }
     private var log: [RowID: RowLog] = [:]
 
+    /// Pages this transaction changed, decoded, written to LMDB once at ``prepareCommit(snapshot:)`` (or when there
+    /// are more than ``pageCacheLimit``): a bulk write touches a page many times but encodes and puts it once.
+    /// Readers of the view in this transaction see them through ``page(_:)``.
+    private var dirtyPages: [UInt64: ViewPage] = [:]
+    /// Pages this transaction emptied, deleted at the next flush.
+    private var deletedPages: Set<UInt64> = []
+    static let pageCacheLimit = 4_096
+
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
         self.transaction = transaction
@@ -90,9 +98,47 @@ final class ViewWriter: ExtensionTransaction {
         }
     }
 
+    /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
+    func page(_ id: UInt64) throws -> ViewPage {
+        if let page = dirtyPages[id] { return page }
+        if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
+        return try tables.readPage(id, storage, viewName: view.name)
+    }
+
+    /// How many pages the table will gain (or lose, if negative) when the dirty pages are flushed.
+    func unflushedPageDelta() throws -> Int {
+        var delta = 0
+        for id in dirtyPages.keys where try !tables.hasPage(id, storage) { delta += 1 }
+        for id in deletedPages where try tables.hasPage(id, storage) { delta -= 1 }
+        return delta
+    }
+
+    private func store(_ page: ViewPage, id: UInt64) throws {
+        dirtyPages[id] = page
+        deletedPages.remove(id)
+        if dirtyPages.count > Self.pageCacheLimit { try flushPages() }
+    }
+
+    private func drop(pageID id: UInt64) {
+        dirtyPages[id] = nil
+        deletedPages.insert(id)
+    }
+
+    /// Writes the dirty pages and deletes the emptied ones.
+    private func flushPages() throws {
+        try transaction.guarded {
+            for (id, page) in dirtyPages { try tables.writePage(page, id: id, storage) }
+            for id in deletedPages { _ = try tables.deletePage(id, storage) }
+        }
+        dirtyPages.removeAll(keepingCapacity: true)
+        deletedPages.removeAll(keepingCapacity: true)
+    }
+
     func prepareCommit(snapshot: UInt64) throws -> [UInt8]? {
         let reset = transaction.pendingResets.contains(view.name)
         guard dirty || !log.isEmpty || reset else { return nil }
+        try flushPages()
         if dirty {
             try withIndex { index in
                 index.version = UInt64.random(in: 1...UInt64.max)
@@ -163,16 +209,16 @@ final class ViewWriter: ExtensionTransaction {
                 throw corrupt(view.name, "group '\(entry.group)' has no page for a row it holds")
             }
             let ref = index.page(at: location, in: group)
-            var page = try tables.readPage(ref.id, storage, viewName: view.name)
+            var page = try page(ref.id)
             guard let position = page.index(of: entry.orderBytes) else {
                 throw corrupt(view.name, "page \(ref.id) lacks an entry the rows table points to")
             }
             page.remove(at: position)
             if page.count == 0 {
-                try transaction.guarded { try tables.deletePage(ref.id, storage) }
+                drop(pageID: ref.id)
                 index.updatePage(at: location, in: entry.group, count: 0, first: nil)
             } else {
-                try transaction.guarded { try tables.writePage(page, id: ref.id, storage) }
+                try store(page, id: ref.id)
                 index.updatePage(at: location, in: entry.group, count: page.count, first: position == 0 ? page.orderBytes(at: 0) : nil)
             }
         }
@@ -193,25 +239,23 @@ final class ViewWriter: ExtensionTransaction {
                 var page = ViewPage(groupID: groupID)
                 page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
                 let id = index.newPageID()
-                try transaction.guarded { try tables.writePage(page, id: id, storage) }
+                try store(page, id: id)
                 index.insertPage(ViewIndex.PageRef(id: id, count: 1, first: entry.orderBytes), after: nil, in: entry.group, groupID: groupID)
                 return groupID
             }
             let ref = index.page(at: location, in: group)
-            var page = try tables.readPage(ref.id, storage, viewName: view.name)
+            var page = try page(ref.id)
             let position = page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
             if page.isOverfull {
                 let upper = page.splitUpperHalf()
                 let upperID = index.newPageID()
-                try transaction.guarded {
-                    try tables.writePage(page, id: ref.id, storage)
-                    try tables.writePage(upper, id: upperID, storage)
-                }
+                try store(page, id: ref.id)
+                try store(upper, id: upperID)
                 index.updatePage(at: location, in: entry.group, count: page.count, first: page.orderBytes(at: 0))
                 index.insertPage(ViewIndex.PageRef(id: upperID, count: upper.count, first: upper.orderBytes(at: 0)),
                                  after: location, in: entry.group, groupID: groupID)
             } else {
-                try transaction.guarded { try tables.writePage(page, id: ref.id, storage) }
+                try store(page, id: ref.id)
                 index.updatePage(at: location, in: entry.group, count: page.count, first: position == 0 ? page.orderBytes(at: 0) : nil)
             }
             return groupID
