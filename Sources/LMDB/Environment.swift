@@ -36,6 +36,8 @@ public final class Environment: @unchecked Sendable {
         var mapSize: Int
     }
     let state: Mutex<State>
+    /// Serializes remapping (map growth) against uses of transactions; see ``withAccess(_:)``.
+    let gate: AccessGate
 
     /// Opens (creating the files if needed) the environment at `path`.
     ///
@@ -64,6 +66,7 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         self.flags = flags
         self.state = Mutex(State(mapSize: info.me_mapsize))
+        self.gate = AccessGate(identity: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(env))))
     }
 
     deinit {
@@ -76,9 +79,11 @@ public final class Environment: @unchecked Sendable {
     ///
     /// The transaction is valid only inside `body`; it must not escape it.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        let txn = try beginRead()
-        defer { txn.abort() }
-        return try body(txn)
+        try withAccess {
+            let txn = try beginRead()
+            defer { txn.abort() }
+            return try body(txn)
+        }
     }
 
     /// Runs `body` in a write transaction, committing when it returns and aborting when it throws.
@@ -86,20 +91,39 @@ public final class Environment: @unchecked Sendable {
     /// Write transactions are serialized (across processes too): this call waits for any other writer. The
     /// transaction is valid only inside `body`, on the calling thread; it must not escape it.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
-        let txn = try beginWrite()
-        do {
-            let result = try body(txn)
-            try txn.commit()
-            return result
-        } catch {
-            txn.abort()
-            throw error
+        try withAccess {
+            let txn = try beginWrite()
+            do {
+                let result = try body(txn)
+                try txn.commit()
+                return result
+            } catch {
+                txn.abort()
+                throw error
+            }
         }
     }
 
+    /// Runs `body` as a *use* of this environment's transactions: the map is not remapped (grown) while any use is in
+    /// progress, in any thread of this process.
+    ///
+    /// ``read(_:)`` and ``write(_:)`` do this for you. Layers that keep a transaction open between uses (a pinned
+    /// snapshot from ``beginRead()``) must make every use of it, and every pointer into the map it hands out, stay
+    /// inside a `withAccess` scope; between scopes the transaction may stay open while another thread grows the map.
+    /// Scopes nest on one thread at no cost. Don't wait, inside a scope, for another thread that grows the map.
+    @inline(__always)
+    public func withAccess<R>(_ body: () throws -> R) rethrows -> R {
+        try gate.shared(body)
+    }
+
+    /// How many ``withAccess(_:)`` scopes the calling thread is inside (0 when it uses no transaction of this
+    /// environment now).
+    public var accessDepthOnCurrentThread: Int { gate.depthOnCurrentThread }
+
     /// Begins a read transaction that the caller must end with ``ReadTransaction/abort()``.
     ///
-    /// For long-lived readers (a pinned snapshot) in the layers above; everyone else uses ``read(_:)``.
+    /// For long-lived readers (a pinned snapshot) in the layers above; everyone else uses ``read(_:)``. Begin it and
+    /// use it only inside ``withAccess(_:)`` scopes.
     package func beginRead() throws -> ReadTransaction {
         try ReadTransaction(environment: self, parent: nil, flags: UInt32(MDB_RDONLY))
     }
@@ -137,20 +161,44 @@ public final class Environment: @unchecked Sendable {
     /// The current map size in bytes.
     public var mapSize: Int { state.withLock { $0.mapSize } }
 
-    /// Sets a new map size. No transaction of this process may be open, because the map is remapped.
+    /// Sets a new map size, remapping the file. Never shrinks below the size in use by the file's last commit.
     ///
-    /// Passing `0` adopts the size another process set (after ``LMDBError/Code/mapResized``).
-    /// - Throws: ``LMDBError`` `.busy` when transactions are open in this process.
+    /// Waits until no thread is inside a ``withAccess(_:)`` scope (read transactions may stay open: they continue over
+    /// the new mapping). Passing `0` adopts the size another process set (after ``LMDBError/Code/mapResized``).
+    /// - Throws: ``LMDBError`` `.busy` when the calling thread is itself inside a ``withAccess(_:)`` scope (it would
+    ///   wait for itself) or a write transaction is open.
     public func setMapSize(_ size: Int) throws {
+        let done: Void? = try gate.exclusive(allowingOwnScope: false) { try remap(to: size) }
+        if done == nil {
+            throw LMDBError(
+                code: .busy, operation: "mdb_env_set_mapsize", path: path,
+                hint: "called while this thread is using a transaction of the environment; call it outside read/write")
+        }
+    }
+
+    /// Adopts a larger map set by another process, for a transaction that got `MDB_MAP_RESIZED` at its start.
+    /// The calling thread may be inside one access scope (the one beginning the transaction), not more.
+    func adoptResizedMap() throws {
+        let done: Void? = try gate.exclusive(allowingOwnScope: true) { try remap(to: 0) }
+        if done == nil {
+            throw LMDBError(
+                code: .mapResized, operation: "mdb_txn_begin", path: path,
+                hint: "another process grew the map while this thread is inside nested transactions; end them and retry")
+        }
+    }
+
+    /// Remaps to `size` (0: the size recorded by the last commit), never below the current size. Holds the gate.
+    private func remap(to size: Int) throws {
         try state.withLock { state in
-            guard state.activeTransactions == 0 else {
-                throw LMDBError(
-                    code: .busy, operation: "mdb_env_set_mapsize", path: path,
-                    hint: "\(state.activeTransactions) transaction(s) of this process are open; close them first")
-            }
+            let previous = state.mapSize
             try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize", path: path)
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
+            if info.me_mapsize < previous && size == 0 {
+                // The last writer's recorded size is smaller than ours: keep ours (more room, same file).
+                try check(mdb_env_set_mapsize(handle, previous), "mdb_env_set_mapsize", path: path)
+                mdb_env_info(handle, &info)
+            }
             state.mapSize = info.me_mapsize
         }
     }
@@ -161,16 +209,16 @@ public final class Environment: @unchecked Sendable {
     /// Figures of the whole environment (`mdb_env_info`).
     public func info() -> EnvironmentInfo {
         var info = MDB_envinfo()
-        // Under the lock: mdb_env_info reads the meta pages in the map, which setMapSize remaps.
-        state.withLock { _ in _ = mdb_env_info(handle, &info) }
+        // Inside an access scope: mdb_env_info reads the meta pages in the map, which setMapSize remaps.
+        withAccess { _ = mdb_env_info(handle, &info) }
         return EnvironmentInfo(info)
     }
 
     /// B-tree figures of the main (unnamed) database (`mdb_env_stat`).
     public func statistics() -> DatabaseStatistics {
         var stat = MDB_stat()
-        // Under the lock: mdb_env_stat reads the meta pages in the map, which setMapSize remaps.
-        state.withLock { _ in _ = mdb_env_stat(handle, &stat) }
+        // Inside an access scope: mdb_env_stat reads the meta pages in the map, which setMapSize remaps.
+        withAccess { _ = mdb_env_stat(handle, &stat) }
         return DatabaseStatistics(stat)
     }
 
@@ -178,6 +226,20 @@ public final class Environment: @unchecked Sendable {
     /// ``EnvironmentOptions/Flags/noMetaSync``; `force` flushes even with `mapAsync`.
     public func sync(force: Bool = true) throws {
         try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
+    }
+
+    /// The reader slots in use (`mdb_reader_list`), across all processes: one line per slot with its pid, thread and
+    /// transaction id.
+    public func readerSlots() -> [ReaderSlot] {
+        final class Collector { var lines: [String] = [] }
+        let collector = Collector()
+        let context = Unmanaged.passUnretained(collector).toOpaque()
+        _ = mdb_reader_list(handle, { message, context in
+            guard let message, let context else { return 0 }
+            Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue().lines.append(String(cString: message))
+            return 0
+        }, context)
+        return collector.lines.flatMap { $0.split(separator: "\n") }.compactMap(ReaderSlot.init(line:))
     }
 
     /// Removes the reader slots of processes that died without closing their read transactions
@@ -191,12 +253,28 @@ public final class Environment: @unchecked Sendable {
 
     /// Copies the environment to an existing empty directory (or to a file with ``EnvironmentOptions/Flags/noSubdirectory``)
     /// while it is in use (a hot backup), optionally compacting: free pages are left out and pages renumbered.
-    public func copy(to destination: String, compact: Bool = false) throws {
+    ///
+    /// The copy's data file is created with `fileMode` (default `0o600`: a backup is as private as the database).
+    public func copy(to destination: String, compact: Bool = false, fileMode: UInt32 = 0o600) throws {
         let flags: UInt32 = compact ? UInt32(MDB_CP_COMPACT) : 0
-        // The copy runs in a read transaction of its own: count it, so that setMapSize waits for it.
-        transactionBegan()
-        defer { transactionEnded() }
-        try check(mdb_env_copy2(handle, destination, flags), "mdb_env_copy2", path: path)
+        let file = self.flags.contains(.noSubdirectory) ? destination : destination + "/data.mdb"
+        // mdb_env_copy2 would create the file 0666 & ~umask; open it ourselves with the mode asked for.
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(fileMode))
+        guard descriptor >= 0 else {
+            throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "open", path: file,
+                            hint: "the destination must be an existing directory without a data.mdb")
+        }
+        defer { close(descriptor) }
+        _ = fchmod(descriptor, mode_t(fileMode))  // the umask may have taken bits away
+        // The copy runs a read transaction of its own: a use of the map.
+        do {
+            try withAccess {
+                try check(mdb_env_copyfd2(handle, descriptor, flags), "mdb_env_copyfd2", path: path)
+            }
+        } catch {
+            unlink(file)
+            throw error
+        }
     }
 
     /// The largest key LMDB accepts in this environment, in bytes (511 with the default build).

@@ -84,6 +84,10 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let ioError = Code(rawValue: EIO)
         /// `EBUSY`: the resource is busy (e.g. the map cannot be resized while transactions are open).
         public static let busy = Code(rawValue: EBUSY)
+        /// A disk quota was exceeded (`EDQUOT`).
+        public static let quotaExceeded = Code(rawValue: EDQUOT)
+        /// The file would exceed the process's file size limit (`EFBIG`, `RLIMIT_FSIZE`).
+        public static let fileTooLarge = Code(rawValue: EFBIG)
 
         /// LMDB's own description of the code (`mdb_strerror`).
         public var description: String { String(cString: mdb_strerror(rawValue)) }

@@ -21,10 +21,14 @@ public class ReadTransaction {
         var txn: OpaquePointer?
         var rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
         if rc == MDB_MAP_RESIZED {
-            // Another process grew the map: adopt its size (only possible with no open transactions) and retry once.
-            environment.transactionEnded()
-            try environment.setMapSize(0)
-            environment.transactionBegan()
+            // Another process grew the map beyond ours: adopt its size and retry once. Remapping waits for this
+            // process's other uses of the map to end (see `AccessGate`); open read transactions carry on.
+            do {
+                try environment.adoptResizedMap()
+            } catch {
+                if parent == nil { environment.transactionEnded() }
+                throw error
+            }
             rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
         }
         if rc != 0 {

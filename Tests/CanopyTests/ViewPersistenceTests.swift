@@ -379,7 +379,7 @@ struct ViewPersistenceTests {
             #expect(database.registeredExtension(named: "by-list") == nil)
             #expect(try database.recordedExtensions().map(\.name) == ["other"])
             let error = #expect(throws: CanopyError.self) { try database.newConnection().read { txn throws in _ = try txn.view("by-list") } }
-            #expect(error?.code == .extensionFailed)
+            #expect(error?.code == .extensionNotRegistered)
 
             // The remaining view keeps working through writes.
             try database.newConnection().readWrite { txn throws in try txn.set(TodoItem(title: "x", list: "l1", priority: 2), forKey: "x", in: tasks) }

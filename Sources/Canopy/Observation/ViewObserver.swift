@@ -47,7 +47,7 @@ public final class ViewObserver: @unchecked Sendable {
     ///   - database: the database.
     ///   - mappings: which groups of which view to show, and how.
     ///   - connectionOptions: the options of the observer's connection (its caches serve ``read(_:)``).
-    /// - Throws: ``CanopyError/Code/extensionFailed`` when the mappings' view is not registered; what reading throws.
+    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when the mappings' view is not registered; what reading throws.
     public init(database: Database, mappings: ViewMappings, connectionOptions: ConnectionOptions = .init()) throws {
         self.database = database
         self.connection = database.newConnection(options: connectionOptions)
@@ -90,7 +90,7 @@ public final class ViewObserver: @unchecked Sendable {
     /// ``DatabaseOptions/commitLogLimit`` commits) or the view was rebuilt in the span, the changeset is a reload
     /// (``ViewChangeset/isReload``).
     ///
-    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionFailed`` when the view was unregistered.
+    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was unregistered; ``CanopyError/Code/extensionStale`` when another process wrote without the view registered.
     @discardableResult
     public func advance() throws -> ViewChangeset {
         try gate.withLock {

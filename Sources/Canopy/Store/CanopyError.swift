@@ -40,8 +40,31 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code("readOnly")
         /// Internal records of the store are corrupt.
         public static let corruptStore = Code("corruptStore")
-        /// An extension failed, or was registered twice, or is unknown.
+        /// An extension threw while it was told of a change or prepared its commit; the transaction was rolled back.
         public static let extensionFailed = Code("extensionFailed")
+        /// No extension (view) of that name is registered in this process (or, for unregistering, recorded at all).
+        public static let extensionNotRegistered = Code("extensionNotRegistered")
+        /// An extension of that name is already registered in this process.
+        public static let extensionAlreadyRegistered = Code("extensionAlreadyRegistered")
+        /// An extension another one depends on (a filtered view's parent) is not registered.
+        public static let extensionDependencyMissing = Code("extensionDependencyMissing")
+        /// An extension's stored state lags the store: another process wrote without the extension registered, so it
+        /// missed those writes. It is rebuilt at its next registration.
+        public static let extensionStale = Code("extensionStale")
+        /// An extension could not prepare or rebuild its storage at registration; nothing was registered.
+        public static let extensionRebuildFailed = Code("extensionRebuildFailed")
+        /// The extension registered in this process differs (version tag or kind) from the registration recorded in
+        /// the database by another process; writing would leave its state wrong, so the write was rolled back.
+        public static let extensionDefinitionMismatch = Code("extensionDefinitionMismatch")
+        /// A transaction was started inside another one where that would wait for itself or is not allowed (a
+        /// `readWrite` inside a `read` or `readWrite` on the same thread, a `read` inside the same connection's read).
+        public static let nestedTransaction = Code("nestedTransaction")
+        /// A transaction (or a row handed to a closure) was used after its closure returned.
+        public static let transactionEnded = Code("transactionEnded")
+        /// The disk (or the process's file size limit) is full; the transaction was rolled back and nothing was lost.
+        public static let diskFull = Code("diskFull")
+        /// The directory holds an LMDB environment that Canopy did not create (no Canopy format record).
+        public static let foreignDatabase = Code("foreignDatabase")
         /// Notifications don't line up (a gap between snapshots).
         public static let snapshotMismatch = Code("snapshotMismatch")
         /// An LMDB call failed; see ``CanopyError/underlying``.
@@ -99,9 +122,25 @@ extension CanopyError {
     static func wrap(_ error: any Error, path: String?, collection: String? = nil, key: String? = nil) -> any Error {
         if error is CanopyError { return error }
         if let lmdb = error as? LMDBError {
-            if lmdb.code == .mapFull {
+            switch lmdb.code {
+            case .mapFull:
                 return CanopyError(.databaseFull, "the database reached its maximum size; the transaction was rolled back",
                                    path: path, collection: collection, key: key, underlying: lmdb)
+            case .noSpace, .quotaExceeded, .fileTooLarge:
+                return CanopyError(
+                    .diskFull,
+                    "the disk is full (or a quota or file size limit was reached); the transaction was rolled back and nothing was lost: free space and retry",
+                    path: path, collection: collection, key: key, underlying: lmdb)
+            case .badTransaction:
+                return CanopyError(
+                    .transactionEnded,
+                    "the transaction was used after its closure returned; a transaction is valid only inside read { } or readWrite { }",
+                    path: path, collection: collection, key: key, underlying: lmdb)
+            case .ioError:
+                return CanopyError(.storage, "an I/O error occurred reading or writing the database file (check the disk); the transaction was rolled back",
+                                   path: path, collection: collection, key: key, underlying: lmdb)
+            default:
+                break
             }
             return CanopyError(.storage, lmdb.description, path: path, collection: collection, key: key, underlying: lmdb)
         }

@@ -91,11 +91,14 @@ public final class Database: Sendable {
     /// Registers an extension (such as a view): records it, lets it create or rebuild its storage in a write
     /// transaction, and from then on tells it of every change.
     ///
-    /// - Throws: ``CanopyError/Code/extensionFailed`` when an extension of that name is already registered, or what
-    ///   the extension's preparation throws (then nothing is registered).
+    /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when an extension of that name is already registered;
+    ///   ``CanopyError/Code/invalidArgument`` for an empty name or one too long for LMDB's table names;
+    ///   ``CanopyError/Code/extensionDependencyMissing`` when a filtered view's parent is not registered;
+    ///   ``CanopyError/Code/extensionRebuildFailed`` (or the ``CanopyError`` it threw) when the extension's preparation
+    ///   fails (then nothing is registered); ``CanopyError/Code/nestedTransaction`` inside a transaction.
     public func register(_ ext: any StoreExtension) throws {
         guard core.registeredExtension(named: ext.name) == nil else {
-            throw CanopyError(.extensionFailed, "an extension with this name is already registered", path: path, extensionName: ext.name)
+            throw CanopyError(.extensionAlreadyRegistered, "an extension with this name is already registered in this process", path: path, extensionName: ext.name)
         }
         let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
         try connection.readWrite { txn in

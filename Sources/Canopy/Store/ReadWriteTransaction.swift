@@ -362,7 +362,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         } catch let error as CanopyError {
             throw error
         } catch {
-            throw CanopyError(.extensionFailed, "the extension failed to prepare its storage", path: core.path,
+            throw CanopyError(.extensionRebuildFailed, "the extension failed to prepare or rebuild its storage; nothing was registered", path: core.path,
                               extensionName: ext.name, underlying: error)
         }
         let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,

@@ -65,7 +65,7 @@ extension View {
         case .filtered(let parentName, _):
             // A parent that is registering in this transaction passes itself (see `rebuildFilteredViews(in:)`).
             guard let parent = registeringParent ?? transaction.core.registeredExtension(named: parentName) as? View else {
-                throw CanopyError(.extensionFailed, "the parent view '\(parentName)' is not registered", extensionName: name)
+                throw CanopyError(.extensionDependencyMissing, "the parent view '\(parentName)' is not registered", extensionName: name)
             }
             let parentIndex = try parent.index(in: transaction.storage)
             let parentTables = try parent.tables

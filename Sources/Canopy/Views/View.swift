@@ -94,7 +94,7 @@ public final class View: StoreExtension {
     var tables: ViewTables {
         get throws {
             guard let tables = state.withLock({ $0.tables }) else {
-                throw CanopyError(.extensionFailed, "the view is not registered", extensionName: name)
+                throw CanopyError(.extensionNotRegistered, "the view is not registered; register it with Database.register(_:)", extensionName: name)
             }
             return tables
         }
@@ -107,7 +107,7 @@ public final class View: StoreExtension {
         let tables = try ViewTables.open(in: transaction, view: name)
         state.withLock { $0.tables = tables }
         if case .filtered(let parent, _) = source, transaction.core.registeredExtension(named: parent) as? View == nil {
-            throw CanopyError(.extensionFailed, "the parent view '\(parent)' must be registered before the filtered view",
+            throw CanopyError(.extensionDependencyMissing, "the parent view '\(parent)' must be registered before the filtered view",
                               extensionName: name)
         }
         if let reason = context.rebuildReason {

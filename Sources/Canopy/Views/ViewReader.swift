@@ -3,10 +3,10 @@ import LMDB
 extension ReadTransaction {
     /// A reader of the view named `name` at this transaction's snapshot (in a read-write transaction: including its
     /// own changes so far).
-    /// - Throws: ``CanopyError/Code/extensionFailed`` when no view of that name is registered in this process.
+    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process.
     public func view(_ name: String) throws -> ViewReader {
         guard let view = core.registeredExtension(named: name) as? View else {
-            throw CanopyError(.extensionFailed, "no view named '\(name)' is registered; register it with Database.register(_:)",
+            throw CanopyError(.extensionNotRegistered, "no view named '\(name)' is registered; register it with Database.register(_:)",
                               path: core.path, extensionName: name)
         }
         if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
