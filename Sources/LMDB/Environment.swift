@@ -261,8 +261,8 @@ public final class Environment: @unchecked Sendable {
         // mdb_env_copy2 would create the file 0666 & ~umask; open it ourselves with the mode asked for.
         let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(fileMode))
         guard descriptor >= 0 else {
-            throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "open", path: file,
-                            hint: "the destination must be an existing directory without a data.mdb")
+            throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "mdb_env_copy2", path: path,
+                            hint: "cannot create \(file): the destination must be an existing directory without a data.mdb")
         }
         defer { close(descriptor) }
         _ = fchmod(descriptor, mode_t(fileMode))  // the umask may have taken bits away

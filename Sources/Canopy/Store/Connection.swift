@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LMDB
+import Synchronization
 
 /// A connection to a ``Database``: runs read and read-write transactions, one at a time, and keeps caches of decoded
 /// objects and metadata that stay correct across connections and commits.
@@ -25,7 +26,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     deinit {
-        state.pinned?.abort()
+        core.environment.withAccess { state.pinned?.abort() }
     }
 
     /// The options the connection was created with.
@@ -36,23 +37,54 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: Transactions
 
+    /// The thread running a transaction of this connection now (0 when none): so that a nested call on the same
+    /// thread is a typed error instead of waiting for itself.
+    let owner = Atomic<UInt>(0)
+
+    /// Takes the connection's lock for a transaction, refusing a nested call from the thread that already holds it.
+    private func enter(_ what: String) throws {
+        let me = currentThreadID()
+        if owner.load(ordering: .relaxed) == me {
+            throw CanopyError(
+                .nestedTransaction,
+                "\(what) was called inside a transaction of the same connection, on the same thread: use the transaction you are in (a read-write transaction reads too), or another connection",
+                path: core.path)
+        }
+        lock.lock()
+        owner.store(me, ordering: .relaxed)
+    }
+
+    private func leave() {
+        owner.store(0, ordering: .relaxed)
+        lock.unlock()
+    }
+
     /// Runs `body` in a read transaction: a consistent view of the database as of its start (or as of the pinned
     /// snapshot when the connection is pinned).
     ///
-    /// The transaction is valid only inside `body`; it must not escape it.
+    /// The transaction is valid only inside `body`; using it after `body` returns throws
+    /// ``CanopyError/Code/transactionEnded``. A read may run inside a transaction of *another* connection.
+    ///
+    /// - Throws: ``CanopyError/Code/nestedTransaction`` when called inside a transaction of this same connection on
+    ///   the same thread; what `body` throws.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        lock.lock()
-        defer { lock.unlock() }
+        try enter("read")
+        defer { leave() }
         do {
-            if let pinned = state.pinned {
-                let txn = ReadTransaction(storage: pinned, connection: self, snapshot: state.pinnedSnapshot)
+            return try core.environment.withAccess {
+                if let pinned = state.pinned {
+                    let txn = ReadTransaction(storage: pinned, connection: self, snapshot: state.pinnedSnapshot)
+                    defer { txn.end() }
+                    return try body(txn)
+                }
+                let storage = try core.environment.beginRead()
+                defer { storage.abort() }
+                let snapshot = try core.readSnapshot(storage)
+                try state.synchronizeCaches(to: snapshot, core: core, txn: storage)
+                let txn = ReadTransaction(storage: storage, connection: self, snapshot: snapshot)
+                defer { txn.end() }
                 return try body(txn)
             }
-            let storage = try core.environment.beginRead()
-            defer { storage.abort() }
-            let snapshot = try core.readSnapshot(storage)
-            try state.synchronizeCaches(to: snapshot, core: core, txn: storage)
-            return try body(ReadTransaction(storage: storage, connection: self, snapshot: snapshot))
         } catch {
             throw CanopyError.wrap(error, path: core.path)
         }
@@ -61,17 +93,35 @@ public final class Connection: @unchecked Sendable {
     /// Runs `body` in a read-write transaction that commits when `body` returns and rolls back when it throws.
     ///
     /// After the commit, observers receive a ``CommitNotification``. If the database's map fills up, the transaction
-    /// is rolled back, the map grows (up to ``DatabaseOptions/maximumMapSize``) and `body` runs again: keep `body`
-    /// free of side effects outside the transaction. The transaction is valid only inside `body`, on the calling
-    /// thread; it must not escape it. Don't start a read-write transaction inside another one (it would wait for
-    /// itself).
+    /// is rolled back, the map grows (up to ``DatabaseOptions/maximumMapSize``; open read transactions and observers
+    /// don't prevent it) and `body` runs again: keep `body` free of side effects outside the transaction. The
+    /// transaction is valid only inside `body`, on the calling thread; it must not escape it.
     ///
     /// - Throws: ``CanopyError/Code/connectionPinned`` on a pinned connection; ``CanopyError/Code/readOnly`` on a
-    ///   read-only database; ``CanopyError/Code/databaseFull`` when the maximum map size is reached (nothing is
-    ///   written); whatever `body` throws (nothing is written).
+    ///   read-only database; ``CanopyError/Code/nestedTransaction`` when called inside a `read` or `readWrite` (of any
+    ///   connection of this database) on the same thread — it would wait for itself; ``CanopyError/Code/databaseFull``
+    ///   when the configured maximum map size is reached; ``CanopyError/Code/diskFull`` when the disk is; whatever
+    ///   `body` throws (in every case nothing is written).
     public func readWrite<R>(_ body: (ReadWriteTransaction) throws -> R) throws -> R {
-        lock.lock()
-        defer { lock.unlock() }
+        try readWrite(body, isCancelled: nil)
+    }
+
+    func readWrite<R>(_ body: (ReadWriteTransaction) throws -> R, isCancelled: (() -> Bool)?) throws -> R {
+        let me = currentThreadID()
+        if core.writerThread.load(ordering: .relaxed) == me {
+            throw CanopyError(
+                .nestedTransaction,
+                "readWrite was called inside another readWrite of this database on the same thread: it would wait for itself; do the writes in the outer transaction",
+                path: core.path)
+        }
+        if core.environment.accessDepthOnCurrentThread > 0 {
+            throw CanopyError(
+                .nestedTransaction,
+                "readWrite was called inside a read transaction of this database on the same thread (a read { } closure or an observer's read): end the read first, or do the reading in the readWrite",
+                path: core.path)
+        }
+        try enter("readWrite")
+        defer { leave() }
         guard state.pinned == nil else {
             throw CanopyError(
                 .connectionPinned,
@@ -82,58 +132,102 @@ public final class Connection: @unchecked Sendable {
             throw CanopyError(.readOnly, "the database was opened read-only", path: core.path)
         }
         core.writeLock.lock()
-        defer { core.writeLock.unlock() }
+        core.writerThread.store(me, ordering: .relaxed)
+        defer {
+            core.writerThread.store(0, ordering: .relaxed)
+            core.writeLock.unlock()
+        }
         var attempt = 0
         while true {
             attempt += 1
-            let txn: ReadWriteTransaction
-            do {
-                let storage = try core.environment.beginWrite()
-                let state = try DatabaseCore.readState(storage, core.tables)
-                try self.state.synchronizeCaches(to: state.snapshot, core: core, txn: storage)
-                txn = try ReadWriteTransaction(storage: storage, connection: self, state: state)
-            } catch {
-                throw CanopyError.wrap(error, path: core.path)
+            if isCancelled?() == true { throw CancellationError() }
+            let outcome: WriteAttempt<R> = try core.environment.withAccess {
+                let txn: ReadWriteTransaction
+                do {
+                    let storage = try core.environment.beginWrite()
+                    let state = try DatabaseCore.readState(storage, core.tables)
+                    do {
+                        try self.state.synchronizeCaches(to: state.snapshot, core: core, txn: storage)
+                        txn = try ReadWriteTransaction(storage: storage, connection: self, state: state)
+                    } catch {
+                        storage.abort()
+                        throw error
+                    }
+                } catch {
+                    throw CanopyError.wrap(error, path: core.path)
+                }
+                do {
+                    let result = try body(txn)
+                    if txn.sawMapFull { throw LMDBError(code: .mapFull, operation: "mdb_put", path: core.path) }
+                    if isCancelled?() == true { throw CancellationError() }
+                    let notification = try txn.commit()
+                    txn.end()
+                    if let notification {
+                        core.didCommit(notification)
+                        core.clearStaleReadersPeriodically()
+                    }
+                    return .committed(result)
+                } catch {
+                    txn.rollback()
+                    txn.end()
+                    if txn.sawMapFull || (error as? LMDBError)?.code == .mapFull || (error as? CanopyError)?.code == .databaseFull
+                        || (error as? CanopyError)?.lmdbError?.code == .mapFull
+                    {
+                        return .mapFull
+                    }
+                    if error is CancellationError { throw error }
+                    throw CanopyError.wrap(error, path: core.path)
+                }
             }
-            do {
-                let result = try body(txn)
-                if txn.sawMapFull { throw LMDBError(code: .mapFull, operation: "mdb_put", path: core.path) }
-                let notification = try txn.commit()
-                if let notification {
-                    core.didCommit(notification)
-                }
+            switch outcome {
+            case .committed(let result):
                 return result
-            } catch {
-                txn.rollback()
-                if txn.sawMapFull || (error as? LMDBError)?.code == .mapFull || (error as? CanopyError)?.code == .databaseFull
-                    || (error as? CanopyError)?.lmdbError?.code == .mapFull
-                {
-                    if attempt < 8 && core.growMap() { continue }
-                    throw CanopyError(
-                        .databaseFull,
-                        "the database reached its maximum map size (\(core.environment.mapSize) bytes of \(core.options.maximumMapSize)); the transaction was rolled back. Raise DatabaseOptions.maximumMapSize, or close long-lived read transactions so the map can grow",
-                        path: core.path, underlying: LMDBError(code: .mapFull, operation: "mdb_put", path: core.path))
-                }
-                throw CanopyError.wrap(error, path: core.path)
+            case .mapFull:
+                // Outside the access scope: growing remaps, which waits for this process's other uses of the map.
+                if attempt < 16, try core.growMap() { continue }
+                throw CanopyError(
+                    .databaseFull,
+                    "the database reached its configured maximum size (DatabaseOptions.maximumMapSize = \(core.options.maximumMapSize) bytes); the transaction was rolled back and nothing was written. Raise maximumMapSize (it reserves address space, not disk), or remove data",
+                    path: core.path, underlying: LMDBError(code: .mapFull, operation: "mdb_put", path: core.path))
             }
         }
     }
 
-    /// Runs `body` in a read transaction on a background thread.
+    private enum WriteAttempt<R> {
+        case committed(R)
+        case mapFull
+    }
+
+    /// Runs `body` in a read transaction on a background thread (a thread of its own, not the cooperative pool).
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled before the transaction starts; what the synchronous
+    ///   ``read(_:)`` throws.
     public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
+        try Task.checkCancellation()
+        return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try self.read(body) })
             }
         }
     }
 
-    /// Runs `body` in a read-write transaction on a background thread (the whole transaction stays on that thread).
+    /// Runs `body` in a read-write transaction on a background thread (the whole transaction stays on that thread;
+    /// no thread of the cooperative pool waits for the database's write lock).
+    ///
+    /// Cancellation: when the task is cancelled before the transaction commits — before the call, while it waits for
+    /// the write lock, or while `body` runs — nothing is committed and the call throws `CancellationError`. A
+    /// transaction that has committed stays committed.
     public func readWrite<R: Sendable>(_ body: @escaping @Sendable (ReadWriteTransaction) throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try self.readWrite(body) })
+        try Task.checkCancellation()
+        let cancelled = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result { try self.readWrite(body, isCancelled: { cancelled.isSet }) })
+                }
             }
+        } onCancel: {
+            cancelled.set()
         }
     }
 
@@ -143,19 +237,23 @@ public final class Connection: @unchecked Sendable {
     /// connection sees that snapshot. Returns the snapshot.
     ///
     /// A pinned connection holds an LMDB read transaction open: it keeps the pages of its snapshot from being reused,
-    /// so the file can grow while it stays pinned, and the map cannot be resized. Advance it regularly.
+    /// so the file can grow while it stays pinned (the map still grows when needed). Advance it regularly.
+    ///
+    /// - Throws: ``CanopyError/Code/nestedTransaction`` inside a transaction of this connection.
     @discardableResult
     public func pin() throws -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
+        try enter("pin")
+        defer { leave() }
         if state.pinned != nil { return state.pinnedSnapshot }
         do {
-            let storage = try core.environment.beginRead()
-            let snapshot = try core.readSnapshot(storage)
-            try state.synchronizeCaches(to: snapshot, core: core, txn: storage)
-            state.pinned = storage
-            state.pinnedSnapshot = snapshot
-            return snapshot
+            return try core.environment.withAccess {
+                let storage = try core.environment.beginRead()
+                let snapshot = try core.readSnapshot(storage)
+                try state.synchronizeCaches(to: snapshot, core: core, txn: storage)
+                state.pinned = storage
+                state.pinnedSnapshot = snapshot
+                return snapshot
+            }
         } catch {
             throw CanopyError.wrap(error, path: core.path)
         }
@@ -169,13 +267,19 @@ public final class Connection: @unchecked Sendable {
     ///   (pinned for longer than ``DatabaseOptions/commitLogLimit`` commits): the connection is still advanced, and the
     ///   caller must reload everything.
     public func advance() throws -> [CommitNotification] {
-        lock.lock()
-        defer { lock.unlock() }
+        try enter("advance")
+        defer { leave() }
+        return try advancePinned(since: state.pinnedSnapshot)
+    }
+
+    /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
+    /// older than the snapshot it was pinned to). Holds the connection's lock.
+    func advancePinned(since from: UInt64) throws -> [CommitNotification] {
         guard let old = state.pinned else {
             throw CanopyError(.connectionNotPinned, "advance() needs a pinned connection; call pin() first", path: core.path)
         }
-        let from = state.pinnedSnapshot
         do {
+          return try core.environment.withAccess {
             let storage = try core.environment.beginRead()
             old.abort()
             state.pinned = storage
@@ -190,6 +294,7 @@ public final class Connection: @unchecked Sendable {
                     path: core.path)
             }
             return notifications
+          }
         } catch {
             throw CanopyError.wrap(error, path: core.path)
         }
@@ -197,35 +302,40 @@ public final class Connection: @unchecked Sendable {
 
     /// Ends the long-lived read transaction; reads see the latest snapshot again.
     public func unpin() {
+        withStateLock {
+            state.pinned?.abort()
+            state.pinned = nil
+            state.pinnedSnapshot = 0
+        }
+    }
+
+    /// Runs `body` under the connection's lock, or directly when this thread already holds it (inside a transaction
+    /// of this connection), so that these small accessors never wait for their own thread.
+    private func withStateLock<R>(_ body: () -> R) -> R {
+        if owner.load(ordering: .relaxed) == currentThreadID() { return body() }
         lock.lock()
         defer { lock.unlock() }
-        state.pinned?.abort()
-        state.pinned = nil
-        state.pinnedSnapshot = 0
+        return body()
     }
 
     /// The snapshot the connection is pinned to, or `nil` when it is not pinned.
     public var pinnedSnapshot: UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        return state.pinned == nil ? nil : state.pinnedSnapshot
+        withStateLock { state.pinned == nil ? nil : state.pinnedSnapshot }
     }
 
     // MARK: Caches
 
     /// Empties this connection's object and metadata caches.
     public func flushCaches() {
-        lock.lock()
-        defer { lock.unlock() }
-        state.objectCache.removeAll()
-        state.metadataCache.removeAll()
+        withStateLock {
+            state.objectCache.removeAll()
+            state.metadataCache.removeAll()
+        }
     }
 
     /// The number of cached objects and metadata values (for tests and diagnostics).
     public var cachedCounts: (objects: Int, metadata: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (state.objectCache.count, state.metadataCache.count)
+        withStateLock { (state.objectCache.count, state.metadataCache.count) }
     }
 }
 
@@ -239,6 +349,9 @@ final class ConnectionState {
     var pinned: LMDB.ReadTransaction?
     var pinnedSnapshot: UInt64 = 0
     var collections: [String: CollectionRecord] = [:]
+    /// A connection that registers or unregisters extensions: its write transactions don't refuse to start when an
+    /// extension's recorded definition differs (that is what they are there to fix).
+    var isMaintenance = false
 
     init(options: ConnectionOptions) {
         self.options = options

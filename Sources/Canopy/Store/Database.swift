@@ -61,9 +61,39 @@ public final class Database: Sendable {
         do { try core.environment.sync(force: true) } catch { throw CanopyError.wrap(error, path: path) }
     }
 
-    /// Copies the database, while it is in use, into `directory` (which must exist and be empty), compacting it.
+    /// Copies the database, while it is in use (a consistent snapshot; writers carry on), into `directory`,
+    /// compacting it.
+    ///
+    /// The directory is created when missing (its parent must exist) and must otherwise be empty. The backup is as
+    /// private as the database: the directory gets mode `0700` and `data.mdb` the database's
+    /// ``DatabaseOptions/fileMode`` (default `0600`). Open the backup with `Database(path: directory)`.
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the directory is not empty or is a file;
+    ///   ``CanopyError/Code/cannotOpen`` when it cannot be created; ``CanopyError/Code/diskFull``.
     public func backup(to directory: String, compact: Bool = true) throws {
-        do { try core.environment.copy(to: directory, compact: compact) } catch { throw CanopyError.wrap(error, path: path) }
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw CanopyError(.invalidArgument, "the backup destination \(directory) is a file; pass a directory", path: path)
+            }
+            let contents = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
+            guard contents.isEmpty else {
+                throw CanopyError(.invalidArgument, "the backup destination \(directory) is not empty; pass a new or empty directory", path: path)
+            }
+        } else {
+            do {
+                try manager.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CanopyError(.cannotOpen, "cannot create the backup directory \(directory): check that its parent exists and is writable",
+                                  path: path, underlying: error)
+            }
+        }
+        _ = chmod(directory, 0o700)
+        do {
+            try core.environment.copy(to: directory, compact: compact, fileMode: core.options.fileMode)
+        } catch {
+            throw CanopyError.wrap(error, path: path)
+        }
     }
 
     // MARK: Notifications
@@ -97,20 +127,49 @@ public final class Database: Sendable {
     ///   ``CanopyError/Code/extensionRebuildFailed`` (or the ``CanopyError`` it threw) when the extension's preparation
     ///   fails (then nothing is registered); ``CanopyError/Code/nestedTransaction`` inside a transaction.
     public func register(_ ext: any StoreExtension) throws {
+        try Self.validateExtensionName(ext.name, maxKeySize: core.maxKeySize, path: path)
         guard core.registeredExtension(named: ext.name) == nil else {
             throw CanopyError(.extensionAlreadyRegistered, "an extension with this name is already registered in this process", path: path, extensionName: ext.name)
         }
-        let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        let connection = maintenanceConnection()
         try connection.readWrite { txn in
             try txn.registerExtension(ext)
         }
     }
 
-    /// Unregisters the extension named `name`; with `dropStorage` its stored state is deleted too.
+    /// Unregisters the extension named `name` — registered in this process, or only recorded in the database by an
+    /// earlier run; with `dropStorage` its stored state is deleted too.
+    ///
+    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no extension of that name is registered here or
+    ///   recorded in the database; ``CanopyError/Code/nestedTransaction`` inside a transaction.
     public func unregisterExtension(named name: String, dropStorage: Bool = false) throws {
-        let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        let connection = maintenanceConnection()
         try connection.readWrite { txn in
+            guard try core.registeredExtension(named: name) != nil || txn.extensionRecords().contains(where: { $0.name == name }) else {
+                throw CanopyError(
+                    .extensionNotRegistered,
+                    "no extension named '\(name)' is registered in this process or recorded in the database; nothing to unregister (see recordedExtensions())",
+                    path: path, extensionName: name)
+            }
             try txn.unregisterExtension(named: name, dropStorage: dropStorage)
+        }
+    }
+
+    /// A connection without caches whose writes may run while an extension's recorded definition differs.
+    private func maintenanceConnection() -> Connection {
+        let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        connection.state.isMaintenance = true
+        return connection
+    }
+
+    /// Extension names become LMDB table names (`ext.<name>.<table>`): non-empty, and short enough for a key.
+    static func validateExtensionName(_ name: String, maxKeySize: Int, path: String) throws {
+        guard !name.isEmpty else {
+            throw CanopyError(.invalidArgument, "an extension (view) name must not be empty", path: path)
+        }
+        guard name.utf8.count <= maxKeySize - 64 else {
+            throw CanopyError(.invalidArgument, "an extension (view) name must be at most \(maxKeySize - 64) bytes of UTF-8",
+                              path: path, extensionName: String(name.prefix(64)))
         }
     }
 

@@ -16,6 +16,8 @@ final class DatabaseCore: Sendable {
 
     /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
     let writeLock = NSLock()
+    /// The thread holding ``writeLock`` (0 when none), so that a nested `readWrite` is a typed error, not a hang.
+    let writerThread = Atomic<UInt>(0)
     /// Delivers callbacks in commit order, off the writer's thread.
     let deliveryQueue = DispatchQueue(label: "canopy.commit-notifications")
 
@@ -62,6 +64,9 @@ final class DatabaseCore: Sendable {
 
     /// Creates the database directory if needed (not its parents) and returns its absolute, resolved path.
     private static func canonicalPath(_ path: String, options: DatabaseOptions) throws -> String {
+        guard !path.isEmpty else {
+            throw CanopyError(.invalidArgument, "the database path is empty; pass the path of the database directory (it is created if missing)")
+        }
         let url = URL(fileURLWithPath: path)
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -125,6 +130,7 @@ final class DatabaseCore: Sendable {
                 try environment.read { txn in try Self.checkFormat(txn, tables, path: path) }
             } else {
                 (tables, initialState) = try environment.write { txn in
+                    try Self.refuseForeignEnvironment(txn, path: path, options: options)
                     let tables = try StoreTables.open(in: txn, create: true)
                     let format = try txn.value(forKey: Array("format".utf8), in: tables.info)
                     if format == nil {
@@ -139,7 +145,8 @@ final class DatabaseCore: Sendable {
         } catch let error as CanopyError {
             throw error
         } catch let error as LMDBError where error.code == .notFound {
-            throw CanopyError(.cannotOpen, "the file is an LMDB database but not a Canopy database", path: path, underlying: error)
+            throw CanopyError(.foreignDatabase, "the directory holds an LMDB database that Canopy did not create (no Canopy format record)",
+                              path: path, underlying: error)
         } catch {
             throw CanopyError(.cannotOpen, "cannot read the store's records", path: path, underlying: error)
         }
@@ -149,6 +156,29 @@ final class DatabaseCore: Sendable {
         self.path = path
         self.maxKeySize = environment.maxKeySize
         self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
+    }
+
+    /// Throws ``CanopyError/Code/foreignDatabase`` when the environment holds data but no Canopy format record —
+    /// an LMDB database of another program, which Canopy must not add its tables to — unless the options allow it.
+    private static func refuseForeignEnvironment(_ txn: LMDB.WriteTransaction, path: String, options: DatabaseOptions) throws {
+        guard !options.adoptForeignEnvironment else { return }
+        let main = try txn.openDatabase(named: nil)
+        var foreignNames: [String] = []
+        var hasCanopyInfo = false
+        try txn.forEach(in: main) { key, _ in
+            let name = String(decoding: key, as: UTF8.self)
+            if name == "canopy.info" { hasCanopyInfo = true } else if !name.hasPrefix("canopy.") && !name.hasPrefix("ext.") {
+                foreignNames.append(name)
+            }
+            return foreignNames.count < 5
+        }
+        if hasCanopyInfo { return }
+        let count = try txn.count(of: main)
+        guard count > 0 else { return }
+        throw CanopyError(
+            .foreignDatabase,
+            "the directory holds an LMDB database that Canopy did not create (\(count) entries in its main table, such as \(foreignNames.map { "'\($0)'" }.joined(separator: ", "))) and no Canopy format record; Canopy leaves it untouched. Open another directory, or set DatabaseOptions.adoptForeignEnvironment to add Canopy's tables to it",
+            path: path)
     }
 
     private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String) throws {
@@ -289,24 +319,53 @@ final class DatabaseCore: Sendable {
         state.withLock { $0.extensions.removeAll { $0.name == name } }
     }
 
+    // MARK: Extension definitions
+
+    /// Per extension, the stored registration record last found to match this process's definition.
+    let verifiedRecords = Mutex<[String: [UInt8]]>([:])
+
+    func isVerifiedRecord(_ bytes: UnsafeRawBufferPointer, of name: String) -> Bool {
+        verifiedRecords.withLock { records in records[name].map { bytes.elementsEqual($0) } ?? false }
+    }
+
+    func rememberVerifiedRecord(_ bytes: [UInt8], of name: String) {
+        verifiedRecords.withLock { $0[name] = bytes }
+    }
+
     // MARK: Map growth
 
-    /// Grows the map (doubling, up to the maximum) after an `MDB_MAP_FULL`. Waits briefly for this process's other
-    /// transactions to end, since LMDB remaps. Returns false when the map is at its maximum or could not be grown.
-    func growMap() -> Bool {
+    /// Grows the map (doubling, up to the maximum) after an `MDB_MAP_FULL`. Remapping waits until no thread of this
+    /// process is inside a use of the map (open read transactions, pinned connections and observers carry on over the
+    /// new mapping). Returns false when the map is already at the configured maximum.
+    /// - Throws: ``CanopyError/Code/storage`` when the system refuses the larger mapping (address space).
+    func growMap() throws -> Bool {
         let current = environment.mapSize
         guard current < options.maximumMapSize else { return false }
         let target = min(options.maximumMapSize, max(current * 2, current + (16 << 20)))
-        for attempt in 0..<200 {
-            do {
-                try environment.setMapSize(target)
-                return true
-            } catch let error as LMDBError where error.code == .busy {
-                usleep(attempt < 20 ? 1_000 : 10_000)
-            } catch {
-                return false
-            }
+        do {
+            try environment.setMapSize(target)
+            return true
+        } catch {
+            throw CanopyError(.storage, "cannot grow the map from \(current) to \(target) bytes: the system refused the mapping",
+                              path: path, underlying: error)
         }
-        return false
+    }
+
+    // MARK: Stale readers
+
+    /// Commits since the reader table was last checked for slots of dead processes.
+    let commitsSinceReaderCheck = Atomic<Int>(0)
+    /// How often (in commits) a running writer clears dead readers' slots.
+    static let readerCheckInterval = 32
+
+    /// Clears reader slots left by processes that died (kill -9) every ``readerCheckInterval`` commits: a dead
+    /// reader's slot pins its snapshot's pages, so LMDB could not reuse them and the file would grow with every commit.
+    /// `mdb_reader_check` scans the lock file's reader table (a few microseconds), so this costs well under 1% of a
+    /// commit.
+    func clearStaleReadersPeriodically() {
+        guard commitsSinceReaderCheck.add(1, ordering: .relaxed).newValue >= Self.readerCheckInterval else { return }
+        commitsSinceReaderCheck.store(0, ordering: .relaxed)
+        // A failure here (a lock-file error) would show up in the next transaction; it must not fail this commit.
+        _ = try? environment.readerCheck()
     }
 }

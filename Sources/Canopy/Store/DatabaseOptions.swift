@@ -15,12 +15,13 @@ public enum Durability: String, Sendable, Hashable, CaseIterable, Codable {
 public struct DatabaseOptions: Sendable, Hashable {
     /// How much each commit waits for the disk. Default ``Durability/full``.
     public var durability: Durability
-    /// The map size the database starts with, in bytes. The map grows (doubling) when it is full, up to
-    /// ``maximumMapSize``; growing needs a moment when no transaction of this process is open, so long-lived read
-    /// transactions (pinned connections, observers) can delay it: give databases with observers room to start with.
+    /// The map size the database starts with, in bytes (default 1 GiB). It is address space, not disk: the file
+    /// grows only with the data. When a write needs more, the map grows (doubling) up to ``maximumMapSize`` — also
+    /// while read transactions, pinned connections and observers are open — and other processes adopt the larger map
+    /// at their next transaction.
     public var initialMapSize: Int
-    /// The largest the database may grow to. A write beyond it fails with ``CanopyError/Code/databaseFull`` and
-    /// changes nothing.
+    /// The largest the database may grow to (default 64 GiB). A write beyond it fails with
+    /// ``CanopyError/Code/databaseFull`` and changes nothing.
     public var maximumMapSize: Int
     /// The number of concurrent read transactions across all processes.
     public var maxReaders: Int
@@ -34,17 +35,21 @@ public struct DatabaseOptions: Sendable, Hashable {
     /// observers (also in other processes) can learn what changed. Older entries are pruned, in batches of up to 64
     /// (so the log holds between `commitLogLimit` and `commitLogLimit + 63` entries).
     public var commitLogLimit: Int
+    /// Whether to add Canopy's tables to an existing LMDB environment that Canopy did not create. By default such an
+    /// environment is refused with ``CanopyError/Code/foreignDatabase`` and left untouched.
+    public var adoptForeignEnvironment: Bool
 
     /// Creates options.
     public init(
         durability: Durability = .full,
-        initialMapSize: Int = 256 << 20,
+        initialMapSize: Int = 1 << 30,
         maximumMapSize: Int = 64 << 30,
         maxReaders: Int = 126,
         maxTables: Int = 128,
         fileMode: UInt32 = 0o600,
         readOnly: Bool = false,
-        commitLogLimit: Int = 1024
+        commitLogLimit: Int = 1024,
+        adoptForeignEnvironment: Bool = false
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -54,6 +59,7 @@ public struct DatabaseOptions: Sendable, Hashable {
         self.fileMode = fileMode
         self.readOnly = readOnly
         self.commitLogLimit = commitLogLimit
+        self.adoptForeignEnvironment = adoptForeignEnvironment
     }
 }
 

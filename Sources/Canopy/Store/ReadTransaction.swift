@@ -5,18 +5,39 @@ import LMDB
 /// Obtained only inside ``Connection/read(_:)`` (or as the base of a ``ReadWriteTransaction``) and valid only inside
 /// that closure; it must not escape it. Reads go through the connection's caches.
 public class ReadTransaction {
-    let storage: LMDB.ReadTransaction
+    let lmdbStorage: LMDB.ReadTransaction
     let connection: Connection
     let core: DatabaseCore
     /// The snapshot this transaction reads.
     public let snapshot: UInt64
+    /// False once the closure that received the transaction has returned.
+    private(set) var isActive = true
 
     init(storage: LMDB.ReadTransaction, connection: Connection, snapshot: UInt64) {
-        self.storage = storage
+        self.lmdbStorage = storage
         self.connection = connection
         self.core = connection.core
         self.snapshot = snapshot
     }
+
+    /// The LMDB transaction underneath, while this transaction is active.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` once its closure has returned (the transaction escaped it).
+    var storage: LMDB.ReadTransaction {
+        get throws(CanopyError) {
+            guard isActive else { throw endedError() }
+            return lmdbStorage
+        }
+    }
+
+    func endedError() -> CanopyError {
+        CanopyError(
+            .transactionEnded,
+            "the transaction (snapshot \(snapshot)) was used after its closure returned; a transaction is valid only inside read { } or readWrite { } — keep values, not the transaction",
+            path: core.path)
+    }
+
+    /// Marks the transaction as ended (its closure returned).
+    func end() { isActive = false }
 
     var tables: StoreTables { core.tables }
     var cacheState: ConnectionState { connection.state }
@@ -26,6 +47,10 @@ public class ReadTransaction {
     /// The record of `name`, or `nil` when the collection was never written.
     func collectionRecord(_ name: String) throws -> CollectionRecord? {
         if let record = cacheState.collections[name] { return record }
+        guard !name.isEmpty, name.utf8.count <= core.maxKeySize else {
+            throw CanopyError(.invalidCollectionName, "collection names must be 1 to \(core.maxKeySize) bytes of UTF-8",
+                              path: core.path, collection: String(name.prefix(64)))
+        }
         if let record = core.cachedCollection(name) {
             cacheState.collections[name] = record
             return record
@@ -314,15 +339,28 @@ public class ReadTransaction {
     /// The registrations of extensions recorded in the database.
     public func extensionRecords() throws -> [ExtensionRecord] {
         var records: [ExtensionRecord] = []
-        try storage.forEach(in: tables.extensions) { _, value in
-            if let record = try? JSONDecoderBox.decoder.decode(ExtensionRecord.self, from: Array(value)) { records.append(record) }
+        try storage.forEach(in: tables.extensions) { key, value in
+            records.append(try decodeExtensionRecord(value, name: String(decoding: key, as: UTF8.self)))
             return true
         }
         return records
     }
 
+    /// Decodes a stored extension record.
+    /// - Throws: ``CanopyError/Code/corruptStore`` naming the extension when the bytes are not a record.
+    func decodeExtensionRecord(_ bytes: UnsafeRawBufferPointer, name: String) throws -> ExtensionRecord {
+        do {
+            return try JSONDecoderBox.decoder.decode(ExtensionRecord.self, from: Array(bytes))
+        } catch {
+            throw CanopyError(
+                .corruptStore,
+                "the stored registration record of extension '\(name)' is malformed; unregister the extension (unregisterExtension(named:dropStorage: true)) and register it again",
+                path: core.path, extensionName: name, underlying: error)
+        }
+    }
+
     /// The underlying LMDB transaction, for extensions that read their own tables.
-    public var lmdbTransaction: LMDB.ReadTransaction { storage }
+    public var lmdbTransaction: LMDB.ReadTransaction { lmdbStorage }
 
     /// The database's path.
     public var databasePath: String { core.path }

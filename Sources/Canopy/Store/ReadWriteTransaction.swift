@@ -7,7 +7,15 @@ import LMDB
 /// the closure returns and rolls back when it throws. Writes go through to the connection's caches; registered
 /// extensions (views) hear of every change and update their state in the same transaction.
 public final class ReadWriteTransaction: ReadTransaction {
-    let writeStorage: LMDB.WriteTransaction
+    let lmdbWriteStorage: LMDB.WriteTransaction
+    /// The LMDB write transaction, while this transaction is active.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` once its closure has returned.
+    var writeStorage: LMDB.WriteTransaction {
+        get throws(CanopyError) {
+            guard isActive else { throw endedError() }
+            return lmdbWriteStorage
+        }
+    }
     var storeState: StoreState
     var changes = ChangeLog()
     var didWrite = false
@@ -25,12 +33,37 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     init(storage: LMDB.WriteTransaction, connection: Connection, state: StoreState) throws {
-        self.writeStorage = storage
+        self.lmdbWriteStorage = storage
         self.storeState = state
         super.init(storage: storage, connection: connection, snapshot: state.snapshot)
         for ext in core.extensions {
+            if !connection.state.isMaintenance { try checkDefinition(of: ext) }
             writers.append((ext.name, try ext.beginWrite(self)))
         }
+    }
+
+    /// Throws when the registration recorded in the database no longer matches `ext` as registered in this process:
+    /// another process registered another definition (version tag or kind) of it, or unregistered it. Maintaining
+    /// the extension with this process's definition would leave its state wrong for the other one, silently.
+    ///
+    /// Cost: one LMDB read and a byte comparison per extension; the record is decoded only when its bytes changed.
+    private func checkDefinition(of ext: any StoreExtension) throws {
+        let name = ext.name
+        let matches: Bool? = try storage.withValue(forKey: Array(name.utf8), in: tables.extensions) { bytes in
+            guard let bytes else { return nil }
+            if core.isVerifiedRecord(bytes, of: name) { return true }
+            let record = try decodeExtensionRecord(bytes, name: name)
+            guard record.versionTag == ext.versionTag, record.kind == ext.kind else { return false }
+            core.rememberVerifiedRecord(Array(bytes), of: name)
+            return true
+        }
+        if matches == true { return }
+        let recorded = try extensionRecords().first { $0.name == name }
+        let what = recorded.map { "version tag '\($0.versionTag)' (kind '\($0.kind)')" } ?? "no registration (it was unregistered)"
+        throw CanopyError(
+            .extensionDefinitionMismatch,
+            "extension '\(name)' is registered in this process with version tag '\(ext.versionTag)' (kind '\(ext.kind)'), but the database records \(what), written by another process; the write was rolled back so the extension's state stays right. Register the same definition in every process; to take this one, unregister it here and register it again (which rebuilds it)",
+            path: core.path, extensionName: name)
     }
 
     override func collectionRecord(_ name: String) throws -> CollectionRecord? {
@@ -343,7 +376,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     /// The underlying LMDB write transaction, for extensions that write their own tables.
-    public var lmdbWriteTransaction: LMDB.WriteTransaction { writeStorage }
+    public var lmdbWriteTransaction: LMDB.WriteTransaction { lmdbWriteStorage }
 
     /// Marks the transaction as having written something (extensions that write only their own tables call this so
     /// that the commit advances the snapshot).
@@ -351,8 +384,8 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     func registerExtension(_ ext: any StoreExtension) throws {
         let nameKey = Array(ext.name.utf8)
-        let previous = try storage.value(forKey: nameKey, in: tables.extensions).flatMap {
-            try? JSONDecoderBox.decoder.decode(ExtensionRecord.self, from: $0)
+        let previous = try storage.withValue(forKey: nameKey, in: tables.extensions) { bytes in
+            try bytes.map { try decodeExtensionRecord($0, name: ext.name) }
         }
         let context = ExtensionRegistrationContext(
             previous: previous, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
@@ -440,7 +473,7 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Aborts the LMDB transaction and undoes what the connection cached from it.
     func rollback() {
-        writeStorage.abort()
+        lmdbWriteStorage.abort()
         cacheState.objectCache.removeAll()
         cacheState.metadataCache.removeAll()
         cacheState.cacheSnapshot = nil

@@ -45,6 +45,9 @@ extension View {
                     id: id, codecName: names[collectionID]?.codec ?? "", object: nil, metadata: flags & 1 == 0 ? .some(nil) : nil,
                     loadObject: { Array(objectBytes) },
                     loadMetadata: { try transaction.storage.value(forKey: keyBytes, in: transaction.tables.metadata) })
+                // `objectBytes` points into the map, valid only during this visit: the row refuses loads afterwards
+                // (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
+                defer { row.endAccess() }
                 guard let place = try self.place(of: row, rowKey: keyBytes, in: transaction) else { return true }
                 try add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order, rowKey: keyBytes)
                 return true
@@ -179,10 +182,10 @@ extension ReadTransaction {
         guard let stored = try storage.value(forKey: rowKey, in: tables.objects), let flags = stored.first else { return nil }
         let id = RowID(collection: collection.name, key: String(decoding: rowKey[4...], as: UTF8.self))
         let metadataTable = tables.metadata
-        let storage = self.storage
+        // Reads its metadata through this transaction (which refuses to be used once its closure has returned).
         return ViewRow(
             id: id, codecName: collection.codec, object: nil, metadata: flags & 1 == 0 ? .some(nil) : nil,
             loadObject: { Array(stored[1...]) },
-            loadMetadata: { try storage.value(forKey: rowKey, in: metadataTable) })
+            loadMetadata: { [self] in try self.storage.value(forKey: rowKey, in: metadataTable) })
     }
 }

@@ -8,6 +8,20 @@ public final class ViewRow {
     private let loadMetadata: () throws -> [UInt8]?
     private var decodedObject: Any?
     private var decodedMetadata: Any??
+    /// Set when the row's stored bytes are no longer reachable (the visit that produced it ended).
+    private var accessEnded = false
+
+    /// Ends the row's access to stored bytes: later loads of what was not decoded yet throw
+    /// ``CanopyError/Code/transactionEnded``.
+    func endAccess() { accessEnded = true }
+
+    private func checkAccess() throws {
+        guard accessEnded else { return }
+        throw CanopyError(
+            .transactionEnded,
+            "the row was used after the grouping, sorting or filtering closure it was passed to returned; keep values read from it, not the row",
+            collection: id.collection, key: id.key)
+    }
 
     init(id: RowID, codecName: String, object: Any?, metadata: Any??,
          loadObject: @escaping () throws -> [UInt8], loadMetadata: @escaping () throws -> [UInt8]?) {
@@ -41,6 +55,7 @@ public final class ViewRow {
             decodedObject = value
             return value
         }
+        try checkAccess()
         let value: T = try Self.decode(T.self, bytes: try loadObject(), codecName: codecName, id: id)
         decodedObject = value
         return value
@@ -55,6 +70,7 @@ public final class ViewRow {
             decodedMetadata = .some(value)
             return value
         }
+        try checkAccess()
         guard let bytes = try loadMetadata() else {
             decodedMetadata = .some(nil)
             return nil
