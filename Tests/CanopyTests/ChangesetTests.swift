@@ -250,30 +250,99 @@ struct ChangesetTests {
 
 @Suite("View observer")
 struct ViewObserverTests {
-    @Test("The async sequence yields one changeset per advance and reads see the state it leads to")
+    @Test("The async sequence yields one changeset per advance and reads see the state it leads to", .timeLimit(.minutes(1)))
     func asyncSequence() async throws {
         let fixture = try Fixture(seed: seedRows)
         defer { fixture.remove() }
         let observer = fixture.observer
+        let startSnapshot = observer.snapshot
+        // The loop tells the test when it has handled an element, so the second write comes after the first advance
+        // (no sleep: a handshake).
+        let handled = AsyncStream<Int>.makeStream()
         let received = Task {
             var seen: [(ViewChangeset, [RowID])] = []
             for try await changes in observer.changes() {
                 let rows = try observer.read { txn in try changes.mappings.rowIDs(inSection: 0, reader: txn.view("by-list")) }
+                #expect(observer.snapshot == changes.toSnapshot, "inside the loop, the observer shows the iteration's state")
                 seen.append((changes, rows))
+                handled.continuation.yield(seen.count)
                 if seen.count == 2 { break }
             }
             return seen
         }
+        var handledCount = handled.stream.makeAsyncIterator()
         try await fixture.writer.readWrite { txn in try txn.set(TodoItem(title: "top", list: "a", priority: 9), forKey: "k0", in: tasks) }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await handledCount.next() == 1)
         try await fixture.writer.readWrite { txn in try txn.remove(key: "k3", in: tasks) }
         let seen = try await received.value
+        #expect(seen.count == 2)
         let inserted = seen.flatMap(\.0.rowChanges).filter { $0.kind == .insert }.map(\.id)
         let deleted = seen.flatMap(\.0.rowChanges).filter { $0.kind == .delete }.map(\.id)
         #expect(inserted == [id("k0")])
         #expect(deleted == [id("k3")])
         #expect(seen.last?.1 == [id("k0"), id("k1"), id("k2")])
-        #expect(observer.snapshot == (try fixture.database.currentSnapshot()))
+        // An iteration is an observation of its own: the observer itself did not move.
+        #expect(observer.snapshot == startSnapshot)
+        #expect(try observer.read { txn in try observer.mappings.rowIDs(inSection: 0, reader: txn.view("by-list")) }
+            == [id("k1"), id("k2"), id("k3")])
+    }
+
+    @Test("Two loops over one observer each see every change", .timeLimit(.minutes(1)))
+    func twoLoopsSeeEveryChange() async throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let observer = fixture.observer
+        let commits = 40
+        let target = observer.snapshot + UInt64(commits)
+        @Sendable func consume() async throws -> Set<String> {
+            var inserted = Set<String>()
+            for try await changes in observer.changes() {
+                for change in changes.rowChanges where change.kind == .insert { inserted.insert(change.id.key) }
+                if changes.toSnapshot >= target { break }
+            }
+            return inserted
+        }
+        // Both loops start from the observer's snapshot, whenever their first element is asked for.
+        let first = Task { try await consume() }
+        let second = Task { try await consume() }
+        for number in 0..<commits {
+            try await fixture.writer.readWrite { txn in
+                try txn.set(TodoItem(title: "n\(number)", list: "a", priority: number), forKey: "new-\(number)", in: tasks)
+            }
+        }
+        let all = Set((0..<commits).map { "new-\($0)" })
+        #expect(try await first.value == all)
+        #expect(try await second.value == all)
+    }
+
+    /// An actor a UI-like consumer names for delivery: the callback mutates its state synchronously, which compiles
+    /// only because the callback is isolated to it.
+    actor Screen {
+        var shown: [[RowID]] = []
+        func show(_ rows: [RowID]) { shown.append(rows) }
+    }
+
+    @Test("A callback is delivered on the actor the consumer names, and reads there see its changeset's state", .timeLimit(.minutes(1)))
+    func callbackOnNamedActor() async throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        let observer = fixture.observer
+        let screen = Screen()
+        let delivered = AsyncStream<Void>.makeStream()
+        let observation = observer.observe(on: screen) { screen, result in
+            screen.assertIsolated()
+            guard case .success(let changes) = result else { return }
+            let rows = (try? observer.read { txn in try changes.mappings.rowIDs(inSection: 0, reader: txn.view("by-list")) }) ?? []
+            screen.show(rows)
+            delivered.continuation.yield()
+        }
+        defer { observation.cancel() }
+        let onMain = observer.observe(on: MainActor.shared) { _, _ in MainActor.assertIsolated() }
+        defer { onMain.cancel() }
+        try await fixture.writer.readWrite { txn in try txn.remove(key: "k1", in: tasks) }
+        var iterator = delivered.stream.makeAsyncIterator()
+        await iterator.next()
+        #expect(await screen.shown == [[id("k2"), id("k3")]])
     }
 
     @Test("The callback is called after each advance until cancelled")
@@ -312,6 +381,7 @@ struct ViewObserverTests {
         try #require(process.terminationStatus == 0, "the writer process failed")
 
         var changesets = 0
+        var expected = Rendering(sections: [])
         for try await changes in observer.changes(pollInterval: .milliseconds(20)) {
             #expect(!changes.isReload)
             let (mappings, old) = (changes.mappings, rendering)
@@ -320,10 +390,13 @@ struct ViewObserverTests {
                 return try ChangesetApplier.apply(changes, to: old) { try mappings.rowIDs(inSection: $0, reader: reader) }
             }
             changesets += 1
-            if changes.toSnapshot == (try database.currentSnapshot()) { break }
+            if changes.toSnapshot == (try database.currentSnapshot()) {
+                // Inside the loop, reads see the iteration's state: the one the changesets led to.
+                expected = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
+                break
+            }
         }
         #expect(changesets >= 1)
-        let expected = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
         #expect(rendering == expected)
         #expect(expected.sections.map(\.rows.count) == [5, 5])
         #expect(expected.sections.first?.rows.first == RowID(collection: "entries", key: "5-a"))

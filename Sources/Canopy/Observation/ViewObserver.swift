@@ -12,9 +12,12 @@ import Synchronization
 ///
 /// Three ways to use it:
 /// - call ``advance()`` yourself (a UI run loop, a test, a benchmark);
-/// - iterate ``changes(includeEmpty:pollInterval:)``, an `AsyncSequence` that advances each time it is asked for the
-///   next element and there are new commits — so the consumer reads the new state before the observer moves on;
-/// - ``observe(includeEmpty:pollInterval:_:)`` with a callback, called after each advance.
+/// - iterate ``changes(includeEmpty:pollInterval:)``, an `AsyncSequence`. Each iteration is an observation of its own
+///   (its own pinned snapshot, starting from the observer's state when the iteration was made): two loops over one
+///   observer each see every change. An iteration advances when asked for its next element, and inside the loop
+///   (in the iterating task) ``read(_:)``, ``mappings`` and ``snapshot`` describe the state the element leads to;
+/// - ``observe(on:includeEmpty:pollInterval:_:)`` with a callback, delivered on an actor you name (the main actor for a
+///   UI), or ``observe(includeEmpty:pollInterval:_:)`` from a background task.
 ///
 /// Commits of this process wake the observer at once; commits of other processes (which share the database file) are
 /// noticed by polling the latest snapshot every `pollInterval` — they come with the same changesets, read from the
@@ -40,6 +43,9 @@ public final class ViewObserver: @unchecked Sendable {
     private let currentMappings: Mutex<ViewMappings>
     private let signal: CommitSignal
     private let commitObserver: ObserverToken
+    /// The iterations of ``changes(includeEmpty:pollInterval:)`` in progress, by the task iterating: reads from that
+    /// task go to its iteration's state.
+    private let iterations = Mutex<[Int: ViewObserver]>([:])
 
     /// Opens a connection, pins it to the latest snapshot and updates `mappings` there.
     ///
@@ -60,22 +66,82 @@ public final class ViewObserver: @unchecked Sendable {
         self.commitObserver = database.addCommitObserver { _ in signal.fire() }
     }
 
+    /// An observer that starts from `mappings` (at their snapshot, which may be older than the latest): its first
+    /// advance reports every change since then. One per iteration of ``changes(includeEmpty:pollInterval:)``.
+    init(database: Database, startingFrom mappings: ViewMappings, connectionOptions: ConnectionOptions) throws {
+        self.database = database
+        self.connection = database.newConnection(options: connectionOptions)
+        try connection.pin()
+        self.currentMappings = Mutex(mappings)
+        let signal = CommitSignal()
+        self.signal = signal
+        self.commitObserver = database.addCommitObserver { _ in signal.fire() }
+    }
+
+    /// The iteration the current task is running, if any (see ``changes(includeEmpty:pollInterval:)``).
+    private var currentIteration: ViewObserver? {
+        guard let key = Self.currentTaskKey else { return nil }
+        return iterations.withLock { $0[key] }
+    }
+
+    private static var currentTaskKey: Int? { withUnsafeCurrentTask { $0?.hashValue } }
+
+    fileprivate func setIteration(_ iteration: ViewObserver?, forTask key: Int) {
+        iterations.withLock { $0[key] = iteration }
+    }
+
+    fileprivate func removeIteration(_ iteration: ViewObserver) {
+        iterations.withLock { $0 = $0.filter { $0.value !== iteration } }
+    }
+
     deinit {
         database.removeObserver(commitObserver)
         connection.unpin()
         signal.fire()
     }
 
-    /// The mappings at ``snapshot``.
-    public var mappings: ViewMappings { currentMappings.withLock { $0 } }
+    /// The mappings at ``snapshot`` (inside a loop over ``changes(includeEmpty:pollInterval:)``: that iteration's).
+    public var mappings: ViewMappings {
+        if let iteration = currentIteration { return iteration.mappings }
+        return currentMappings.withLock { $0 }
+    }
 
-    /// The snapshot the observer is pinned to.
-    public var snapshot: UInt64 { currentMappings.withLock { $0.snapshot ?? 0 } }
+    /// The snapshot the observer is pinned to (inside a loop over ``changes(includeEmpty:pollInterval:)``: that
+    /// iteration's).
+    public var snapshot: UInt64 {
+        if let iteration = currentIteration { return iteration.snapshot }
+        return currentMappings.withLock { $0.snapshot ?? 0 }
+    }
 
-    /// Runs `body` in a read transaction at ``snapshot`` — the state the last changeset leads to. The observer doesn't
-    /// advance while `body` runs.
+    /// Runs `body` in a read transaction at ``snapshot`` — the state the last changeset leads to (inside a loop over
+    /// ``changes(includeEmpty:pollInterval:)``, in the iterating task: the state the current element leads to). The
+    /// observer doesn't advance while `body` runs.
+    ///
+    /// - Throws: ``CanopyError/Code/nestedTransaction`` when called inside another `read` of this observer on the
+    ///   same thread; what `body` throws.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        try gate.withLock { try connection.read(body) }
+        if let iteration = currentIteration { return try iteration.read(body) }
+        return try gated { try connection.read(body) }
+    }
+
+    /// The thread inside ``gate`` (0 when none), so that a nested call is a typed error rather than a hang.
+    private let gateOwner = Atomic<UInt>(0)
+
+    private func gated<R>(_ body: () throws -> R) throws -> R {
+        let me = currentThreadID()
+        if gateOwner.load(ordering: .relaxed) == me {
+            throw CanopyError(
+                .nestedTransaction,
+                "the observer was read or advanced inside its own read { } on the same thread: use the transaction you have",
+                path: database.path, extensionName: currentMappings.withLock { $0.view })
+        }
+        gate.lock()
+        gateOwner.store(me, ordering: .relaxed)
+        defer {
+            gateOwner.store(0, ordering: .relaxed)
+            gate.unlock()
+        }
+        return try body()
     }
 
     /// Whether commits were made (by any process) after ``snapshot``.
@@ -93,12 +159,12 @@ public final class ViewObserver: @unchecked Sendable {
     /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was unregistered; ``CanopyError/Code/extensionStale`` when another process wrote without the view registered.
     @discardableResult
     public func advance() throws -> ViewChangeset {
-        try gate.withLock {
-            let current = mappings
+        try gated {
+            let current = currentMappings.withLock { $0 }
             let from = current.snapshot ?? 0
             let notifications: [CommitNotification]
             do {
-                notifications = try connection.advance()
+                notifications = try connection.advance(since: from)
             } catch let error as CanopyError where error.code == .snapshotMismatch {
                 var reloaded = current
                 try connection.read { txn in try reloaded.update(with: txn.view(reloaded.view)) }
@@ -117,18 +183,23 @@ public final class ViewObserver: @unchecked Sendable {
     /// new mappings from scratch.
     @discardableResult
     public func setMappings(_ newMappings: ViewMappings) throws -> ViewChangeset {
-        try gate.withLock {
+        try gated {
             var updated = newMappings
             try connection.read { txn in try updated.update(with: txn.view(updated.view)) }
-            let from = snapshot
+            let from = currentMappings.withLock { $0.snapshot ?? 0 }
             currentMappings.withLock { $0 = updated }
             return .reload(from: from, mappings: updated)
         }
     }
 
     /// The changesets as commits happen, as an `AsyncSequence`: each element is one advance, covering every commit made
-    /// since the previous one. The observer advances only when the next element is asked for, so a consumer that reads
-    /// through ``read(_:)`` while handling an element sees the state that element leads to.
+    /// since the previous one.
+    ///
+    /// Each iteration (each `for try await` loop) is an independent observation with its own pinned snapshot,
+    /// starting from this observer's state when the loop starts: two loops each see every change, and neither moves
+    /// this observer. An iteration advances only when the next element is asked for, and while the loop body runs,
+    /// ``read(_:)``, ``mappings`` and ``snapshot`` — called from the iterating task — describe the state the element
+    /// leads to. The loop ends when its task is cancelled.
     ///
     /// - Parameters:
     ///   - includeEmpty: whether to also yield empty changesets (commits that didn't touch what the mappings show).
@@ -137,8 +208,26 @@ public final class ViewObserver: @unchecked Sendable {
         Changes(observer: self, includeEmpty: includeEmpty, pollInterval: pollInterval)
     }
 
+    /// Calls `callback` with each changeset (or the error that ended the observation), isolated to `actor` — the main
+    /// actor for a UI (`observe(on: MainActor.shared) { _, result in ... }`) — until the returned observation is
+    /// cancelled. Inside `callback`, ``read(_:)`` reads the state the changeset leads to. Like an iteration of
+    /// ``changes(includeEmpty:pollInterval:)``, the observation is independent of other observations of this observer.
+    public func observe<A: Actor>(
+        on actor: A, includeEmpty: Bool = false, pollInterval: Duration = .milliseconds(200),
+        _ callback: @escaping @Sendable (isolated A, Result<ViewChangeset, any Error>) -> Void
+    ) -> Observation {
+        let changes = changes(includeEmpty: includeEmpty, pollInterval: pollInterval)
+        return Observation(task: Task {
+            do {
+                for try await changeset in changes { await callback(actor, .success(changeset)) }
+            } catch {
+                await callback(actor, .failure(error))
+            }
+        })
+    }
+
     /// Calls `callback` with each changeset (or the error that ended the observation), from a background task, until
-    /// the returned observation is cancelled. The observer doesn't advance while `callback` runs.
+    /// the returned observation is cancelled. Inside `callback`, ``read(_:)`` reads the state the changeset leads to.
     public func observe(
         includeEmpty: Bool = false, pollInterval: Duration = .milliseconds(200),
         _ callback: @escaping @Sendable (Result<ViewChangeset, any Error>) -> Void
@@ -168,24 +257,29 @@ public final class ViewObserver: @unchecked Sendable {
         let includeEmpty: Bool
         let pollInterval: Duration
 
-        /// Makes an iterator.
+        /// Makes an iterator: a new, independent observation starting from the observer's current state.
         public func makeAsyncIterator() -> Iterator {
-            Iterator(observer: observer, includeEmpty: includeEmpty, pollInterval: pollInterval)
+            Iterator(iteration: Iteration(parent: observer, start: observer.currentMappings.withLock { $0 }),
+                     includeEmpty: includeEmpty, pollInterval: pollInterval)
         }
 
-        /// Advances the observer when there are new commits; ends (returns `nil`) when its task is cancelled.
+        /// Advances its own observation when there are new commits; ends (returns `nil`) when its task is cancelled.
         public struct Iterator: AsyncIteratorProtocol {
-            let observer: ViewObserver
+            let iteration: Iteration
             let includeEmpty: Bool
             let pollInterval: Duration
 
             /// The next non-empty changeset (or any, with `includeEmpty`), or `nil` when the task is cancelled.
             public mutating func next() async throws -> ViewChangeset? {
+                let observer = try iteration.observer()
                 while !Task.isCancelled {
                     let generation = observer.commitGeneration
                     if try observer.hasNewCommits() {
                         let changeset = try observer.advance()
-                        if includeEmpty || !changeset.isEmpty { return changeset }
+                        if includeEmpty || !changeset.isEmpty {
+                            iteration.attach(to: ViewObserver.currentTaskKey)
+                            return changeset
+                        }
                         continue
                     }
                     await observer.waitForCommit(after: generation, timeout: pollInterval)
@@ -193,9 +287,44 @@ public final class ViewObserver: @unchecked Sendable {
                 return nil
             }
         }
+
+        /// One iteration's own observer, made at its first `next()`, and its registration with the parent so that
+        /// reads from the iterating task see the iteration's state.
+        public final class Iteration: @unchecked Sendable {
+            // @unchecked: `child` is set once under `lock` and then only read.
+            private let parent: ViewObserver
+            private let start: ViewMappings
+            private let lock = NSLock()
+            private var child: ViewObserver?
+
+            init(parent: ViewObserver, start: ViewMappings) {
+                self.parent = parent
+                self.start = start
+            }
+
+            deinit {
+                if let child { parent.removeIteration(child) }
+            }
+
+            func observer() throws -> ViewObserver {
+                try lock.withLock {
+                    if let child { return child }
+                    let made = try ViewObserver(database: parent.database, startingFrom: start,
+                                                connectionOptions: parent.connection.options)
+                    child = made
+                    return made
+                }
+            }
+
+            func attach(to task: Int?) {
+                guard let task, let child = lock.withLock({ child }) else { return }
+                parent.setIteration(child, forTask: task)
+            }
+        }
     }
 
-    /// A running ``ViewObserver/observe(includeEmpty:pollInterval:_:)``; cancel it to stop the callbacks.
+    /// A running ``ViewObserver/observe(includeEmpty:pollInterval:_:)`` or
+    /// ``ViewObserver/observe(on:includeEmpty:pollInterval:_:)``; cancel it to stop the callbacks.
     public struct Observation: Sendable {
         let task: Task<Void, Never>
 

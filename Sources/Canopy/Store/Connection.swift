@@ -273,8 +273,15 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
-    /// older than the snapshot it was pinned to). Holds the connection's lock.
-    func advancePinned(since from: UInt64) throws -> [CommitNotification] {
+    /// older than the snapshot it was pinned to, for an observer that starts from another one's state).
+    func advance(since from: UInt64) throws -> [CommitNotification] {
+        try enter("advance")
+        defer { leave() }
+        return try advancePinned(since: from)
+    }
+
+    /// ``advance(since:)`` for a caller holding the connection's lock.
+    private func advancePinned(since from: UInt64) throws -> [CommitNotification] {
         guard let old = state.pinned else {
             throw CanopyError(.connectionNotPinned, "advance() needs a pinned connection; call pin() first", path: core.path)
         }
