@@ -6,11 +6,14 @@ public struct CrashWriterEntry: Codable, Sendable, Equatable {
     public var number: Int
     /// `"a"` or `"b"`.
     public var part: String
+    /// Filler that makes rows big (to grow the map quickly), or `nil`.
+    public var payload: String?
 
     /// Creates an entry.
-    public init(number: Int, part: String) {
+    public init(number: Int, part: String, payload: String? = nil) {
         self.number = number
         self.part = part
+        self.payload = payload
     }
 }
 
@@ -19,11 +22,15 @@ public let crashWriterEntries = TypedCollection<CrashWriterEntry, NoMetadata>("e
 
 /// The view the `CrashWriter` keeps up to date with `--with-view` (and the cross-process observation test observes):
 /// entries grouped by part, newest first.
-public func crashWriterView() -> View {
-    View(
+///
+/// Version tag `"1"` (the default) holds every entry; any other tag is a different definition that holds only the
+/// entries with an even number — so two processes registering different tags disagree on the view's rows.
+public func crashWriterView(versionTag: String = "1") -> View {
+    let evenOnly = versionTag != "1"
+    return View(
         name: "entries-by-part",
-        grouping: .byObject(CrashWriterEntry.self) { _, _, entry in entry.part },
+        grouping: .byObject(CrashWriterEntry.self) { _, _, entry in evenOnly && entry.number % 2 != 0 ? nil : entry.part },
         sorting: .byObject(CrashWriterEntry.self) { _, _, _, entry in SortKey(.descending(entry.number)) },
-        versionTag: "1",
+        versionTag: versionTag,
         options: ViewOptions(allowedCollections: [crashWriterEntries.name]))
 }

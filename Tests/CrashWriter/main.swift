@@ -2,36 +2,91 @@ import Canopy
 import CanopyTestSupport
 import Foundation
 
-// The child process of the crash test: commits numbered transactions in a loop until it is killed.
-// Each transaction writes `counter` = n and rows "n-a", "n-b" (so a half-applied transaction is visible), then
-// prints "acked n" after the commit returns.
-// Usage: CrashWriter <database-path> <durability> [--with-view] [--commits N]
-//   --with-view registers `crashWriterView()` (the cross-process observation test watches it from another process);
-//   --commits N stops after N commits instead of running until killed.
+// A child process for the tests that need another process (crash, cross-process, hangs).
+//
+// Default mode: commits numbered transactions in a loop until it is killed (or `--commits N` are done). Each
+// transaction writes `counter` = n and rows "n-a", "n-b" (so a half-applied transaction is visible), then prints
+// "acked n" after the commit returns.
+//
+// Usage: CrashWriter <database-path> <full|metadataOnly|none> [options]
+//   --with-view            registers `crashWriterView()` (tag "1"), kept up to date by every commit
+//   --view-tag T           with --with-view: registers the view with version tag T (another definition)
+//   --commits N            stops after N commits instead of running until killed
+//   --row-bytes N          gives every row a payload of N bytes (grows the map quickly)
+//   --initial-map-size N   opens with this initial map size (bytes)
+//   --hold-read            opens the database, holds a read transaction, prints "holding", and waits to be killed
+//   --file-size-limit N    limits the process's file size to N bytes (RLIMIT_FSIZE), writes until a write fails,
+//                          prints "failed <code>" and exits 0 (the disk-full test)
+//   --nested-checks        runs every nested transaction call and prints "<case> <error code or ok>" per line (the
+//                          test kills it after a timeout: a hang is a failure)
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let durability = Durability(rawValue: arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: CrashWriter <database-path> <full|metadataOnly|none> [--with-view] [--commits N]\n".utf8))
+    FileHandle.standardError.write(Data("usage: CrashWriter <database-path> <full|metadataOnly|none> [options]\n".utf8))
     exit(2)
 }
+func value(_ flag: String) -> String? {
+    arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }  // unbuffered
+
 let withView = arguments.contains("--with-view")
-let commitLimit = arguments.firstIndex(of: "--commits").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+let viewTag = value("--view-tag") ?? "1"
+let commitLimit = value("--commits").flatMap(Int.init)
+let rowBytes = value("--row-bytes").flatMap(Int.init) ?? 0
+var options = DatabaseOptions(durability: durability)
+if let initial = value("--initial-map-size").flatMap(Int.init) { options.initialMapSize = initial }
+
 do {
-    let database = try Database(path: arguments[1], options: DatabaseOptions(durability: durability))
-    if withView { try database.register(crashWriterView()) }
+    if let limit = value("--file-size-limit").flatMap(Int.init) {
+        signal(SIGXFSZ, SIG_IGN)  // a write past the limit then fails with EFBIG instead of killing the process
+        let database = try Database(path: arguments[1], options: options)
+        var limits = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limits)
+        let connection = database.newConnection()
+        var number = 0
+        while number < 100_000 {
+            number += 1
+            do {
+                try connection.readWrite { txn in
+                    try txn.set(CrashWriterEntry(number: number, part: "a", payload: String(repeating: "x", count: 8_192)),
+                                forKey: "\(number)-a", in: crashWriterEntries)
+                }
+                say("acked \(number)")
+            } catch let error as CanopyError {
+                say("failed \(error.code)")
+                exit(0)
+            }
+        }
+        say("never failed")
+        exit(1)
+    }
+    let database = try Database(path: arguments[1], options: options)
+    if arguments.contains("--hold-read") {
+        let connection = database.newConnection()
+        try connection.pin()
+        say("holding")
+        while true { sleep(60) }
+    }
+    if arguments.contains("--nested-checks") {
+        try runNestedChecks(database)
+        exit(0)
+    }
+    if withView { try database.register(crashWriterView(versionTag: viewTag)) }
     let connection = database.newConnection()
     let entries = crashWriterEntries
     let counter = TypedCollection<Int, NoMetadata>("counter")
+    let payload: String? = rowBytes > 0 ? String(repeating: "p", count: rowBytes) : nil
     var next = (try connection.read { txn in try txn.object(forKey: "n", in: counter) } ?? 0) + 1
     var written = 0
     while commitLimit.map({ written < $0 }) ?? true {
         let number = next
         try connection.readWrite { txn in
-            try txn.set(CrashWriterEntry(number: number, part: "a"), forKey: "\(number)-a", in: entries)
+            try txn.set(CrashWriterEntry(number: number, part: "a", payload: payload), forKey: "\(number)-a", in: entries)
             try txn.set(number, forKey: "n", in: counter)
-            try txn.set(CrashWriterEntry(number: number, part: "b"), forKey: "\(number)-b", in: entries)
+            try txn.set(CrashWriterEntry(number: number, part: "b", payload: payload), forKey: "\(number)-b", in: entries)
         }
-        FileHandle.standardOutput.write(Data("acked \(number)\n".utf8))  // unbuffered: the test reads it after the kill
+        say("acked \(number)")  // unbuffered: the test reads it after the kill
         next += 1
         written += 1
     }
@@ -39,4 +94,41 @@ do {
 } catch {
     FileHandle.standardError.write(Data("CrashWriter: \(error)\n".utf8))
     exit(1)
+}
+
+/// Each nested call, and what it gave: a CanopyError code, or "ok".
+func runNestedChecks(_ database: Database) throws {
+    try database.register(crashWriterView())
+    let first = database.newConnection()
+    let second = database.newConnection()
+    try first.readWrite { txn in try txn.set(CrashWriterEntry(number: 1, part: "a"), forKey: "1-a", in: crashWriterEntries) }
+    let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a"], view: "entries-by-part"))
+    func outcome(_ name: String, _ body: () throws -> Void) {
+        do {
+            try body()
+            say("\(name) ok")
+        } catch let error as CanopyError {
+            say("\(name) \(error.code)")
+        } catch {
+            say("\(name) \(error)")
+        }
+    }
+    let write: (ReadWriteTransaction) throws -> Void = { txn in
+        try txn.set(CrashWriterEntry(number: 2, part: "b"), forKey: "2-b", in: crashWriterEntries)
+    }
+    outcome("read-in-read-same") { try first.read { _ in try first.read { _ in } } }
+    outcome("read-in-read-other") { try first.read { _ in try second.read { _ in } } }
+    outcome("readWrite-in-read-same") { try first.read { _ in try first.readWrite(write) } }
+    outcome("readWrite-in-read-other") { try first.read { _ in try second.readWrite(write) } }
+    outcome("readWrite-in-readWrite-same") { try first.readWrite { _ in try first.readWrite(write) } }
+    outcome("readWrite-in-readWrite-other") { try first.readWrite { _ in try second.readWrite(write) } }
+    outcome("read-in-readWrite-same") { try first.readWrite { _ in try first.read { _ in } } }
+    let another = View(name: "another", grouping: .byKey { _, key in key }, sorting: .byKey { _, _, key in SortKey(key) })
+    outcome("register-in-readWrite") { try first.readWrite { _ in try database.register(another) } }
+    outcome("unregister-in-readWrite") { try first.readWrite { _ in try database.unregisterExtension(named: "entries-by-part") } }
+    outcome("observer-read-in-observer-read") { try observer.read { _ in try observer.read { _ in } } }
+    outcome("observer-advance-in-observer-read") { try observer.read { _ in _ = try observer.advance() } }
+    outcome("readWrite-in-observer-read") { try observer.read { _ in try second.readWrite(write) } }
+    outcome("pin-in-read-same") { try first.read { _ in _ = try first.pin() } }
+    outcome("after-all-a-plain-write") { try second.readWrite(write) }
 }

@@ -70,6 +70,8 @@ enum SortTag {
     static let bool: UInt8 = 0x10
     static let integer: UInt8 = 0x20
     static let double: UInt8 = 0x21
+    /// `UInt64` values of 2^63 and above, which `Int64`'s encoding can't hold: after every other integer.
+    static let largeUnsigned: UInt8 = 0x22
     static let string: UInt8 = 0x30
 }
 
@@ -106,10 +108,18 @@ extension Int32: SortKeyValue {
 }
 
 extension UInt64: SortKeyValue {
-    /// Big-endian (after a tag that sorts it with the other integers only when both are non-negative).
+    /// Values below 2^63 as the equal `Int64` (so they interleave with signed integers); larger values big-endian after
+    /// a tag of their own that sorts after every `Int64`.
+    ///
+    /// (Before this encoding, values of 2^63 and above sorted below small ones; a view that sorted such values should
+    /// change its version tag to be rebuilt.)
     public func appendSortBytes(to bytes: inout [UInt8]) {
-        bytes.append(SortTag.integer)
-        withUnsafeBytes(of: (self ^ (1 << 63)).bigEndian) { bytes.append(contentsOf: $0) }
+        if self < 1 << 63 {
+            Int64(self).appendSortBytes(to: &bytes)
+        } else {
+            bytes.append(SortTag.largeUnsigned)
+            withUnsafeBytes(of: bigEndian) { bytes.append(contentsOf: $0) }
+        }
     }
 }
 

@@ -1,0 +1,396 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import LMDB
+import Synchronization
+import Testing
+
+/// What a long-running, multi-process app runs into: map growth with readers open, other processes, dead readers,
+/// foreign files, nested calls, cancellation. Each test failed before its fix (see the hardening issue).
+@Suite("Hardening: long-running and multi-process use")
+struct HardeningTests {
+    static let entries = crashWriterEntries
+
+    /// Rows of `bytes` bytes, `count` per commit.
+    static func writeRows(_ connection: Connection, commits: Int, rowsPerCommit: Int, bytes: Int, start: Int = 0) throws {
+        let payload = String(repeating: "x", count: bytes)
+        for commit in 0..<commits {
+            try connection.readWrite { txn in
+                for row in 0..<rowsPerCommit {
+                    let number = start + commit * rowsPerCommit + row
+                    try txn.set(CrashWriterEntry(number: number, part: number % 2 == 0 ? "a" : "b", payload: payload),
+                                forKey: "\(number)-a", in: entries)
+                }
+            }
+        }
+    }
+
+    // MARK: 1. Map growth
+
+    @Test("The map grows while an observer and reader threads hold transactions", .timeLimit(.minutes(2)))
+    func mapGrowsWithObserverAndReadersOpen() throws {
+        let options = DatabaseOptions(durability: .none, initialMapSize: 1 << 20, maximumMapSize: 1 << 30)
+        try withDatabase(options: options) { database, _ in
+            try database.register(crashWriterView())
+            let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
+            let stop = Atomic<Bool>(false)
+            let failures = Mutex<[String]>([])
+            let reads = Atomic<Int>(0)
+            let group = DispatchGroup()
+            for _ in 0..<4 {
+                DispatchQueue.global().async(group: group) {
+                    let connection = database.newConnection()
+                    while !stop.load(ordering: .relaxed) {
+                        do {
+                            _ = try connection.read { txn in try txn.view("entries-by-part").count() }
+                            _ = try observer.read { txn in try txn.count(inCollection: "entries") }
+                            reads.add(1, ordering: .relaxed)
+                        } catch {
+                            failures.withLock { $0.append("\(error)") }
+                        }
+                    }
+                }
+            }
+            // 16 MiB of rows into a 1 MiB map: it grows five times while every reader above holds transactions.
+            try Self.writeRows(database.newConnection(), commits: 64, rowsPerCommit: 64, bytes: 4_000)
+            stop.store(true, ordering: .relaxed)
+            group.wait()
+            #expect(failures.withLock { $0 } == [])
+            #expect(reads.load(ordering: .relaxed) > 0)
+            #expect(database.environment.mapSize >= 16 << 20)
+            let changes = try observer.advance()
+            #expect(changes.mappings.numberOfItems(inSection: 0) + changes.mappings.numberOfItems(inSection: 1) == 64 * 64)
+            try observer.read { txn throws in #expect(try txn.view("entries-by-part").checkInvariants() == []) }
+        }
+    }
+
+    @Test("databaseFull comes only at the configured maximum, says so, and loses nothing", .timeLimit(.minutes(2)))
+    func databaseFullOnlyAtTheMaximum() throws {
+        let maximum = 8 << 20
+        let options = DatabaseOptions(durability: .none, initialMapSize: 1 << 20, maximumMapSize: maximum)
+        try withDatabase(options: options) { database, _ in
+            // An observer holds a read transaction all along (it used to stop growth at the initial size).
+            try database.register(crashWriterView())
+            let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a"], view: "entries-by-part"))
+            let connection = database.newConnection()
+            var committed = 0
+            var failure: CanopyError?
+            while failure == nil && committed < 10_000 {
+                do {
+                    try Self.writeRows(connection, commits: 1, rowsPerCommit: 4, bytes: 4_000, start: committed * 4)
+                    committed += 1
+                } catch let error as CanopyError {
+                    failure = error
+                }
+            }
+            let error = try #require(failure)
+            #expect(error.code == .databaseFull)
+            #expect(error.message.contains("configured maximum"), "\(error)")
+            #expect(error.message.contains("\(maximum)"), "\(error)")
+            #expect(database.environment.mapSize == maximum, "the map grew to the maximum before failing")
+            #expect(committed > 100)
+            #expect(try connection.read { txn in try txn.count(inCollection: "entries") } == committed * 4)
+            _ = try observer.advance()
+        }
+    }
+
+    @Test("Another process growing the map makes no read or observer here fail", .timeLimit(.minutes(2)))
+    func otherProcessGrowsTheMap() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let options = DatabaseOptions(durability: .none, initialMapSize: 1 << 20)
+        let database = try Database(path: path, options: options)
+        try database.register(crashWriterView())
+        let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for _ in 0..<3 {
+            DispatchQueue.global().async(group: group) {
+                let connection = database.newConnection()
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        _ = try connection.read { txn in try txn.count(inCollection: "entries") }
+                        _ = try observer.read { txn in try txn.view("entries-by-part").count() }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+        }
+        // ~10 MB from another process, whose map starts at 1 MiB too and grows past ours.
+        let child = try ChildProcess([path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "16000",
+                                      "--commits", "300"])
+        _ = child.remainingLines()
+        let status = child.waitForExit(seconds: 90)
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(status == 0, "the writer process failed or hung")
+        #expect(failures.withLock { Array($0.prefix(3)) } == [])
+        let changes = try observer.advance()
+        #expect(changes.mappings.numberOfItems(inSection: 0) == 300)
+        #expect(try database.newConnection().read { txn in try txn.count(inCollection: "entries") } == 600)
+        #expect(database.environment.mapSize > 1 << 20, "this process adopted the larger map")
+    }
+
+    // MARK: 2. Two definitions of one view
+
+    @Test("A write by a process whose view definition differs from the recorded one is refused, never silently wrong",
+          .timeLimit(.minutes(2)))
+    func twoDefinitionsOfOneView() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.register(crashWriterView(versionTag: "1"))
+        let connection = database.newConnection()
+        try Self.writeRows(connection, commits: 3, rowsPerCommit: 2, bytes: 10)
+
+        // Another process registers definition "2" (even numbers only): it rebuilds the view and writes.
+        let child = try ChildProcess([path, "none", "--with-view", "--view-tag", "2", "--commits", "3"])
+        _ = child.remainingLines()
+        #expect(child.waitForExit(seconds: 60) == 0)
+
+        // This process still has definition "1": its write would maintain the view by the wrong rules.
+        let before = try connection.read { txn in try txn.count(inCollection: "entries") }
+        let error = #expect(throws: CanopyError.self) {
+            try connection.readWrite { txn in try txn.set(CrashWriterEntry(number: 1001, part: "a"), forKey: "1001-a", in: Self.entries) }
+        }
+        #expect(error?.code == .extensionDefinitionMismatch)
+        #expect(error?.extensionName == "entries-by-part")
+        #expect(error?.message.contains("'2'") == true, "\(String(describing: error))")
+        #expect(try connection.read { txn in try txn.count(inCollection: "entries") } == before, "nothing was written")
+
+        // Taking this definition back: unregister and register again rebuilds the view from the rows.
+        try database.unregisterExtension(named: "entries-by-part")
+        let view = crashWriterView(versionTag: "1")
+        try database.register(view)
+        #expect(view.lastPopulation != nil, "registering the recorded-other definition rebuilt the view")
+        try connection.readWrite { txn in try txn.set(CrashWriterEntry(number: 1001, part: "a"), forKey: "1001-a", in: Self.entries) }
+        try connection.read { txn throws in
+            let reader = try txn.view("entries-by-part")
+            #expect(try reader.checkInvariants() == [])
+            #expect(try reader.count() == txn.count(inCollection: "entries"))
+        }
+    }
+
+    // MARK: 3. Dead readers
+
+    @Test("A running writer clears a dead process's reader slot, so the file doesn't grow", .timeLimit(.minutes(2)))
+    func deadReaderClearedByRunningWriter() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        // Opened before the reader dies: opening clears stale readers, a running writer must do it by itself.
+        let database = try Database(path: path, options: .init(durability: .none))
+        let connection = database.newConnection()
+        try Self.writeRows(connection, commits: 1, rowsPerCommit: 10, bytes: 4_000)
+        let child = try ChildProcess([path, "none", "--hold-read"])
+        #expect(child.readLine() == "holding")
+        let deadPID = child.processID
+        #expect(database.environment.readerSlots().contains { $0.processID == deadPID && $0.transactionID != nil })
+        child.kill9()
+
+        // Each commit replaces the same 10 rows of 4 KB: with the dead reader's snapshot pinned, every commit's
+        // pages would be new (≈ 40 KB × 300 = 12 MB); once its slot is cleared, LMDB reuses freed pages.
+        for _ in 0..<300 { try Self.writeRows(connection, commits: 1, rowsPerCommit: 10, bytes: 4_000) }
+        #expect(!database.environment.readerSlots().contains { $0.processID == deadPID }, "the dead reader's slot is still there")
+        let size = try FileManager.default.attributesOfItem(atPath: path + "/data.mdb")[.size] as? Int ?? 0
+        #expect(size < 4 << 20, "data.mdb grew to \(size) bytes")
+    }
+
+    // MARK: 4. Foreign environments
+
+    @Test("An LMDB environment Canopy did not create is refused and left untouched, unless adopted")
+    func foreignEnvironmentRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("foreign")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        do {
+            let environment = try Environment(path: path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "their-table", create: true)
+            try environment.write { txn in try txn.put(Array("v".utf8), forKey: Array("k".utf8), in: table) }
+        }
+        let error = #expect(throws: CanopyError.self) { _ = try Database(path: path) }
+        #expect(error?.code == .foreignDatabase)
+        #expect(error?.path?.hasSuffix("/foreign") == true)
+        #expect(error?.message.contains("their-table") == true, "\(String(describing: error))")
+        let names = try Environment(path: path, options: .init(maxDatabases: 4)).read { txn in
+            var names: [String] = []
+            try txn.forEach(in: try txn.openDatabase(named: nil)) { key, _ in
+                names.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            return names
+        }
+        #expect(names == ["their-table"], "Canopy added nothing")
+        let adopted = try Database(path: path, options: .init(adoptForeignEnvironment: true))
+        #expect(try adopted.currentSnapshot() == 0)
+    }
+
+    // MARK: 5. Backups
+
+    @Test("A backup is as private as the database: 0700 directory, 0600 data file")
+    func backupPermissions() throws {
+        try withDatabase { database, directory in
+            try Self.writeRows(database.newConnection(), commits: 1, rowsPerCommit: 3, bytes: 10)
+            let umask = Glibc.umask(0o022)
+            defer { _ = Glibc.umask(umask) }
+            let backup = directory.appending("backup")
+            try database.backup(to: backup)
+            let file = try FileManager.default.attributesOfItem(atPath: backup + "/data.mdb")
+            let folder = try FileManager.default.attributesOfItem(atPath: backup)
+            #expect((file[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
+            #expect((folder[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o700)
+            let copy = try Database(path: backup)
+            #expect(try copy.newConnection().read { txn in try txn.count(inCollection: "entries") } == 3)
+            let notEmpty = #expect(throws: CanopyError.self) { try database.backup(to: backup) }
+            #expect(notEmpty?.code == .invalidArgument)
+        }
+    }
+
+    // MARK: 6. Typed errors
+
+    @Test("Empty paths and names, unknown extensions, ended transactions and malformed records get their own errors")
+    func typedErrors() throws {
+        let emptyPath = #expect(throws: CanopyError.self) { _ = try Database(path: "") }
+        #expect(emptyPath?.code == .invalidArgument)
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            let unnamed = TypedCollection<Int, NoMetadata>("")
+            let read = #expect(throws: CanopyError.self) { _ = try connection.read { txn in try txn.object(forKey: "k", in: unnamed) } }
+            #expect(read?.code == .invalidCollectionName)
+            let write = #expect(throws: CanopyError.self) { try connection.readWrite { txn in try txn.set(1, forKey: "k", in: unnamed) } }
+            #expect(write?.code == .invalidCollectionName)
+
+            let view = View(name: "", grouping: .byKey { _, key in key }, sorting: .byKey { _, _, key in SortKey(key) })
+            #expect(throws: CanopyError.self) { try database.register(view) }
+            #expect((try? database.register(view)) == nil)
+            let emptyName = #expect(throws: CanopyError.self) { try database.register(view) }
+            #expect(emptyName?.code == .invalidArgument)
+
+            let unknown = #expect(throws: CanopyError.self) { try database.unregisterExtension(named: "never-registered") }
+            #expect(unknown?.code == .extensionNotRegistered)
+
+            var escaped: Canopy.ReadTransaction?
+            try connection.read { txn in escaped = txn }
+            let ended = #expect(throws: CanopyError.self) { _ = try escaped?.object(forKey: "1-a", in: Self.entries) }
+            #expect(ended?.code == .transactionEnded)
+            var escapedWrite: ReadWriteTransaction?
+            try connection.readWrite { txn in escapedWrite = txn }
+            let endedWrite = #expect(throws: CanopyError.self) {
+                try escapedWrite?.set(CrashWriterEntry(number: 1, part: "a"), forKey: "1-a", in: Self.entries)
+            }
+            #expect(endedWrite?.code == .transactionEnded)
+
+            // A malformed extension record is reported, not skipped.
+            try database.register(crashWriterView())
+            try database.environment.write { txn in
+                let table = try txn.openDatabase(named: "canopy.extensions")
+                try txn.put(Array("not json".utf8), forKey: Array("entries-by-part".utf8), in: table)
+            }
+            let corrupt = #expect(throws: CanopyError.self) { _ = try database.recordedExtensions() }
+            #expect(corrupt?.code == .corruptStore)
+            #expect(corrupt?.extensionName == "entries-by-part")
+        }
+    }
+
+    @Test("A full disk (here: the file size limit) is diskFull, rolls back, and loses nothing", .timeLimit(.minutes(2)))
+    func diskFull() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        _ = try Database(path: path, options: .init(durability: .full))  // created here, so the limit is on growth only
+        let child = try ChildProcess([path, "full", "--file-size-limit", "\(2 << 20)"])
+        let lines = child.remainingLines()
+        #expect(child.waitForExit(seconds: 60) == 0)
+        #expect(lines.last == "failed diskFull", "\(lines.suffix(3))")
+        let acknowledged = lines.compactMap { $0.hasPrefix("acked ") ? Int($0.dropFirst(6)) : nil }.max() ?? 0
+        #expect(acknowledged > 10)
+        let database = try Database(path: path, options: .init(durability: .full))
+        #expect(try database.newConnection().read { txn in try txn.count(inCollection: "entries") } == acknowledged)
+    }
+
+    // MARK: 7. Nested calls
+
+    @Test("Nested calls are supported or a typed error at once — never a hang (checked in a child with a timeout)",
+          .timeLimit(.minutes(2)))
+    func nestedCallsDoNotHang() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let child = try ChildProcess([directory.appending("db"), "none", "--nested-checks"])
+        let lines = child.remainingLines()
+        let status = child.waitForExit(seconds: 60)
+        #expect(status == 0, "the child hung (killed after 60 s) or failed; it printed: \(lines)")
+        #expect(lines == [
+            "read-in-read-same nestedTransaction",
+            "read-in-read-other ok",
+            "readWrite-in-read-same nestedTransaction",
+            "readWrite-in-read-other nestedTransaction",
+            "readWrite-in-readWrite-same nestedTransaction",
+            "readWrite-in-readWrite-other nestedTransaction",
+            "read-in-readWrite-same nestedTransaction",
+            "register-in-readWrite nestedTransaction",
+            "unregister-in-readWrite nestedTransaction",
+            "observer-read-in-observer-read nestedTransaction",
+            "observer-advance-in-observer-read nestedTransaction",
+            "readWrite-in-observer-read nestedTransaction",
+            "pin-in-read-same nestedTransaction",
+            "after-all-a-plain-write ok",
+        ])
+    }
+
+    // MARK: 9. Cancellation
+
+    @Test("A write whose task was cancelled before it started does not commit", .timeLimit(.minutes(1)))
+    func cancelledBeforeTheCall() async throws {
+        try await withDatabase { database, _ async throws in
+            let connection = database.newConnection()
+            let gate = AsyncStream<Void>.makeStream()
+            let task = Task {
+                var waiting = gate.stream.makeAsyncIterator()
+                await waiting.next()  // returns at once when cancelled
+                try await connection.readWrite { txn in try txn.set(1, forKey: "k", in: TypedCollection<Int, NoMetadata>("ints")) }
+            }
+            task.cancel()
+            let result = await task.result
+            #expect(throws: CancellationError.self) { try result.get() }
+            let count = try await connection.read { txn in try txn.count(inCollection: "ints") }
+            #expect(count == 0)
+            #expect(try database.currentSnapshot() == 0)
+        }
+    }
+
+    @Test("A write whose task is cancelled while its body runs does not commit", .timeLimit(.minutes(1)))
+    func cancelledDuringTheCall() async throws {
+        try await withDatabase { database, _ async throws in
+            let connection = database.newConnection()
+            let entered = DispatchSemaphore(value: 0)
+            let proceed = DispatchSemaphore(value: 0)
+            let task = Task {
+                try await connection.readWrite { txn in
+                    try txn.set(1, forKey: "k", in: TypedCollection<Int, NoMetadata>("ints"))
+                    entered.signal()
+                    proceed.wait()  // the body runs on a thread of its own, not the cooperative pool
+                }
+            }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    entered.wait()
+                    continuation.resume()
+                }
+            }
+            task.cancel()
+            proceed.signal()
+            let result = await task.result
+            #expect(throws: CancellationError.self) { try result.get() }
+            let count = try await connection.read { txn in try txn.count(inCollection: "ints") }
+            #expect(count == 0)
+            // The connection and the write lock are free again.
+            try await connection.readWrite { txn in try txn.set(2, forKey: "k", in: TypedCollection<Int, NoMetadata>("ints")) }
+            #expect(try database.currentSnapshot() == 1)
+        }
+    }
+}
