@@ -25,6 +25,15 @@ struct HardeningTests {
         }
     }
 
+    /// Runs `body` on a new thread (not Dispatch's pool, which busy loops would starve), as part of `group`.
+    static func onThreadOfItsOwn(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+        group.enter()
+        Thread.detachNewThread {
+            body()
+            group.leave()
+        }
+    }
+
     // MARK: 1. Map growth
 
     @Test("The map grows while an observer and reader threads hold transactions", .timeLimit(.minutes(2)))
@@ -37,9 +46,11 @@ struct HardeningTests {
             let failures = Mutex<[String]>([])
             let reads = Atomic<Int>(0)
             let group = DispatchGroup()
+            let started = DispatchSemaphore(value: 0)
             for _ in 0..<4 {
-                DispatchQueue.global().async(group: group) {
+                Self.onThreadOfItsOwn(group) {
                     let connection = database.newConnection()
+                    var first = true
                     while !stop.load(ordering: .relaxed) {
                         do {
                             _ = try connection.read { txn in try txn.view("entries-by-part").count() }
@@ -48,9 +59,14 @@ struct HardeningTests {
                         } catch {
                             failures.withLock { $0.append("\(error)") }
                         }
+                        if first {
+                            first = false
+                            started.signal()
+                        }
                     }
                 }
             }
+            for _ in 0..<4 { started.wait() }  // every reader is running before the writes start
             // 16 MiB of rows into a 1 MiB map: it grows five times while every reader above holds transactions.
             try Self.writeRows(database.newConnection(), commits: 64, rowsPerCommit: 64, bytes: 4_000)
             stop.store(true, ordering: .relaxed)
@@ -107,7 +123,7 @@ struct HardeningTests {
         let failures = Mutex<[String]>([])
         let group = DispatchGroup()
         for _ in 0..<3 {
-            DispatchQueue.global().async(group: group) {
+            Self.onThreadOfItsOwn(group) {
                 let connection = database.newConnection()
                 while !stop.load(ordering: .relaxed) {
                     do {
