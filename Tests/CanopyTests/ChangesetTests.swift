@@ -345,7 +345,7 @@ struct ViewObserverTests {
         #expect(await screen.shown == [[id("k2"), id("k3")]])
     }
 
-    @Test("The callback is called after each advance until cancelled")
+    @Test("The callback is called after each advance until cancelled", .timeLimit(.minutes(1)))
     func callback() async throws {
         let fixture = try Fixture(seed: seedRows)
         defer { fixture.remove() }

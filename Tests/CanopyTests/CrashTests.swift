@@ -69,4 +69,52 @@ struct CrashTests {
         }
         #expect(lastChecked > 0, "the writer never committed")
     }
+
+    /// The writer keeps a view up to date; after every kill the view still agrees with the rows — without a rebuild.
+    /// 10 kills by default; `CANOPY_CRASH_KILLS=N` for more.
+    @Test(.timeLimit(.minutes(10)))
+    func killedWriterWithAViewLeavesTheViewRight() throws {
+        let writer = try #require(Self.writerPath, "the CrashWriter executable was not built")
+        let kills = Int(ProcessInfo.processInfo.environment["CANOPY_CRASH_KILLS"] ?? "").map { max(1, $0 / 2) } ?? 10
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        var random = SeededRandom(seed: 0xBEEF)
+        let counter = TypedCollection<Int, NoMetadata>("counter")
+        var lastChecked = 0
+        for round in 0..<kills {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = [path, "none", "--with-view"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            usleep(UInt32(Int.random(in: 20_000..<250_000, using: &random)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let acknowledged = output.split(separator: "\n").compactMap { line in
+                line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil
+            }.max() ?? lastChecked
+
+            let database = try Database(path: path, options: .init(durability: .none))
+            let view = crashWriterView()
+            try database.register(view)
+            #expect(view.lastPopulation == nil || lastChecked == 0,
+                    "round \(round) seed 0xBEEF: the view was rebuilt (\(String(describing: view.lastPopulation))): the kill left it behind the rows")
+            try database.newConnection().read { txn throws in
+                let last = try txn.object(forKey: "n", in: counter) ?? 0
+                #expect(last >= acknowledged, "round \(round): acknowledged \(acknowledged), found \(last)")
+                let reader = try txn.view("entries-by-part")
+                #expect(try reader.checkInvariants() == [], "round \(round) seed 0xBEEF")
+                #expect(try reader.count() == 2 * last, "round \(round)")
+                #expect(try reader.count(inGroup: "a") == last && reader.count(inGroup: "b") == last, "round \(round)")
+                if last > 0 {
+                    #expect(try reader.first(inGroup: "a") == RowID(collection: "entries", key: "\(last)-a"), "round \(round)")
+                }
+                lastChecked = last
+            }
+        }
+        #expect(lastChecked > 0, "the writer never committed")
+    }
 }

@@ -39,27 +39,26 @@ func withDatabase<R>(
 
 /// Collects commit notifications delivered to a callback.
 final class NotificationRecorder: @unchecked Sendable {
-    // @unchecked: `items` is only touched under `lock`.
-    private let lock = NSLock()
+    // @unchecked: `items` is only touched while holding `condition`.
+    private let condition = NSCondition()
     private var items: [CommitNotification] = []
 
     func record(_ notification: CommitNotification) {
-        lock.lock()
+        condition.lock()
         items.append(notification)
-        lock.unlock()
+        condition.broadcast()
+        condition.unlock()
     }
 
-    /// Waits (up to two seconds) until `count` notifications arrived and returns them.
+    /// Waits until `count` notifications arrived (woken by each one, not polling; gives up after ten seconds) and
+    /// returns them.
     func wait(for count: Int) -> [CommitNotification] {
-        for _ in 0..<200 {
-            lock.lock()
-            let current = items
-            lock.unlock()
-            if current.count >= count { return current }
-            usleep(10_000)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count < count {
+            if !condition.wait(until: deadline) { break }
         }
-        lock.lock()
-        defer { lock.unlock() }
         return items
     }
 }

@@ -59,7 +59,7 @@ struct NotificationTests {
         }
     }
 
-    @Test func asyncSequenceDeliversCommitsInOrder() async throws {
+    @Test(.timeLimit(.minutes(1))) func asyncSequenceDeliversCommitsInOrder() async throws {
         try await withDatabase { database, _ in
             let stream = database.commits()
             let connection = database.newConnection()

@@ -18,9 +18,19 @@ struct QuickStartTests {
         #expect(block == compiled, "README's quick start and Tests/CanopyTests/QuickStart.swift differ: copy one onto the other")
     }
 
+    /// Runs the quick start and checks that it prints what the README's comments promise.
     @Test func quickStartRuns() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try quickStart(folder: directory.appending("db"))
+        let output = PrintedOutput()
+        try PrintedOutput.$current.withValue(output) {
+            try quickStart(folder: directory.appending("db"))
+        }
+        #expect(output.lines == [
+            #"home ["Water plants", "Buy milk"]"#,
+            #"work ["Call Ada"]"#,
+            "move reminders/r1 [0, 1] -> [1, 0]",
+            "by-list@3 [home: 1, work: 2]",
+        ])
     }
 }

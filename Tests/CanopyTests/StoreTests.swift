@@ -242,7 +242,7 @@ struct StoreTests {
         }
     }
 
-    @Test func asyncReadAndWrite() async throws {
+    @Test(.timeLimit(.minutes(1))) func asyncReadAndWrite() async throws {
         try await withDatabase { database, _ in
             let connection = database.newConnection()
             let snapshot = try await connection.readWrite { txn throws in

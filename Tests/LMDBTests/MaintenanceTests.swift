@@ -217,12 +217,21 @@ import Testing
         }
     }
 
-    @Test func syncSucceeds() throws {
-        try withEnvironment(.init(flags: .noSync)) { env, _ in
-            let main = try env.openDatabase(named: nil)
-            try env.write { txn in try txn.put(bytes("v"), forKey: bytes("k"), in: main) }
-            try env.sync()
-            try env.sync(force: false)
+    /// `sync()` flushes what `noSync` commits left in memory: the row is there when the file is opened again; and it
+    /// reports errors instead of ignoring them (LMDB refuses to sync a read-only environment).
+    @Test func syncFlushesAndReportsErrors() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let env = try Environment(path: directory.path, options: .init(flags: .noSync))
+                let main = try env.openDatabase(named: nil)
+                try env.write { txn in try txn.put(bytes("v"), forKey: bytes("k"), in: main) }
+                try env.sync()
+                try env.sync(force: false)
+            }
+            let reopened = try Environment(path: directory.path, options: .init(flags: .readOnly))
+            #expect(try reopened.read { txn in try txn.value(forKey: bytes("k"), in: txn.openDatabase(named: nil)) } == bytes("v"))
+            let error = #expect(throws: LMDBError.self) { try reopened.sync() }
+            #expect(error?.operation == "mdb_env_sync")
         }
     }
 }
