@@ -409,4 +409,103 @@ struct HardeningTests {
             #expect(try database.currentSnapshot() == 1)
         }
     }
+
+    // MARK: Everything at once
+
+    /// 8 reader threads, a writer thread and an observer in this process, and a second writer process, on a map that
+    /// starts at 1 MiB: no read, write or advance fails, every changeset applies, and the view agrees with its rows.
+    /// Runs 3 seconds in `make test`; `CANOPY_STRESS_SECONDS=180` for the long run.
+    @Test("Readers, writers in two processes and an observer, with the map growing: zero errors", .timeLimit(.minutes(10)))
+    func stress() throws {
+        let seconds = Double(ProcessInfo.processInfo.environment["CANOPY_STRESS_SECONDS"] ?? "") ?? 3
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none, initialMapSize: 1 << 20))
+        try database.register(crashWriterView())
+        let mappings = ViewMappings(groups: ["a", "b"], view: "entries-by-part")
+        let observer = try ViewObserver(database: database, mappings: mappings)
+        let child = try ChildProcess([path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "3000"])
+        defer { child.kill9() }
+
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let counts = Mutex<(reads: Int, writes: Int, advances: Int, checks: Int)>((0, 0, 0, 0))
+        @Sendable func fail(_ what: String) { failures.withLock { if $0.count < 20 { $0.append(what) } } }
+        let group = DispatchGroup()
+        for reader in 0..<8 {
+            Self.onThreadOfItsOwn(group) {
+                let connection = database.newConnection()
+                var random = SeededRandom(seed: UInt64(reader))
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        try connection.read { txn in
+                            let view = try txn.view("entries-by-part")
+                            let count = try view.count(inGroup: "a")
+                            if count > 0, let id = try view.rowID(at: Int.random(in: 0..<count, using: &random), inGroup: "a") {
+                                if try txn.object(forKey: id.key, in: Self.entries) == nil { fail("reader: \(id) in the view but not stored") }
+                            }
+                        }
+                        counts.withLock { $0.reads += 1 }
+                    } catch {
+                        fail("reader: \(error)")
+                    }
+                }
+            }
+        }
+        Self.onThreadOfItsOwn(group) {
+            let connection = database.newConnection()
+            var number = 0
+            let payload = String(repeating: "w", count: 1_000)
+            while !stop.load(ordering: .relaxed) {
+                number += 1
+                do {
+                    try connection.readWrite { txn in
+                        try txn.set(CrashWriterEntry(number: 10_000_000 + number, part: number % 3 == 0 ? "b" : "a", payload: payload),
+                                    forKey: "w\(number)", in: Self.entries)
+                        if number % 7 == 0 { try txn.remove(key: "w\(number - 5)", in: Self.entries) }
+                    }
+                    counts.withLock { $0.writes += 1 }
+                } catch {
+                    fail("writer: \(error)")
+                }
+            }
+        }
+        Self.onThreadOfItsOwn(group) {
+            do {
+                var rendering = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
+                while !stop.load(ordering: .relaxed) {
+                    let changes = try observer.advance()
+                    let (old, current) = (rendering, changes.mappings)
+                    rendering = try observer.read { txn in
+                        let reader = try txn.view("entries-by-part")
+                        return try ChangesetApplier.apply(changes, to: old) { try current.rowIDs(inSection: $0, reader: reader) }
+                    }
+                    let advances = counts.withLock { state -> Int in
+                        state.advances += 1
+                        return state.advances
+                    }
+                    if advances % 25 == 0 {
+                        let fresh = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
+                        if fresh != rendering { fail("observer: the applied changesets differ from a fresh rendering at \(changes.toSnapshot)") }
+                        counts.withLock { $0.checks += 1 }
+                    }
+                }
+            } catch {
+                fail("observer: \(error)")
+            }
+        }
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + seconds)  // the run's duration, not a wait for a result
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        child.kill9()
+        let summary = counts.withLock { $0 }
+        print("stress \(seconds) s: \(summary.reads) reads, \(summary.writes) writes here, \(summary.advances) advances (\(summary.checks) full checks), map \(database.environment.mapSize) bytes")
+        #expect(failures.withLock { $0 } == [])
+        #expect(summary.writes > 0 && summary.reads > 0 && summary.advances > 0)
+        #expect(database.environment.mapSize > 1 << 20, "the map grew")
+        try database.newConnection().read { txn throws in
+            #expect(try txn.view("entries-by-part").checkInvariants() == [])
+        }
+    }
 }
