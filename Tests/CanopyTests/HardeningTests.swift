@@ -313,6 +313,38 @@ struct HardeningTests {
         }
     }
 
+    /// Keeps what a grouping closure was given, to use it after the closure returned (which it must not).
+    final class KeptRows: @unchecked Sendable {
+        // @unchecked: written by the grouping closure on the writer's thread, read by the test after the write.
+        var rows: [ViewRow] = []
+    }
+
+    @Test("A ViewRow kept beyond its closure refuses to load bytes instead of reading a page LMDB may have reused")
+    func viewRowAfterItsClosure() throws {
+        try withDatabase { database, _ in
+            try Self.writeRows(database.newConnection(), commits: 1, rowsPerCommit: 3, bytes: 10)
+            let kept = KeptRows()
+            let view = View(
+                name: "keeps-rows",
+                grouping: .custom(dependsOnObject: true, dependsOnMetadata: false) { row in
+                    kept.rows.append(row)
+                    return "all"
+                },
+                sorting: .byKey { _, _, key in SortKey(key) })
+            try database.register(view)  // population: rows read straight from the map
+            try database.newConnection().readWrite { txn in  // a write: rows read through the transaction
+                try txn.set(CrashWriterEntry(number: 99, part: "a"), forKey: "99-a", in: Self.entries)
+            }
+            #expect(kept.rows.map(\.key).sorted() == ["0-a", "1-a", "2-a", "99-a"])
+            for row in kept.rows where row.key != "99-a" {
+                let error = #expect(throws: CanopyError.self) { _ = try row.object(as: CrashWriterEntry.self) }
+                #expect(error?.code == .transactionEnded, "\(row.key): \(String(describing: error))")
+            }
+            // The written row holds the Swift value the writer passed (no bytes of the map): still readable.
+            #expect(try kept.rows.first { $0.key == "99-a" }?.object(as: CrashWriterEntry.self).number == 99)
+        }
+    }
+
     @Test("A full disk (here: the file size limit) is diskFull, rolls back, and loses nothing", .timeLimit(.minutes(2)))
     func diskFull() throws {
         let directory = try TemporaryDirectory()
