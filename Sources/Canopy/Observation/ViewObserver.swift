@@ -156,7 +156,7 @@ public final class ViewObserver: @unchecked Sendable {
     /// ``DatabaseOptions/commitLogLimit`` commits) or the view was rebuilt in the span, the changeset is a reload
     /// (``ViewChangeset/isReload``).
     ///
-    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was unregistered; ``CanopyError/Code/extensionStale`` when another process wrote without the view registered.
+    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was unregistered; ``CanopyError/Code/staleView`` when another process wrote without the view registered.
     @discardableResult
     public func advance() throws -> ViewChangeset {
         try gated {

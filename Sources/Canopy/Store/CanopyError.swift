@@ -48,9 +48,6 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let extensionAlreadyRegistered = Code("extensionAlreadyRegistered")
         /// An extension another one depends on (a filtered view's parent) is not registered.
         public static let extensionDependencyMissing = Code("extensionDependencyMissing")
-        /// An extension's stored state lags the store: another process wrote without the extension registered, so it
-        /// missed those writes. It is rebuilt at its next registration.
-        public static let extensionStale = Code("extensionStale")
         /// An extension could not prepare or rebuild its storage at registration; nothing was registered.
         public static let extensionRebuildFailed = Code("extensionRebuildFailed")
         /// The extension registered in this process differs (version tag or kind) from the registration recorded in
@@ -65,6 +62,9 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let diskFull = Code("diskFull")
         /// The directory holds an LMDB environment that Canopy did not create (no Canopy format record).
         public static let foreignDatabase = Code("foreignDatabase")
+        /// A view's stored state lags the store: rows were written by a process that did not register the view. The
+        /// message names the view and both snapshots; the view is rebuilt at its next registration.
+        public static let staleView = Code("staleView")
         /// Notifications don't line up (a gap between snapshots).
         public static let snapshotMismatch = Code("snapshotMismatch")
         /// An LMDB call failed; see ``CanopyError/underlying``.
