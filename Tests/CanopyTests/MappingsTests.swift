@@ -52,12 +52,21 @@ struct MappingsTests {
     }
 
     /// The rows a section shows of a group whose rows (in the view's order) are `keys`, worked out by hand.
-    static func shown(_ keys: [String], _ options: ViewMappings.GroupOptions) -> [String] {
+    /// A flexible window is placed by `flexible` (its offset from its edge and its length now).
+    static func shown(_ keys: [String], _ options: ViewMappings.GroupOptions, flexible: (offset: Int, length: Int)? = nil) -> [String] {
         var rows: [String]
+        func slice(length: Int, offset: Int, from edge: ViewMappings.GroupEdge) -> [String] {
+            guard length > 0 else { return [] }
+            let offset = max(0, offset)
+            return edge == .start ? Array(keys.dropFirst(offset).prefix(length)) : Array(keys.dropLast(offset).suffix(length))
+        }
         switch options.range {
         case nil: rows = keys
         case .first(let length): rows = length <= 0 ? [] : Array(keys.prefix(length))
         case .last(let length): rows = length <= 0 ? [] : Array(keys.suffix(length))
+        case .fixed(let length, let offset, let edge): rows = slice(length: length, offset: offset, from: edge)
+        case .flexible(let window):
+            rows = slice(length: flexible?.length ?? window.length, offset: flexible?.offset ?? window.offset, from: window.edge)
         }
         if options.isReversed { rows.reverse() }
         return rows
@@ -85,7 +94,8 @@ struct MappingsTests {
             #expect(try mappings.rowIDs(inSection: section, reader: reader).map(\.key) == keys, note, sourceLocation: sourceLocation)
             // The same rendering from the group's rows, sliced and reversed by hand.
             let groupRows = try reader.rowIDs(inGroup: group, range: 0..<Int.max)
-            #expect(Self.shown(groupRows.map(\.key), mappings.options(forGroup: group)) == keys, note, sourceLocation: sourceLocation)
+            #expect(Self.shown(groupRows.map(\.key), mappings.options(forGroup: group), flexible: mappings.flexibleWindow(forGroup: group)) == keys,
+                    note, sourceLocation: sourceLocation)
             for (row, key) in keys.enumerated() {
                 let indexPath = ViewIndexPath(section: section, row: row)
                 #expect(try mappings.rowID(at: indexPath, reader: reader)?.key == key, note, sourceLocation: sourceLocation)
