@@ -221,16 +221,19 @@ extension ViewMappings {
     /// Where the flexible window of `group` is now: `offset` rows between its edge and its first row, `length` rows
     /// shown; `nil` when the group's range is not flexible or the mappings don't take sections from it.
     public func flexibleWindow(forGroup group: String) -> (offset: Int, length: Int)? {
-        guard let state = flexibleStates[group] else { return nil }
+        guard case .flexible(let definition)? = options(forGroup: group).range, includes(group: group) else { return nil }
+        let state = flexibleStates[group]
+            ?? FlexibleWindowState(offset: definition.offset, length: definition.length).normalized(count: count(inGroup: group), definition: definition)
         return (state.offset, state.length)
     }
 
     /// Moves the flexible window of `group` ("load more": a longer length, or a new offset), within the group and the
-    /// window's limits; does nothing when the group's range is not flexible.
+    /// window's limits; does nothing when the group's range is not flexible or the group is empty (an empty group's
+    /// window restarts from its definition).
     ///
     /// The UI shows the change with a reload, or with the changeset of ``ViewChangeset/compute(from:to:reader:)``.
     public mutating func setFlexibleWindow(offset: Int, length: Int, forGroup group: String) {
-        guard flexibleStates[group] != nil else { return }
+        guard case .flexible? = options(forGroup: group).range else { return }
         flexibleStates[group] = FlexibleWindowState(offset: offset, length: length)
         refreshLayout()
     }

@@ -136,9 +136,10 @@ public struct ViewMappings: Sendable {
     mutating func refreshLayout() {
         var states: [String: FlexibleWindowState] = [:]
         for group in allGroups {
-            guard case .flexible(let definition)? = options(forGroup: group).range else { continue }
+            // An empty group has no window to follow: it restarts from the definition when rows come.
+            guard case .flexible(let definition)? = options(forGroup: group).range, let count = counts[group], count > 0 else { continue }
             let state = flexibleStates[group] ?? FlexibleWindowState(offset: definition.offset, length: definition.length)
-            states[group] = state.normalized(count: counts[group] ?? 0, definition: definition)
+            states[group] = state.normalized(count: count, definition: definition)
         }
         flexibleStates = states
         visibleGroups = allGroups.filter { group in
