@@ -66,7 +66,8 @@ struct MappingsTests {
         case .last(let length): rows = length <= 0 ? [] : Array(keys.suffix(length))
         case .fixed(let length, let offset, let edge): rows = slice(length: length, offset: offset, from: edge)
         case .flexible(let window):
-            rows = slice(length: flexible?.length ?? window.length, offset: flexible?.offset ?? window.offset, from: window.edge)
+            // Without a place given, the initial window (the cases here have no minLength).
+            rows = slice(length: flexible?.length ?? min(window.length, window.maxLength), offset: flexible?.offset ?? window.offset, from: window.edge)
         }
         if options.isReversed { rows.reverse() }
         return rows
@@ -266,6 +267,10 @@ struct MappingsTests {
     static let ranges: [ViewMappings.ItemRange?] = [
         nil, .first(0), .first(1), .first(2), .first(5), .first(9), .first(-3), .first(Int.max),
         .last(0), .last(1), .last(2), .last(5), .last(9), .last(-1), .last(Int.min), .last(Int.max),
+        .fixed(length: 2, offset: 1, from: .start), .fixed(length: 2, offset: 1, from: .end), .fixed(length: 9, offset: 3, from: .end),
+        .fixed(length: 3, offset: 9, from: .start), .fixed(length: -1, offset: -5, from: .end), .fixed(length: .max, offset: .max, from: .start),
+        .fixed(length: .max, offset: 2, from: .end), .fixed(length: 1, offset: Int.min, from: .start),
+        .flexible(.init(length: 2, offset: 1, from: .end)), .flexible(.init(length: 9, offset: 2, from: .start, maxLength: 2)),
     ]
 
     @Test("Every range, forwards and reversed, shows the rows the model says", arguments: ranges, [false, true])
