@@ -3,7 +3,10 @@
 /// A view has groups; a UI has sections. Mappings say which groups become sections and in what order — a fixed list
 /// of group names, or every group of the view that passes a filter, sorted by a comparator — and, per group, how the
 /// section shows it (see ``GroupOptions``): hidden while empty (a *dynamic* section, the default) or always shown (a
-/// *static* section); the whole group or only its first or last N rows; in the view's order or reversed.
+/// *static* section); the whole group, a fixed window of it (first or last N rows, or N rows at an offset from either
+/// end) or a flexible window that follows its rows (``FlexibleWindow``); in the view's order or reversed; with cells
+/// drawn from their neighbours (``GroupOptions/drawingDependencies``). Below a threshold of rows shown, all groups can
+/// show as one section (``setConsolidation(threshold:sectionName:)``).
 ///
 /// Mappings are a value captured at one snapshot of the view: ``update(with:)`` reads the group counts from a
 /// ``ViewReader`` and remembers its ``snapshot``. Every query answers for that snapshot, and every index-path query is
