@@ -251,6 +251,9 @@ struct ChangesetComputation {
     /// Per group: the sorted order bytes of the changed rows in it before the span, and after it.
     var originalOrders: [String: [[UInt8]]] = [:]
     var finalOrders: [String: [[UInt8]]] = [:]
+    /// The sections before and after, set by ``run()`` (after the flexible windows moved).
+    var beforeKeys: Set<ViewMappings.SectionKey> = []
+    var afterKeys: Set<ViewMappings.SectionKey> = []
 
     init(before: ViewMappings, after: ViewMappings, reader: ViewReader, records: [RowID: ViewRowChange]) {
         self.before = before
@@ -316,13 +319,13 @@ struct ChangesetComputation {
     /// Whether a row of `group` before the span is reported row by row: its section is still there after.
     func reportsOriginal(inGroup group: String) -> Bool {
         guard let key = before.sectionKey(forGroup: group) else { return false }
-        return after.sectionKeys.contains(key)
+        return afterKeys.contains(key)
     }
 
     /// Whether a row of `group` after the span is reported row by row: its section was there before.
     func reportsFinal(inGroup group: String) -> Bool {
         guard let key = after.sectionKey(forGroup: group) else { return false }
-        return before.sectionKeys.contains(key)
+        return beforeKeys.contains(key)
     }
 
     // MARK: Flexible windows
@@ -415,13 +418,15 @@ struct ChangesetComputation {
             case .consolidated: mappings.consolidatedSectionName
             }
         }
-        let beforeKeys = before.sectionKeys
-        let afterKeys = after.sectionKeys
+        let beforeList = before.sectionKeys
+        let afterList = after.sectionKeys
+        beforeKeys = Set(beforeList)
+        afterKeys = Set(afterList)
         var sections: [ViewChangeset.SectionChange] = []
-        for (index, key) in beforeKeys.enumerated() where !afterKeys.contains(key) {
+        for (index, key) in beforeList.enumerated() where !afterKeys.contains(key) {
             sections.append(.init(kind: .delete, group: name(key, before), index: index))
         }
-        for (index, key) in afterKeys.enumerated() where !beforeKeys.contains(key) {
+        for (index, key) in afterList.enumerated() where !beforeKeys.contains(key) {
             sections.append(.init(kind: .insert, group: name(key, after), index: index))
         }
 
@@ -518,11 +523,11 @@ struct ChangesetComputation {
     /// original rows, which gives every row's neighbour before without reading the old state. Only rows near a row
     /// that changed are looked at.
     func dependentRows(of rows: [ViewChangeset.RowChange]) throws -> [ViewChangeset.RowChange] {
-        let beforeKeys = before.sectionKeys
+        let beforeList = before.sectionKeys
         var mentioned: Set<RowID>?
         var result: [ViewChangeset.RowChange] = []
         for (newSection, key) in after.sectionKeys.enumerated() {
-            guard let oldSection = beforeKeys.firstIndex(of: key) else { continue }
+            guard let oldSection = beforeList.firstIndex(of: key) else { continue }
             let oldCount = before.numberOfItems(inSection: oldSection)
             let newCount = after.numberOfItems(inSection: newSection)
             let reach = max(oldCount, newCount)
