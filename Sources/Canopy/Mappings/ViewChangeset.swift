@@ -251,6 +251,13 @@ struct ChangesetComputation {
     /// Per group: the sorted order bytes of the changed rows in it before the span, and after it.
     var originalOrders: [String: [[UInt8]]] = [:]
     var finalOrders: [String: [[UInt8]]] = [:]
+    /// Each record's index in its group before the span and after it, once computed (windows, rows and sliding rows
+    /// all need them; each costs a binary search over the view's pages).
+    final class IndexCache {
+        var original: [RowID: Int] = [:]
+        var final: [RowID: Int] = [:]
+    }
+    let indexes = IndexCache()
     /// The sections before and after, set by ``run()`` (after the flexible windows moved).
     var beforeKeys: Set<ViewMappings.SectionKey> = []
     var afterKeys: Set<ViewMappings.SectionKey> = []
@@ -311,6 +318,24 @@ struct ChangesetComputation {
         return originalIndex(ofCurrentIndex: now, order: entry.orderBytes, group: entry.group)
     }
 
+    /// The index in its group before the span of the row of `record` (which has an original entry).
+    func originalIndex(of record: ViewRowChange) throws -> Int? {
+        guard let original = record.original else { return nil }
+        if let index = indexes.original[record.id] { return index }
+        let index = try originalIndex(of: original)
+        indexes.original[record.id] = index
+        return index
+    }
+
+    /// The index in its group after the span of the row of `record` (which has a final entry).
+    func finalIndex(of record: ViewRowChange) throws -> Int? {
+        guard let final = record.final else { return nil }
+        if let index = indexes.final[record.id] { return index }
+        let index = try reader.lowerBound(of: final)
+        indexes.final[record.id] = index
+        return index
+    }
+
     /// Whether a record leaves its row where it was (an update in place): for windows, the row counts as unchanged.
     static func staysInPlace(_ record: ViewRowChange) -> Bool {
         record.original != nil && record.original == record.final && !record.reinserted
@@ -369,7 +394,7 @@ struct ChangesetComputation {
         for record in records.values where !Self.staysInPlace(record) {
             var wasInside = false
             if let original = record.original, original.group == group {
-                let index = try originalIndex(of: original)
+                let index = try originalIndex(of: record) ?? 0
                 if index < old.lowerBound {
                     departedBefore += 1
                 } else if index < old.upperBound {
@@ -378,7 +403,7 @@ struct ChangesetComputation {
                 }
             }
             if let final = record.final, final.group == group {
-                arrivals.append((try reader.lowerBound(of: final), wasInside))
+                arrivals.append((try finalIndex(of: record) ?? 0, wasInside))
             }
         }
         arrivals.sort { $0.index < $1.index }
@@ -435,10 +460,10 @@ struct ChangesetComputation {
             var originalPath: ViewIndexPath?
             var finalPath: ViewIndexPath?
             if let original = record.original, reportsOriginal(inGroup: original.group) {
-                originalPath = before.indexPath(forIndex: try originalIndex(of: original), inGroup: original.group)
+                originalPath = try originalIndex(of: record).flatMap { before.indexPath(forIndex: $0, inGroup: original.group) }
             }
             if let final = record.final, reportsFinal(inGroup: final.group) {
-                finalPath = after.indexPath(forIndex: try reader.lowerBound(of: final), inGroup: final.group)
+                finalPath = try finalIndex(of: record).flatMap { after.indexPath(forIndex: $0, inGroup: final.group) }
             }
             let flags = (record.objectChanged, record.metadataChanged)
             switch (originalPath, finalPath) {
@@ -479,6 +504,11 @@ struct ChangesetComputation {
         let newWindow = after.windowRange(inGroup: group)
         let changedBefore = originalOrders[group]?.count ?? 0
         let changedAfter = finalOrders[group]?.count ?? 0
+        // Unchanged rows keep their order: when as many of them are before the window and in it as before the span,
+        // the window holds the same unchanged rows and none slid (the common case of a change far from the window).
+        if try unchangedRows(before: oldWindow, inGroup: group, original: true) == unchangedRows(before: newWindow, inGroup: group, original: false) {
+            return []
+        }
         let stretches = [
             min(oldWindow.lowerBound - changedBefore, newWindow.lowerBound)..<max(newWindow.lowerBound, oldWindow.lowerBound + changedAfter),
             min(newWindow.upperBound, oldWindow.upperBound - changedBefore)..<max(newWindow.upperBound, oldWindow.upperBound + changedAfter),
@@ -513,6 +543,24 @@ struct ChangesetComputation {
         return result
     }
 
+    /// The number of unchanged rows (rows without a record) of `group` before `window` and in it, then (`original`) or
+    /// now.
+    func unchangedRows(before window: Range<Int>, inGroup group: String, original: Bool) throws -> [Int] {
+        var before = window.lowerBound
+        var inside = window.count
+        for record in records.values {
+            let index: Int?
+            if original {
+                index = record.original?.group == group ? try originalIndex(of: record) : nil
+            } else {
+                index = record.final?.group == group ? try finalIndex(of: record) : nil
+            }
+            guard let index else { continue }
+            if index < window.lowerBound { before -= 1 } else if index < window.upperBound { inside -= 1 }
+        }
+        return [before, inside]
+    }
+
     // MARK: Drawing dependencies
 
     /// The rows not reported yet whose neighbour at one of their group's drawing offsets is another row than before, or
@@ -523,6 +571,7 @@ struct ChangesetComputation {
     /// original rows, which gives every row's neighbour before without reading the old state. Only rows near a row
     /// that changed are looked at.
     func dependentRows(of rows: [ViewChangeset.RowChange]) throws -> [ViewChangeset.RowChange] {
+        guard !rows.isEmpty else { return [] }  // nothing moved, nothing changed: no neighbour changed
         let beforeList = before.sectionKeys
         var mentioned: Set<RowID>?
         var result: [ViewChangeset.RowChange] = []
