@@ -12,7 +12,8 @@
 ///
 /// Rows of a deleted section are covered by the section delete and not reported one by one, and likewise rows of an
 /// inserted section; a row that moves out of a deleted section into a surviving one is an insert, and one that moves
-/// from a surviving section into an inserted one is a delete.
+/// from a surviving section into an inserted one is a delete. Crossing a consolidation threshold
+/// (``ViewMappings/setConsolidation(threshold:sectionName:)``) deletes the sections before and inserts those after.
 public struct ViewChangeset: Sendable {
     /// A section that appeared or disappeared.
     public struct SectionChange: Hashable, Sendable, CustomStringConvertible {
@@ -51,8 +52,9 @@ public struct ViewChangeset: Sendable {
             case delete
             /// The row moved (or left and came back): both index paths are set, possibly equal.
             case move
-            /// The row stayed in place relative to its neighbours and its object or metadata changed: both index paths
-            /// are set; reload the cell at ``originalIndexPath``.
+            /// The row stayed in place relative to its neighbours and its object or metadata changed, or a neighbour
+            /// its cell is drawn from changed (``ViewMappings/GroupOptions/drawingDependencies``; both flags are false
+            /// then): both index paths are set; reload the cell at ``originalIndexPath``.
             case update
         }
         /// Insert, delete, move or update.
