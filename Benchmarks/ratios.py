@@ -50,6 +50,7 @@ VIEW_RATIOS = [
     ("update-2-views-observed-full", "update-2-views-observed-full canopy", "update-2-views-observed-full raw", (10, 10), "3.0"),
     ("grdb-vs-canopy-update", "observed-update-vs-grdb grdb", "observed-update-vs-grdb canopy", (5, 5), ">=30"),
     ("changeset-10k-vs-300", "changeset-group-10000 canopy", "changeset-group-300 canopy", (1, 1), "1.2"),
+    ("changeset-flexible-10k-vs-300", "changeset-group-flexible-10000 canopy", "changeset-group-300 canopy", (1, 1), "1.2"),
     ("insert-1m-vs-10k", "insert-in-view-1m canopy", "insert-in-view-10k canopy", (200, 200), "2.0"),
     ("population-1m", "population-1m view", "population-1m insert", (1_000_000, 1_000_000), "1.5"),
 ]

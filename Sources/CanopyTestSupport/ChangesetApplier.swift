@@ -46,12 +46,19 @@ public struct ChangesetViolation: Error, CustomStringConvertible {
 public enum ChangesetApplier {
     /// The rendering after `changeset`, or the first violation of the contract.
     ///
+    /// Besides UIKit's rules, checks that every update names the row at its original index path and where that row
+    /// ends up as its final one; that every row of `changedRows` shown before and after (outside deleted and inserted
+    /// sections) is reported as an update or a move; and that every row shown before and after whose neighbour at one
+    /// of its group's drawing offsets (``ViewMappings/GroupOptions/drawingDependencies``) is another row, or a row of
+    /// `changedRows`, is reported as an update or a move.
+    ///
     /// - Parameters:
     ///   - changeset: the changes.
     ///   - old: what the UI showed before.
+    ///   - changedRows: the rows whose object or metadata changed over the changeset's span (empty: not checked).
     ///   - newSection: the rows of a section after the change, asked only for inserted sections (as UIKit asks its
     ///     data source); `group(forSection:)` of the changeset's mappings names it.
-    public static func apply(_ changeset: ViewChangeset, to old: Rendering,
+    public static func apply(_ changeset: ViewChangeset, to old: Rendering, changedRows: Set<RowID> = [],
                              newSection: (Int) throws -> [RowID]) throws -> Rendering {
         let mappings = changeset.mappings
         let newSectionCount = mappings.numberOfSections
@@ -87,6 +94,7 @@ public enum ChangesetApplier {
         var placed: [ViewIndexPath: RowID] = [:]  // final index paths filled (inserts and move destinations)
         var updated = Set<ViewIndexPath>()
         var mentioned = Set<RowID>()
+        var kinds: [RowID: ViewChangeset.RowChange.Kind] = [:]
         func checkOriginal(_ path: ViewIndexPath?, _ change: ViewChangeset.RowChange) throws -> ViewIndexPath {
             guard let path else { throw violation("\(change) lacks its original index path") }
             guard old.sections.indices.contains(path.section), old.sections[path.section].rows.indices.contains(path.row) else {
@@ -107,6 +115,7 @@ public enum ChangesetApplier {
         }
         for change in changeset.rowChanges {
             guard mentioned.insert(change.id).inserted else { throw violation("row \(change.id) has two changes") }
+            kinds[change.id] = change.kind
             switch change.kind {
             case .delete:
                 guard removed.insert(try checkOriginal(change.originalIndexPath, change)).inserted else { throw violation("\(change): deleted twice") }
@@ -126,6 +135,7 @@ public enum ChangesetApplier {
         guard updated.isDisjoint(with: removed) else { throw violation("a row is both updated and deleted or moved") }
 
         var result: [(group: String, rows: [RowID])] = []
+        var keptFrom: [ViewIndexPath: ViewIndexPath] = [:]  // rows no change mentions, or updated: new path -> old path
         for newIndex in 0..<newSectionCount {
             let group = mappings.group(forSection: newIndex) ?? "?"
             if insertedSections.contains(newIndex) {
@@ -137,7 +147,6 @@ public enum ChangesetApplier {
             }
             let kept = old.sections[oldIndex].rows.enumerated()
                 .filter { !removed.contains(ViewIndexPath(section: oldIndex, row: $0.offset)) }
-                .map(\.element)
             let arriving = placed.filter { $0.key.section == newIndex }
             let count = kept.count + arriving.count
             guard count == mappings.numberOfItems(inSection: newIndex) else {
@@ -149,15 +158,73 @@ public enum ChangesetApplier {
             for row in 0..<count {
                 if let id = arriving[ViewIndexPath(section: newIndex, row: row)] {
                     rows.append(id)
-                } else if let id = remaining.next() {
+                } else if let (oldRow, id) = remaining.next() {
                     rows.append(id)
+                    keptFrom[ViewIndexPath(section: newIndex, row: row)] = ViewIndexPath(section: oldIndex, row: oldRow)
                 } else {
                     throw violation("section \(newIndex): a row inserted past the end")
                 }
             }
             result.append((group, rows))
         }
-        return Rendering(sections: result)
+        let rendering = Rendering(sections: result)
+        try checkUpdates(changeset, old: old, new: rendering, keptFrom: keptFrom, kinds: kinds, deletedSections: deletedSections,
+                         insertedSections: insertedSections, changedRows: changedRows)
+        return rendering
+    }
+
+    /// The row of `rendering` at `path` moved by `offset` rows within its section, or `nil` past either end.
+    static func row(_ rendering: Rendering, _ path: ViewIndexPath, offset: Int) -> RowID? {
+        let (row, overflow) = path.row.addingReportingOverflow(offset)
+        guard !overflow, rendering.sections.indices.contains(path.section), rendering.sections[path.section].rows.indices.contains(row) else {
+            return nil
+        }
+        return rendering.sections[path.section].rows[row]
+    }
+
+    /// Updates' final index paths, changed rows reported, drawing dependencies honoured.
+    static func checkUpdates(
+        _ changeset: ViewChangeset, old: Rendering, new: Rendering, keptFrom: [ViewIndexPath: ViewIndexPath],
+        kinds: [RowID: ViewChangeset.RowChange.Kind], deletedSections: Set<Int>, insertedSections: Set<Int>, changedRows: Set<RowID>
+    ) throws {
+        for change in changeset.rowChanges where change.kind == .update {
+            guard let final = change.finalIndexPath, row(new, final, offset: 0) == change.id else {
+                throw violation("\(change): its final index path doesn't show the row after the changes")
+            }
+            guard keptFrom[final] == change.originalIndexPath else {
+                throw violation("\(change): the row at its original index path doesn't end up at its final one")
+            }
+        }
+        func paths(_ rendering: Rendering, skipping skipped: Set<Int>) -> [RowID: ViewIndexPath] {
+            var result: [RowID: ViewIndexPath] = [:]
+            for (section, content) in rendering.sections.enumerated() where !skipped.contains(section) {
+                for (row, id) in content.rows.enumerated() { result[id] = ViewIndexPath(section: section, row: row) }
+            }
+            return result
+        }
+        if !changedRows.isEmpty {
+            let oldPaths = paths(old, skipping: deletedSections)
+            let newPaths = paths(new, skipping: insertedSections)
+            for id in changedRows {
+                guard let from = oldPaths[id], let to = newPaths[id] else { continue }
+                guard kinds[id] == .update || kinds[id] == .move else {
+                    throw violation("row \(id) changed and stays shown (\(from) -> \(to)) but is reported as \(kinds[id].map { "\($0)" } ?? "nothing")")
+                }
+            }
+        }
+        let mappings = changeset.mappings
+        for (newPath, oldPath) in keptFrom {
+            guard let (group, _) = mappings.position(at: newPath) else { continue }
+            let id = new.sections[newPath.section].rows[newPath.row]
+            for offset in mappings.options(forGroup: group).drawingDependencies where offset != 0 {
+                let then = row(old, oldPath, offset: offset)
+                let now = row(new, newPath, offset: offset)
+                guard then != now || (now.map { changedRows.contains($0) } ?? false) else { continue }
+                guard kinds[id] == .update else {
+                    throw violation("row \(id) (\(oldPath) -> \(newPath)) depends on its neighbour at \(offset), which was \(then.map { "\($0)" } ?? "none") and is \(now.map { "\($0)" } ?? "none")\(then == now ? " (changed)" : ""), but it is not reloaded")
+                }
+            }
+        }
     }
 
     static func violation(_ message: String) -> ChangesetViolation { ChangesetViolation(description: message) }

@@ -6,10 +6,14 @@ import Testing
 /// The UI contract as a property: for random sequences of writes (several operations per commit, several commits per
 /// observed span), applying each span's changeset to the previous rendering — as UIKit applies a batch, with every rule
 /// it enforces checked by ``ChangesetApplier`` — gives exactly the new rendering read from the view, under mappings of
-/// every kind at once (fixed and filtered groups, static and dynamic sections, first/last ranges, reversed groups).
+/// every kind at once (fixed and filtered groups, static and dynamic sections, first/last ranges, reversed groups) and
+/// under random mappings that add fixed windows at offsets, flexible windows with random limits and growth, a
+/// consolidation threshold and drawing dependencies. Besides the rendering, the applier checks that every row whose
+/// object or metadata changed and stays shown is reported (update or move), updates' final index paths, and that every
+/// row whose neighbour at a declared offset changed is reloaded or moved.
 ///
-/// CI size: 8 seeds × 150 spans, each checked under 6 mappings (7,200 span checks). `CANOPY_PROPERTY_SCALE=N`
-/// multiplies the spans per seed.
+/// CI size: 8 seeds × 150 spans, each checked under 6 fixed and 4 random mappings (12,000 span checks).
+/// `CANOPY_PROPERTY_SCALE=N` multiplies the spans per seed.
 @Suite("Changeset property: applying the changes gives the new rendering")
 struct ChangesetPropertyTests {
     static let lists = ["a", "b", "c", "d", "e"]
@@ -46,8 +50,43 @@ struct ChangesetPropertyTests {
                 ("filtered without d, last 5 reversed", filteredLast), ("ranges of 0 and 1", zeroRange)]
     }
 
-    /// A random write: what the span's commits are made of.
-    static func randomOperation(_ txn: ReadWriteTransaction, random: inout SeededRandom, keys: inout [String], nextKey: inout Int) throws -> String {
+    /// Random mappings with every option: fixed or filtered groups, random ranges (fixed at offsets, flexible with
+    /// random limits and growth), reversal, drawing dependencies, and a consolidation threshold.
+    static func randomMappings(random: inout SeededRandom) -> ViewMappings {
+        func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
+        var mappings: ViewMappings
+        if pick(2) == 0 {
+            let order = (lists + ["zzz"]).filter { _ in pick(4) != 0 }
+            mappings = ViewMappings(groups: order.isEmpty ? ["a"] : order, view: "by-list")
+        } else {
+            let excluded = lists[pick(lists.count)]
+            mappings = ViewMappings(view: "by-list", groupFilter: { $0 != excluded }, sortedBy: { $0 > $1 })
+        }
+        for group in lists + ["zzz"] {
+            let edge: ViewMappings.GroupEdge = pick(2) == 0 ? .start : .end
+            let range: ViewMappings.ItemRange?
+            switch pick(6) {
+            case 0: range = nil
+            case 1: range = pick(2) == 0 ? .first(pick(5)) : .last(pick(5))
+            case 2: range = .fixed(length: pick(6), offset: pick(4), from: edge)
+            default:
+                let growth: [ViewMappings.FlexibleWindow.Growth] = [[], .top, .bottom, .both]
+                let minLength = pick(4)
+                range = .flexible(.init(length: pick(7), offset: pick(4), from: edge, minLength: minLength,
+                                        maxLength: pick(3) == 0 ? .max : minLength + pick(6), growth: growth[pick(4)]))
+            }
+            let dependencies: [Set<Int>] = [[], [-1], [1], [-1, 1], [-2, 1], [2]]
+            mappings.setOptions(.init(sectionKind: pick(3) == 0 ? .static : .dynamic, range: range, isReversed: pick(2) == 0,
+                                      drawingDependencies: dependencies[pick(dependencies.count)]), forGroup: group)
+        }
+        if pick(3) != 0 { mappings.setConsolidation(threshold: 1 + pick(14), sectionName: "all") }
+        return mappings
+    }
+
+    /// A random write: what the span's commits are made of. Rows whose object or metadata the write changes (and that
+    /// may stay shown) join `changed`.
+    static func randomOperation(_ txn: ReadWriteTransaction, random: inout SeededRandom, keys: inout [String], nextKey: inout Int,
+                                changed: inout Set<RowID>) throws -> String {
         func randomTask() -> TodoItem {
             TodoItem(title: ["x", "y", "z"][Int(random.next() % 3)], list: lists[Int(random.next() % UInt64(lists.count))],
                  priority: Int(random.next() % 4), done: random.next() % 8 == 0)
@@ -64,19 +103,23 @@ struct ChangesetPropertyTests {
         case 30..<40:  // update that stays: a new object with the same place
             guard let key = existingKey(), let task = try txn.object(forKey: key, in: tasks) else { return "nothing" }
             try txn.replace(task, forKey: key, in: tasks)  // same grouping and sort key
+            changed.insert(RowID(collection: tasks.name, key: key))
             return "replace-same \(key)"
         case 40..<60:  // update that moves within or across groups (or out of / into the view via `done`)
             guard let key = existingKey() else { return "nothing" }
             let task = randomTask()
             try txn.replace(task, forKey: key, in: tasks)
+            changed.insert(RowID(collection: tasks.name, key: key))
             return "replace \(key) \(task)"
         case 60..<66:  // metadata only
             guard let key = existingKey() else { return "nothing" }
             try txn.replaceMetadata(NoteInfo(color: "c\(random.next() % 5)"), forKey: key, in: tasks)
+            changed.insert(RowID(collection: tasks.name, key: key))
             return "metadata \(key)"
         case 66..<70:
             guard let key = existingKey() else { return "nothing" }
             _ = try txn.touchObject(forKey: key, inCollection: tasks.name)
+            changed.insert(RowID(collection: tasks.name, key: key))
             return "touch \(key)"
         case 70..<85:  // remove one
             guard let key = existingKey() else { return "nothing" }
@@ -87,6 +130,7 @@ struct ChangesetPropertyTests {
             guard let key = existingKey(), let task = try txn.object(forKey: key, in: tasks) else { return "nothing" }
             try txn.remove(key: key, in: tasks)
             try txn.set(random.next() % 2 == 0 ? task : randomTask(), forKey: key, in: tasks)
+            changed.insert(RowID(collection: tasks.name, key: key))
             return "remove-and-reinsert \(key)"
         case 90..<95:  // the second collection
             let key = "r\(nextKey)"
@@ -114,7 +158,11 @@ struct ChangesetPropertyTests {
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
         try database.register(makeTaskView())
         let writer = database.newConnection()
-        let observers = try allMappings().map { ($0.name, try ViewObserver(database: database, mappings: $0.mappings)) }
+        var mappings = allMappings()
+        for index in 0..<randomMappingsPerSeed {
+            mappings.append(("random \(index)", randomMappings(random: &random)))
+        }
+        let observers = try mappings.map { ($0.name, try ViewObserver(database: database, mappings: $0.mappings)) }
         var keys: [String] = []
         var nextKey = 0
         var checks = 0
@@ -127,25 +175,31 @@ struct ChangesetPropertyTests {
             }
             let commits = 1 + Int(random.next() % 4)
             history.removeAll()
+            var changed = Set<RowID>()
             for commit in 0..<commits {
                 let operations = 1 + Int(random.next() % 5)
                 try writer.readWrite { txn in
                     for _ in 0..<operations {
-                        history.append("commit \(commit): " + (try randomOperation(txn, random: &random, keys: &keys, nextKey: &nextKey)))
+                        history.append("commit \(commit): " + (try randomOperation(txn, random: &random, keys: &keys, nextKey: &nextKey, changed: &changed)))
                     }
                 }
             }
             for ((name, observer), old) in zip(observers, before) {
+                let wasConsolidated = observer.mappings.isConsolidated
                 let changeset = try observer.advance()
+                if wasConsolidated != changeset.mappings.isConsolidated { kinds["consolidation crossing", default: 0] += 1 }
                 for change in changeset.rowChanges { kinds["row \(change.kind)", default: 0] += 1 }
+                for change in changeset.rowChanges where change.kind == .update && !change.objectChanged && !change.metadataChanged {
+                    kinds["dependency update", default: 0] += 1
+                }
                 for change in changeset.sectionChanges { kinds["section \(change.kind)", default: 0] += 1 }
                 try observer.read { txn in
                     let reader = try txn.view("by-list")
                     let expected = try Rendering(mappings: changeset.mappings, reader: reader)
-                    let context = "seed \(seed), span \(span), mappings '\(name)'\nwrites:\n\(history.joined(separator: "\n"))\nbefore:\n\(old)\nafter:\n\(expected)\nchanges: \(changeset.sectionChanges) \(changeset.rowChanges)"
+                    let context = "seed \(seed), span \(span), mappings '\(name)' \(observer.mappings)\nwrites:\n\(history.joined(separator: "\n"))\nbefore:\n\(old)\nafter:\n\(expected)\nchanges: \(changeset.sectionChanges) \(changeset.rowChanges)"
                     #expect(!changeset.isReload, "unexpected reload; \(context)")
                     do {
-                        let applied = try ChangesetApplier.apply(changeset, to: old) { section in
+                        let applied = try ChangesetApplier.apply(changeset, to: old, changedRows: changed) { section in
                             try changeset.mappings.rowIDs(inSection: section, reader: reader)
                         }
                         #expect(applied == expected, "applying the changes gave\n\(applied)\n\(context)")
@@ -162,13 +216,16 @@ struct ChangesetPropertyTests {
         return (checks, kinds)
     }
 
-    @Test("Random spans of commits under six kinds of mappings", arguments: [1 as UInt64, 2, 3, 4, 5, 6, 7, 8])
+    static let randomMappingsPerSeed = 4
+
+    @Test("Random spans of commits under six kinds of mappings and four random ones", arguments: [1 as UInt64, 2, 3, 4, 5, 6, 7, 8])
     func randomSpans(seed: UInt64) throws {
         let spans = 150 * testScale("CANOPY_PROPERTY_SCALE")
         let started = Date()
         let (checks, kinds) = try Self.run(seed: seed, spans: spans)
-        #expect(checks == spans * Self.allMappings().count)
-        for kind in ["row insert", "row delete", "row move", "row update", "section insert", "section delete"] {
+        #expect(checks == spans * (Self.allMappings().count + Self.randomMappingsPerSeed))
+        for kind in ["row insert", "row delete", "row move", "row update", "section insert", "section delete", "dependency update",
+                     "consolidation crossing"] {
             #expect(kinds[kind, default: 0] > 0, "seed \(seed) never produced a \(kind): \(kinds)")
         }
         if testScale("CANOPY_PROPERTY_SCALE") > 1 {

@@ -44,6 +44,30 @@ func articleExamples(database: Database, connection: Connection) throws {
     print(title ?? "")  // Call Ann
 
     // From the articles, verbatim (DocExamplesTests checks it).
+    var chat = ViewMappings(groups: ["today"], view: "agenda")
+    let latest = ViewMappings.FlexibleWindow(length: 50, from: .end, maxLength: 200, growth: .bottom)
+    chat.setOptions(.init(range: .flexible(latest), drawingDependencies: [-1]), forGroup: "today")
+    let chatObserver = try ViewObserver(database: database, mappings: chat)
+    if let window = chatObserver.mappings.flexibleWindow(forGroup: "today") {
+        print(window.offset, window.length)  // 0 1: the group has one row so far
+    }
+
+    // Load more: 50 rows further up, as a changeset the UI can animate.
+    var more = chatObserver.mappings
+    if let window = more.flexibleWindow(forGroup: "today") {
+        more.setFlexibleWindow(offset: window.offset, length: window.length + 50, forGroup: "today")
+    }
+    let loaded = try chatObserver.read { txn in
+        try ViewChangeset.compute(from: chatObserver.mappings, to: more, reader: txn.view("agenda"))
+    }
+    print(loaded.rowChanges.count)  // 0: there is nothing further up yet
+    try chatObserver.setMappings(more)
+
+    var overview = ViewMappings(groups: ["today", "tomorrow", "later"], view: "agenda")
+    overview.setRange(.fixed(length: 10, offset: 10, from: .start), forGroup: "later")  // the 11th to the 20th
+    overview.setConsolidation(threshold: 5, sectionName: "Soon")  // one section while fewer than 5 rows show
+
+    // From the articles, verbatim (DocExamplesTests checks it).
     let watching = Task {
         for try await changes in observer.changes() {
             let count = changes.mappings.numberOfItems

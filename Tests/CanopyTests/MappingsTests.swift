@@ -52,12 +52,22 @@ struct MappingsTests {
     }
 
     /// The rows a section shows of a group whose rows (in the view's order) are `keys`, worked out by hand.
-    static func shown(_ keys: [String], _ options: ViewMappings.GroupOptions) -> [String] {
+    /// A flexible window is placed by `flexible` (its offset from its edge and its length now).
+    static func shown(_ keys: [String], _ options: ViewMappings.GroupOptions, flexible: (offset: Int, length: Int)? = nil) -> [String] {
         var rows: [String]
+        func slice(length: Int, offset: Int, from edge: ViewMappings.GroupEdge) -> [String] {
+            guard length > 0 else { return [] }
+            let offset = max(0, offset)
+            return edge == .start ? Array(keys.dropFirst(offset).prefix(length)) : Array(keys.dropLast(offset).suffix(length))
+        }
         switch options.range {
         case nil: rows = keys
         case .first(let length): rows = length <= 0 ? [] : Array(keys.prefix(length))
         case .last(let length): rows = length <= 0 ? [] : Array(keys.suffix(length))
+        case .fixed(let length, let offset, let edge): rows = slice(length: length, offset: offset, from: edge)
+        case .flexible(let window):
+            // Without a place given, the initial window (the cases here have no minLength).
+            rows = slice(length: flexible?.length ?? min(window.length, window.maxLength), offset: flexible?.offset ?? window.offset, from: window.edge)
         }
         if options.isReversed { rows.reverse() }
         return rows
@@ -85,7 +95,8 @@ struct MappingsTests {
             #expect(try mappings.rowIDs(inSection: section, reader: reader).map(\.key) == keys, note, sourceLocation: sourceLocation)
             // The same rendering from the group's rows, sliced and reversed by hand.
             let groupRows = try reader.rowIDs(inGroup: group, range: 0..<Int.max)
-            #expect(Self.shown(groupRows.map(\.key), mappings.options(forGroup: group)) == keys, note, sourceLocation: sourceLocation)
+            #expect(Self.shown(groupRows.map(\.key), mappings.options(forGroup: group), flexible: mappings.flexibleWindow(forGroup: group)) == keys,
+                    note, sourceLocation: sourceLocation)
             for (row, key) in keys.enumerated() {
                 let indexPath = ViewIndexPath(section: section, row: row)
                 #expect(try mappings.rowID(at: indexPath, reader: reader)?.key == key, note, sourceLocation: sourceLocation)
@@ -256,6 +267,10 @@ struct MappingsTests {
     static let ranges: [ViewMappings.ItemRange?] = [
         nil, .first(0), .first(1), .first(2), .first(5), .first(9), .first(-3), .first(Int.max),
         .last(0), .last(1), .last(2), .last(5), .last(9), .last(-1), .last(Int.min), .last(Int.max),
+        .fixed(length: 2, offset: 1, from: .start), .fixed(length: 2, offset: 1, from: .end), .fixed(length: 9, offset: 3, from: .end),
+        .fixed(length: 3, offset: 9, from: .start), .fixed(length: -1, offset: -5, from: .end), .fixed(length: .max, offset: .max, from: .start),
+        .fixed(length: .max, offset: 2, from: .end), .fixed(length: 1, offset: Int.min, from: .start),
+        .flexible(.init(length: 2, offset: 1, from: .end)), .flexible(.init(length: 9, offset: 2, from: .start, maxLength: 2)),
     ]
 
     @Test("Every range, forwards and reversed, shows the rows the model says", arguments: ranges, [false, true])

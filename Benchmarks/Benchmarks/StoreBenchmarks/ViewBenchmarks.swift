@@ -92,13 +92,13 @@ final class ViewStore {
     let store: CanopyStore
     let observer: ViewObserver?
 
-    init(label: String, rows: Range<Int>, views: [View], durability: Durability, observe: Bool) {
+    init(label: String, rows: Range<Int>, views: [View], durability: Durability, observe: Bool, mappings: ViewMappings? = nil) {
         store = CanopyStore(label: label, cacheLimit: ConnectionOptions().objectCacheLimit, populated: false, durability: durability)
         do {
             let loader = store.database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
             try ViewWorkload.load(loader, store.collection, rows)
             for view in views { try store.database.register(view) }
-            observer = observe ? try ViewObserver(database: store.database, mappings: ViewWorkload.allGroups(of: views[0].name)) : nil
+            observer = observe ? try ViewObserver(database: store.database, mappings: mappings ?? ViewWorkload.allGroups(of: views[0].name)) : nil
         } catch {
             fatalError("cannot set up the view database: \(error)")
         }
@@ -229,11 +229,22 @@ func viewBenchmarks() {
         grdb.value = nil
     }
 
-    // MARK: Changeset cost of one change in a 10k-row group / in a 300-row group.
+    // MARK: Changeset cost of one change in a 10k-row group / in a 300-row group / in a 10k-row group through a window.
 
-    for size in [10_000, 300] {
+    // The same in a 10k-row group shown through a flexible window of the last 300 rows (at most 400) whose cells
+    // depend on both neighbours: measured against the 300-row group without them.
+    let flexibleMappings: ViewMappings = {
+        var mappings = ViewMappings(groups: ["all"], view: "single")
+        mappings.setOptions(.init(range: .flexible(.init(length: 300, from: .end, maxLength: 400, growth: .both)),
+                                  drawingDependencies: [-1, 1]), forGroup: "all")
+        return mappings
+    }()
+    let changesetCases: [(label: String, size: Int, mappings: ViewMappings?)] = [
+        ("group-10000", 10_000, nil), ("group-300", 300, nil), ("group-flexible-10000", 10_000, flexibleMappings),
+    ]
+    for (label, size, mappings) in changesetCases {
         let fixture = Fixture<ViewStore>()
-        Benchmark("changeset-group-\(size) canopy", configuration: .init(metrics: [.wallClock, .throughput], warmupIterations: 10,
+        Benchmark("changeset-\(label) canopy", configuration: .init(metrics: [.wallClock, .throughput], warmupIterations: 10,
                                                                          maxDuration: .seconds(2), maxIterations: 2_000)) { benchmark in
             let store = fixture.value!
             let round = store.store.round
@@ -247,7 +258,8 @@ func viewBenchmarks() {
             blackHole(changes)
             store.store.round += 1
         } setup: {
-            fixture.value = ViewStore(label: "changeset-\(size)", rows: 0..<size, views: [ViewWorkload.single()], durability: .none, observe: true)
+            fixture.value = ViewStore(label: "changeset-\(label)", rows: 0..<size, views: [ViewWorkload.single()], durability: .none, observe: true,
+                                      mappings: mappings)
         } teardown: {
             fixture.value = nil
         }

@@ -12,7 +12,8 @@
 ///
 /// Rows of a deleted section are covered by the section delete and not reported one by one, and likewise rows of an
 /// inserted section; a row that moves out of a deleted section into a surviving one is an insert, and one that moves
-/// from a surviving section into an inserted one is a delete.
+/// from a surviving section into an inserted one is a delete. Crossing a consolidation threshold
+/// (``ViewMappings/setConsolidation(threshold:sectionName:)``) deletes the sections before and inserts those after.
 public struct ViewChangeset: Sendable {
     /// A section that appeared or disappeared.
     public struct SectionChange: Hashable, Sendable, CustomStringConvertible {
@@ -51,8 +52,9 @@ public struct ViewChangeset: Sendable {
             case delete
             /// The row moved (or left and came back): both index paths are set, possibly equal.
             case move
-            /// The row stayed in place relative to its neighbours and its object or metadata changed: both index paths
-            /// are set; reload the cell at ``originalIndexPath``.
+            /// The row stayed in place relative to its neighbours and its object or metadata changed, or a neighbour
+            /// its cell is drawn from changed (``ViewMappings/GroupOptions/drawingDependencies``; both flags are false
+            /// then): both index paths are set; reload the cell at ``originalIndexPath``.
             case update
         }
         /// Insert, delete, move or update.
@@ -163,8 +165,54 @@ extension ViewChangeset {
         }
         records = records.filter { $0.value.original != nil || $0.value.final != nil }
         var computation = ChangesetComputation(before: mappings, after: after, reader: reader, records: records)
+        try computation.moveFlexibleWindows()
         let (sections, rows) = try computation.run()
-        return ViewChangeset(sectionChanges: sections, rowChanges: rows, mappings: after, fromSnapshot: from, toSnapshot: to, isReload: false)
+        return ViewChangeset(sectionChanges: sections, rowChanges: rows, mappings: computation.after, fromSnapshot: from, toSnapshot: to,
+                             isReload: false)
+    }
+
+    /// The changes from `old` to `new`, two mappings of one view at one snapshot that differ only in their groups'
+    /// ranges, flexible windows and consolidation — "load more": rows entering and leaving windows as inserts and
+    /// deletes, sections as inserts and deletes.
+    ///
+    /// ```swift
+    /// var more = observer.mappings
+    /// if let window = more.flexibleWindow(forGroup: "chat") {
+    ///     more.setFlexibleWindow(offset: window.offset, length: window.length + 50, forGroup: "chat")
+    /// }
+    /// let changes = try observer.read { txn in try ViewChangeset.compute(from: observer.mappings, to: more, reader: txn.view("messages")) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - old: the mappings the UI shows.
+    ///   - new: the mappings to show, at the same snapshot.
+    ///   - reader: a reader of the view at that snapshot.
+    /// - Returns: the changes, with ``mappings`` = `new`.
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the mappings are of another view than `reader`, or differ in
+    ///   their groups, section kinds, reversal or drawing dependencies; ``CanopyError/Code/snapshotMismatch`` when
+    ///   either mappings or `reader` is at another snapshot; what reading the view throws.
+    public static func compute(from old: ViewMappings, to new: ViewMappings, reader: ViewReader) throws -> ViewChangeset {
+        try old.checkReader(reader)
+        try new.checkReader(reader)
+        guard old.allGroups == new.allGroups else {
+            throw CanopyError(.invalidArgument, "the mappings show different groups; only ranges, windows and consolidation may differ",
+                              extensionName: old.view)
+        }
+        for group in old.allGroups {
+            var oldOptions = old.options(forGroup: group)
+            var newOptions = new.options(forGroup: group)
+            oldOptions.range = nil
+            newOptions.range = nil
+            guard oldOptions == newOptions else {
+                throw CanopyError(.invalidArgument, "group '\(group)' has other options in the new mappings; only ranges, windows and consolidation may differ",
+                                  extensionName: old.view)
+            }
+        }
+        let snapshot = reader.snapshot
+        var computation = ChangesetComputation(before: old, after: new, reader: reader, records: [:])
+        let (sections, rows) = try computation.run()
+        return ViewChangeset(sectionChanges: sections, rowChanges: rows, mappings: new, fromSnapshot: snapshot, toSnapshot: snapshot,
+                             isReload: false)
     }
 
     /// Checks that `notifications` are exactly the commits `from + 1 ... to`.
@@ -193,17 +241,28 @@ extension ViewChangeset {
 /// records: a row's index in its group before the span is the number of rows of the group before it then, which is the
 /// number of rows before it now (a binary search over the view's counted pages), minus the changed rows now before it,
 /// plus the changed rows that were before it then. So one change costs a few logarithmic lookups however large the
-/// group. Groups shown through a range (first or last N) also need the unchanged rows that slid into or out of the
-/// window: only the rows near the window are read.
+/// group. Groups shown through a range also need the unchanged rows that slid into or out of the window: only the rows
+/// near the window's ends are read. Flexible windows are moved from the same records first, and drawing dependencies
+/// are found last, from the row changes, around the places that changed.
 struct ChangesetComputation {
     let before: ViewMappings
-    let after: ViewMappings
+    var after: ViewMappings
     let reader: ViewReader
     let records: [RowID: ViewRowChange]
 
     /// Per group: the sorted order bytes of the changed rows in it before the span, and after it.
     var originalOrders: [String: [[UInt8]]] = [:]
     var finalOrders: [String: [[UInt8]]] = [:]
+    /// Each record's index in its group before the span and after it, once computed (windows, rows and sliding rows
+    /// all need them; each costs a binary search over the view's pages).
+    final class IndexCache {
+        var original: [RowID: Int] = [:]
+        var final: [RowID: Int] = [:]
+    }
+    let indexes = IndexCache()
+    /// The sections before and after, set by ``run()`` (after the flexible windows moved).
+    var beforeKeys: Set<ViewMappings.SectionKey> = []
+    var afterKeys: Set<ViewMappings.SectionKey> = []
 
     init(before: ViewMappings, after: ViewMappings, reader: ViewReader, records: [RowID: ViewRowChange]) {
         self.before = before
@@ -230,6 +289,26 @@ struct ChangesetComputation {
         return low
     }
 
+    /// The number of elements of sorted `values` less than `value`.
+    static func countLess(_ value: Int, in values: [Int]) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The `rank`-th (from 0) non-negative integer that is not in sorted `skipped`.
+    static func nth(_ rank: Int, skipping skipped: [Int]) -> Int {
+        var value = rank
+        for taken in skipped {
+            if taken <= value { value += 1 } else { break }
+        }
+        return value
+    }
+
     /// The index a row at `index` now (with order `order` in `group`) had before the span, were it unchanged.
     func originalIndex(ofCurrentIndex index: Int, order: [UInt8], group: String) -> Int {
         index - Self.countBefore(order, in: finalOrders[group]) + Self.countBefore(order, in: originalOrders[group])
@@ -241,29 +320,152 @@ struct ChangesetComputation {
         return originalIndex(ofCurrentIndex: now, order: entry.orderBytes, group: entry.group)
     }
 
-    /// Whether `group` is a section both before and after (its rows are reported one by one).
-    func survives(_ group: String) -> Bool {
-        before.section(forGroup: group) != nil && after.section(forGroup: group) != nil
+    /// The index in its group before the span of the row of `record` (which has an original entry).
+    func originalIndex(of record: ViewRowChange) throws -> Int? {
+        guard let original = record.original else { return nil }
+        if let index = indexes.original[record.id] { return index }
+        let index = try originalIndex(of: original)
+        indexes.original[record.id] = index
+        return index
     }
 
-    mutating func run() throws -> ([ViewChangeset.SectionChange], [ViewChangeset.RowChange]) {
-        var sections: [ViewChangeset.SectionChange] = []
-        for (index, group) in before.visibleGroups.enumerated() where after.section(forGroup: group) == nil {
-            sections.append(.init(kind: .delete, group: group, index: index))
+    /// The index in its group after the span of the row of `record` (which has a final entry).
+    func finalIndex(of record: ViewRowChange) throws -> Int? {
+        guard let final = record.final else { return nil }
+        if let index = indexes.final[record.id] { return index }
+        let index = try reader.lowerBound(of: final)
+        indexes.final[record.id] = index
+        return index
+    }
+
+    /// Whether a record leaves its row where it was (an update in place): for windows, the row counts as unchanged.
+    static func staysInPlace(_ record: ViewRowChange) -> Bool {
+        record.original != nil && record.original == record.final && !record.reinserted
+    }
+
+    /// Whether a row of `group` before the span is reported row by row: its section is still there after.
+    func reportsOriginal(inGroup group: String) -> Bool {
+        guard let key = before.sectionKey(forGroup: group) else { return false }
+        return afterKeys.contains(key)
+    }
+
+    /// Whether a row of `group` after the span is reported row by row: its section was there before.
+    func reportsFinal(inGroup group: String) -> Bool {
+        guard let key = after.sectionKey(forGroup: group) else { return false }
+        return beforeKeys.contains(key)
+    }
+
+    // MARK: Flexible windows
+
+    /// Moves every flexible window of `after` along with its rows (see ``ViewMappings/FlexibleWindow``).
+    mutating func moveFlexibleWindows() throws {
+        var states = after.flexibleStates
+        var moved = false
+        for group in after.allGroups {
+            guard case .flexible(let definition)? = after.options(forGroup: group).range else { continue }
+            moved = true
+            guard before.count(inGroup: group) > 0, before.flexibleStates[group] != nil,
+                  before.options(forGroup: group).range == after.options(forGroup: group).range
+            else {
+                states[group] = nil  // an empty group restarts from the definition
+                continue
+            }
+            let window = try followingWindow(inGroup: group, definition: definition)
+            let count = after.count(inGroup: group)
+            switch definition.edge {
+            case .start: states[group] = .init(offset: window.lowerBound, length: window.count)
+            case .end: states[group] = .init(offset: count - window.upperBound, length: window.count)
+            }
         }
-        for (index, group) in after.visibleGroups.enumerated() where before.section(forGroup: group) == nil {
-            sections.append(.init(kind: .insert, group: group, index: index))
+        guard moved else { return }
+        after.flexibleStates = states
+        after.refreshLayout()  // brings the windows within their limits; the consolidation may change with them
+    }
+
+    /// The indexes now of the rows a flexible window follows, before its limits apply.
+    ///
+    /// Rows that stay in place keep their order, so those that were before, in and after the window then are before, in
+    /// and after it now. A row that arrived (inserted, or moved) is placed by how many of those rows precede it: between
+    /// two rows of the window it joins it; in the gap at either end it joins if the window grows on that side or it was
+    /// in the window before; elsewhere it is outside.
+    func followingWindow(inGroup group: String, definition: ViewMappings.FlexibleWindow) throws -> Range<Int> {
+        let old = before.windowRange(inGroup: group)
+        var departedBefore = 0
+        var departedInside = 0
+        var arrivals: [(index: Int, wasInside: Bool)] = []
+        for record in records.values where !Self.staysInPlace(record) {
+            var wasInside = false
+            if let original = record.original, original.group == group {
+                let index = try originalIndex(of: record) ?? 0
+                if index < old.lowerBound {
+                    departedBefore += 1
+                } else if index < old.upperBound {
+                    departedInside += 1
+                    wasInside = true
+                }
+            }
+            if let final = record.final, final.group == group {
+                arrivals.append((try finalIndex(of: record) ?? 0, wasInside))
+            }
+        }
+        arrivals.sort { $0.index < $1.index }
+        // For each arrival, the number of rows in place before it.
+        let ranked = arrivals.enumerated().map { rank, arrival in
+            (index: arrival.index, inPlaceBefore: arrival.index - rank, wasInside: arrival.wasInside)
+        }
+        let inPlaceBefore = old.lowerBound - departedBefore
+        let inPlaceInside = old.count - departedInside
+        let reversed = after.options(forGroup: group).isReversed
+        let growsAtStart = definition.growth.contains(reversed ? .bottom : .top)
+        let growsAtEnd = definition.growth.contains(reversed ? .top : .bottom)
+
+        guard inPlaceInside > 0 else {
+            let gap = ranked.filter { $0.inPlaceBefore == inPlaceBefore }
+            let joining = growsAtStart || growsAtEnd ? gap : gap.filter(\.wasInside)
+            if let first = joining.first, let last = joining.last { return first.index..<(last.index + 1) }
+            let at = inPlaceBefore + ranked.count { $0.inPlaceBefore < inPlaceBefore }
+            return at..<at
+        }
+        // The index now of the in-place row that is the `k`-th (from 0) of all in-place rows.
+        func indexOfInPlace(_ k: Int) -> Int { k + ranked.count { $0.inPlaceBefore <= k } }
+        let top = ranked.filter { $0.inPlaceBefore == inPlaceBefore }
+        let lower = (growsAtStart ? top.first : top.first(where: \.wasInside))?.index ?? indexOfInPlace(inPlaceBefore)
+        let bottom = ranked.filter { $0.inPlaceBefore == inPlaceBefore + inPlaceInside }
+        let upper = (growsAtEnd ? bottom.last : bottom.last(where: \.wasInside)).map { $0.index + 1 }
+            ?? indexOfInPlace(inPlaceBefore + inPlaceInside - 1) + 1
+        return lower..<upper
+    }
+
+    // MARK: Changes
+
+    mutating func run() throws -> ([ViewChangeset.SectionChange], [ViewChangeset.RowChange]) {
+        func name(_ key: ViewMappings.SectionKey, _ mappings: ViewMappings) -> String {
+            switch key {
+            case .group(let group): group
+            case .consolidated: mappings.consolidatedSectionName
+            }
+        }
+        let beforeList = before.sectionKeys
+        let afterList = after.sectionKeys
+        beforeKeys = Set(beforeList)
+        afterKeys = Set(afterList)
+        var sections: [ViewChangeset.SectionChange] = []
+        for (index, key) in beforeList.enumerated() where !afterKeys.contains(key) {
+            sections.append(.init(kind: .delete, group: name(key, before), index: index))
+        }
+        for (index, key) in afterList.enumerated() where !beforeKeys.contains(key) {
+            sections.append(.init(kind: .insert, group: name(key, after), index: index))
         }
 
         var rows: [ViewChangeset.RowChange] = []
         for record in records.values {
             var originalPath: ViewIndexPath?
             var finalPath: ViewIndexPath?
-            if let original = record.original, survives(original.group) {
-                originalPath = before.indexPath(forIndex: try originalIndex(of: original), inGroup: original.group)
+            if let original = record.original, reportsOriginal(inGroup: original.group) {
+                originalPath = try originalIndex(of: record).flatMap { before.indexPath(forIndex: $0, inGroup: original.group) }
             }
-            if let final = record.final, survives(final.group) {
-                finalPath = after.indexPath(forIndex: try reader.lowerBound(of: final), inGroup: final.group)
+            if let final = record.final, reportsFinal(inGroup: final.group) {
+                finalPath = try finalIndex(of: record).flatMap { after.indexPath(forIndex: $0, inGroup: final.group) }
             }
             let flags = (record.objectChanged, record.metadataChanged)
             switch (originalPath, finalPath) {
@@ -285,45 +487,169 @@ struct ChangesetComputation {
                 break
             }
         }
-        for group in after.visibleGroups where survives(group) && after.options(forGroup: group).range != nil {
+        for group in after.visibleGroups
+        where (after.options(forGroup: group).range != nil || before.options(forGroup: group).range != nil)
+            && reportsOriginal(inGroup: group) && reportsFinal(inGroup: group) {
             rows += try slidingRows(inGroup: group)
         }
+        rows += try dependentRows(of: rows)
         return (sections, rows.sorted(by: Self.precedes))
     }
 
     /// Unchanged rows of a ranged group that slid into or out of its window.
+    ///
+    /// An unchanged row now at `i` was at `o` with `i − (changed rows now) ≤ o ≤ i + (changed rows then)`, so a row
+    /// that entered or left the window is within that distance of one of its ends: only those two stretches are read.
     func slidingRows(inGroup group: String) throws -> [ViewChangeset.RowChange] {
-        guard let range = after.options(forGroup: group).range else { return [] }
-        let oldCount = before.count(inGroup: group)
         let newCount = after.count(inGroup: group)
-        let oldWindow = ViewMappings.window(count: oldCount, range: range)
-        let newWindow = ViewMappings.window(count: newCount, range: range)
+        let oldWindow = before.windowRange(inGroup: group)
+        let newWindow = after.windowRange(inGroup: group)
         let changedBefore = originalOrders[group]?.count ?? 0
         let changedAfter = finalOrders[group]?.count ?? 0
-        // The rows now that can be in either window: an unchanged row's index moves by at most the number of changed
-        // rows (an index before = index now − changed rows before it now + changed rows before it then).
-        let scan: Range<Int>
-        switch range {
-        case .first:
-            scan = 0..<max(newWindow.upperBound, oldWindow.upperBound + changedAfter)
-        case .last:
-            scan = max(0, min(newWindow.lowerBound, oldWindow.lowerBound - changedBefore))..<newCount
+        // Unchanged rows keep their order: when as many of them are before the window and in it as before the span,
+        // the window holds the same unchanged rows and none slid (the common case of a change far from the window).
+        if try unchangedRows(before: oldWindow, inGroup: group, original: true) == unchangedRows(before: newWindow, inGroup: group, original: false) {
+            return []
+        }
+        let stretches = [
+            min(oldWindow.lowerBound - changedBefore, newWindow.lowerBound)..<max(newWindow.lowerBound, oldWindow.lowerBound + changedAfter),
+            min(newWindow.upperBound, oldWindow.upperBound - changedBefore)..<max(newWindow.upperBound, oldWindow.upperBound + changedAfter),
+        ].map { max(0, $0.lowerBound)..<max(0, min(newCount, $0.upperBound)) }.filter { !$0.isEmpty }
+        var scans: [Range<Int>] = []
+        for stretch in stretches {
+            if let last = scans.last, stretch.lowerBound <= last.upperBound {
+                scans[scans.count - 1] = last.lowerBound..<max(last.upperBound, stretch.upperBound)
+            } else {
+                scans.append(stretch)
+            }
         }
         var result: [ViewChangeset.RowChange] = []
-        for (offset, entry) in try reader.entries(inGroup: group, range: scan).enumerated() where records[entry.id] == nil {
-            let index = scan.lowerBound + offset
-            let oldIndex = originalIndex(ofCurrentIndex: index, order: entry.order, group: group)
-            switch (oldWindow.contains(oldIndex), newWindow.contains(index)) {
-            case (true, false):
-                if let path = before.indexPath(forIndex: oldIndex, inGroup: group) {
-                    result.append(.init(kind: .delete, id: entry.id, originalIndexPath: path, finalIndexPath: nil))
+        for scan in scans {
+            for (offset, entry) in try reader.entries(inGroup: group, range: scan).enumerated() where records[entry.id] == nil {
+                let index = scan.lowerBound + offset
+                let oldIndex = originalIndex(ofCurrentIndex: index, order: entry.order, group: group)
+                switch (oldWindow.contains(oldIndex), newWindow.contains(index)) {
+                case (true, false):
+                    if let path = before.indexPath(forIndex: oldIndex, inGroup: group) {
+                        result.append(.init(kind: .delete, id: entry.id, originalIndexPath: path, finalIndexPath: nil))
+                    }
+                case (false, true):
+                    if let path = after.indexPath(forIndex: index, inGroup: group) {
+                        result.append(.init(kind: .insert, id: entry.id, originalIndexPath: nil, finalIndexPath: path))
+                    }
+                default:
+                    break
                 }
-            case (false, true):
-                if let path = after.indexPath(forIndex: index, inGroup: group) {
-                    result.append(.init(kind: .insert, id: entry.id, originalIndexPath: nil, finalIndexPath: path))
+            }
+        }
+        return result
+    }
+
+    /// The number of unchanged rows (rows without a record) of `group` before `window` and in it, then (`original`) or
+    /// now.
+    func unchangedRows(before window: Range<Int>, inGroup group: String, original: Bool) throws -> [Int] {
+        var before = window.lowerBound
+        var inside = window.count
+        for record in records.values {
+            let index: Int?
+            if original {
+                index = record.original?.group == group ? try originalIndex(of: record) : nil
+            } else {
+                index = record.final?.group == group ? try finalIndex(of: record) : nil
+            }
+            guard let index else { continue }
+            if index < window.lowerBound { before -= 1 } else if index < window.upperBound { inside -= 1 }
+        }
+        return [before, inside]
+    }
+
+    // MARK: Drawing dependencies
+
+    /// The rows not reported yet whose neighbour at one of their group's drawing offsets is another row than before, or
+    /// the same row with a changed object or metadata: as updates.
+    ///
+    /// Works on the sections as shown. In a section that stays, the rows nobody reports keep their order, so the k-th
+    /// of them before is the k-th after; the rows before are those plus the deleted and moved-out ones at their
+    /// original rows, which gives every row's neighbour before without reading the old state. Only rows near a row
+    /// that changed are looked at.
+    func dependentRows(of rows: [ViewChangeset.RowChange]) throws -> [ViewChangeset.RowChange] {
+        guard !rows.isEmpty else { return [] }  // nothing moved, nothing changed: no neighbour changed
+        let beforeList = before.sectionKeys
+        var mentioned: Set<RowID>?
+        var result: [ViewChangeset.RowChange] = []
+        for (newSection, key) in after.sectionKeys.enumerated() {
+            guard let oldSection = beforeList.firstIndex(of: key) else { continue }
+            let oldCount = before.numberOfItems(inSection: oldSection)
+            let newCount = after.numberOfItems(inSection: newSection)
+            let reach = max(oldCount, newCount)
+            // Offsets beyond the section never find a neighbour, before or after.
+            let offsets = Set(after.groups(inSection: newSection).flatMap { after.options(forGroup: $0).drawingDependencies })
+                .filter { $0 != 0 && $0.magnitude < UInt(reach) }
+            guard !offsets.isEmpty else { continue }
+            if mentioned == nil { mentioned = Set(rows.map(\.id)) }
+
+            var removed: [Int: RowID] = [:]
+            var arrived: [Int: RowID] = [:]
+            var changedInPlace: [Int] = []
+            for change in rows {
+                switch change.kind {
+                case .delete, .move, .insert:
+                    if change.kind != .insert, let path = change.originalIndexPath, path.section == oldSection { removed[path.row] = change.id }
+                    if change.kind != .delete, let path = change.finalIndexPath, path.section == newSection { arrived[path.row] = change.id }
+                case .update:
+                    if let path = change.finalIndexPath, path.section == newSection { changedInPlace.append(path.row) }
                 }
-            default:
-                break
+            }
+            let removedRows = removed.keys.sorted()
+            let arrivedRows = arrived.keys.sorted()
+            func newRow(ofKeptOldRow row: Int) -> Int { Self.nth(row - Self.countLess(row, in: removedRows), skipping: arrivedRows) }
+            func oldRow(ofKeptNewRow row: Int) -> Int { Self.nth(row - Self.countLess(row, in: arrivedRows), skipping: removedRows) }
+            func rowID(atNewRow row: Int) throws -> RowID? {
+                guard row >= 0, row < newCount,
+                      let (group, index) = after.position(at: ViewIndexPath(section: newSection, row: row)) else { return nil }
+                return try reader.rowID(at: index, inGroup: group)
+            }
+
+            // A row's neighbour at offset k can change only if something changed between it and that neighbour.
+            var candidates = Set<Int>()
+            for offset in offsets {
+                let step = offset > 0 ? 1 : -1
+                for distance in 1...Int(offset.magnitude) {
+                    for row in arrivedRows { candidates.insert(row - step * distance) }
+                    for row in changedInPlace { candidates.insert(row - step * distance) }
+                    for row in removedRows {
+                        let old = row - step * distance
+                        if old >= 0, old < oldCount, removed[old] == nil { candidates.insert(newRow(ofKeptOldRow: old)) }
+                    }
+                }
+            }
+            for row in candidates.sorted() where row >= 0 && row < newCount && arrived[row] == nil {
+                guard let (group, _) = after.position(at: ViewIndexPath(section: newSection, row: row)),
+                      let id = try rowID(atNewRow: row), mentioned?.contains(id) != true
+                else { continue }
+                let oldRow = oldRow(ofKeptNewRow: row)
+                var redraw = false
+                for offset in after.options(forGroup: group).drawingDependencies where offsets.contains(offset) {
+                    let now = try rowID(atNewRow: row + offset)
+                    let neighbourRow = oldRow + offset
+                    let then: RowID?
+                    if neighbourRow < 0 || neighbourRow >= oldCount {
+                        then = nil
+                    } else if let gone = removed[neighbourRow] {
+                        then = gone
+                    } else {
+                        then = try rowID(atNewRow: newRow(ofKeptOldRow: neighbourRow))
+                    }
+                    let neighbourChanged = now.flatMap { records[$0] }.map { $0.objectChanged || $0.metadataChanged } ?? false
+                    if now != then || neighbourChanged {
+                        redraw = true
+                        break
+                    }
+                }
+                if redraw {
+                    result.append(.init(kind: .update, id: id, originalIndexPath: ViewIndexPath(section: oldSection, row: oldRow),
+                                        finalIndexPath: ViewIndexPath(section: newSection, row: row)))
+                }
             }
         }
         return result

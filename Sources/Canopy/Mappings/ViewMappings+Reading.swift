@@ -27,9 +27,13 @@ extension ViewMappings {
     /// - Throws: as ``rowID(at:reader:)``.
     public func rowIDs(inSection section: Int, reader: ViewReader) throws -> [RowID] {
         try checkReader(reader)
-        guard let group = group(forSection: section), let window = visibleRange(inGroup: group) else { return [] }
-        let ids = try reader.rowIDs(inGroup: group, range: window)
-        return options(forGroup: group).isReversed ? ids.reversed() : ids
+        var rows: [RowID] = []
+        for group in groups(inSection: section) {
+            guard let window = visibleRange(inGroup: group), !window.isEmpty else { continue }
+            let ids = try reader.rowIDs(inGroup: group, range: window)
+            rows += options(forGroup: group).isReversed ? ids.reversed() : ids
+        }
+        return rows
     }
 
     /// The object shown at `indexPath`, decoded through `collection`; `nil` when there is no such row or it belongs to

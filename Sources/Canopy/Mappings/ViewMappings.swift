@@ -3,7 +3,10 @@
 /// A view has groups; a UI has sections. Mappings say which groups become sections and in what order — a fixed list
 /// of group names, or every group of the view that passes a filter, sorted by a comparator — and, per group, how the
 /// section shows it (see ``GroupOptions``): hidden while empty (a *dynamic* section, the default) or always shown (a
-/// *static* section); the whole group or only its first or last N rows; in the view's order or reversed.
+/// *static* section); the whole group, a fixed window of it (first or last N rows, or N rows at an offset from either
+/// end) or a flexible window that follows its rows (``FlexibleWindow``); in the view's order or reversed; with cells
+/// drawn from their neighbours (``GroupOptions/drawingDependencies``). Below a threshold of rows shown, all groups can
+/// show as one section (``setConsolidation(threshold:sectionName:)``).
 ///
 /// Mappings are a value captured at one snapshot of the view: ``update(with:)`` reads the group counts from a
 /// ``ViewReader`` and remembers its ``snapshot``. Every query answers for that snapshot, and every index-path query is
@@ -35,7 +38,13 @@ public struct ViewMappings: Sendable {
     ///
     /// Changing them re-lays out the sections from the counts of the last ``update(with:)``.
     public var defaultOptions: GroupOptions {
-        didSet { refreshLayout() }
+        didSet {
+            // Windows of groups that follow the default restart from the new definition.
+            if oldValue.range != defaultOptions.range {
+                for group in flexibleStates.keys where optionsByGroup[group] == nil { flexibleStates[group] = nil }
+            }
+            refreshLayout()
+        }
     }
     var optionsByGroup: [String: GroupOptions] = [:]
 
@@ -47,8 +56,24 @@ public struct ViewMappings: Sendable {
     /// The number of rows of each of ``allGroups`` in the view, at ``snapshot``.
     var counts: [String: Int] = [:]
     /// The groups shown as sections, in section order.
+    ///
+    /// While the mappings are consolidated (see ``setConsolidation(threshold:sectionName:)``), these groups all show in
+    /// one section.
     public private(set) var visibleGroups: [String] = []
     var sectionsByGroup: [String: Int] = [:]
+    /// The place of each flexible window, per group whose range is ``ItemRange/flexible(_:)``.
+    var flexibleStates: [String: FlexibleWindowState] = [:]
+    /// Below how many shown rows the groups consolidate into one section (0: never), and that section's name.
+    public internal(set) var consolidationThreshold: Int = 0
+    /// The name of the one section the groups show as while consolidated (see
+    /// ``setConsolidation(threshold:sectionName:)``).
+    public internal(set) var consolidatedSectionName: String = ""
+    /// Whether every visible group shows in one section now, because fewer rows than ``consolidationThreshold`` are
+    /// shown across them.
+    public private(set) var isConsolidated: Bool = false
+    /// Per visible group, the number of rows shown before its first row in its section (non-zero only while
+    /// consolidated).
+    var rowOffsetsByGroup: [String: Int] = [:]
 
     /// Mappings over a fixed list of groups, as sections in that order (a name listed twice counts once).
     ///
@@ -109,12 +134,33 @@ public struct ViewMappings: Sendable {
         refreshLayout()
     }
 
-    /// Recomputes the visible sections from the counts and options.
+    /// Recomputes the visible sections from the counts and options: brings every flexible window within its group
+    /// and limits, then decides whether the groups consolidate.
     mutating func refreshLayout() {
+        var states: [String: FlexibleWindowState] = [:]
+        for group in allGroups {
+            // An empty group has no window to follow: it restarts from the definition when rows come.
+            guard case .flexible(let definition)? = options(forGroup: group).range, let count = counts[group], count > 0 else { continue }
+            let state = flexibleStates[group] ?? FlexibleWindowState(offset: definition.offset, length: definition.length)
+            states[group] = state.normalized(count: count, definition: definition)
+        }
+        flexibleStates = states
         visibleGroups = allGroups.filter { group in
             options(forGroup: group).sectionKind == .static || (counts[group] ?? 0) > 0
         }
-        sectionsByGroup = Dictionary(uniqueKeysWithValues: visibleGroups.enumerated().map { ($1, $0) })
+        let shown = visibleGroups.map { windowRange(inGroup: $0).count }
+        isConsolidated = consolidationThreshold > 0 && !visibleGroups.isEmpty && shown.reduce(0, +) < consolidationThreshold
+        rowOffsetsByGroup = [:]
+        if isConsolidated {
+            sectionsByGroup = Dictionary(uniqueKeysWithValues: visibleGroups.map { ($0, 0) })
+            var offset = 0
+            for (group, count) in zip(visibleGroups, shown) {
+                rowOffsetsByGroup[group] = offset
+                offset += count
+            }
+        } else {
+            sectionsByGroup = Dictionary(uniqueKeysWithValues: visibleGroups.enumerated().map { ($1, $0) })
+        }
     }
 
     /// Whether the mappings take sections from `group` (it is in the fixed list, or passes the filter), whether or not
@@ -128,13 +174,19 @@ public struct ViewMappings: Sendable {
 
     // MARK: Sections and counts
 
-    /// The number of sections (visible groups).
-    public var numberOfSections: Int { visibleGroups.count }
+    /// The number of sections (visible groups, or 1 while consolidated).
+    public var numberOfSections: Int { isConsolidated ? 1 : visibleGroups.count }
 
     /// The number of rows shown in `section`, or 0 when there is no such section.
     public func numberOfItems(inSection section: Int) -> Int {
-        guard let group = group(forSection: section) else { return 0 }
-        return numberOfItems(inGroup: group)
+        groups(inSection: section).reduce(0) { $0 + numberOfItems(inGroup: $1) }
+    }
+
+    /// The groups whose rows `section` shows, in order: one, or every visible group while consolidated; empty when
+    /// there is no such section.
+    public func groups(inSection section: Int) -> [String] {
+        guard section >= 0, section < numberOfSections else { return [] }
+        return isConsolidated ? visibleGroups : [visibleGroups[section]]
     }
 
     /// The number of rows of `group` shown (after its range), or 0 when the group is not a visible section.
@@ -153,25 +205,48 @@ public struct ViewMappings: Sendable {
         counts[group] ?? 0
     }
 
-    /// The group shown as `section`, or `nil` when there is no such section.
+    /// The group shown as `section` — while consolidated, ``consolidatedSectionName`` for section 0 — or `nil` when
+    /// there is no such section.
     public func group(forSection section: Int) -> String? {
-        visibleGroups.indices.contains(section) ? visibleGroups[section] : nil
+        guard section >= 0, section < numberOfSections else { return nil }
+        return isConsolidated ? consolidatedSectionName : visibleGroups[section]
     }
 
-    /// The section showing `group`, or `nil` when the group is not a visible section.
+    /// The section showing `group` (while consolidated, 0 for every visible group and for
+    /// ``consolidatedSectionName``), or `nil` when the group is not visible.
     public func section(forGroup group: String) -> Int? {
-        sectionsByGroup[group]
+        if let section = sectionsByGroup[group] { return section }
+        return isConsolidated && group == consolidatedSectionName ? 0 : nil
+    }
+
+    /// Which section shows `group`, as the changeset computation tells sections apart: a group's own section, or the
+    /// consolidated one (whatever its name).
+    enum SectionKey: Hashable {
+        case group(String)
+        case consolidated
+    }
+
+    /// The key of the section showing `group`, or `nil` when the group is not visible.
+    func sectionKey(forGroup group: String) -> SectionKey? {
+        guard sectionsByGroup[group] != nil else { return nil }
+        return isConsolidated ? .consolidated : .group(group)
+    }
+
+    /// The keys of the sections, in order.
+    var sectionKeys: [SectionKey] {
+        isConsolidated ? (visibleGroups.isEmpty ? [] : [.consolidated]) : visibleGroups.map { .group($0) }
     }
 }
 
 extension ViewMappings: CustomStringConvertible {
     /// The view, the snapshot and the visible sections with their counts, such as `agenda@12 [today: 3, later: 20/41]`.
     public var description: String {
-        let sections = visibleGroups.map { group in
+        var sections = visibleGroups.map { group in
             let shown = numberOfItems(inGroup: group)
             let total = count(inGroup: group)
             return shown == total ? "\(group): \(shown)" : "\(group): \(shown)/\(total)"
         }
+        if isConsolidated { sections = ["\(consolidatedSectionName): (" + sections.joined(separator: ", ") + ")"] }
         return "\(view)@\(snapshot.map(String.init) ?? "-") [\(sections.joined(separator: ", "))]"
     }
 }
