@@ -346,7 +346,7 @@ struct ViewObserverTests {
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "the writer process failed")
         let error = #expect(throws: CanopyError.self) { try observer.advance() }
-        #expect(error?.code == .extensionFailed)
+        #expect(error?.code == .staleView)
         #expect(error?.extensionName == "entries-by-part")
     }
 }

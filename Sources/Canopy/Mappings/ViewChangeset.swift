@@ -135,7 +135,7 @@ extension ViewChangeset {
     /// - Throws: ``CanopyError/Code/snapshotMismatch`` when the notifications don't run without a gap from
     ///   `mappings.snapshot` to `reader.snapshot` (or the mappings were never updated);
     ///   ``CanopyError/Code/invalidArgument`` when `reader` reads another view; ``CanopyError/Code/corruptStore`` when a
-    ///   notification's view payload is malformed; ``CanopyError/Code/extensionFailed`` when another process wrote
+    ///   notification's view payload is malformed; ``CanopyError/Code/staleView`` when another process wrote
     ///   rows without registering the view (its stored state lags the store); what reading the view throws.
     public static func compute(notifications: [CommitNotification], from mappings: ViewMappings, reader: ViewReader) throws -> ViewChangeset {
         guard reader.name == mappings.view else {

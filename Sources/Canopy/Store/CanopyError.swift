@@ -42,6 +42,9 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let corruptStore = Code("corruptStore")
         /// An extension failed, or was registered twice, or is unknown.
         public static let extensionFailed = Code("extensionFailed")
+        /// A view's stored state lags the store: rows were written by a process that did not register the view. The
+        /// message names the view and both snapshots; the view is rebuilt at its next registration.
+        public static let staleView = Code("staleView")
         /// Notifications don't line up (a gap between snapshots).
         public static let snapshotMismatch = Code("snapshotMismatch")
         /// An LMDB call failed; see ``CanopyError/underlying``.

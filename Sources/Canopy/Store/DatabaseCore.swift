@@ -29,6 +29,8 @@ final class DatabaseCore: Sendable {
         var lastCommittedSnapshot: UInt64 = 0
     }
     let state: Mutex<State>
+    /// Views opened from their stored tables without being registered (see ``ReadTransaction/persistedView(_:)``).
+    let detachedViews = Mutex<[String: View]>([:])
 
     static let recentCommitLimit = 256
 

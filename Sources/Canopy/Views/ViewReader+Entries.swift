@@ -41,15 +41,12 @@ extension ViewReader {
     /// Throws when the view's stored state is behind the store at this snapshot: another process wrote rows without
     /// registering the view, so the view's tables lack those writes until it is rebuilt.
     ///
-    /// - Throws: ``CanopyError/Code/extensionFailed``, naming the snapshots.
+    /// - Throws: ``CanopyError/Code/staleView``, naming the snapshots.
     func checkUpToDate() throws {
         if transaction is ReadWriteTransaction { return }
         let state = try DatabaseCore.readState(transaction.storage, transaction.tables)
         let viewSnapshot = state.extensionSnapshots[view.name]
         guard let viewSnapshot, viewSnapshot < state.snapshot else { return }
-        throw CanopyError(
-            .extensionFailed,
-            "view '\(view.name)' is consistent with snapshot \(viewSnapshot) but the store is at \(state.snapshot): a process wrote rows without registering the view. Register the view in every process that writes; it is rebuilt at its next registration",
-            extensionName: view.name)
+        throw PersistedView.staleError(view.name, viewSnapshot: viewSnapshot, storeSnapshot: state.snapshot, path: transaction.core.path)
     }
 }

@@ -1,0 +1,2 @@
+import ArgumentParser
+public enum CanopyCLI { public static func main() async {} }
