@@ -40,6 +40,8 @@ public final class ViewObserver: @unchecked Sendable {
     private let currentMappings: Mutex<ViewMappings>
     private let signal: CommitSignal
     private let commitObserver: ObserverToken
+    /// Wakes the observer when another process commits (CommitWakeup.swift); polling remains the fallback.
+    private let crossProcessWakeup: CommitWakeupSubscription
 
     /// Opens a connection, pins it to the latest snapshot and updates `mappings` there.
     ///
@@ -58,6 +60,7 @@ public final class ViewObserver: @unchecked Sendable {
         let signal = CommitSignal()
         self.signal = signal
         self.commitObserver = database.addCommitObserver { _ in signal.fire() }
+        self.crossProcessWakeup = CommitWatcher.subscribe(directory: database.path) { signal.fire() }
     }
 
     deinit {

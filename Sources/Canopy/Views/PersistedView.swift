@@ -14,7 +14,10 @@ extension ReadTransaction {
     ///   message lists the views that are), or inside a read-write transaction of a process that did not register it;
     ///   ``CanopyError/Code/staleView`` when the view's stored state is consistent with an older snapshot than the
     ///   store's (naming both); ``CanopyError/Code/corruptStore`` when its tables are malformed.
-    public func persistedView(_ name: String) throws -> ViewReader {
+    ///
+    /// - Parameter allowingStale: read a stale view as it is stored instead of throwing (for tools that show what is
+    ///   stored, marked as stale).
+    public func persistedView(_ name: String, allowingStale: Bool = false) throws -> ViewReader {
         if core.registeredExtension(named: name) is View { return try view(name) }
         guard !(self is ReadWriteTransaction) else {
             throw CanopyError(.extensionFailed, "the view '\(name)' is not registered in this process, so a read-write transaction cannot keep it up to date; register it with Database.register(_:)",
@@ -30,7 +33,7 @@ extension ReadTransaction {
         }
         let state = try DatabaseCore.readState(storage, tables)
         let viewSnapshot = state.extensionSnapshots[name]
-        guard let viewSnapshot, viewSnapshot >= state.snapshot else {
+        guard allowingStale || (viewSnapshot ?? 0) >= state.snapshot && viewSnapshot != nil else {
             throw PersistedView.staleError(name, viewSnapshot: viewSnapshot, storeSnapshot: state.snapshot, path: core.path)
         }
         let view = try PersistedView.detachedView(for: record, core: core, storage: storage)
