@@ -9,12 +9,12 @@ struct DatabaseArgument: ParsableArguments {
     var path: String
 
     /// Opens the database read-only: nothing in it changes.
-    func openReadOnly() throws -> Database {
+    func openReadOnly() throws -> Canopy.Database {
         try open(readOnly: true)
     }
 
     /// Opens the database for writing; with `create`, a missing database directory is created (not its parents).
-    func open(readOnly: Bool, create: Bool = false) throws -> Database {
+    func open(readOnly: Bool, create: Bool = false) throws -> Canopy.Database {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if !exists && !create {
@@ -98,7 +98,7 @@ func summary(_ text: String, width: Int = 60) -> String {
     text.count <= width ? text : String(text.prefix(width - 1)) + "…"
 }
 
-extension ReadTransaction {
+extension Canopy.ReadTransaction {
     /// The collections with rows, or a failure naming the known ones when `name` is not among them.
     func requireCollection(_ name: String) throws -> String {
         guard let codec = try codecName(ofCollection: name) else {
@@ -130,7 +130,7 @@ struct ViewSummary {
 
     var isStale: Bool { (snapshot ?? 0) < storeSnapshot || snapshot == nil }
 
-    static func all(in txn: ReadTransaction) throws -> [ViewSummary] {
+    static func all(in txn: Canopy.ReadTransaction) throws -> [ViewSummary] {
         let snapshots = try txn.extensionSnapshots()
         return try txn.extensionRecords().filter { $0.kind == "view" || $0.kind == "filtered-view" }.sorted { $0.name < $1.name }.map { record in
             var summary = ViewSummary(record: record, snapshot: snapshots.extensions[record.name], storeSnapshot: snapshots.store)

@@ -1,2 +1,0 @@
-import ArgumentParser
-public enum CanopyCLI { public static func main() async {} }
