@@ -1,5 +1,7 @@
 import ArgumentParser
+import Canopy
 import Foundation
+import LMDB
 
 /// The `canopy` command: inspect, page through, watch, check, back up, export and import any Canopy database, without
 /// the app's code.
@@ -57,9 +59,20 @@ public enum CanopyCLI {
                 return 0
             } catch let exit as ExitCode {
                 return exit.rawValue
-            } catch let error as ValidationError {
-                console.error("error: \(error.message)")
-                return CLIFailure.Status.usage.rawValue
+            } catch let error where !(error is CLIFailure) && !(error is CanopyError) && !(error is LMDBError) {
+                // Argument parser errors (help requested, validation) can also surface here.
+                let code = CanopyCommand.exitCode(for: error)
+                if code == .success {
+                    console.line(CanopyCommand.fullMessage(for: error))
+                    return 0
+                }
+                if error is ValidationError || code == .validationFailure {
+                    console.error(CanopyCommand.fullMessage(for: error))
+                    return CLIFailure.Status.usage.rawValue
+                }
+                let failure = CLIFailure.from(error)
+                console.error("error: \(failure.message)")
+                return failure.status.rawValue
             } catch {
                 let failure = CLIFailure.from(error)
                 console.error("error: \(failure.message)")
