@@ -82,7 +82,7 @@ extension CanopyCommand {
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the keys of a collection, in order.",
-            discussion: "Page with --after: canopy keys ./db reminders --limit 100 --after r100")
+            discussion: "Example, the page after key r100: canopy keys ./db reminders --limit 100 --after r100")
 
         @OptionGroup var database: DatabaseArgument
         @Argument(help: "The collection.") var collection: String

@@ -4,8 +4,8 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-/// A task of the fixture app.
-struct Task: Codable, Sendable, Equatable {
+/// A chore (task) of the fixture app.
+struct Chore: Codable, Sendable, Equatable {
     var title: String
     var list: String
     var priority: Int
@@ -24,30 +24,30 @@ struct Memo: Codable, Sendable, Equatable {
     var tags: [String]
 }
 
-let tasks = TypedCollection<Task, TaskInfo>("tasks")
+let tasks = TypedCollection<Chore, TaskInfo>("tasks")
 let memos = TypedCollection<Memo, NoMetadata>("memos", codec: JSONCodec())
 
 /// The fixture app's views: tasks grouped by list, most important first; and the urgent ones (priority >= 3).
 func byList() -> View {
     View(
         name: "by-list",
-        grouping: .byObject(Task.self) { _, _, task in task.list },
-        sorting: .byObject(Task.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
+        grouping: .byObject(Chore.self) { _, _, task in task.list },
+        sorting: .byObject(Chore.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
         versionTag: "2", options: ViewOptions(allowedCollections: ["tasks"]))
 }
 
 func urgent() -> View {
-    FilteredView.make(name: "urgent", parentView: "by-list") { _, row in try row.object(as: Task.self).priority >= 3 }
+    FilteredView.make(name: "urgent", parentView: "by-list") { _, row in try row.object(as: Chore.self).priority >= 3 }
 }
 
 /// The fixture app's rows: 6 tasks in two lists (one without metadata), 2 memos.
-let fixtureTasks: [(String, Task, TaskInfo?)] = [
-    ("t1", Task(title: "Buy milk", list: "home", priority: 1, due: Date(timeIntervalSince1970: 1_800_000_000), estimate: 0.5), TaskInfo(color: "blue")),
-    ("t2", Task(title: "Call Ada", list: "work", priority: 3, due: Date(timeIntervalSince1970: 1_800_086_400), estimate: 1), TaskInfo(color: "red")),
-    ("t3", Task(title: "Water plants", list: "home", priority: 3, due: Date(timeIntervalSince1970: 1_800_172_800), estimate: 0.25), nil),
-    ("t4", Task(title: "Write report", list: "work", priority: 5, due: Date(timeIntervalSince1970: 1_800_259_200), estimate: 4), TaskInfo(color: "red")),
-    ("t5", Task(title: "Fix bike", list: "home", priority: 2, due: Date(timeIntervalSince1970: 1_800_345_600), estimate: 2), TaskInfo(color: "green")),
-    ("t6", Task(title: "Plan trip", list: "home", priority: 4, due: Date(timeIntervalSince1970: 1_800_432_000), estimate: 3), nil),
+let fixtureTasks: [(String, Chore, TaskInfo?)] = [
+    ("t1", Chore(title: "Buy milk", list: "home", priority: 1, due: Date(timeIntervalSince1970: 1_800_000_000), estimate: 0.5), TaskInfo(color: "blue")),
+    ("t2", Chore(title: "Call Ada", list: "work", priority: 3, due: Date(timeIntervalSince1970: 1_800_086_400), estimate: 1), TaskInfo(color: "red")),
+    ("t3", Chore(title: "Water plants", list: "home", priority: 3, due: Date(timeIntervalSince1970: 1_800_172_800), estimate: 0.25), nil),
+    ("t4", Chore(title: "Write report", list: "work", priority: 5, due: Date(timeIntervalSince1970: 1_800_259_200), estimate: 4), TaskInfo(color: "red")),
+    ("t5", Chore(title: "Fix bike", list: "home", priority: 2, due: Date(timeIntervalSince1970: 1_800_345_600), estimate: 2), TaskInfo(color: "green")),
+    ("t6", Chore(title: "Plan trip", list: "home", priority: 4, due: Date(timeIntervalSince1970: 1_800_432_000), estimate: 3), nil),
 ]
 
 /// Creates the fixture database at `path` (views registered, rows written) and closes it.
