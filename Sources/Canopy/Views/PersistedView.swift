@@ -93,10 +93,30 @@ enum PersistedView {
 
     /// A `View` with the name, kind and options of `record`, whose closures throw, bound to its stored tables; cached
     /// per database core so that its decoded page directory is reused across transactions.
+    ///
+    /// The tables are opened in a short read transaction of their own, under the core's write lock: LMDB requires a
+    /// transaction that opens database handles to end before another transaction of the process opens any, and makes
+    /// the handles usable only by transactions that begin after it ends. A transaction that began earlier (a pinned
+    /// snapshot older than the first use of the view) cannot use them: that case throws, asking for a new transaction.
     static func detachedView(for record: ExtensionRecord, core: DatabaseCore, storage: LMDB.ReadTransaction) throws -> View {
+        let view: View
         if let cached = core.detachedViews.withLock({ $0[record.name] }), cached.kind == record.kind {
-            return cached
+            view = cached
+        } else {
+            view = try makeDetachedView(for: record, core: core)
         }
+        do {
+            _ = try storage.statistics(of: view.tables.pages)
+        } catch let error as LMDBError where error.code == .invalid {
+            throw CanopyError(
+                .extensionFailed,
+                "the view's tables were first opened after this read transaction began (the view was recorded after the database was opened); read it in a new transaction",
+                path: core.path, extensionName: record.name, underlying: error)
+        }
+        return view
+    }
+
+    private static func makeDetachedView(for record: ExtensionRecord, core: DatabaseCore) throws -> View {
         let options = Options(json: record.options)
         let view: View
         let unavailable = CanopyError(.extensionFailed, "the view is opened from its stored tables, without its closures; register it to write",
@@ -111,21 +131,52 @@ enum PersistedView {
                 sorting: ViewSorting(dependsOnObject: false, dependsOnMetadata: false, closure: { _, _ in throw unavailable }),
                 versionTag: record.versionTag, options: options.viewOptions)
         }
-        let tables: ViewTables
-        do {
-            tables = ViewTables(
-                pages: try storage.openDatabase(named: "ext.\(record.name).pages"),
-                rows: try storage.openDatabase(named: "ext.\(record.name).rows"),
-                groups: try storage.openDatabase(named: "ext.\(record.name).groups"),
-                info: core.tables.info,
-                stateKey: Array("ext.\(record.name).state".utf8))
-        } catch let error as LMDBError where error.code == .notFound {
-            throw CanopyError(.corruptStore, "the view is recorded but its tables are missing; register it again to rebuild it",
-                              path: core.path, extensionName: record.name, underlying: error)
-        }
+        let tables = try openTables(of: record.name, core: core)
         view.state.withLock { $0.tables = tables }
         core.detachedViews.withLock { $0[record.name] = view }
         return view
+    }
+
+    /// Opens the tables of view `name` in a read transaction of their own (see ``detachedView(for:core:storage:)``).
+    static func openTables(of name: String, core: DatabaseCore) throws -> ViewTables {
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        do {
+            return try core.environment.read { txn in
+                ViewTables(
+                    pages: try txn.openDatabase(named: "ext.\(name).pages"),
+                    rows: try txn.openDatabase(named: "ext.\(name).rows"),
+                    groups: try txn.openDatabase(named: "ext.\(name).groups"),
+                    info: core.tables.info,
+                    stateKey: Array("ext.\(name).state".utf8))
+            }
+        } catch let error as LMDBError where error.code == .notFound {
+            throw CanopyError(.corruptStore, "the view is recorded but its tables are missing; register it again to rebuild it",
+                              path: core.path, extensionName: name, underlying: error)
+        }
+    }
+
+    /// Opens the tables of every view recorded in the database and not registered in this process, so that any
+    /// transaction begun afterwards (a pinned snapshot, an observer's) can read them. Called when a database is
+    /// opened; failures are left for the first read of the view to report.
+    static func prepareRecordedViews(core: DatabaseCore) {
+        // Skipped while this process writes (the lock may even be held by this thread, inside a write transaction):
+        // the first read of such a view opens its tables then.
+        guard core.writeLock.try() else { return }
+        core.writeLock.unlock()
+        guard let records = try? core.environment.read({ txn -> [ExtensionRecord] in
+            var records: [ExtensionRecord] = []
+            try txn.forEach(in: core.tables.extensions) { _, value in
+                if let record = try? JSONDecoderBox.decoder.decode(ExtensionRecord.self, from: Array(value)), kinds.contains(record.kind) {
+                    records.append(record)
+                }
+                return true
+            }
+            return records
+        }) else { return }
+        for record in records where core.detachedViews.withLock({ $0[record.name] }) == nil && core.registeredExtension(named: record.name) == nil {
+            _ = try? makeDetachedView(for: record, core: core)
+        }
     }
 
     /// The options a view records (see ``View/options``).
