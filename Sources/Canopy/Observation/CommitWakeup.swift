@@ -11,17 +11,19 @@ import Darwin
 
 // Cross-process commit wake-up.
 //
-// A process that commits writes one byte to `canopy-commit.signal` in the database directory right after the commit
-// (a single `pwrite`, about a microsecond). A process that observes the database watches the directory with inotify
-// (Linux): the write of the signal file — and LMDB's own writes to data.mdb — wake its watcher thread, which tells its
+// A process that commits reads the one byte of `canopy-commit.signal` in the database directory right after the
+// commit (a single `pread`, a fraction of a microsecond; the first commit creates the file and writes the byte).
+// A process that observes the database watches that file with inotify
+// (Linux; the whole directory until the file exists): its modification wakes the watcher thread, which tells its
 // subscribers (view observers, `canopy watch`) to look for new snapshots. Nothing busy-waits: an idle watcher sleeps
 // in poll(2). Where inotify is unavailable (other systems, a directory that cannot be watched), subscribers keep
 // their polling fallback.
 //
 // The signal can be turned off with the environment variable CANOPY_COMMIT_SIGNAL=off (read when a database is
-// opened), to measure its cost; observers then still wake on LMDB's writes to data.mdb.
+// opened), to measure its cost; observers of that database then depend on polling. CANOPY_COMMIT_WATCH=off
+// (read when a directory's watcher starts) turns the watching off: observers fall back to polling.
 
-/// Writes the signal file after each commit of this process.
+/// Touches the signal file after each commit of this process.
 final class CommitBeacon: Sendable {
     /// The signal file's name in the database directory.
     static let fileName = "canopy-commit.signal"
@@ -37,17 +39,24 @@ final class CommitBeacon: Sendable {
         if let fd = descriptor.withLock({ $0 }), fd >= 0 { close(fd) }
     }
 
-    /// Called after each commit: writes one byte to the signal file (opened, created if needed, at the first commit).
+    /// Called after each commit: reads the signal file's byte (the first call opens the file, creating it if needed,
+    /// and writes the byte).
     /// Failures are ignored: observers then find the commit by LMDB's own writes or by polling.
     func signal(directory: String, mode: UInt32) {
         guard enabled else { return }
         descriptor.withLock { fd in
             if fd == nil {
-                fd = open(directory + "/" + Self.fileName, O_WRONLY | O_CREAT | O_CLOEXEC, mode_t(mode))
+                let opened = open(directory + "/" + Self.fileName, O_RDWR | O_CREAT | O_CLOEXEC, mode_t(mode))
+                var byte: UInt8 = 1
+                // The file holds one byte, so that reading it is an access that inotify reports.
+                if opened >= 0 { _ = pwrite(opened, &byte, 1, 0) }
+                fd = opened
+                return
             }
             guard let open = fd, open >= 0 else { return }
-            var byte: UInt8 = 1
-            _ = pwrite(open, &byte, 1, 0)
+            // Reading the byte (IN_ACCESS) wakes watchers without dirtying the inode, as a write would (its mtime).
+            var byte: UInt8 = 0
+            _ = pread(open, &byte, 1, 0)
         }
     }
 }
@@ -73,21 +82,46 @@ final class CommitWatcher: Sendable {
     private init(directory: String) {
         self.directory = directory
         #if os(Linux)
+        guard ProcessInfo.processInfo.environment["CANOPY_COMMIT_WATCH"] != "off" else {
+            descriptors = nil
+            return
+        }
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         var pipeEnds: [Int32] = [-1, -1]
         guard inotify >= 0 else {
             descriptors = nil
             return
         }
-        let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
-        guard inotify_add_watch(inotify, directory, mask) >= 0, pipe(&pipeEnds) == 0 else {
+        // The signal file alone when it exists (one wake-up per commit); otherwise the whole directory (LMDB's writes
+        // to data.mdb, the creation of the signal file) until it does.
+        let watchesFile = inotify_add_watch(inotify, directory + "/" + CommitBeacon.fileName, Self.fileMask) >= 0
+        guard watchesFile || inotify_add_watch(inotify, directory, Self.directoryMask) >= 0, pipe(&pipeEnds) == 0 else {
             close(inotify)
             descriptors = nil
             return
         }
         descriptors = (inotify, pipeEnds[0], pipeEnds[1])
+        watchingFile.store(watchesFile, ordering: .relaxed)
         #else
         descriptors = nil
+        #endif
+    }
+
+    #if os(Linux)
+    private static let fileMask = UInt32(IN_ACCESS | IN_MODIFY)
+    private static let directoryMask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
+    #endif
+    /// Whether the watch is on the signal file (else on the directory).
+    private let watchingFile = Atomic<Bool>(false)
+
+    /// Moves the watch from the directory to the signal file once the file exists.
+    private func narrowToSignalFile(_ inotify: Int32) {
+        #if os(Linux)
+        guard !watchingFile.load(ordering: .relaxed), inotify_add_watch(inotify, directory + "/" + CommitBeacon.fileName, Self.fileMask) >= 0 else { return }
+        // Adding a watch on an already watched path returns its descriptor (same mask): the way to remove it.
+        let directoryWatch = inotify_add_watch(inotify, directory, Self.directoryMask)
+        if directoryWatch >= 0 { inotify_rm_watch(inotify, directoryWatch) }
+        watchingFile.store(true, ordering: .relaxed)
         #endif
     }
 
@@ -151,6 +185,7 @@ final class CommitWatcher: Sendable {
             guard fds[0].revents != 0 else { continue }
             // Drain the events: one wake-up covers them all.
             while buffer.withUnsafeMutableBytes({ read(descriptors.inotify, $0.baseAddress, $0.count) }) > 0 {}
+            narrowToSignalFile(descriptors.inotify)
             let subscribers = state.withLock { Array($0.subscribers.values) }
             for wake in subscribers { wake() }
         }
@@ -184,9 +219,8 @@ extension Database {
     /// watch is cancelled or released: a wake-up, not a notification — read the snapshot (or advance a pinned
     /// connection) to see what changed.
     ///
-    /// On Linux this is inotify on the database directory (writers touch `canopy-commit.signal` after each commit,
-    /// and LMDB writes data.mdb), so an idle watch costs nothing and a commit wakes it within a fraction of a
-    /// millisecond. Elsewhere ``CommitWatch/isActive`` is false and callers must poll. `wake` runs on a background
+    /// On Linux this is inotify on `canopy-commit.signal` in the database directory, which writers touch after each
+    /// commit, so an idle watch costs nothing and a commit wakes it within a fraction of a millisecond. Elsewhere ``CommitWatch/isActive`` is false and callers must poll. `wake` runs on a background
     /// thread and must return quickly.
     public func watchCommits(_ wake: @escaping @Sendable () -> Void) -> CommitWatch {
         CommitWatch(subscription: CommitWatcher.subscribe(directory: path, wake))
