@@ -12,7 +12,8 @@ import Darwin
 // Cross-process commit wake-up.
 //
 // A process that commits reads the one byte of `canopy-commit.signal` in the database directory right after the
-// commit (a single `pread`, a fraction of a microsecond; the first commit creates the file and writes the byte).
+// commit (a single `pread`; the first commit creates the file and writes the byte; touches are at least a
+// millisecond apart, see CommitBeacon).
 // A process that observes the database watches that file with inotify
 // (Linux; the whole directory until the file exists): its modification wakes the watcher thread, which tells its
 // subscribers (view observers, `canopy watch`) to look for new snapshots. Nothing busy-waits: an idle watcher sleeps
@@ -24,11 +25,24 @@ import Darwin
 // (read when a directory's watcher starts) turns the watching off: observers fall back to polling.
 
 /// Touches the signal file after each commit of this process.
+///
+/// Each touch wakes every watching process, which costs the committing thread several microseconds (the kernel
+/// wakes the watchers) — as much as a small commit itself. So touches are spaced by at least ``minimumSpacing``: a
+/// commit right after a touch schedules one trailing touch at the end of the spacing instead. An isolated commit
+/// wakes observers at once; a burst of commits wakes them at most once a millisecond, and the last commit of a burst
+/// within a millisecond.
 final class CommitBeacon: Sendable {
     /// The signal file's name in the database directory.
     static let fileName = "canopy-commit.signal"
+    /// The least time between two touches.
+    static let minimumSpacing: UInt64 = 1_000_000  // nanoseconds
 
-    private let descriptor: Mutex<Int32?> = Mutex(nil)
+    private struct State {
+        var descriptor: Int32?
+        var lastTouch: UInt64 = 0
+        var trailingTouchScheduled = false
+    }
+    private let state = Mutex(State())
     private let enabled: Bool
 
     init() {
@@ -36,28 +50,50 @@ final class CommitBeacon: Sendable {
     }
 
     deinit {
-        if let fd = descriptor.withLock({ $0 }), fd >= 0 { close(fd) }
+        if let fd = state.withLock({ $0.descriptor }), fd >= 0 { close(fd) }
     }
 
-    /// Called after each commit: reads the signal file's byte (the first call opens the file, creating it if needed,
-    /// and writes the byte).
-    /// Failures are ignored: observers then find the commit by LMDB's own writes or by polling.
+    /// Called after each commit: touches the signal file now, or schedules a touch at the end of the spacing. The
+    /// first call opens the file (creating it if needed, with one byte). Failures are ignored: observers then find
+    /// the commit by polling.
     func signal(directory: String, mode: UInt32) {
         guard enabled else { return }
-        descriptor.withLock { fd in
-            if fd == nil {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let delay: UInt64? = state.withLock { state in
+            if state.descriptor == nil {
                 let opened = open(directory + "/" + Self.fileName, O_RDWR | O_CREAT | O_CLOEXEC, mode_t(mode))
                 var byte: UInt8 = 1
                 // The file holds one byte, so that reading it is an access that inotify reports.
                 if opened >= 0 { _ = pwrite(opened, &byte, 1, 0) }
-                fd = opened
-                return
+                state.descriptor = opened
+                state.lastTouch = now
+                return nil
             }
-            guard let open = fd, open >= 0 else { return }
-            // Reading the byte (IN_ACCESS) wakes watchers without dirtying the inode, as a write would (its mtime).
-            var byte: UInt8 = 0
-            _ = pread(open, &byte, 1, 0)
+            if state.trailingTouchScheduled { return nil }
+            let since = now &- state.lastTouch
+            if since >= Self.minimumSpacing {
+                Self.touch(state.descriptor)
+                state.lastTouch = now
+                return nil
+            }
+            state.trailingTouchScheduled = true
+            return Self.minimumSpacing - since
         }
+        guard let delay else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in
+            state.withLock { state in
+                Self.touch(state.descriptor)
+                state.lastTouch = DispatchTime.now().uptimeNanoseconds
+                state.trailingTouchScheduled = false
+            }
+        }
+    }
+
+    /// Reads the byte (IN_ACCESS): wakes watchers without dirtying the inode, as a write would (its mtime).
+    private static func touch(_ descriptor: Int32?) {
+        guard let descriptor, descriptor >= 0 else { return }
+        var byte: UInt8 = 0
+        _ = pread(descriptor, &byte, 1, 0)
     }
 }
 

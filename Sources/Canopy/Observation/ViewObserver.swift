@@ -16,8 +16,9 @@ import Synchronization
 ///   next element and there are new commits — so the consumer reads the new state before the observer moves on;
 /// - ``observe(includeEmpty:pollInterval:_:)`` with a callback, called after each advance.
 ///
-/// Commits of this process wake the observer at once; commits of other processes (which share the database file) are
-/// noticed by polling the latest snapshot every `pollInterval` — they come with the same changesets, read from the
+/// Commits of this process wake the observer at once; commits of other processes (which share the database file) wake
+/// it through inotify on the database's commit signal file (``Database/watchCommits(_:)``), or, where that is
+/// unavailable, are noticed by polling every `pollInterval` — they come with the same changesets, read from the
 /// persisted commit log.
 ///
 /// ```swift
