@@ -144,6 +144,34 @@ struct WatchTests {
     }
 }
 
+extension WatchTests {
+    @Test("watch --view --group prints readable changesets of that group only", .timeLimit(.minutes(1)))
+    func readableGroup() throws {
+        let executable = try #require(canopyExecutable, "the canopy executable was not built")
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        try makeFixture(at: path)
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.register(byList())
+        try database.register(urgent())
+        let connection = database.newConnection()
+        let child = try Child(executable, ["watch", path, "--view", "by-list", "--group", "work", "--count", "1", "--announce"])
+        #expect(child.nextLine()?.hasPrefix("watching view by-list from snapshot") == true)
+        // A commit to the other group only: no changeset for "work" (empty ones are not printed).
+        try connection.readWrite { txn in
+            try txn.set(Chore(title: "Home thing", list: "home", priority: 9, due: Date(timeIntervalSince1970: 0), estimate: 1), forKey: "t20", in: tasks)
+        }
+        try connection.readWrite { txn in
+            try txn.set(Chore(title: "Work thing", list: "work", priority: 9, due: Date(timeIntervalSince1970: 0), estimate: 1), forKey: "t21", in: tasks)
+        }
+        let header = try #require(child.nextLine())
+        #expect(header.hasSuffix(": 0 section change(s), 1 row change(s)"), "\(header)")
+        #expect(child.nextLine() == "  insert tasks/t21 [0, 0]")
+        #expect(child.finish() == 0)
+    }
+}
+
 extension Array {
     var nilIfEmpty: [Element]? { isEmpty ? nil : self }
 }
