@@ -99,9 +99,14 @@ enum PersistedView {
     /// the handles usable only by transactions that begin after it ends. A transaction that began earlier (a pinned
     /// snapshot older than the first use of the view) cannot use them: that case throws, asking for a new transaction.
     static func detachedView(for record: ExtensionRecord, core: DatabaseCore, storage: LMDB.ReadTransaction) throws -> View {
-        let view: View
+        var view: View
         if let cached = core.detachedViews.withLock({ $0[record.name] }), cached.kind == record.kind {
             view = cached
+            // A cached handle this process closed since (dropped storage) is opened again.
+            if (try? storage.statistics(of: view.tables.pages)) == nil {
+                core.detachedViews.withLock { $0[record.name] = nil }
+                view = try makeDetachedView(for: record, core: core)
+            }
         } else {
             view = try makeDetachedView(for: record, core: core)
         }
