@@ -207,8 +207,9 @@ if arguments.count >= 3, arguments[1] == "watcher" {
         let database = try Database(path: arguments[2], options: .init(durability: .none, readOnly: true))
         let wakeups = Atomic<Int>(0)
         let watch = database.watchCommits { wakeups.add(1, ordering: .relaxed) }
-        while true { sleep(60) }
-        withExtendedLifetime(watch) {}
+        withExtendedLifetime(watch) {
+            while true { sleep(60) }
+        }
     } catch {
         FileHandle.standardError.write(Data("watcher failed: \(error)\n".utf8))
         exit(1)
