@@ -122,3 +122,53 @@ struct MaintenanceTests {
         }
     }
 }
+
+@Suite("canopy backup while another process writes")
+struct HotBackupTests {
+    @Test("a backup taken while a writer commits is consistent: verify accepts it and its view holds every row", .timeLimit(.minutes(1)))
+    func hotBackup() async throws {
+        let writerPath = try #require(crashWriterExecutable, "the CrashWriter executable was not built")
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: writerPath)
+        writer.arguments = [path, "none", "--with-view"]  // commits until killed
+        let pipe = Pipe()
+        writer.standardOutput = pipe
+        try writer.run()
+        defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
+        // Wait until it has committed a few transactions (its "acked n" lines).
+        var acked = 0
+        let handle = pipe.fileHandleForReading
+        while acked < 20 {
+            let chunk = handle.availableData
+            guard !chunk.isEmpty else { break }
+            acked += String(decoding: chunk, as: UTF8.self).components(separatedBy: "acked").count - 1
+        }
+        try #require(acked >= 20, "the writer did not commit")
+
+        let result = await canopy("backup", path, directory.appending("copy"))
+        kill(writer.processIdentifier, SIGKILL)
+        #expect(result.status == 0, "\(result.errors)")
+        let verify = try await canopy("verify", directory.appending("copy"), "--json").json()
+        #expect(verify["ok"] == .bool(true), "\(verify.text)")
+        let rows = try #require(verify["rows"]?.intValue)
+        // Every transaction wrote a counter row and two entries, all of which the view holds.
+        #expect(rows >= 41 && (rows - 1) % 2 == 0)
+        #expect(verify["views"]?.elements.first?["entries"]?.intValue == rows - 1)
+        #expect(verify["views"]?.elements.first?["stale"] == .bool(false))
+    }
+}
+
+/// The CrashWriter executable (a writer that commits until killed), built next to the test bundle.
+let crashWriterExecutable: String? = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("CrashWriter").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/CrashWriter"
+    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+}()
