@@ -7,6 +7,10 @@ let package = Package(
     products: [
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Canopy", targets: ["Canopy"]),
+        .executable(name: "canopy", targets: ["canopy"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // The C library, found through pkg-config; Debian/Ubuntu install it with `apt-get install liblmdb-dev`.
@@ -25,6 +29,10 @@ let package = Package(
         .executableTarget(name: "Demo", dependencies: ["Canopy"], path: "Examples/Demo"),
         // The child process of the crash test: commits numbered transactions until it is killed.
         .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyTestSupport"], path: "Tests/CrashWriter"),
+        // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
+        .target(name: "CanopyCLI", dependencies: ["Canopy", "LMDB", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
+        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyTestSupport", "CrashWriter"]),
     ],

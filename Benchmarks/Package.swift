@@ -35,6 +35,12 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
             ]
         ),
+        // Cross-process observation (a writer process, an observer process): `make bench-xproc`.
+        .executableTarget(
+            name: "CrossProcessBench",
+            dependencies: [.product(name: "Canopy", package: "Canopy")],
+            path: "CrossProcess"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

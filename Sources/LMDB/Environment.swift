@@ -228,20 +228,6 @@ public final class Environment: @unchecked Sendable {
         try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
     }
 
-    /// The reader slots in use (`mdb_reader_list`), across all processes: one line per slot with its pid, thread and
-    /// transaction id.
-    public func readerSlots() -> [ReaderSlot] {
-        final class Collector { var lines: [String] = [] }
-        let collector = Collector()
-        let context = Unmanaged.passUnretained(collector).toOpaque()
-        _ = mdb_reader_list(handle, { message, context in
-            guard let message, let context else { return 0 }
-            Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue().lines.append(String(cString: message))
-            return 0
-        }, context)
-        return collector.lines.flatMap { $0.split(separator: "\n") }.compactMap(ReaderSlot.init(line:))
-    }
-
     /// Removes the reader slots of processes that died without closing their read transactions
     /// (`mdb_reader_check`), and returns how many were cleared.
     @discardableResult

@@ -51,21 +51,3 @@ public struct EnvironmentInfo: Sendable, Hashable {
     }
 }
 
-/// One reader slot of an environment's lock file, as `mdb_reader_list` reports it.
-public struct ReaderSlot: Sendable, Hashable {
-    /// The process that holds the slot.
-    public var processID: Int32
-    /// The thread (an opaque number) that began the read transaction.
-    public var thread: String
-    /// The transaction id the reader sees, or `nil` when the slot is held but no transaction is open.
-    public var transactionID: Int?
-
-    /// Parses one line of `mdb_reader_list`'s output (`pid thread txnid`); `nil` for the header.
-    init?(line: Substring) {
-        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard fields.count >= 3, let pid = Int32(fields[0]) else { return nil }
-        processID = pid
-        thread = String(fields[1])
-        transactionID = Int(fields[2])
-    }
-}

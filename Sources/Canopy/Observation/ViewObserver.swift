@@ -19,8 +19,9 @@ import Synchronization
 /// - ``observe(on:includeEmpty:pollInterval:_:)`` with a callback, delivered on an actor you name (the main actor for a
 ///   UI), or ``observe(includeEmpty:pollInterval:_:)`` from a background task.
 ///
-/// Commits of this process wake the observer at once; commits of other processes (which share the database file) are
-/// noticed by polling the latest snapshot every `pollInterval` — they come with the same changesets, read from the
+/// Commits of this process wake the observer at once; commits of other processes (which share the database file) wake
+/// it through inotify on the database's commit signal file (``Database/watchCommits(_:)``), or, where that is
+/// unavailable, are noticed by polling every `pollInterval` — they come with the same changesets, read from the
 /// persisted commit log.
 ///
 /// ```swift
@@ -46,6 +47,8 @@ public final class ViewObserver: @unchecked Sendable {
     /// The iterations of ``changes(includeEmpty:pollInterval:)`` in progress, by the task iterating: reads from that
     /// task go to its iteration's state.
     private let iterations = Mutex<[Int: ViewObserver]>([:])
+    /// Wakes the observer when another process commits (CommitWakeup.swift); polling remains the fallback.
+    private let crossProcessWakeup: CommitWakeupSubscription
 
     /// Opens a connection, pins it to the latest snapshot and updates `mappings` there.
     ///
@@ -64,6 +67,7 @@ public final class ViewObserver: @unchecked Sendable {
         let signal = CommitSignal()
         self.signal = signal
         self.commitObserver = database.addCommitObserver { _ in signal.fire() }
+        self.crossProcessWakeup = CommitWatcher.subscribe(directory: database.path) { signal.fire() }
     }
 
     /// An observer that starts from `mappings` (at their snapshot, which may be older than the latest): its first
@@ -76,6 +80,7 @@ public final class ViewObserver: @unchecked Sendable {
         let signal = CommitSignal()
         self.signal = signal
         self.commitObserver = database.addCommitObserver { _ in signal.fire() }
+        self.crossProcessWakeup = CommitWatcher.subscribe(directory: database.path) { signal.fire() }
     }
 
     /// The iteration the current task is running, if any (see ``changes(includeEmpty:pollInterval:)``).

@@ -31,6 +31,10 @@ final class DatabaseCore: Sendable {
         var lastCommittedSnapshot: UInt64 = 0
     }
     let state: Mutex<State>
+    /// Views opened from their stored tables without being registered (see ``ReadTransaction/persistedView(_:)``).
+    let detachedViews = Mutex<[String: View]>([:])
+    /// Tells observers in other processes of each commit (see CommitWakeup.swift).
+    let commitBeacon = CommitBeacon()
 
     static let recentCommitLimit = 256
 
@@ -223,6 +227,7 @@ final class DatabaseCore: Sendable {
 
     /// Records a committed notification and delivers it to the observers, in snapshot order.
     func didCommit(_ notification: CommitNotification) {
+        commitBeacon.signal(directory: path, mode: options.fileMode)
         let (callbacks, streams) = state.withLock { state in
             state.lastCommittedSnapshot = notification.snapshot
             state.recentCommits.append(notification)

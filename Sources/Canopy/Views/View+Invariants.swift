@@ -6,6 +6,13 @@ extension ViewReader {
     /// exists and the rows table points back at it, and every row the grouping includes is present exactly once in the
     /// right place. Reads the whole view and all rows of its collections: for tests and `verify` tools.
     public func checkInvariants() throws -> [String] {
+        var (problems, seen) = try storedStructureProblems()
+        try checkAgainstClosures(seen: seen, into: &problems)
+        return problems
+    }
+
+    /// The checks of the stored structure alone (see ``checkInvariants()``), and the number of entries seen.
+    func storedStructureProblems() throws -> (problems: [String], seen: Int) {
         var problems: [String] = []
         var seen = 0
         var rowsInPages = Set<[UInt8]>()
@@ -55,6 +62,11 @@ extension ViewReader {
         let pagesTableCount = try transaction.storage.count(of: tables.pages) + (writer?.unflushedPageDelta() ?? 0)
         let directoryPages = index.groups.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.pages.count } }
         if pagesTableCount != directoryPages { problems.append("the pages table has \(pagesTableCount) pages, the directory \(directoryPages)") }
+        return (problems, seen)
+    }
+
+    /// Checks that every row the view's closures include is there, in the right place, and no other row is.
+    func checkAgainstClosures(seen: Int, into problems: inout [String]) throws {
 
         // Every row the view's closures include is there, in the right place; no other row is.
         let names = try transaction.collectionNamesByID()
@@ -80,6 +92,5 @@ extension ViewReader {
             }
         }
         if expected != seen { problems.append("the view holds \(seen) rows; its closures include \(expected)") }
-        return problems
     }
 }

@@ -47,9 +47,6 @@ extension ViewReader {
         let state = try DatabaseCore.readState(transaction.storage, transaction.tables)
         let viewSnapshot = state.extensionSnapshots[view.name]
         guard let viewSnapshot, viewSnapshot < state.snapshot else { return }
-        throw CanopyError(
-            .staleView,
-            "view '\(view.name)' is consistent with snapshot \(viewSnapshot) but the store is at \(state.snapshot): a process wrote rows without registering the view. Register the view in every process that writes; it is rebuilt at its next registration",
-            extensionName: view.name)
+        throw PersistedView.staleError(view.name, viewSnapshot: viewSnapshot, storeSnapshot: state.snapshot, path: transaction.core.path)
     }
 }

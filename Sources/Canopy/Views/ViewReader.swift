@@ -3,9 +3,15 @@ import LMDB
 extension ReadTransaction {
     /// A reader of the view named `name` at this transaction's snapshot (in a read-write transaction: including its
     /// own changes so far).
-    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process.
+    /// In a process that did not register the view, a read transaction reads it from its stored tables, as
+    /// ``persistedView(_:allowingStale:)`` does.
+    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
+    ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when an
+    ///   unregistered view's stored state lags the store.
     public func view(_ name: String) throws -> ViewReader {
         guard let view = core.registeredExtension(named: name) as? View else {
+            // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
+            if !(self is ReadWriteTransaction) { return try persistedView(name) }
             throw CanopyError(.extensionNotRegistered, "no view named '\(name)' is registered; register it with Database.register(_:)",
                               path: core.path, extensionName: name)
         }

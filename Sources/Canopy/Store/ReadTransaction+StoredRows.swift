@@ -1,0 +1,102 @@
+import LMDB
+
+extension ReadTransaction {
+    /// Visits the rows of `collection` in key order, as stored (object and metadata bytes in the collection's codec,
+    /// see ``codecName(ofCollection:)``), starting after `after`, while `body` returns `true`. For tools that export or
+    /// check rows without the app's types.
+    ///
+    /// The buffers are valid only inside `body`.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when a row says it has metadata and none is stored; what `body`
+    ///   throws.
+    public func enumerateStoredRows(
+        inCollection collection: String, after: String? = nil,
+        _ body: (_ key: String, _ object: UnsafeRawBufferPointer, _ metadata: UnsafeRawBufferPointer?) throws -> Bool
+    ) throws {
+        guard let record = try collectionRecord(collection) else { return }
+        let prefix = RowKey.prefix(collectionID: record.id)
+        let start = after.map { prefix + Array($0.utf8) + [0] } ?? prefix
+        try storage.forEach(in: tables.objects, from: start) { rowKey, value in
+            guard rowKey.starts(with: prefix) else { return false }
+            let key = RowKey.key(of: rowKey)
+            guard let flags = value.first else {
+                throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
+            }
+            let object = UnsafeRawBufferPointer(rebasing: value.dropFirst())
+            if flags & 1 == 0 { return try body(key, object, nil) }
+            return try storage.withValue(forKey: rowKey, in: tables.metadata) { metadata in
+                guard let metadata else {
+                    throw CanopyError(.corruptStore, "the row is marked as having metadata but none is stored", path: core.path,
+                                      collection: collection, key: key)
+                }
+                return try body(key, object, metadata)
+            }
+        }
+    }
+
+    /// Checks every stored row and record of the store (not the views; see ``ViewReader/checkStructure()``) and
+    /// returns the problems found, at most `limit` of them (empty when all is well): the format and state records
+    /// decode; every collection record decodes; every row's collection id is recorded; every object and metadata value
+    /// decodes with its collection's recorded codec; metadata flags agree with the metadata table; every commit-log
+    /// entry decodes. `progress` is called with the rows checked so far every 10,000 rows.
+    public func checkStoredRows(limit: Int = 1000, progress: ((Int) -> Void)? = nil) throws -> (rows: Int, problems: [String]) {
+        var problems: [String] = []
+        func report(_ problem: String) { if problems.count < limit { problems.append(problem) } }
+        if let format = try storage.value(forKey: Array("format".utf8), in: tables.info), String(decoding: format, as: UTF8.self) != StoreTables.formatTag {
+            report("the format record is '\(String(decoding: format, as: UTF8.self))', not '\(StoreTables.formatTag)'")
+        }
+        do { _ = try DatabaseCore.readState(storage, tables) } catch { report("the store's state record is malformed") }
+        var collections: [UInt32: (name: String, codec: String)] = [:]
+        try storage.forEach(in: tables.collections) { key, value in
+            let name = String(decoding: key, as: UTF8.self)
+            if let record = CollectionRecord(decoding: value) {
+                if Codecs.named(record.codec) == nil { report("collection '\(name)' is recorded with unknown codec '\(record.codec)'") }
+                collections[record.id] = (name, record.codec)
+            } else {
+                report("the record of collection '\(name)' is malformed")
+            }
+            return true
+        }
+        func check(_ bytes: UnsafeRawBufferPointer, _ what: String, _ label: String, codec: String) {
+            guard Codecs.named(codec) != nil else { return }
+            do { _ = try Codecs.jsonText(from: bytes, codecName: codec) } catch {
+                report("the \(what) of \(label) does not decode with codec '\(codec)': \(error)")
+            }
+        }
+        var rows = 0
+        try storage.forEach(in: tables.objects) { rowKey, value in
+            rows += 1
+            if rows % 10_000 == 0 { progress?(rows) }
+            guard let id = RowKey.collectionID(of: rowKey), let collection = collections[id] else {
+                report("a row (key '\(RowKey.key(of: rowKey))') names an unknown collection id")
+                return true
+            }
+            let label = "\(collection.name)/\(RowKey.key(of: rowKey))"
+            guard let flags = value.first else {
+                report("the row \(label) is empty")
+                return true
+            }
+            check(UnsafeRawBufferPointer(rebasing: value.dropFirst()), "object", label, codec: collection.codec)
+            let hasMetadata = try storage.withValue(forKey: rowKey, in: tables.metadata) { metadata -> Bool in
+                if let metadata { check(metadata, "metadata", label, codec: collection.codec) }
+                return metadata != nil
+            }
+            if hasMetadata != (flags & 1 != 0) {
+                report("the row \(label) says it has \(flags & 1 != 0 ? "" : "no ")metadata, but the metadata table \(hasMetadata ? "holds" : "lacks") it")
+            }
+            return true
+        }
+        try storage.forEach(in: tables.metadata) { rowKey, _ in
+            if try storage.value(forKey: Array(rowKey), in: tables.objects) == nil {
+                let name = RowKey.collectionID(of: rowKey).flatMap { collections[$0]?.name } ?? "?"
+                report("metadata for \(name)/\(RowKey.key(of: rowKey)) has no row")
+            }
+            return true
+        }
+        try storage.forEach(in: tables.commits) { key, value in
+            let snapshot = key.count == 8 ? key.loadBigEndianUInt64(at: 0) : 0
+            do { _ = try CommitNotification(decoding: value) } catch { report("the commit log entry of snapshot \(snapshot) is malformed") }
+            return true
+        }
+        return (rows, problems)
+    }
+}

@@ -1,0 +1,67 @@
+import LMDB
+
+extension ReadWriteTransaction {
+    /// Stores a row from bytes already encoded with the collection's codec, without the Swift types: for tools that
+    /// import rows (`canopy import`). Registered extensions hear of the write as of any other; extensions recorded in
+    /// the database but not registered in this process miss it and are rebuilt at their next registration.
+    ///
+    /// - Parameters:
+    ///   - objectBytes: the object, as `codecName` encodes it.
+    ///   - metadataBytes: the metadata, or `nil` for none (existing metadata is removed).
+    ///   - key: the key.
+    ///   - collection: the collection; created and bound to `codecName` when it was never written.
+    ///   - codecName: the codec that produced the bytes: "binary" or "json".
+    /// - Throws: ``CanopyError/Code/codecMismatch`` when `codecName` is not a built-in codec or the collection is
+    ///   stored with another one; ``CanopyError/Code/decodingFailed`` when the bytes are not a valid encoding;
+    ///   ``CanopyError/Code/keyTooLong``.
+    public func setStoredRow(
+        objectBytes: [UInt8], metadataBytes: [UInt8]?, forKey key: String, inCollection collection: String, codecName: String
+    ) throws {
+        guard let codec = Codecs.named(codecName) else {
+            throw CanopyError(.codecMismatch, "'\(codecName)' is not a built-in codec (\"binary\" or \"json\")", path: core.path,
+                              collection: collection, key: key)
+        }
+        for bytes in [objectBytes, metadataBytes].compactMap({ $0 }) {
+            do {
+                _ = try bytes.withUnsafeBytes { try Codecs.jsonText(from: $0, codecName: codecName) }
+            } catch {
+                throw CanopyError(.decodingFailed, "the bytes are not a valid '\(codecName)' encoding", path: core.path,
+                                  collection: collection, key: key, underlying: error)
+            }
+        }
+        let record = try collectionRecordForWriting(collection, codec: codec)
+        let id = RowID(collection: collection, key: key)
+        var value = [UInt8]()
+        value.reserveCapacity(objectBytes.count + 1)
+        value.append(metadataBytes == nil ? 0 : 1)
+        value.append(contentsOf: objectBytes)
+        let hadMetadata: Bool? = try withRowKey(record, key, collection: collection) { rowKey in
+            try guarded {
+                let existing: Bool? = try value.withUnsafeBytes { valueBytes in
+                    try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in (old.first ?? 0) & 1 != 0 }
+                }
+                if existing != nil {
+                    try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
+                }
+                if let metadataBytes {
+                    try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+                } else if existing == true {
+                    try writeStorage.delete(rowKey, in: tables.metadata)
+                }
+                return existing
+            }
+        }
+        didWrite = true
+        cacheState.objectCache.remove(id)
+        cacheState.metadataCache.remove(id)
+        let metadataChanged = metadataBytes != nil || hadMetadata == true
+        changes.changed(key, in: collection, object: true, metadata: metadataChanged)
+        guard !writers.isEmpty else { return }
+        let row = WrittenRow(
+            id: id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
+            object: nil, objectBytes: objectBytes, metadata: nil, metadataBytes: .some(metadataBytes))
+        for (_, writer) in writers {
+            if hadMetadata == nil { try writer.didInsert(row) } else { try writer.didUpdate(row) }
+        }
+    }
+}

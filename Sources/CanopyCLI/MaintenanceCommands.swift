@@ -1,0 +1,341 @@
+import ArgumentParser
+import Canopy
+import Foundation
+import LMDB
+
+extension CanopyCommand {
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the whole database: every page of every table, every value with its recorded codec, every view's structure.",
+            discussion: """
+                Exits 0 when all is well and 1 with a report of each problem. Views are checked from their stored tables \
+                (counts add up, stored order holds, each entry points at an existing row once, a filtered view's entries \
+                are in its parent); a stale view is reported as a warning (it is rebuilt at its next registration). \
+                Example: canopy verify ./db --json
+                """)
+
+        @OptionGroup var database: DatabaseArgument
+        @Option(help: "Report at most this many problems per check.") var maxProblems = 100
+        @OptionGroup var output: OutputOptions
+
+        struct ViewResult {
+            var name: String
+            var entries: Int?
+            var stale: Bool
+            var problems: [String]
+        }
+
+        func run() throws {
+            let started = ContinuousClock.now
+            let db = try database.openReadOnly()
+            var problems: [String] = []
+            var tableCount = 0
+            var entryCount = 0
+            try db.environment.read { txn in
+                for name in try txn.databaseNames() {
+                    tableCount += 1
+                    do {
+                        var checksum: UInt64 = 0
+                        try txn.forEach(in: txn.openDatabase(named: name)) { key, value in
+                            entryCount += 1
+                            // Touch a byte of every 512 so that every page (overflow pages too) is read.
+                            var offset = 0
+                            while offset < value.count {
+                                checksum &+= UInt64(value[offset])
+                                offset += 512
+                            }
+                            checksum &+= UInt64(key.count) &+ UInt64(value.last ?? 0)
+                            return true
+                        }
+                        _ = checksum
+                    } catch {
+                        problems.append("table \(name) cannot be read: \(error)")
+                    }
+                }
+            }
+            var rows = 0
+            var views: [ViewResult] = []
+            try db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
+                let stored = try txn.checkStoredRows(limit: maxProblems) { done in console.progress("rows checked: \(done)") }
+                console.endProgress()
+                rows = stored.rows
+                problems += stored.problems
+                for summary in try ViewSummary.all(in: txn) {
+                    var result = ViewResult(name: summary.record.name, entries: summary.rows, stale: summary.isStale, problems: [])
+                    if let problem = summary.problem {
+                        result.problems = [problem]
+                    } else if !summary.isStale {
+                        do {
+                            result.problems = Array(try txn.persistedView(summary.record.name).checkStructure().prefix(maxProblems))
+                        } catch {
+                            result.problems = ["cannot be read: \(error)"]
+                        }
+                    }
+                    views.append(result)
+                }
+            }
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            let ok = problems.isEmpty && views.allSatisfy { $0.problems.isEmpty }
+            if output.json {
+                console.line(JSONValue.members([
+                    ("ok", .bool(ok)), ("tables", .int(tableCount)), ("entries", .int(entryCount)), ("rows", .int(rows)),
+                    ("problems", .array(problems.map { .string($0) })),
+                    ("views", .array(views.map { v in
+                        .members([("name", .string(v.name)), ("entries", v.entries.map { .int($0) } ?? .null), ("stale", .bool(v.stale)),
+                                  ("problems", .array(v.problems.map { .string($0) }))])
+                    })),
+                    ("seconds", .number(String(format: "%.3f", seconds))),
+                ]).text)
+            } else {
+                for problem in problems { console.line("problem: \(problem)") }
+                for view in views {
+                    for problem in view.problems { console.line("problem: view '\(view.name)': \(problem)") }
+                    if view.stale { console.line("warning: view '\(view.name)' is stale (rows were written without it); it is rebuilt at its next registration") }
+                }
+                let viewsText = views.map { "\($0.name) (\($0.entries.map(String.init) ?? "?") entries)" }.joined(separator: ", ")
+                console.line(String(format: "%@: %d tables, %d entries, %d rows, %d views%@ checked in %.2f s",
+                                    ok ? "ok" : "FAILED", tableCount, entryCount, rows, views.count, views.isEmpty ? "" : " [\(viewsText)]", seconds))
+            }
+            if !ok { throw ExitCode(CLIFailure.Status.failed.rawValue) }
+        }
+    }
+
+    struct Backup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy the database while it is in use: a consistent snapshot, also while writers run.",
+            discussion: "DEST is created (it must not exist, or be an empty directory). Example: canopy backup ./db /backups/db-2026-11-23 --compact")
+
+        @OptionGroup var database: DatabaseArgument
+        @Argument(help: "The directory to copy into.") var destination: String
+        @Flag(help: "Leave out free pages and renumber pages (smaller, slower).") var compact = false
+        @OptionGroup var output: OutputOptions
+
+        func run() throws {
+            let db = try database.openReadOnly()
+            let manager = FileManager.default
+            var isDirectory: ObjCBool = false
+            if manager.fileExists(atPath: destination, isDirectory: &isDirectory) {
+                guard isDirectory.boolValue, (try? manager.contentsOfDirectory(atPath: destination).isEmpty) == true else {
+                    throw CLIFailure(.failed, "'\(destination)' exists and is not an empty directory; choose a new path")
+                }
+            } else {
+                do {
+                    try manager.createDirectory(atPath: destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw CLIFailure(.failed, "cannot create '\(destination)': \(error.localizedDescription); check that its parent exists and is writable")
+                }
+            }
+            let snapshot = try db.currentSnapshot()
+            try db.backup(to: destination, compact: compact)
+            let bytes = (try? manager.attributesOfItem(atPath: destination + "/data.mdb")[.size] as? Int) ?? 0
+            if output.json {
+                console.line(JSONValue.members([("destination", .string(destination)), ("bytes", .int(bytes)), ("compact", .bool(compact)),
+                                                ("snapshotAtStart", .int(snapshot))]).text)
+            } else {
+                console.line("copied to \(destination): \(byteCount(bytes))\(compact ? ", compacted" : ""); snapshot \(snapshot) or later. Check it with `canopy verify \(destination)`.")
+            }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print rows as JSON lines: collection, key, codec, object, metadata (and the stored bytes in base64).",
+            discussion: """
+                The base64 bytes let `canopy import` restore rows exactly (dates and data that JSON cannot tell from \
+                strings); --no-bytes leaves them out. Example: canopy export ./db > rows.jsonl
+                """)
+
+        @OptionGroup var database: DatabaseArgument
+        @Option(help: "Only this collection.") var collection: String?
+        @Flag(help: "Leave out the stored bytes (objectBase64, metadataBase64).") var noBytes = false
+
+        func run() throws {
+            let db = try database.openReadOnly()
+            var failures = 0
+            try db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
+                let collections: [String]
+                if let collection {
+                    _ = try txn.requireCollection(collection)
+                    collections = [collection]
+                } else {
+                    collections = try txn.collectionNames()
+                }
+                for name in collections {
+                    let codec = try txn.codecName(ofCollection: name) ?? "binary"
+                    try txn.enumerateStoredRows(inCollection: name) { key, object, metadata in
+                        func text(_ bytes: UnsafeRawBufferPointer?, _ what: String) -> JSONValue? {
+                            guard let bytes else { return nil }
+                            do { return .raw(try Codecs.jsonText(from: bytes, codecName: codec)) } catch {
+                                failures += 1
+                                console.error("error: the \(what) of \(name)/\(key) does not decode with codec '\(codec)' (\(error)); exported as bytes only")
+                                return .null
+                            }
+                        }
+                        let line = JSONValue.members([
+                            ("collection", .string(name)), ("key", .string(key)), ("codec", .string(codec)),
+                            ("object", text(object, "object")), ("metadata", text(metadata, "metadata") ?? .null),
+                            ("objectBase64", noBytes ? nil : .string(Data(object).base64EncodedString())),
+                            ("metadataBase64", noBytes ? nil : metadata.map { .string(Data($0).base64EncodedString()) } ?? .null),
+                        ])
+                        console.line(line.text)
+                        return true
+                    }
+                }
+            }
+            if failures > 0 { throw ExitCode(CLIFailure.Status.failed.rawValue) }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write rows from JSON lines (as `canopy export` prints them) through the store, in batches.",
+            discussion: """
+                Each line needs collection, key and object (metadata optional). Rows with objectBase64 are stored byte \
+                for byte when the collection's codec matches; others are encoded from their JSON with the collection's \
+                codec. The app's view closures are not here, so every view recorded in the database becomes stale and \
+                is rebuilt when the app next registers it; the output names them. Example: canopy export ./a | canopy import ./b
+                """)
+
+        @OptionGroup var database: DatabaseArgument
+        @Option(help: "Read this file instead of standard input.") var input: String?
+        @Option(help: "Rows per write transaction.") var batchSize = 1000
+        @Option(help: "The codec of collections the import creates, when a line does not name one: binary or json.") var codec = "binary"
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if batchSize < 1 { throw ValidationError("--batch-size must be 1 or more") }
+            if Codecs.named(codec) == nil { throw ValidationError("--codec must be binary or json") }
+        }
+
+        struct Line {
+            var collection: String
+            var key: String
+            var codec: String?
+            var object: JSONValue
+            var metadata: JSONValue?
+            var objectBytes: [UInt8]?
+            var metadataBytes: [UInt8]?
+        }
+
+        static func parse(_ text: String, lineNumber: Int) throws -> Line {
+            let value: JSONValue
+            do { value = try JSONValue.parse(text) } catch {
+                throw CLIFailure(.failed, "line \(lineNumber) is not JSON (\(error)); nothing after the last complete batch was imported")
+            }
+            guard let collection = value["collection"]?.stringValue, let key = value["key"]?.stringValue, let object = value["object"] else {
+                throw CLIFailure(.failed, "line \(lineNumber) lacks \"collection\", \"key\" or \"object\"; nothing after the last complete batch was imported")
+            }
+            func bytes(_ name: String) throws -> [UInt8]? {
+                guard let member = value[name], member != .null else { return nil }
+                guard let text = member.stringValue, let data = Data(base64Encoded: text) else {
+                    throw CLIFailure(.failed, "line \(lineNumber): \"\(name)\" is not base64")
+                }
+                return Array(data)
+            }
+            let metadata = value["metadata"].flatMap { $0 == .null ? nil : $0 }
+            return Line(collection: collection, key: key, codec: value["codec"]?.stringValue, object: object, metadata: metadata,
+                        objectBytes: try bytes("objectBase64"), metadataBytes: try bytes("metadataBase64"))
+        }
+
+        func run() throws {
+            let reader: LineReader
+            if let input {
+                guard let handle = FileHandle(forReadingAtPath: input) else {
+                    throw CLIFailure(.failed, "cannot read '\(input)'; check the path and its permissions")
+                }
+                reader = LineReader(handle)
+            } else {
+                reader = LineReader(FileHandle.standardInput)
+            }
+            let db = try database.open(readOnly: false, create: true)
+            let connection = db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+            var lineNumber = 0
+            var imported = 0
+            var collections = Set<String>()
+            var batch: [Line] = []
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                let rows = batch
+                try connection.readWrite { txn in
+                    for row in rows {
+                        let recorded = try txn.codecName(ofCollection: row.collection)
+                        let target = recorded ?? row.codec.flatMap { Codecs.named($0) == nil ? nil : $0 } ?? codec
+                        if let objectBytes = row.objectBytes, row.codec == target, row.metadata == nil || row.metadataBytes != nil {
+                            try txn.setStoredRow(objectBytes: objectBytes, metadataBytes: row.metadataBytes, forKey: row.key,
+                                                 inCollection: row.collection, codecName: target)
+                        } else {
+                            guard let encoder = Codecs.named(target) else { continue }
+                            let objectBytes: [UInt8]
+                            let metadataBytes: [UInt8]?
+                            do {
+                                objectBytes = try encoder.encode(row.object)
+                                metadataBytes = try row.metadata.map { try encoder.encode($0) }
+                            } catch {
+                                throw CLIFailure(.failed, "\(row.collection)/\(row.key) cannot be encoded with codec '\(target)': \(error)")
+                            }
+                            try txn.setStoredRow(objectBytes: objectBytes, metadataBytes: metadataBytes, forKey: row.key,
+                                                 inCollection: row.collection, codecName: target)
+                        }
+                    }
+                }
+                imported += rows.count
+                for row in rows { collections.insert(row.collection) }
+                batch.removeAll(keepingCapacity: true)
+                console.progress("imported \(imported) rows")
+            }
+            while let text = try reader.next() {
+                lineNumber += 1
+                if text.allSatisfy(\.isWhitespace) { continue }
+                batch.append(try Self.parse(text, lineNumber: lineNumber))
+                if batch.count >= batchSize { try flush() }
+            }
+            try flush()
+            console.endProgress()
+            let stale = try connection.read { txn in
+                let snapshots = try txn.extensionSnapshots()
+                return try txn.extensionRecords().filter { $0.kind == "view" || $0.kind == "filtered-view" }
+                    .filter { (snapshots.extensions[$0.name] ?? 0) < snapshots.store }.map(\.name).sorted()
+            }
+            if output.json {
+                console.line(JSONValue.members([("rows", .int(imported)), ("collections", .array(collections.sorted().map { .string($0) })),
+                                                ("staleViews", .array(stale.map { .string($0) }))]).text)
+            } else {
+                console.line("imported \(imported) rows into \(collections.count) collection(s)")
+                if !stale.isEmpty {
+                    console.line("views marked stale (rebuilt when the app next registers them): \(stale.joined(separator: ", "))")
+                }
+            }
+        }
+    }
+}
+
+/// Reads lines from a file handle in chunks.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line without its newline, or `nil` at the end.
+    func next() throws -> String? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[start..<newline], as: UTF8.self)
+                start = newline + 1
+                return line
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                let line = String(decoding: buffer[start...], as: UTF8.self)
+                start = buffer.count
+                return line
+            }
+            buffer.removeFirst(start)
+            start = 0
+            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+}

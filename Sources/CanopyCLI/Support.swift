@@ -1,0 +1,170 @@
+import ArgumentParser
+import Canopy
+import Foundation
+import LMDB
+
+/// The database argument every command takes.
+struct DatabaseArgument: ParsableArguments {
+    @Argument(help: "The database directory (it holds data.mdb and lock.mdb).")
+    var path: String
+
+    /// Opens the database read-only: nothing in it changes.
+    func openReadOnly() throws -> Canopy.Database {
+        try open(readOnly: true)
+    }
+
+    /// Opens the database for writing; with `create`, a missing database directory is created (not its parents).
+    func open(readOnly: Bool, create: Bool = false) throws -> Canopy.Database {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if !exists && !create {
+            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' does not exist. Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
+        }
+        if exists && isDirectory.boolValue && !FileManager.default.fileExists(atPath: path + "/data.mdb") && !create {
+            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' is a directory without data.mdb, not a Canopy database. Pass the directory that holds data.mdb and lock.mdb.")
+        }
+        if exists && !isDirectory.boolValue {
+            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' is a file; a Canopy database is a directory holding data.mdb and lock.mdb.")
+        }
+        do {
+            return try Database(path: path, options: DatabaseOptions(maxTables: 1024, readOnly: readOnly))
+        } catch {
+            throw CLIFailure.from(error)
+        }
+    }
+}
+
+/// The `--json` flag of read commands.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON: one document, or one line per event for streams.")
+    var json = false
+}
+
+var console: Console { Console.current }
+
+/// Plain-text columns, padded to the widest cell.
+struct TextTable {
+    var header: [String]
+    var rows: [[String]] = []
+
+    init(_ header: String...) { self.header = header }
+
+    mutating func add(_ cells: String...) { rows.append(cells) }
+    mutating func add(_ cells: [String]) { rows.append(cells) }
+
+    func render(indent: String = "") -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            var parts: [String] = []
+            for (i, cell) in cells.enumerated() {
+                parts.append(i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0))
+            }
+            return indent + parts.joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n")
+    }
+}
+
+/// Byte counts for people.
+func byteCount(_ bytes: Int) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1024 && unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+}
+
+/// Lowercase hex, `perLine` bytes a line (0: one line).
+func hex(_ bytes: some Collection<UInt8>, perLine: Int = 0) -> String {
+    let digits = Array("0123456789abcdef")
+    var out = ""
+    out.reserveCapacity(bytes.count * 2 + bytes.count / 16)
+    for (i, byte) in bytes.enumerated() {
+        if perLine > 0, i > 0, i % perLine == 0 { out += "\n" }
+        out.append(digits[Int(byte >> 4)])
+        out.append(digits[Int(byte & 0xF)])
+    }
+    return out
+}
+
+/// A one-line summary of JSON text, at most `width` characters.
+func summary(_ text: String, width: Int = 60) -> String {
+    text.count <= width ? text : String(text.prefix(width - 1)) + "…"
+}
+
+extension Canopy.ReadTransaction {
+    /// The collections with rows, or a failure naming the known ones when `name` is not among them.
+    func requireCollection(_ name: String) throws -> String {
+        guard let codec = try codecName(ofCollection: name) else {
+            let known = try collectionNames()
+            throw CLIFailure(.failed, "no collection named '\(name)'; the collections are: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+        }
+        return codec
+    }
+
+    /// JSON text of stored bytes, or a failure that says to use `--raw`.
+    func jsonText(_ bytes: [UInt8], codec: String, what: String, collection: String, key: String, pretty: Bool = false) throws -> String {
+        do {
+            return try bytes.withUnsafeBytes { try Codecs.jsonText(from: $0, codecName: codec, prettyPrinted: pretty) }
+        } catch {
+            throw CLIFailure(.failed, "the stored \(what) of \(collection)/\(key) does not decode with its recorded codec '\(codec)' (\(error)); print its bytes with --raw, and run `canopy verify` on the database")
+        }
+    }
+}
+
+/// What `info` and `views` show of one view.
+struct ViewSummary {
+    var record: ExtensionRecord
+    var parent: String?
+    var groups: Int?
+    var rows: Int?
+    var snapshot: UInt64?
+    var storeSnapshot: UInt64
+    var problem: String?
+
+    var isStale: Bool { (snapshot ?? 0) < storeSnapshot || snapshot == nil }
+
+    static func all(in txn: Canopy.ReadTransaction) throws -> [ViewSummary] {
+        let snapshots = try txn.extensionSnapshots()
+        return try txn.extensionRecords().filter { $0.kind == "view" || $0.kind == "filtered-view" }.sorted { $0.name < $1.name }.map { record in
+            var summary = ViewSummary(record: record, snapshot: snapshots.extensions[record.name], storeSnapshot: snapshots.store)
+            do {
+                let reader = try txn.persistedView(record.name, allowingStale: true)
+                summary.parent = reader.parentView
+                summary.groups = try reader.numberOfGroups()
+                summary.rows = try reader.count()
+            } catch {
+                summary.problem = "\(error)"
+            }
+            return summary
+        }
+    }
+
+    var state: String {
+        if problem != nil { return "unreadable" }
+        return isStale ? "stale" : "current"
+    }
+
+    var json: JSONValue {
+        .members([
+            ("name", .string(record.name)), ("kind", .string(record.kind)), ("versionTag", .string(record.versionTag)),
+            ("parent", parent.map { .string($0) } ?? .null), ("groups", groups.map { .int($0) }), ("rows", rows.map { .int($0) }),
+            ("snapshot", snapshot.map { .int($0) } ?? .null), ("stale", .bool(isStale)), ("problem", problem.map { .string($0) }),
+        ])
+    }
+
+    static func table(_ summaries: [ViewSummary], indent: String = "") -> String {
+        var table = TextTable("NAME", "KIND", "VERSION", "PARENT", "GROUPS", "ROWS", "SNAPSHOT", "STATE")
+        for s in summaries {
+            table.add(s.record.name, s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
+                      s.rows.map(String.init) ?? "-", s.snapshot.map(String.init) ?? "-", s.state)
+        }
+        return table.render(indent: indent)
+    }
+}

@@ -1,0 +1,147 @@
+import ArgumentParser
+import Canopy
+import Foundation
+
+extension CanopyCommand {
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print each commit's changes as they happen, also commits of other processes.",
+            discussion: """
+                Without --view: the snapshot and the changed, removed keys of each commit. With --view: the view's \
+                changeset as index paths (section, row), as a list UI applies it; --group limits it to one group. \
+                Example: canopy watch ./db --view agenda --json | jq .
+                """)
+
+        @OptionGroup var database: DatabaseArgument
+        @Option(help: "Show the changesets of this view.") var view: String?
+        @Option(help: "With --view: only this group (one section).") var group: String?
+        @Option(help: "Stop after this many commits (without --view) or changesets (with --view).") var count: Int?
+        @Option(help: "Fallback polling interval in milliseconds, used where no wake-up is available.") var pollMilliseconds = 200
+        @Flag(help: "Print a line when watching starts (for scripts that wait for it).") var announce = false
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if group != nil && view == nil { throw ValidationError("--group needs --view") }
+            if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+            if pollMilliseconds < 1 { throw ValidationError("--poll-milliseconds must be 1 or more") }
+        }
+
+        func run() async throws {
+            let db = try database.openReadOnly()
+            if let view {
+                try await watchView(db, view)
+            } else {
+                try await watchCommits(db)
+            }
+        }
+
+        func started(_ snapshot: UInt64) {
+            guard announce else { return }
+            if output.json {
+                console.line(JSONValue.members([("watching", .string(view ?? "commits")), ("snapshot", .int(snapshot))]).text)
+            } else {
+                console.line("watching \(view.map { "view \($0)" } ?? "commits") from snapshot \(snapshot)")
+            }
+        }
+
+        func watchCommits(_ db: Canopy.Database) async throws {
+            let connection = db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+            started(try connection.pin())
+            let (wakeups, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let watch = db.watchCommits { continuation.yield() }
+            let poll = Duration.milliseconds(pollMilliseconds)
+            let ticker = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: poll)
+                    continuation.yield()
+                }
+            }
+            defer {
+                ticker.cancel()
+                watch.cancel()
+                continuation.finish()
+            }
+            var printed = 0
+            for await _ in wakeups {
+                let notifications: [CommitNotification]
+                do {
+                    notifications = try connection.advance()
+                } catch let error as CanopyError where error.code == .snapshotMismatch {
+                    console.error("warning: \(error.message)")
+                    continue
+                }
+                for notification in notifications {
+                    print(notification)
+                    printed += 1
+                    if let count, printed >= count { return }
+                }
+            }
+        }
+
+        func print(_ n: CommitNotification) {
+            func keys(_ map: [String: Set<String>]) -> JSONValue {
+                .object(map.keys.sorted().map { .init($0, .array(map[$0, default: []].sorted().map { .string($0) })) })
+            }
+            if output.json {
+                console.line(JSONValue.members([
+                    ("snapshot", .int(n.snapshot)), ("changedObjects", keys(n.changedObjects)), ("changedMetadata", keys(n.changedMetadata)),
+                    ("removedKeys", keys(n.removedKeys)), ("removedCollections", .array(n.removedCollections.sorted().map { .string($0) })),
+                    ("removedAll", .bool(n.removedAll)),
+                ]).text)
+                return
+            }
+            var parts: [String] = []
+            for collection in Set(n.changedObjects.keys).union(n.changedMetadata.keys).sorted() {
+                let objects = n.changedObjects[collection, default: []]
+                let metadata = n.changedMetadata[collection, default: []]
+                for key in objects.union(metadata).sorted() {
+                    let what = objects.contains(key) && metadata.contains(key) ? "" : objects.contains(key) ? " (object)" : " (metadata)"
+                    parts.append("changed \(collection)/\(key)\(what)")
+                }
+            }
+            for (collection, keys) in n.removedKeys.sorted(by: { $0.key < $1.key }) {
+                for key in keys.sorted() { parts.append("removed \(collection)/\(key)") }
+            }
+            for collection in n.removedCollections.sorted() { parts.append("removed collection \(collection)") }
+            if n.removedAll { parts.append("removed everything") }
+            console.line("snapshot \(n.snapshot): " + (parts.isEmpty ? "no row changes" : parts.joined(separator: ", ")))
+        }
+
+        func watchView(_ db: Canopy.Database, _ view: String) async throws {
+            let mappings = group.map { ViewMappings(groups: [$0], view: view) } ?? ViewMappings(view: view, groupFilter: { _ in true })
+            let observer = try ViewObserver(database: db, mappings: mappings, connectionOptions: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+            started(observer.snapshot)
+            var printed = 0
+            for try await changeset in observer.changes(pollInterval: .milliseconds(pollMilliseconds)) {
+                print(changeset)
+                printed += 1
+                if let count, printed >= count { return }
+            }
+        }
+
+        func print(_ c: ViewChangeset) {
+            func path(_ p: ViewIndexPath?) -> JSONValue { p.map { .array([.int($0.section), .int($0.row)]) } ?? .null }
+            if output.json {
+                console.line(JSONValue.members([
+                    ("view", .string(c.mappings.view)), ("fromSnapshot", .int(c.fromSnapshot)), ("toSnapshot", .int(c.toSnapshot)),
+                    ("reload", .bool(c.isReload)),
+                    ("sections", .array(c.sectionChanges.map { .members([("kind", .string("\($0.kind)")), ("group", .string($0.group)), ("index", .int($0.index))]) })),
+                    ("rows", .array(c.rowChanges.map { r in
+                        .members([("kind", .string("\(r.kind)")), ("collection", .string(r.id.collection)), ("key", .string(r.id.key)),
+                                  ("from", path(r.originalIndexPath)), ("to", path(r.finalIndexPath)),
+                                  ("objectChanged", .bool(r.objectChanged)), ("metadataChanged", .bool(r.metadataChanged))])
+                    })),
+                    ("groups", .array(c.mappings.visibleGroups.map { g in .members([("group", .string(g)), ("rows", .int(c.mappings.numberOfItems(inGroup: g)))]) })),
+                ]).text)
+                return
+            }
+            if c.isReload {
+                console.line("snapshot \(c.fromSnapshot) -> \(c.toSnapshot): reload, \(c.mappings)")
+                return
+            }
+            console.line("snapshot \(c.fromSnapshot) -> \(c.toSnapshot): \(c.sectionChanges.count) section change(s), \(c.rowChanges.count) row change(s)")
+            for change in c.sectionChanges { console.line("  \(change)") }
+            for change in c.rowChanges { console.line("  \(change)") }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Canopy
+import CanopyCLI
+import CanopyTestSupport
+import Foundation
+import Testing
+
+@Suite("canopy: backup, export and import")
+struct MaintenanceTests {
+    @Test("backup (plain and compact) makes a copy that verify accepts and that holds the same rows and views", arguments: [false, true])
+    func backup(compact: Bool) async throws {
+        try await withFixture { path, directory in
+            let destination = directory.appending("copy")
+            let result = await canopy(["backup", path, destination] + (compact ? ["--compact"] : []))
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(result.output.contains("copied to \(destination)"))
+            let verify = try await canopy("verify", destination, "--json").json()
+            #expect(verify["ok"] == .bool(true))
+            #expect(verify["rows"]?.intValue == 8)
+            #expect(verify["views"]?.elements.map { $0["entries"]?.intValue } == [6, 4])
+            for collection in ["tasks", "memos"] {
+                #expect(await canopy("export", path, "--collection", collection).output == (await canopy("export", destination, "--collection", collection).output))
+            }
+            #expect(await canopy("view", path, "by-list").output.replacingOccurrences(of: path, with: "") == (await canopy("view", destination, "by-list").output))
+
+            let again = await canopy("backup", path, destination)
+            #expect(again.status == 1)
+            #expect(again.errors.contains("not an empty directory"))
+        }
+    }
+
+    @Test("export -> import into a new database round-trips every row exactly (dates, doubles, metadata, both codecs)")
+    func exportImportRoundTrip() async throws {
+        try await withFixture { path, directory in
+            let export = await canopy("export", path)
+            #expect(export.status == 0, "\(export.errors)")
+            let lines = try export.jsonLines()
+            #expect(lines.count == 8)
+            #expect(lines.first?["collection"]?.stringValue == "memos")
+            #expect(lines.first { $0["key"]?.stringValue == "t1" }?["metadata"].map { try? JSONValue.parse($0.text) }??["color"] == .string("blue"))
+            let file = directory.appending("rows.jsonl")
+            try export.output.write(toFile: file, atomically: true, encoding: .utf8)
+
+            let target = directory.appending("new")
+            let imported = await canopy("import", target, "--input", file, "--batch-size", "3")
+            #expect(imported.status == 0, "\(imported.errors)")
+            #expect(imported.output.contains("imported 8 rows into 2 collection(s)"))
+            #expect(!imported.output.contains("stale"))
+
+            let database = try Database(path: target, options: .init(durability: .none))
+            try await database.newConnection().read { txn throws in
+                for (key, chore, info) in fixtureTasks {
+                    #expect(try txn.object(forKey: key, in: tasks) == chore)
+                    #expect(try txn.metadata(forKey: key, in: tasks) == info)
+                }
+                #expect(try txn.object(forKey: "m1", in: memos) == Memo(text: "hello \"world\"", tags: ["a", "b"]))
+                #expect(try txn.codecName(ofCollection: "memos") == "json")
+                #expect(try txn.count() == 8)
+            }
+        }
+    }
+
+    @Test("import from JSON alone (--no-bytes) encodes with the collection's codec")
+    func importFromJSON() async throws {
+        try await withFixture { path, directory in
+            let export = await canopy("export", path, "--collection", "memos", "--no-bytes")
+            #expect(!export.output.contains("Base64"))
+            let file = directory.appending("memos.jsonl")
+            // A binary-codec collection too, from hand-written JSON.
+            let extra = #"{"collection":"notes","key":"n1","object":{"text":"hi","tags":["x"]},"metadata":null}"#
+            try (export.output + extra + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let target = directory.appending("new")
+            let imported = await canopy("import", target, "--input", file, "--json")
+            #expect(try imported.json()["rows"]?.intValue == 3)
+            let database = try Database(path: target, options: .init(durability: .none))
+            try await database.newConnection().read { txn throws in
+                #expect(try txn.object(forKey: "m1", in: memos) == Memo(text: "hello \"world\"", tags: ["a", "b"]))
+                #expect(try txn.object(forKey: "m2", in: memos) == Memo(text: "second", tags: []))
+                #expect(try txn.object(forKey: "n1", in: TypedCollection<Memo, NoMetadata>("notes")) == Memo(text: "hi", tags: ["x"]))
+                #expect(try txn.codecName(ofCollection: "notes") == "binary")
+            }
+        }
+    }
+
+    @Test("import into a database with views marks them stale and says so; the app's next registration rebuilds them")
+    func importMarksViewsStale() async throws {
+        try await withFixture { path, directory in
+            let file = directory.appending("one.jsonl")
+            let chore = Chore(title: "Imported", list: "garden", priority: 7, due: Date(timeIntervalSince1970: 1_800_000_000), estimate: 1)
+            let temporary = directory.appending("tmp")
+            do {
+                let database = try Database(path: temporary, options: .init(durability: .none))
+                try await database.newConnection().readWrite { txn in try txn.set(chore, forKey: "t7", in: tasks) }
+            }
+            let line = await canopy("export", temporary).output
+            #expect(line.contains("Imported"))
+            try line.write(toFile: file, atomically: true, encoding: .utf8)
+            let imported = await canopy("import", path, "--input", file)
+            #expect(imported.status == 0, "\(imported.errors)")
+            #expect(imported.output.contains("views marked stale (rebuilt when the app next registers them): by-list, urgent"))
+            #expect(await canopy("view", path, "by-list").status == 1)
+
+            let database = try Database(path: path, options: .init(durability: .none))
+            try database.register(byList())
+            try database.register(urgent())
+            try await database.newConnection().read { txn throws in
+                let view = try txn.view("by-list")
+                #expect(try view.groups() == ["garden", "home", "work"])
+                #expect(try view.rowID(at: 0, inGroup: "garden") == RowID(collection: "tasks", key: "t7"))
+                #expect(try txn.view("urgent").count() == 5)
+            }
+        }
+    }
+
+    @Test("import rejects a malformed line with its number and imports nothing after the last complete batch")
+    func importMalformed() async throws {
+        try await withFixture { _, directory in
+            let file = directory.appending("bad.jsonl")
+            try "{\"collection\":\"c\",\"key\":\"k\",\"object\":1}\n{not json\n".write(toFile: file, atomically: true, encoding: .utf8)
+            let result = await canopy("import", directory.appending("new"), "--input", file)
+            #expect(result.status == 1)
+            #expect(result.errors.contains("line 2 is not JSON"))
+        }
+    }
+}
+
+@Suite("canopy backup while another process writes")
+struct HotBackupTests {
+    @Test("a backup taken while a writer commits is consistent: verify accepts it and its view holds every row", .timeLimit(.minutes(1)))
+    func hotBackup() async throws {
+        let writerPath = try #require(crashWriterExecutable, "the CrashWriter executable was not built")
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: writerPath)
+        writer.arguments = [path, "none", "--with-view"]  // commits until killed
+        let pipe = Pipe()
+        writer.standardOutput = pipe
+        try writer.run()
+        defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
+        // Wait until it has committed a few transactions (its "acked n" lines).
+        var acked = 0
+        let handle = pipe.fileHandleForReading
+        while acked < 20 {
+            let chunk = handle.availableData
+            guard !chunk.isEmpty else { break }
+            acked += String(decoding: chunk, as: UTF8.self).components(separatedBy: "acked").count - 1
+        }
+        try #require(acked >= 20, "the writer did not commit")
+
+        let result = await canopy("backup", path, directory.appending("copy"))
+        kill(writer.processIdentifier, SIGKILL)
+        #expect(result.status == 0, "\(result.errors)")
+        let verify = try await canopy("verify", directory.appending("copy"), "--json").json()
+        #expect(verify["ok"] == .bool(true), "\(verify.text)")
+        let rows = try #require(verify["rows"]?.intValue)
+        // Every transaction wrote a counter row and two entries, all of which the view holds.
+        #expect(rows >= 41 && (rows - 1) % 2 == 0)
+        #expect(verify["views"]?.elements.first?["entries"]?.intValue == rows - 1)
+        #expect(verify["views"]?.elements.first?["stale"] == .bool(false))
+    }
+}
+
+/// The CrashWriter executable (a writer that commits until killed), built next to the test bundle.
+let crashWriterExecutable: String? = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("CrashWriter").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/CrashWriter"
+    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+}()

@@ -1,0 +1,56 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Cross-process commit wake-up")
+struct CommitWakeupTests {
+    @Test("another process's commit wakes a watch (inotify on the signal file), without polling", .timeLimit(.minutes(1)))
+    func otherProcessCommitWakesTheWatch() throws {
+        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        // A first commit creates the signal file, so that the watch is on the file itself.
+        try database.newConnection().readWrite { txn in try txn.set(0, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter")) }
+        #expect(FileManager.default.fileExists(atPath: path + "/canopy-commit.signal"))
+
+        let wakeups = Atomic<Int>(0)
+        let woken = DispatchSemaphore(value: 0)
+        let watch = database.watchCommits {
+            wakeups.add(1, ordering: .relaxed)
+            woken.signal()
+        }
+        defer { watch.cancel() }
+        #expect(watch.isActive)
+        let before = try database.currentSnapshot()
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: writerPath)
+        process.arguments = [path, "none", "--commits", "1"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "the writer process failed")
+        // Bounded wait (a hang guard, not a timing): the wake-up must come from the other process's commit.
+        #expect(woken.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(wakeups.load(ordering: .relaxed) >= 1)
+        #expect(try database.currentSnapshot() == before + 1)
+    }
+
+    @Test("a cancelled watch is not called again")
+    func cancelledWatchStops() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let counter = TypedCollection<Int, NoMetadata>("counter")
+        try database.newConnection().readWrite { txn in try txn.set(0, forKey: "n", in: counter) }
+        let calls = Atomic<Int>(0)
+        let watch = database.watchCommits { calls.add(1, ordering: .relaxed) }
+        watch.cancel()
+        for i in 1...5 { try database.newConnection().readWrite { txn in try txn.set(i, forKey: "n", in: counter) } }
+        #expect(calls.load(ordering: .relaxed) == 0)
+    }
+}
