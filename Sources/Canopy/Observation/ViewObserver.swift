@@ -208,7 +208,8 @@ public final class ViewObserver: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - includeEmpty: whether to also yield empty changesets (commits that didn't touch what the mappings show).
-    ///   - pollInterval: how often to look for commits of other processes.
+    ///   - pollInterval: how often to look for commits of other processes where the inotify wake-up is unavailable
+    ///     (where it is active, their commits wake the observer within a millisecond and the poll runs every 2 s).
     public func changes(includeEmpty: Bool = false, pollInterval: Duration = .milliseconds(200)) -> Changes {
         Changes(observer: self, includeEmpty: includeEmpty, pollInterval: pollInterval)
     }
@@ -248,9 +249,15 @@ public final class ViewObserver: @unchecked Sendable {
     }
 
     /// Waits until a commit of this process happens or `timeout` passes, unless one happened after `generation`.
+    /// With the inotify wake-up active, other processes' commits wake the observer too, so the poll is only a safety
+    /// net (at most every ``wakeupSafetyPoll``); without it, `timeout` is how often other processes' commits are found.
     func waitForCommit(after generation: UInt64, timeout: Duration) async {
-        await signal.wait(after: generation, timeout: timeout)
+        let interval = crossProcessWakeup.isActive ? max(timeout, Self.wakeupSafetyPoll) : timeout
+        await signal.wait(after: generation, timeout: interval)
     }
+
+    /// How often an observer woken by inotify still checks for commits it might not have been told of.
+    static let wakeupSafetyPoll: Duration = .seconds(2)
 
     var commitGeneration: UInt64 { signal.generation }
 
