@@ -6,14 +6,14 @@ public struct BatchUpdates: Hashable, Sendable, CustomStringConvertible {
     /// A row moved from an index path before the batch to one after it.
     public struct Move: Hashable, Sendable {
         /// Where the row was.
-        public var from: IndexPath
+        public var from: ViewIndexPath
         /// Where the row goes.
-        public var to: IndexPath
+        public var to: ViewIndexPath
         /// Whether the row's content changed too (the container reconfigures it at `to`).
         public var changed: Bool
 
         /// Creates a move.
-        public init(from: IndexPath, to: IndexPath, changed: Bool = false) {
+        public init(from: ViewIndexPath, to: ViewIndexPath, changed: Bool = false) {
             self.from = from
             self.to = to
             self.changed = changed
@@ -25,17 +25,17 @@ public struct BatchUpdates: Hashable, Sendable, CustomStringConvertible {
     /// Sections inserted, by index after the batch.
     public var insertedSections: [Int]
     /// Rows deleted, at index paths before the batch.
-    public var deletedRows: [IndexPath]
+    public var deletedRows: [ViewIndexPath]
     /// Rows inserted, at index paths after the batch.
-    public var insertedRows: [IndexPath]
+    public var insertedRows: [ViewIndexPath]
     /// Rows moved.
     public var movedRows: [Move]
     /// Rows whose content changed in place, at index paths before the batch.
-    public var reloadedRows: [IndexPath]
+    public var reloadedRows: [ViewIndexPath]
 
     /// Creates a batch.
-    public init(deletedSections: [Int] = [], insertedSections: [Int] = [], deletedRows: [IndexPath] = [],
-                insertedRows: [IndexPath] = [], movedRows: [Move] = [], reloadedRows: [IndexPath] = []) {
+    public init(deletedSections: [Int] = [], insertedSections: [Int] = [], deletedRows: [ViewIndexPath] = [],
+                insertedRows: [ViewIndexPath] = [], movedRows: [Move] = [], reloadedRows: [ViewIndexPath] = []) {
         self.deletedSections = deletedSections
         self.insertedSections = insertedSections
         self.deletedRows = deletedRows

@@ -1,3 +1,4 @@
+import Canopy
 /// What UITableView is to TaylorSource: a list that registers how to make cells and supplementary views, vends them
 /// for index paths, reloads, and applies batches of section and row changes.
 ///
@@ -15,10 +16,10 @@ public protocol ContainerView<Cell, SupplementaryView>: AnyObject {
     func registerSupplementaryView(_ descriptor: ReuseDescriptor<SupplementaryView>, kind: SupplementaryKind)
     /// A cell for `identifier` (reused when one is free), to be configured for `indexPath`.
     /// - Throws: ``SourceError/Code/unregisteredIdentifier`` when nothing is registered for `identifier`.
-    func dequeueCell(withIdentifier identifier: String, for indexPath: IndexPath) throws -> Cell
+    func dequeueCell(withIdentifier identifier: String, for indexPath: ViewIndexPath) throws -> Cell
     /// A supplementary view of `kind` for `identifier`, to be configured for the section of `indexPath`.
     /// - Throws: ``SourceError/Code/unregisteredIdentifier`` when nothing is registered for (`kind`, `identifier`).
-    func dequeueSupplementaryView(kind: SupplementaryKind, identifier: String, for indexPath: IndexPath) throws -> SupplementaryView
+    func dequeueSupplementaryView(kind: SupplementaryKind, identifier: String, for indexPath: ViewIndexPath) throws -> SupplementaryView
     /// Forgets every row shown and asks the data source again.
     func reloadData()
     /// Applies section and row changes, as UIKit's `performBatchUpdates`.

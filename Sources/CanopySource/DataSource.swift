@@ -1,3 +1,4 @@
+import Canopy
 /// What a container asks its data source: sections, rows, configured cells, supplementary views and texts, and the
 /// editing rules. Every index-path entry point is total: out of range gives `nil`, 0, `false` or a typed error.
 public protocol DataSource<Cell, SupplementaryView>: AnyObject {
@@ -16,10 +17,10 @@ public protocol DataSource<Cell, SupplementaryView>: AnyObject {
     func numberOfItems(inSection section: Int) -> Int
     /// The item at `indexPath`, or `nil` when there is none.
     /// - Throws: what reading the item throws (view-backed sources read the store).
-    func item(at indexPath: IndexPath) throws -> Item?
+    func item(at indexPath: ViewIndexPath) throws -> Item?
     /// The configured cell for `indexPath`.
     /// - Throws: ``SourceError/Code/indexOutOfRange`` for an index path with no item; the factory's errors.
-    func cell(at indexPath: IndexPath) throws -> Cell
+    func cell(at indexPath: ViewIndexPath) throws -> Cell
     /// The configured supplementary view of `kind` for `section`, or `nil` when none is registered.
     func supplementaryView(kind: SupplementaryKind, inSection section: Int) throws -> SupplementaryView?
     /// The text of `kind` (header or footer) for `section`, or `nil`.
@@ -29,15 +30,15 @@ public protocol DataSource<Cell, SupplementaryView>: AnyObject {
     func withConsistentReads<R>(_ body: () throws -> R) throws -> R
 
     /// Whether the row at `indexPath` can be edited (deleted or inserted); `false` out of range.
-    func canEdit(at indexPath: IndexPath) -> Bool
+    func canEdit(at indexPath: ViewIndexPath) -> Bool
     /// Commits a delete or insert at `indexPath`.
     /// - Throws: ``SourceError/Code/editingNotAllowed`` when the row can't be edited; what the closure throws.
-    func commitEdit(_ action: EditAction, at indexPath: IndexPath) throws
+    func commitEdit(_ action: EditAction, at indexPath: ViewIndexPath) throws
     /// Whether the row at `indexPath` can be moved; `false` out of range.
-    func canMove(at indexPath: IndexPath) -> Bool
+    func canMove(at indexPath: ViewIndexPath) -> Bool
     /// Commits a move from `source` to `destination`.
     /// - Throws: ``SourceError/Code/editingNotAllowed`` when the row can't be moved; what the closure throws.
-    func commitMove(from source: IndexPath, to destination: IndexPath) throws
+    func commitMove(from source: ViewIndexPath, to destination: ViewIndexPath) throws
 }
 
 extension DataSource {
@@ -50,7 +51,7 @@ extension DataSource {
     public var numberOfItems: Int { (0..<max(0, numberOfSections)).reduce(0) { $0 + numberOfItems(inSection: $1) } }
 
     /// Whether `indexPath` names a row of the data source.
-    public func contains(_ indexPath: IndexPath) -> Bool {
+    public func contains(_ indexPath: ViewIndexPath) -> Bool {
         indexPath.section >= 0 && indexPath.section < numberOfSections && indexPath.row >= 0
             && indexPath.row < numberOfItems(inSection: indexPath.section)
     }
@@ -69,19 +70,19 @@ public enum EditAction: Hashable, Sendable {
 /// range.
 public struct Editing<Item> {
     /// Whether the item at the index path can be deleted or inserted.
-    public var canEdit: (Item?, IndexPath) -> Bool
+    public var canEdit: (Item?, ViewIndexPath) -> Bool
     /// Commits a delete or insert.
-    public var commitEdit: (EditAction, Item?, IndexPath) throws -> Void
+    public var commitEdit: (EditAction, Item?, ViewIndexPath) throws -> Void
     /// Whether the item can be moved.
-    public var canMove: (Item?, IndexPath) -> Bool
+    public var canMove: (Item?, ViewIndexPath) -> Bool
     /// Commits a move.
-    public var commitMove: (IndexPath, IndexPath) throws -> Void
+    public var commitMove: (ViewIndexPath, ViewIndexPath) throws -> Void
 
     /// Creates editing closures; by default nothing can be moved.
-    public init(canEdit: @escaping (Item?, IndexPath) -> Bool = { _, _ in true },
-                commitEdit: @escaping (EditAction, Item?, IndexPath) throws -> Void,
-                canMove: @escaping (Item?, IndexPath) -> Bool = { _, _ in false },
-                commitMove: @escaping (IndexPath, IndexPath) throws -> Void = { _, _ in }) {
+    public init(canEdit: @escaping (Item?, ViewIndexPath) -> Bool = { _, _ in true },
+                commitEdit: @escaping (EditAction, Item?, ViewIndexPath) throws -> Void,
+                canMove: @escaping (Item?, ViewIndexPath) -> Bool = { _, _ in false },
+                commitMove: @escaping (ViewIndexPath, ViewIndexPath) throws -> Void = { _, _ in }) {
         self.canEdit = canEdit
         self.commitEdit = commitEdit
         self.canMove = canMove
@@ -95,24 +96,24 @@ protocol EditableDataSource: DataSource {
 }
 
 extension EditableDataSource {
-    public func canEdit(at indexPath: IndexPath) -> Bool {
+    public func canEdit(at indexPath: ViewIndexPath) -> Bool {
         guard contains(indexPath), let editing else { return false }
         return editing.canEdit(try? item(at: indexPath), indexPath)
     }
 
-    public func commitEdit(_ action: EditAction, at indexPath: IndexPath) throws {
+    public func commitEdit(_ action: EditAction, at indexPath: ViewIndexPath) throws {
         guard action == .insert || canEdit(at: indexPath), let editing else {
             throw SourceError(.editingNotAllowed, "the row can't be edited (out of range, no editing closures, or canEdit said no)", indexPath: indexPath)
         }
         try editing.commitEdit(action, contains(indexPath) ? try item(at: indexPath) : nil, indexPath)
     }
 
-    public func canMove(at indexPath: IndexPath) -> Bool {
+    public func canMove(at indexPath: ViewIndexPath) -> Bool {
         guard contains(indexPath), let editing else { return false }
         return editing.canMove(try? item(at: indexPath), indexPath)
     }
 
-    public func commitMove(from source: IndexPath, to destination: IndexPath) throws {
+    public func commitMove(from source: ViewIndexPath, to destination: ViewIndexPath) throws {
         guard canMove(at: source), destination.section >= 0, destination.section < numberOfSections, destination.row >= 0,
               destination.row <= numberOfItems(inSection: destination.section), let editing else {
             throw SourceError(.editingNotAllowed, "the row can't be moved to \(destination)", indexPath: source)

@@ -40,7 +40,7 @@ public final class PinnedRead {
 /// The cell index of a view-backed data source: the index path and the data source's pinned read transaction.
 public struct ViewCellIndex: CellIndexing {
     /// Where the cell is shown.
-    public var indexPath: IndexPath
+    public var indexPath: ViewIndexPath
     /// The row the cell shows.
     public var rowID: RowID
     /// The read transaction the data source is pinned to, valid during the configuration call only.
@@ -55,8 +55,8 @@ public struct ViewCellIndex: CellIndexing {
 public struct ViewSupplementaryIndex: SupplementaryIndexing {
     /// The group the section shows.
     public var group: String?
-    /// The section, as `IndexPath(section: s, row: 0)`.
-    public var indexPath: IndexPath
+    /// The section, as `ViewIndexPath(section: s, row: 0)`.
+    public var indexPath: ViewIndexPath
     /// The read transaction the data source is pinned to, valid during the configuration call only.
     public var read: PinnedRead
 

@@ -1,3 +1,4 @@
+import Canopy
 /// One section of a ``SectionedDatasource``: its items and optional header and footer text.
 public struct DatasourceSection<Item> {
     /// The items, top to bottom.
@@ -52,13 +53,13 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     }
 
     /// The item at `indexPath`, or `nil`.
-    public func item(at indexPath: IndexPath) -> Item? {
+    public func item(at indexPath: ViewIndexPath) -> Item? {
         guard sections.indices.contains(indexPath.section), sections[indexPath.section].items.indices.contains(indexPath.row) else { return nil }
         return sections[indexPath.section].items[indexPath.row]
     }
 
     /// The configured cell at `indexPath`.
-    public func cell(at indexPath: IndexPath) throws -> Cell {
+    public func cell(at indexPath: ViewIndexPath) throws -> Cell {
         guard let item = item(at: indexPath) else {
             throw SourceError(.indexOutOfRange, "no item at \(indexPath) (\(sections.count) sections)", indexPath: indexPath)
         }
@@ -68,7 +69,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     /// The supplementary view of `kind` for `section`, or `nil`.
     public func supplementaryView(kind: SupplementaryKind, inSection section: Int) throws -> SupplementaryView? {
         guard sections.indices.contains(section) else { return nil }
-        return try factory.supplementaryView(kind: kind, in: container, at: IndexPathIndex(indexPath: IndexPath(section: section, row: 0)))
+        return try factory.supplementaryView(kind: kind, in: container, at: IndexPathIndex(indexPath: ViewIndexPath(section: section, row: 0)))
     }
 
     /// The section's own header or footer text, else the factory's.
@@ -76,7 +77,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         guard sections.indices.contains(section) else { return nil }
         if kind == .header, let header = sections[section].header { return header }
         if kind == .footer, let footer = sections[section].footer { return footer }
-        return factory.supplementaryText(kind: kind, at: IndexPathIndex(indexPath: IndexPath(section: section, row: 0)))
+        return factory.supplementaryText(kind: kind, at: IndexPathIndex(indexPath: ViewIndexPath(section: section, row: 0)))
     }
 }
 
@@ -112,12 +113,12 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     public func numberOfItems(inSection section: Int) -> Int { section == 0 ? items.count : 0 }
 
     /// The item at `indexPath`, or `nil`.
-    public func item(at indexPath: IndexPath) -> Item? {
+    public func item(at indexPath: ViewIndexPath) -> Item? {
         indexPath.section == 0 && items.indices.contains(indexPath.row) ? items[indexPath.row] : nil
     }
 
     /// The configured cell at `indexPath`.
-    public func cell(at indexPath: IndexPath) throws -> Cell {
+    public func cell(at indexPath: ViewIndexPath) throws -> Cell {
         guard let item = item(at: indexPath) else {
             throw SourceError(.indexOutOfRange, "no item at \(indexPath) (\(items.count) items)", indexPath: indexPath)
         }
@@ -127,12 +128,12 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     /// The supplementary view of `kind` for section 0, or `nil`.
     public func supplementaryView(kind: SupplementaryKind, inSection section: Int) throws -> SupplementaryView? {
         guard section == 0 else { return nil }
-        return try factory.supplementaryView(kind: kind, in: container, at: IndexPathIndex(indexPath: IndexPath(section: 0, row: 0)))
+        return try factory.supplementaryView(kind: kind, in: container, at: IndexPathIndex(indexPath: ViewIndexPath(section: 0, row: 0)))
     }
 
     /// The factory's header or footer text for section 0.
     public func supplementaryText(kind: SupplementaryKind, inSection section: Int) -> String? {
         guard section == 0 else { return nil }
-        return factory.supplementaryText(kind: kind, at: IndexPathIndex(indexPath: IndexPath(section: 0, row: 0)))
+        return factory.supplementaryText(kind: kind, at: IndexPathIndex(indexPath: ViewIndexPath(section: 0, row: 0)))
     }
 }

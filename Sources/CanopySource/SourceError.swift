@@ -1,3 +1,4 @@
+import Canopy
 /// The error of the data source layer: a code you can switch on, a message that says what to do, and the context
 /// (reuse identifier, key, index path) it happened at.
 public struct SourceError: Error, Sendable, CustomStringConvertible {
@@ -31,12 +32,12 @@ public struct SourceError: Error, Sendable, CustomStringConvertible {
     /// A sentence that says what happened and what to do.
     public var message: String
     /// The index path involved, if any.
-    public var indexPath: IndexPath?
+    public var indexPath: ViewIndexPath?
     /// The error that caused this one, if any (a `CanopyError` reading the store, an error thrown by a closure).
     public var underlying: (any Error)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, indexPath: IndexPath? = nil, underlying: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, indexPath: ViewIndexPath? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.indexPath = indexPath

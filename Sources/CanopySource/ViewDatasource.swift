@@ -104,14 +104,14 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     public func group(forSection section: Int) -> String? { mappings.group(forSection: section) }
 
     /// The row shown at `indexPath`, or `nil`.
-    public func rowID(at indexPath: IndexPath) throws -> RowID? {
+    public func rowID(at indexPath: ViewIndexPath) throws -> RowID? {
         guard contains(indexPath) else { return nil }
         let mappings = self.mappings
         return try reading { txn in try mappings.rowID(at: indexPath, reader: txn.view(mappings.view)) }
     }
 
     /// The item shown at `indexPath`, or `nil`.
-    public func item(at indexPath: IndexPath) throws -> Item? {
+    public func item(at indexPath: ViewIndexPath) throws -> Item? {
         guard contains(indexPath) else { return nil }
         let mappings = self.mappings
         return try reading { txn in
@@ -121,13 +121,13 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     }
 
     /// The index path showing `id`, or `nil` when the row is not shown.
-    public func indexPath(of id: RowID) throws -> IndexPath? {
+    public func indexPath(of id: RowID) throws -> ViewIndexPath? {
         let mappings = self.mappings
         return try reading { txn in try mappings.indexPath(of: id, reader: txn.view(mappings.view)) }
     }
 
     /// The configured cell at `indexPath`, configured inside the pinned read.
-    public func cell(at indexPath: IndexPath) throws -> Cell {
+    public func cell(at indexPath: ViewIndexPath) throws -> Cell {
         let mappings = self.mappings
         return try reading { txn in
             guard contains(indexPath), let id = try mappings.rowID(at: indexPath, reader: txn.view(mappings.view)) else {
@@ -150,7 +150,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
             let read = PinnedRead(txn)
             defer { read.invalidate() }
             return try factory.supplementaryView(
-                kind: kind, in: container, at: ViewSupplementaryIndex(group: group, indexPath: IndexPath(section: section, row: 0), read: read))
+                kind: kind, in: container, at: ViewSupplementaryIndex(group: group, indexPath: ViewIndexPath(section: section, row: 0), read: read))
         }
     }
 
@@ -160,7 +160,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         return try? reading { txn in
             let read = PinnedRead(txn)
             defer { read.invalidate() }
-            return factory.supplementaryText(kind: kind, at: ViewSupplementaryIndex(group: group, indexPath: IndexPath(section: section, row: 0), read: read))
+            return factory.supplementaryText(kind: kind, at: ViewSupplementaryIndex(group: group, indexPath: ViewIndexPath(section: section, row: 0), read: read))
         }
     }
 
@@ -218,12 +218,12 @@ extension ViewDatasource: Collection {
     }
 
     /// The index path of the `position`-th row, or `nil` when out of range.
-    public func indexPath(forPosition position: Int) -> IndexPath? {
+    public func indexPath(forPosition position: Int) -> ViewIndexPath? {
         guard position >= 0 else { return nil }
         var remaining = position
         for section in 0..<numberOfSections {
             let count = numberOfItems(inSection: section)
-            if remaining < count { return IndexPath(section: section, row: remaining) }
+            if remaining < count { return ViewIndexPath(section: section, row: remaining) }
             remaining -= count
         }
         return nil

@@ -1,3 +1,4 @@
+import Canopy
 import CanopySource
 
 /// A batch checked against the rows before and after, as UIKit checks `performBatchUpdates`, and the mapping it
@@ -11,13 +12,13 @@ struct BatchPlan {
     var removed: [Int: [Int]] = [:]
     /// Per new section, the sorted rows that arrive (inserts and move destinations).
     var placed: [Int: [Int]] = [:]
-    var reloaded: Set<IndexPath> = []
-    var vacated: Set<IndexPath> = []
+    var reloaded: Set<ViewIndexPath> = []
+    var vacated: Set<ViewIndexPath> = []
 
     init(_ updates: BatchUpdates, before: [Int], after: [Int]) throws {
         self.before = before
         self.after = after
-        func fail(_ message: String, _ path: IndexPath? = nil) -> SourceError {
+        func fail(_ message: String, _ path: ViewIndexPath? = nil) -> SourceError {
             SourceError(.invalidBatch, message + " (batch: \(updates))", indexPath: path)
         }
         let deletedSections = Set(updates.deletedSections)
@@ -37,19 +38,19 @@ struct BatchPlan {
         let survivingNew = after.indices.filter { !insertedSections.contains($0) }
         for (old, new) in zip(survivingOld, survivingNew) { newSection[old] = new }
 
-        func checkOld(_ path: IndexPath, _ what: String) throws {
+        func checkOld(_ path: ViewIndexPath, _ what: String) throws {
             guard before.indices.contains(path.section), path.row >= 0, path.row < before[path.section] else {
                 throw fail("\(what) \(path) is out of range of the rows shown (\(before))", path)
             }
             guard !deletedSections.contains(path.section) else { throw fail("\(what) \(path) is in a deleted section", path) }
         }
-        func checkNew(_ path: IndexPath, _ what: String) throws {
+        func checkNew(_ path: ViewIndexPath, _ what: String) throws {
             guard after.indices.contains(path.section), path.row >= 0, path.row < after[path.section] else {
                 throw fail("\(what) \(path) is out of range of the data source's rows (\(after))", path)
             }
             guard !insertedSections.contains(path.section) else { throw fail("\(what) \(path) is in an inserted section", path) }
         }
-        var arrived = Set<IndexPath>()
+        var arrived = Set<ViewIndexPath>()
         for path in updates.deletedRows {
             try checkOld(path, "deleted row")
             guard vacated.insert(path).inserted else { throw fail("row \(path) is deleted twice", path) }
@@ -83,24 +84,24 @@ struct BatchPlan {
 
     /// Where an untouched row at `path` (before) is after the batch; `nil` when it left, was reloaded, or its
     /// section was deleted.
-    func finalPath(of path: IndexPath) -> IndexPath? {
+    func finalPath(of path: ViewIndexPath) -> ViewIndexPath? {
         guard !vacated.contains(path), !reloaded.contains(path) else { return nil }
         return shifted(path)
     }
 
     /// Where a reloaded row at `path` (before) is after the batch.
-    func finalPathOfReloaded(_ path: IndexPath) -> IndexPath? {
+    func finalPathOfReloaded(_ path: ViewIndexPath) -> ViewIndexPath? {
         guard reloaded.contains(path) else { return nil }
         return shifted(path)
     }
 
-    private func shifted(_ path: IndexPath) -> IndexPath? {
+    private func shifted(_ path: ViewIndexPath) -> ViewIndexPath? {
         guard let section = newSection[path.section], before.indices.contains(path.section), path.row >= 0, path.row < before[path.section] else {
             return nil
         }
         let gone = removed[path.section].map { rows in rows.prefix { $0 < path.row }.count } ?? 0
         var row = path.row - gone
         for arrival in placed[section] ?? [] where arrival <= row { row += 1 }
-        return IndexPath(section: section, row: row)
+        return ViewIndexPath(section: section, row: row)
     }
 }

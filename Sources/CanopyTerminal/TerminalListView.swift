@@ -1,3 +1,4 @@
+import Canopy
 import CanopySource
 
 /// A list in a terminal: the container of CanopySource's data sources on Linux (UITableView's role).
@@ -28,7 +29,7 @@ public final class TerminalListView: ContainerView {
         /// The header of a section.
         case header(section: Int)
         /// A row.
-        case row(IndexPath)
+        case row(ViewIndexPath)
         /// The footer of a section.
         case footer(section: Int)
     }
@@ -57,7 +58,7 @@ public final class TerminalListView: ContainerView {
     /// How many cells were configured since the list was made (each costs a read of the data source).
     public private(set) var cellsConfigured: Int = 0
     /// The rows marked as changed by the last batches.
-    public private(set) var markedRows: Set<IndexPath> = []
+    public private(set) var markedRows: Set<ViewIndexPath> = []
 
     private var cellDescriptors: [String: ReuseDescriptor<TerminalCell>] = [:]
     private var supplementaryDescriptors: [SupplementaryKind: [String: ReuseDescriptor<TerminalSupplementaryView>]] = [:]
@@ -68,7 +69,7 @@ public final class TerminalListView: ContainerView {
     /// The rows of each section as the list shows them (updated by reloads and batches, not by the data source).
     public private(set) var sectionCounts: [Int] = []
     /// Rendered rows (without gutter) by index path, for the rows of the last viewport; kept across batches.
-    private var renderedRows: [IndexPath: String] = [:]
+    private var renderedRows: [ViewIndexPath: String] = [:]
 
     /// Creates a list.
     public init(width: Int = 80, height: Int = 24, colour: Bool = false) {
@@ -92,7 +93,7 @@ public final class TerminalListView: ContainerView {
     }
 
     /// A cell from the pool (reset with `prepareForReuse()`) or a new one.
-    public func dequeueCell(withIdentifier identifier: String, for indexPath: IndexPath) throws -> TerminalCell {
+    public func dequeueCell(withIdentifier identifier: String, for indexPath: ViewIndexPath) throws -> TerminalCell {
         if var pool = cellPool[identifier], let cell = pool.popLast() {
             cellPool[identifier] = pool
             cell.prepareForReuse()
@@ -111,7 +112,7 @@ public final class TerminalListView: ContainerView {
     }
 
     /// A supplementary view from the pool or a new one.
-    public func dequeueSupplementaryView(kind: SupplementaryKind, identifier: String, for indexPath: IndexPath) throws -> TerminalSupplementaryView {
+    public func dequeueSupplementaryView(kind: SupplementaryKind, identifier: String, for indexPath: ViewIndexPath) throws -> TerminalSupplementaryView {
         let poolKey = "\(kind.rawValue)/\(identifier)"
         if var pool = supplementaryPool[poolKey], let view = pool.popLast() {
             supplementaryPool[poolKey] = pool
@@ -143,7 +144,7 @@ public final class TerminalListView: ContainerView {
         do {
             let plan = try BatchPlan(updates, before: sectionCounts, after: after)
             let selectedPath = selection.flatMap(indexPath(forPosition:))
-            var remapped: [IndexPath: String] = [:]
+            var remapped: [ViewIndexPath: String] = [:]
             for (path, line) in renderedRows {
                 if let moved = plan.finalPath(of: path) { remapped[moved] = line }
             }
@@ -181,18 +182,18 @@ public final class TerminalListView: ContainerView {
     public var numberOfRows: Int { sectionCounts.reduce(0, +) }
 
     /// The index path of the `position`-th row, or `nil`.
-    public func indexPath(forPosition position: Int) -> IndexPath? {
+    public func indexPath(forPosition position: Int) -> ViewIndexPath? {
         guard position >= 0 else { return nil }
         var remaining = position
         for (section, count) in sectionCounts.enumerated() {
-            if remaining < count { return IndexPath(section: section, row: remaining) }
+            if remaining < count { return ViewIndexPath(section: section, row: remaining) }
             remaining -= count
         }
         return nil
     }
 
     /// The flat position of `indexPath`, or `nil` when the list doesn't show it.
-    public func position(of indexPath: IndexPath) -> Int? {
+    public func position(of indexPath: ViewIndexPath) -> Int? {
         guard sectionCounts.indices.contains(indexPath.section), indexPath.row >= 0, indexPath.row < sectionCounts[indexPath.section] else {
             return nil
         }
@@ -200,10 +201,10 @@ public final class TerminalListView: ContainerView {
     }
 
     /// The index path of the selected row, or `nil`.
-    public var selectedIndexPath: IndexPath? { selection.flatMap(indexPath(forPosition:)) }
+    public var selectedIndexPath: ViewIndexPath? { selection.flatMap(indexPath(forPosition:)) }
 
     /// Selects the row at `indexPath` (ignored when the list doesn't show it).
-    public func select(_ indexPath: IndexPath) {
+    public func select(_ indexPath: ViewIndexPath) {
         if let position = position(of: indexPath) { selection = position }
     }
 
@@ -284,7 +285,7 @@ public final class TerminalListView: ContainerView {
             let firstRow = max(0, scrollOffset - line)
             let lastRow = min(entry.rows, end - line)
             if firstRow < lastRow {
-                for row in firstRow..<lastRow { lines.append(.row(IndexPath(section: section, row: row))) }
+                for row in firstRow..<lastRow { lines.append(.row(ViewIndexPath(section: section, row: row))) }
             }
             line += entry.rows
             if entry.footer, line >= scrollOffset, line < end { lines.append(.footer(section: section)) }
@@ -305,7 +306,7 @@ public final class TerminalListView: ContainerView {
         let gutter = showsSelection ? 2 : 0
         let rowWidth = max(1, width - gutter)
         let selected = selectedIndexPath
-        var kept: [IndexPath: String] = [:]
+        var kept: [ViewIndexPath: String] = [:]
         let output: [String] = try dataSource.withConsistentReads {
             try lines.map { line -> String in
                 switch line {

@@ -1,13 +1,9 @@
 import Canopy
 
-/// The index path type of the whole layer: Canopy's ``ViewIndexPath`` (section, row), so that a changeset's index
-/// paths go to a container unchanged.
-public typealias IndexPath = ViewIndexPath
-
 /// What a cell's configuration closure receives besides the cell and the item: at least the index path.
 public protocol CellIndexing {
     /// Where the cell is shown.
-    var indexPath: IndexPath { get }
+    var indexPath: ViewIndexPath { get }
 }
 
 /// What a supplementary view's configuration closure receives: the section (as an index path with row 0) and, for
@@ -15,17 +11,17 @@ public protocol CellIndexing {
 public protocol SupplementaryIndexing {
     /// The group shown by the section, when the data source is backed by a view; `nil` otherwise.
     var group: String? { get }
-    /// The section, as `IndexPath(section: s, row: 0)`.
-    var indexPath: IndexPath { get }
+    /// The section, as `ViewIndexPath(section: s, row: 0)`.
+    var indexPath: ViewIndexPath { get }
 }
 
 /// The cell and supplementary index of static and sectioned data sources: only an index path.
 public struct IndexPathIndex: CellIndexing, SupplementaryIndexing, Hashable, Sendable {
     /// Where the cell or section is.
-    public var indexPath: IndexPath
+    public var indexPath: ViewIndexPath
     /// Always `nil`: static data sources have no groups.
     public var group: String? { nil }
 
     /// Creates an index.
-    public init(indexPath: IndexPath) { self.indexPath = indexPath }
+    public init(indexPath: ViewIndexPath) { self.indexPath = indexPath }
 }
