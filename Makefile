@@ -22,9 +22,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# `reminders demo`: a fresh database in a temporary folder, two weeks of items, scripted edits with each changeset.
 demo: deps
-	$(SWIFT) build --product Demo
-	$(SWIFT) run --skip-build Demo
+	$(SWIFT) build --product reminders
+	$(SWIFT) run --skip-build reminders demo
 
 # Runs every workload through Canopy and through raw LMDB (and GRDB, for the observation comparison) in one run
 # (package-benchmark, release build), then prints one line per measure, last:
