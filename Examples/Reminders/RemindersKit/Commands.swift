@@ -136,7 +136,7 @@ struct List: ContextualCommand {
         let store = try options.open(context, create: false)
         let mappings: ViewMappings
         if overdue {
-            try store.database.register(Schema.overdueView(reference: context.now))
+            try store.registerOverdue(reference: context.now)
             mappings = ViewMappings(view: "overdue", groupFilter: { _ in true })
         } else if let calendar {
             guard let key = try store.calendarKey(named: calendar) else {

@@ -51,14 +51,23 @@ public final class RemindersStore {
         if existed, marker != Schema.format, !collections.isEmpty || marker != nil {
             throw RemindersError("'\(path)' holds another app's database (collections: \(collections.sorted().joined(separator: ", "))); pass another --db")
         }
-        try database.register(Schema.agendaView(timeZone: timeZone))
-        try database.register(Schema.byCalendarView(timeZone: timeZone))
+        // Another store on this path in this process (a test, the TUI's writes) shares the registrations.
+        for view in [Schema.agendaView(timeZone: timeZone), Schema.byCalendarView(timeZone: timeZone)]
+        where database.registeredExtension(named: view.name) == nil {
+            try database.register(view)
+        }
         if marker == nil {
             try connection.readWrite { txn in
                 try txn.set(Schema.format, forKey: "format", in: Schema.meta)
                 try txn.set(EventCalendar(name: "Personal", colour: .blue), forKey: "personal", in: Schema.calendars)
             }
         }
+    }
+
+    /// Registers the `overdue` filtered view for `reference` (replacing one registered for another time).
+    public func registerOverdue(reference: Date) throws {
+        if database.registeredExtension(named: "overdue") != nil { try database.unregisterExtension(named: "overdue") }
+        try database.register(Schema.overdueView(reference: reference))
     }
 
     // MARK: Reading
