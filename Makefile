@@ -14,6 +14,10 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev pkg-config lmdb-utils >/dev/null; \
 	fi
 	@pkg-config --exists lmdb || { echo "error: liblmdb-dev is still missing; install it and retry" >&2; exit 1; }
+	@if ! command -v tmux >/dev/null 2>&1; then \
+		echo "tmux not found: installing it with apt-get (the reminders tui test drives it in a pseudo-terminal)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tmux >/dev/null; \
+	fi
 
 build: deps
 	$(SWIFT) build
