@@ -14,6 +14,10 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev pkg-config lmdb-utils >/dev/null; \
 	fi
 	@pkg-config --exists lmdb || { echo "error: liblmdb-dev is still missing; install it and retry" >&2; exit 1; }
+	@if ! command -v tmux >/dev/null 2>&1; then \
+		echo "tmux not found: installing it with apt-get (the reminders tui test drives it in a pseudo-terminal)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tmux >/dev/null; \
+	fi
 
 build: deps
 	$(SWIFT) build
@@ -22,9 +26,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# `reminders demo`: a fresh database in a temporary folder, two weeks of items, scripted edits with each changeset.
 demo: deps
-	$(SWIFT) build --product Demo
-	$(SWIFT) run --skip-build Demo
+	$(SWIFT) build --product reminders
+	$(SWIFT) run --skip-build reminders demo
 
 # Runs every workload through Canopy and through raw LMDB (and GRDB, for the observation comparison) in one run
 # (package-benchmark, release build), then prints one line per measure, last:

@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Canopy", targets: ["Canopy"]),
         .executable(name: "canopy", targets: ["canopy"]),
+        .library(name: "CanopySource", targets: ["CanopySource"]),
+        .library(name: "CanopyTerminal", targets: ["CanopyTerminal"]),
+        .executable(name: "reminders", targets: ["reminders"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,8 +28,17 @@ let package = Package(
         .target(name: "Canopy", dependencies: ["LMDB"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
         .target(name: "CanopyTestSupport", dependencies: ["Canopy", "LMDB"], path: "Sources/CanopyTestSupport"),
-        // A small program that `make demo` runs on a fresh database in a temporary folder.
-        .executableTarget(name: "Demo", dependencies: ["Canopy"], path: "Examples/Demo"),
+        // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
+        .target(name: "CanopySource", dependencies: ["Canopy"]),
+        // A terminal list view implementing CanopySource's container protocol (hand-written ANSI, no styling package).
+        .target(name: "CanopyTerminal", dependencies: ["CanopySource"]),
+        // The logic of the `reminders` example (models, views, commands), tested in-process.
+        .target(name: "RemindersKit", dependencies: [
+            "Canopy", "CanopySource", "CanopyTerminal",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Examples/Reminders/RemindersKit"),
+        // The `reminders` tool; `make demo` runs `reminders demo`.
+        .executableTarget(name: "reminders", dependencies: ["RemindersKit"], path: "Examples/Reminders/reminders"),
         // The child process of the crash test: commits numbered transactions until it is killed.
         .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
@@ -35,6 +47,9 @@ let package = Package(
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyTestSupport", "CrashWriter"]),
+        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTestSupport"]),
+        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyTestSupport"]),
+        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyTestSupport", "reminders"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,142 @@
+import Canopy
+import CanopySource
+import CanopyTerminal
+import Foundation
+
+/// The row of an event: time span, title (and location), calendar, ID.
+public final class EventCell: TerminalCell {}
+
+/// The row of a reminder: due time, a checkbox and the title (with its priority), calendar, ID.
+public final class ReminderCell: TerminalCell {}
+
+/// The agenda as a terminal list: a view-backed data source over the `agenda` (or `by-calendar`, or `overdue`) view,
+/// with an event cell and a reminder cell registered by key. Both read the item's calendar (name, colour) through the
+/// index's pinned transaction, so a row always shows the calendar as of the snapshot the list shows.
+public final class AgendaList: DataSourceProvider {
+    /// The data source type.
+    public typealias Source = ViewDatasource<AgendaItem, TerminalCell, TerminalSupplementaryView, TerminalListView>
+    /// The terminal list.
+    public let list: TerminalListView
+    /// The view-backed data source.
+    public let dataSource: Source
+    /// The reference for "today" in headers.
+    public let now: Date
+    /// The time zone of the days.
+    public let timeZone: TimeZone
+
+    /// A list over `mappings` of `store`'s database.
+    ///
+    /// - Parameters:
+    ///   - store: the database.
+    ///   - mappings: the groups shown (days of `agenda`, `"<calendar> <day>"` groups of `by-calendar`, ...).
+    ///   - now: the reference for "today" in headers.
+    ///   - width: the terminal width.
+    ///   - height: the viewport's height.
+    ///   - colour: whether to use ANSI colour.
+    public init(store: RemindersStore, mappings: ViewMappings, now: Date, width: Int, height: Int, colour: Bool) throws {
+        list = TerminalListView(width: width, height: height, colour: colour)
+        let timeZone = store.timeZone
+        self.now = now
+        self.timeZone = timeZone
+        let factory = Source.SourceFactory(cellKey: { item, _ in
+            if case .event = item { "event" } else { "reminder" }
+        })
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_GB")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "HH:mm"
+        let time: (Date) -> String = { formatter.string(from: $0) }
+
+        func calendarColumn(_ key: String, _ index: ViewCellIndex) throws -> TerminalColumn {
+            let calendar = try index.transaction().object(forKey: key, in: Schema.calendars)
+            return TerminalColumn(calendar?.name ?? key, width: .fixed(10), style: TerminalStyle(foreground: calendar?.colour))
+        }
+        factory.registerCell(.type(EventCell.self), in: list, key: "event") { cell, item, index in
+            guard case .event(let id, let event) = item else { return }
+            let title = event.location.map { "\(event.title) @ \($0)" } ?? event.title
+            cell.columns = [
+                TerminalColumn("\(time(event.start))–\(time(event.end))", width: .fixed(11)),
+                TerminalColumn(title, style: TerminalStyle(bold: true)),
+                try calendarColumn(event.calendar, index),
+                TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
+            ]
+        }
+        factory.registerCell(.type(ReminderCell.self), in: list, key: "reminder") { cell, item, index in
+            guard case .reminder(let id, let reminder) = item else { return }
+            let priority = reminder.priority > 0 ? " " + String(repeating: "!", count: reminder.priority) : ""
+            cell.columns = [
+                TerminalColumn(reminder.due.map { "   \(time($0))" } ?? "", width: .fixed(11)),
+                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.title)\(priority)",
+                               style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil)),
+                try calendarColumn(reminder.calendar, index),
+                TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
+            ]
+        }
+        factory.registerHeaderText { index in
+            guard let group = index.group else { return nil }
+            // Groups of `by-calendar` are "<calendar key> <day>".
+            let parts = group.split(separator: " ", maxSplits: 1).map(String.init)
+            if parts.count == 2 {
+                let name = (try? index.transaction().object(forKey: parts[0], in: Schema.calendars))??.name ?? parts[0]
+                return "\(name) · \(AgendaList.dayTitle(parts[1], now: now, timeZone: timeZone))"
+            }
+            return AgendaList.dayTitle(group, now: now, timeZone: timeZone)
+        }
+        dataSource = try Source(database: store.database, mappings: mappings, factory: factory, container: list) { id, txn in
+            if id.collection == Schema.events.name { return try txn.object(forKey: id.key, in: Schema.events).map { .event(id: id.key, $0) } }
+            return try txn.object(forKey: id.key, in: Schema.reminders).map { .reminder(id: id.key, $0) }
+        }
+        list.dataSource = dataSource
+    }
+
+    /// "Wednesday 25 November 2026 · today" for the group "2026-11-25".
+    public static func dayTitle(_ group: String, now: Date, timeZone: TimeZone) -> String {
+        guard group != Schema.someday else { return "Some day" }
+        let parser = DateFormatter()
+        parser.locale = Locale(identifier: "en_US_POSIX")
+        parser.timeZone = timeZone
+        parser.dateFormat = "yyyy-MM-dd"
+        guard let date = parser.date(from: group) else { return group }
+        let title = DateFormatter()
+        title.locale = Locale(identifier: "en_GB")
+        title.timeZone = timeZone
+        title.dateFormat = "EEEE d MMMM yyyy"
+        var text = title.string(from: date)
+        let today = Schema.day(of: now, in: timeZone)
+        let tomorrow = Schema.day(of: now.addingTimeInterval(86_400), in: timeZone)
+        if group == today { text += " · today" } else if group == tomorrow { text += " · tomorrow" } else if group < today { text += " · past" }
+        return text
+    }
+
+    /// Every line of the list (the viewport grown to hold them all).
+    public func allLines() throws -> [String] {
+        list.height = max(1, list.numberOfLines)
+        return try list.render()
+    }
+
+    /// One line per change of `changeset`, in words: sections that appeared or went, rows added, removed, moved,
+    /// changed (titles read at the data source's current snapshot).
+    public func describe(_ changeset: ViewChangeset) -> [String] {
+        if changeset.isReload { return ["  ↻ the list was reloaded"] }
+        var lines: [String] = []
+        for change in changeset.sectionChanges {
+            let title = AgendaList.dayTitle(change.group, now: now, timeZone: timeZone)
+            switch change.kind {
+            case .insert: lines.append("  + section \(change.index): \(title) appears")
+            case .delete: lines.append("  - section \(change.index): \(title) is gone (no more items that day)")
+            }
+        }
+        for change in changeset.rowChanges {
+            let title = change.finalIndexPath.flatMap { (try? dataSource.item(at: $0)) ?? nil }?.title ?? "#\(change.id.key)"
+            let from = change.originalIndexPath.map { "\($0)" } ?? ""
+            let to = change.finalIndexPath.map { "\($0)" } ?? ""
+            switch change.kind {
+            case .insert: lines.append("  + row \(to): \(title) (#\(change.id.key)) added")
+            case .delete: lines.append("  - row \(from): #\(change.id.key) removed")
+            case .move: lines.append("  → row \(from) moved to \(to): \(title)")
+            case .update: lines.append("  ~ row \(from) updated: \(title)")
+            }
+        }
+        return lines
+    }
+}

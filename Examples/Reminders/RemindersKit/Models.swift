@@ -1,0 +1,179 @@
+import Canopy
+import CanopyTerminal
+import Foundation
+
+/// An event: something that happens from `start` to `end`.
+public struct Event: Codable, Sendable, Equatable {
+    /// What happens.
+    public var title: String
+    /// When it starts.
+    public var start: Date
+    /// When it ends (not before `start`).
+    public var end: Date
+    /// The key of its calendar.
+    public var calendar: String
+    /// Where, if said.
+    public var location: String?
+    /// Free text.
+    public var notes: String?
+
+    /// Creates an event.
+    public init(title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil) {
+        self.title = title
+        self.start = start
+        self.end = end
+        self.calendar = calendar
+        self.location = location
+        self.notes = notes
+    }
+}
+
+/// A reminder: something to do, maybe by a date.
+public struct Reminder: Codable, Sendable, Equatable {
+    /// What to do.
+    public var title: String
+    /// When it is due, if ever.
+    public var due: Date?
+    /// Whether it is done (done reminders leave the agenda).
+    public var done: Bool
+    /// 0 (none) to 3 (high).
+    public var priority: Int
+    /// The key of its calendar.
+    public var calendar: String
+
+    /// Creates a reminder.
+    public init(title: String, due: Date?, done: Bool = false, priority: Int = 0, calendar: String) {
+        self.title = title
+        self.due = due
+        self.done = done
+        self.priority = priority
+        self.calendar = calendar
+    }
+}
+
+/// A calendar (a list of events and reminders) with a name and a colour. Called `EventCalendar` so as not to shadow
+/// Foundation's `Calendar`, which the tool uses for date arithmetic.
+public struct EventCalendar: Codable, Sendable, Equatable {
+    /// The name shown.
+    public var name: String
+    /// The colour its rows show in.
+    public var colour: TerminalColor
+
+    /// Creates a calendar.
+    public init(name: String, colour: TerminalColor) {
+        self.name = name
+        self.colour = colour
+    }
+}
+
+/// One row of the agenda: an event or a reminder, with its key.
+public enum AgendaItem: Sendable, Equatable {
+    /// An event.
+    case event(id: String, Event)
+    /// A reminder.
+    case reminder(id: String, Reminder)
+
+    /// The item's ID (its key).
+    public var id: String {
+        switch self {
+        case .event(let id, _), .reminder(let id, _): id
+        }
+    }
+
+    /// The title.
+    public var title: String {
+        switch self {
+        case .event(_, let event): event.title
+        case .reminder(_, let reminder): reminder.title
+        }
+    }
+
+    /// The calendar key.
+    public var calendar: String {
+        switch self {
+        case .event(_, let event): event.calendar
+        case .reminder(_, let reminder): reminder.calendar
+        }
+    }
+
+    /// When it happens or is due.
+    public var date: Date? {
+        switch self {
+        case .event(_, let event): event.start
+        case .reminder(_, let reminder): reminder.due
+        }
+    }
+}
+
+/// The collections and views of the reminders database.
+public enum Schema {
+    /// Events by ID.
+    public static let events = TypedCollection<Event, NoMetadata>("events")
+    /// Reminders by ID.
+    public static let reminders = TypedCollection<Reminder, NoMetadata>("reminders")
+    /// Calendars by key.
+    public static let calendars = TypedCollection<EventCalendar, NoMetadata>("calendars")
+    /// The app's marker and counters.
+    public static let meta = TypedCollection<String, NoMetadata>("reminders.meta")
+    /// The value of the marker that says "this database belongs to `reminders`".
+    public static let format = "reminders/1"
+    /// The group of reminders without a due date.
+    public static let someday = "someday"
+
+    /// The day group ("2026-11-25") of `date` in `timeZone`.
+    public static func day(of date: Date, in timeZone: TimeZone) -> String {
+        var calendar = Foundation.Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    /// The agenda: events and open reminders grouped by day (in `timeZone`), sorted by time, then title.
+    public static func agendaView(timeZone: TimeZone) -> View {
+        View(name: "agenda", grouping: .custom(dependsOnObject: true, dependsOnMetadata: false) { row in
+            try group(of: row, timeZone: timeZone, prefix: nil)
+        }, sorting: sorting, versionTag: "1-\(timeZone.identifier)", options: ViewOptions(allowedCollections: ["events", "reminders"]))
+    }
+
+    /// By calendar: groups `"<calendar> <day>"`, so one calendar's rows are the groups with its key as prefix.
+    public static func byCalendarView(timeZone: TimeZone) -> View {
+        View(name: "by-calendar", grouping: .custom(dependsOnObject: true, dependsOnMetadata: false) { row in
+            try group(of: row, timeZone: timeZone, prefix: true)
+        }, sorting: sorting, versionTag: "1-\(timeZone.identifier)", options: ViewOptions(allowedCollections: ["events", "reminders"]))
+    }
+
+    /// Overdue: the agenda's open reminders due before `reference`. A filtered view of the agenda whose version tag is
+    /// the reference minute, so each process that asks rebuilds it for its own "now" (a cheap pass over the agenda).
+    public static func overdueView(reference: Date) -> View {
+        let minute = Int(reference.timeIntervalSince1970 / 60)
+        return FilteredView.make(name: "overdue", parentView: "agenda", versionTag: "1-\(minute)") { _, row in
+            guard row.collection == reminders.name else { return false }
+            let reminder: Reminder = try row.object()
+            return !reminder.done && (reminder.due.map { $0 < reference } ?? false)
+        }
+    }
+
+    static func group(of row: ViewRow, timeZone: TimeZone, prefix: Bool?) throws -> String? {
+        let date: Date?
+        let calendar: String
+        if row.collection == events.name {
+            let event: Event = try row.object()
+            (date, calendar) = (event.start, event.calendar)
+        } else {
+            let reminder: Reminder = try row.object()
+            guard !reminder.done else { return nil }
+            (date, calendar) = (reminder.due, reminder.calendar)
+        }
+        let day = date.map { Self.day(of: $0, in: timeZone) } ?? someday
+        return prefix == true ? "\(calendar) \(day)" : day
+    }
+
+    static let sorting = ViewSorting.custom(dependsOnObject: true, dependsOnMetadata: false) { _, row in
+        if row.collection == events.name {
+            let event: Event = try row.object()
+            return SortKey(.ascending(event.start.timeIntervalSince1970), .ascending(event.title))
+        }
+        let reminder: Reminder = try row.object()
+        return SortKey(.ascending(reminder.due?.timeIntervalSince1970 ?? 0), .ascending(reminder.title))
+    }
+}

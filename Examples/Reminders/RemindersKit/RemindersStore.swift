@@ -1,0 +1,257 @@
+import Canopy
+import CanopyTerminal
+import Foundation
+
+/// The reminders database: opens (or creates) it after checking the path, registers the views, and runs the tool's
+/// writes. Every write validates its input before the write transaction starts, so bad input writes nothing.
+public final class RemindersStore {
+    /// The database.
+    public let database: Database
+    /// A connection for the commands' reads and writes.
+    public let connection: Connection
+    /// The time zone days are grouped in.
+    public let timeZone: TimeZone
+
+    /// Whether a database exists at `path` (a directory holding `data.mdb`).
+    public static func exists(at path: String) -> Bool {
+        FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb"))
+    }
+
+    /// Opens the database at `path`, creating it when `create` is set.
+    ///
+    /// - Throws: ``RemindersError`` when the parent directory is missing or not writable, when `path` is a file, when
+    ///   the database belongs to another app, or when Canopy can't open it (the message says why).
+    public init(path: String, timeZone: TimeZone, create: Bool = true) throws {
+        let parent = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw RemindersError("the database directory '\(parent)' does not exist (or is not a directory); create it or pass another --db")
+        }
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw RemindersError("'\(path)' is a file, not a reminders database (a database is a directory); pass another --db")
+        }
+        let existed = Self.exists(at: path)
+        if !existed {
+            guard create else { throw RemindersError("no reminders database at '\(path)' yet; add something with `reminders add`") }
+            guard access(parent.isEmpty ? "." : parent, W_OK) == 0 else {
+                throw RemindersError("can't create a database in '\(parent)': the directory is not writable; pass another --db")
+            }
+        }
+        do {
+            database = try Database(path: path, options: .init(durability: .metadataOnly))
+        } catch let error as CanopyError {
+            throw RemindersError("can't open the database at '\(path)': \(error.message)")
+        }
+        connection = database.newConnection()
+        self.timeZone = timeZone
+        // A database of another app: it has collections but not our marker. Checked before anything is written.
+        let (marker, collections) = try connection.read { txn in
+            (try txn.object(forKey: "format", in: Schema.meta), try txn.collectionNames())
+        }
+        if existed, marker != Schema.format, !collections.isEmpty || marker != nil {
+            throw RemindersError("'\(path)' holds another app's database (collections: \(collections.sorted().joined(separator: ", "))); pass another --db")
+        }
+        // Another store on this path in this process (a test, the TUI's writes) shares the registrations.
+        for view in [Schema.agendaView(timeZone: timeZone), Schema.byCalendarView(timeZone: timeZone)]
+        where database.registeredExtension(named: view.name) == nil {
+            try database.register(view)
+        }
+        if marker == nil {
+            try connection.readWrite { txn in
+                try txn.set(Schema.format, forKey: "format", in: Schema.meta)
+                try txn.set(EventCalendar(name: "Personal", colour: .blue), forKey: "personal", in: Schema.calendars)
+            }
+        }
+    }
+
+    /// Registers the `overdue` filtered view for `reference` (replacing one registered for another time).
+    public func registerOverdue(reference: Date) throws {
+        if database.registeredExtension(named: "overdue") != nil { try database.unregisterExtension(named: "overdue") }
+        try database.register(Schema.overdueView(reference: reference))
+    }
+
+    // MARK: Reading
+
+    /// Every calendar by key.
+    public func calendars() throws -> [(key: String, calendar: EventCalendar)] {
+        try connection.read { txn in
+            try txn.keys(inCollection: Schema.calendars.name).sorted().compactMap { key in
+                try txn.object(forKey: key, in: Schema.calendars).map { (key, $0) }
+            }
+        }
+    }
+
+    /// The key of the calendar named `name` (case-insensitive), or `nil`.
+    public func calendarKey(named name: String) throws -> String? {
+        try calendars().first { $0.calendar.name.lowercased() == name.lowercased() }?.key
+    }
+
+    /// The event or reminder with `id`.
+    /// - Throws: ``RemindersError`` when there is none.
+    public func item(_ id: String) throws -> AgendaItem {
+        let found = try connection.read { txn -> AgendaItem? in
+            if let event = try txn.object(forKey: id, in: Schema.events) { return .event(id: id, event) }
+            if let reminder = try txn.object(forKey: id, in: Schema.reminders) { return .reminder(id: id, reminder) }
+            return nil
+        }
+        guard let found else { throw RemindersError("no event or reminder has ID \(id); `reminders list` shows the IDs") }
+        return found
+    }
+
+    // MARK: Writing
+
+    /// The key of a calendar named `name`, creating it (with the next colour) when there is none.
+    func calendarKey(forName name: String, in txn: ReadWriteTransaction) throws -> String {
+        let existing = try txn.keys(inCollection: Schema.calendars.name)
+        for key in existing where try txn.object(forKey: key, in: Schema.calendars)?.name.lowercased() == name.lowercased() {
+            return key
+        }
+        var key = Self.slug(name)
+        var suffix = 2
+        while existing.contains(key) { key = "\(Self.slug(name))-\(suffix)"; suffix += 1 }
+        let palette: [TerminalColor] = [.green, .magenta, .yellow, .cyan, .red, .blue]
+        try txn.set(EventCalendar(name: name, colour: palette[existing.count % palette.count]), forKey: key, in: Schema.calendars)
+        return key
+    }
+
+    static func slug(_ name: String) -> String {
+        let slug = String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" })
+        return slug.isEmpty ? "calendar" : slug
+    }
+
+    /// The next item ID ("1", "2", ...), counted in the database.
+    func nextID(in txn: ReadWriteTransaction) throws -> String {
+        let next = Int(try txn.object(forKey: "next-id", in: Schema.meta) ?? "1") ?? 1
+        try txn.set(String(next + 1), forKey: "next-id", in: Schema.meta)
+        return String(next)
+    }
+
+    /// Adds an event; returns its ID.
+    public func addEvent(_ title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil) throws -> String {
+        try Self.checkTitle(title)
+        guard end >= start else { throw RemindersError("the event ends before it starts; give an --end after --start") }
+        return try connection.readWrite { txn in
+            let id = try nextID(in: txn)
+            let key = try calendarKey(forName: calendar, in: txn)
+            try txn.set(Event(title: title, start: start, end: end, calendar: key, location: location, notes: notes), forKey: id, in: Schema.events)
+            return id
+        }
+    }
+
+    /// Adds a reminder; returns its ID.
+    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String) throws -> String {
+        try Self.checkTitle(title)
+        guard (0...3).contains(priority) else { throw RemindersError("priority must be 0 (none) to 3 (high), not \(priority)") }
+        return try connection.readWrite { txn in
+            let id = try nextID(in: txn)
+            let key = try calendarKey(forName: calendar, in: txn)
+            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key), forKey: id, in: Schema.reminders)
+            return id
+        }
+    }
+
+    static func checkTitle(_ title: String) throws {
+        guard !title.trimmingCharacters(in: .whitespaces).isEmpty else { throw RemindersError("the title is empty") }
+    }
+
+    /// Marks the reminder `id` done (or open again).
+    public func setDone(_ id: String, done: Bool = true) throws {
+        guard case .reminder(_, var reminder) = try item(id) else { throw RemindersError("\(id) is an event; only reminders can be done") }
+        reminder.done = done
+        try connection.readWrite { try $0.set(reminder, forKey: id, in: Schema.reminders) }
+    }
+
+    /// Changes an item: its title, its date (an event keeps its duration), its calendar.
+    public func edit(_ id: String, title: String? = nil, date: Date? = nil, calendar: String? = nil) throws {
+        if let title { try Self.checkTitle(title) }
+        let item = try item(id)
+        try connection.readWrite { txn in
+            let calendarKey = try calendar.map { try self.calendarKey(forName: $0, in: txn) }
+            switch item {
+            case .event(_, var event):
+                if let title { event.title = title }
+                if let date {
+                    let duration = event.end.timeIntervalSince(event.start)
+                    event.start = date
+                    event.end = date.addingTimeInterval(duration)
+                }
+                if let calendarKey { event.calendar = calendarKey }
+                try txn.set(event, forKey: id, in: Schema.events)
+            case .reminder(_, var reminder):
+                if let title { reminder.title = title }
+                if let date { reminder.due = date }
+                if let calendarKey { reminder.calendar = calendarKey }
+                try txn.set(reminder, forKey: id, in: Schema.reminders)
+            }
+        }
+    }
+
+    /// Moves an item to the same time on the next day after today (`t` in the TUI).
+    public func moveToTomorrow(_ id: String, now: Date) throws {
+        let item = try item(id)
+        var calendar = Foundation.Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let time = item.date.map { calendar.dateComponents([.hour, .minute], from: $0) } ?? DateComponents(hour: 9, minute: 0)
+        let tomorrow = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: now)) ?? now
+        let date = calendar.date(bySettingHour: time.hour ?? 9, minute: time.minute ?? 0, second: 0, of: tomorrow) ?? tomorrow
+        try edit(id, date: date)
+    }
+
+    /// Deletes an item.
+    public func delete(_ id: String) throws {
+        let item = try item(id)
+        try connection.readWrite { txn in
+            switch item {
+            case .event: _ = try txn.remove(key: id, in: Schema.events)
+            case .reminder: _ = try txn.remove(key: id, in: Schema.reminders)
+            }
+        }
+    }
+
+    /// Adds a calendar; returns its key.
+    public func addCalendar(_ name: String, colour: TerminalColor?) throws -> String {
+        try Self.checkTitle(name)
+        guard try calendarKey(named: name) == nil else { throw RemindersError("a calendar named '\(name)' exists already") }
+        return try connection.readWrite { txn in
+            let key = try calendarKey(forName: name, in: txn)
+            if let colour, var calendar = try txn.object(forKey: key, in: Schema.calendars) {
+                calendar.colour = colour
+                try txn.set(calendar, forKey: key, in: Schema.calendars)
+            }
+            return key
+        }
+    }
+
+    /// Renames a calendar or changes its colour, and touches every event and reminder of it in the same commit, so
+    /// that the agenda's next changeset updates every row that shows the calendar.
+    ///
+    /// The views group and sort by the items' own fields, so a calendar change doesn't move any row; but the rows
+    /// show the calendar's name and colour (read by the cells through the data source's pinned transaction), so they
+    /// must be redrawn. Touching them makes them updates in the changeset. The rows are found through the
+    /// `by-calendar` view, whose groups start with the calendar's key: only that calendar's rows are read.
+    /// - Returns: the number of rows touched.
+    @discardableResult
+    public func changeCalendar(_ name: String, newName: String? = nil, colour: TerminalColor? = nil) throws -> Int {
+        if let newName { try Self.checkTitle(newName) }
+        guard let key = try calendarKey(named: name) else {
+            throw RemindersError("no calendar is named '\(name)'; `reminders calendars` lists them")
+        }
+        if let newName, newName.lowercased() != name.lowercased(), try calendarKey(named: newName) != nil {
+            throw RemindersError("a calendar named '\(newName)' exists already")
+        }
+        return try connection.readWrite { txn in
+            guard var calendar = try txn.object(forKey: key, in: Schema.calendars) else { return 0 }
+            if let newName { calendar.name = newName }
+            if let colour { calendar.colour = colour }
+            try txn.set(calendar, forKey: key, in: Schema.calendars)
+            let view = try txn.view("by-calendar")
+            var touched = 0
+            for group in try view.groups() where group.hasPrefix(key + " ") {
+                for id in try view.rowIDs(inGroup: group) {
+                    if try txn.touchObject(forKey: id.key, inCollection: id.collection) { touched += 1 }
+                }
+            }
+            return touched
+        }
+    }
+}

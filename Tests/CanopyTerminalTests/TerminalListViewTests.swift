@@ -1,0 +1,175 @@
+import Canopy
+import CanopySource
+import CanopyTerminal
+import CanopyTestSupport
+import Testing
+
+typealias StaticFactory = Factory<[String], TerminalCell, TerminalSupplementaryView, TerminalListView, IndexPathIndex, IndexPathIndex>
+
+/// A list over fixed rows of columns: a 10-wide name, a flexible title, a 5-wide right-aligned count.
+func makeList(_ rows: [[String]], width: Int, height: Int = 10, colour: Bool = false)
+    -> (TerminalListView, SectionedDatasource<[String], TerminalCell, TerminalSupplementaryView, TerminalListView>) {
+    let list = TerminalListView(width: width, height: height, colour: colour)
+    let factory = StaticFactory()
+    factory.registerCell(.type(TerminalCell.self), in: list) { cell, row, _ in
+        cell.columns = [
+            TerminalColumn(row[0], width: .fixed(10), style: TerminalStyle(foreground: .green)),
+            TerminalColumn(row[1]),
+            TerminalColumn(row[2], width: .fixed(5), alignment: .right),
+        ]
+    }
+    let source = SectionedDatasource(sections: [DatasourceSection(items: rows, header: "Today", footer: "\(rows.count) items")],
+                                     factory: factory, container: list)
+    list.dataSource = source
+    return (list, source)
+}
+
+/// Keeps data sources alive for the length of a test (a list holds its data source weakly, as UIKit does).
+func keepAlive(_ objects: Any...) { withExtendedLifetime(objects) {} }
+
+let sampleRows = [["Ada", "Call about the garden party", "3"], ["東京タワー", "Visit 東京 with 👩‍👩‍👧 family", "12"],
+                  ["Zoë", "Cafe\u{301} au lait, très bon", "100"]]
+
+@Suite("Terminal list view")
+struct TerminalListViewTests {
+    @Test("A wide terminal: columns aligned, wide and combining characters measured by display width")
+    func wideSnapshot() throws {
+        let (list, keep1) = makeList(sampleRows, width: 50)
+        defer { keepAlive(keep1) }
+        let text = try list.renderToString()
+        #expect(text == """
+        Today                                             
+        Ada        Call about the garden party           3
+        東京タワー Visit 東京 with 👩‍👩‍👧 family            12
+        Zoë        Café au lait, très bon              100
+        3 items                                           
+        """)
+        for line in try list.render() { #expect(DisplayWidth.of(line) == 50) }
+    }
+
+    @Test("A narrow terminal truncates by display width with an ellipsis and keeps the columns")
+    func narrowSnapshot() throws {
+        let (list, keep2) = makeList(sampleRows, width: 28)
+        defer { keepAlive(keep2) }
+        let text = try list.renderToString()
+        #expect(text == """
+        Today                       
+        Ada        Call about…     3
+        東京タワー Visit 東京…    12
+        Zoë        Café au la…   100
+        3 items                     
+        """)
+        for line in try list.render() { #expect(DisplayWidth.of(line) == 28) }
+    }
+
+    @Test("Colour only when enabled: escape sequences with colour, none with NO_COLOR or off a terminal")
+    func colour() throws {
+        let (coloured, keep3) = makeList(sampleRows, width: 40, colour: true)
+        defer { keepAlive(keep3) }
+        #expect(try coloured.renderToString().contains("\u{1B}[32mAda"))
+        let (plain, keep4) = makeList(sampleRows, width: 40, colour: false)
+        defer { keepAlive(keep4) }
+        #expect(!(try plain.renderToString().contains("\u{1B}")))
+        #expect(TerminalColorPolicy.isEnabled(isTerminal: true, environment: [:]))
+        #expect(!TerminalColorPolicy.isEnabled(isTerminal: true, environment: ["NO_COLOR": "1"]))
+        #expect(TerminalColorPolicy.isEnabled(isTerminal: true, environment: ["NO_COLOR": ""]))
+        #expect(!TerminalColorPolicy.isEnabled(isTerminal: false, environment: [:]))
+        #expect(!TerminalColorPolicy.isEnabled(isTerminal: true, environment: ["TERM": "dumb"]))
+    }
+
+    @Test("Display widths: ASCII 1, CJK and emoji 2, combining marks 0; truncation never splits a wide character")
+    func displayWidth() {
+        #expect(DisplayWidth.of("abc") == 3)
+        #expect(DisplayWidth.of("東京") == 4)
+        #expect(DisplayWidth.of("e\u{301}") == 1)
+        #expect(DisplayWidth.of("👍") == 2)
+        #expect(DisplayWidth.truncate("東京タワー", to: 4) == "東…")
+        #expect(DisplayWidth.fit("東京タワー", to: 4) == "東… ")
+        #expect(DisplayWidth.fit("a\tb\nc", to: 5) == "a b c")
+    }
+
+    @Test("The viewport renders only the rows it shows, and scrolls to keep the selection in view")
+    func viewport() throws {
+        let rows = (0..<1000).map { ["n\($0)", "row \($0)", "\($0)"] }
+        let (list, keep5) = makeList(rows, width: 30, height: 5)
+        defer { keepAlive(keep5) }
+        list.showsSelection = true
+        _ = try list.render()
+        #expect(list.cellsConfigured == 4)  // header + 4 rows
+        list.handle(.end)
+        let lines = try list.render()
+        #expect(lines.count == 5)
+        #expect(lines[3].hasPrefix("  n998"))
+        #expect(lines[4].hasPrefix("> n999"))
+        #expect(list.cellsConfigured <= 9)
+        list.handle(.home)
+        list.handle(.down)
+        #expect(list.selectedIndexPath == ViewIndexPath(section: 0, row: 1))
+        list.handle(.pageDown)
+        #expect(list.selectedIndexPath == ViewIndexPath(section: 0, row: 5))
+    }
+
+    @Test("A wrong batch is a typed error; the list reloads and shows the data source's state")
+    func wrongBatchRecovers() throws {
+        let (list, source) = makeList(sampleRows, width: 40)
+        _ = try list.render()
+        source.sections[0].items.append(["New", "one more", "1"])
+        // Claims nothing changed although a row was added.
+        let error = try #require(throws: SourceError.self) { try list.performBatchUpdates(BatchUpdates(reloadedRows: [ViewIndexPath(section: 0, row: 0)])) }
+        #expect(error.code == .invalidBatch)
+        #expect(error.message.contains("invalid number of rows in section 0: 3 before"))
+        #expect(list.lastBatchError?.code == .invalidBatch)
+        #expect(list.sectionCounts == [4])
+        let (fresh, keep6) = makeList(source.sections[0].items, width: 40)
+        defer { keepAlive(keep6) }
+        #expect(try list.render().dropFirst().dropLast() == fresh.render().dropFirst().dropLast())
+
+        for bad in [BatchUpdates(insertedRows: [ViewIndexPath(section: 0, row: 9)]),
+                    BatchUpdates(deletedRows: [ViewIndexPath(section: 0, row: 0)], reloadedRows: [ViewIndexPath(section: 0, row: 0)]),
+                    BatchUpdates(insertedSections: [1])] {
+            #expect(throws: SourceError.self) { try list.performBatchUpdates(bad) }
+        }
+        source.sections[0].items.removeFirst()
+        try list.performBatchUpdates(BatchUpdates(deletedRows: [ViewIndexPath(section: 0, row: 0)]))
+        #expect(list.lastBatchError == nil && list.sectionCounts == [3])
+    }
+
+    @Test("The reuse pool hands back cells after rendering instead of making new ones")
+    func reusePool() throws {
+        final class CountingCell: TerminalCell {
+            nonisolated(unsafe) static var made = 0
+            required init() { CountingCell.made += 1 }
+        }
+        let list = TerminalListView(width: 20, height: 3)
+        let factory = StaticFactory()
+        factory.registerCell(.type(CountingCell.self), in: list) { cell, row, _ in cell.columns = [TerminalColumn(row[0])] }
+        let source = StaticDatasource(items: (0..<100).map { ["\($0)"] }, factory: factory, container: list)
+        list.dataSource = source
+        for _ in 0..<20 {
+            list.handle(.pageDown)
+            _ = try list.render()
+        }
+        #expect(list.cellsConfigured > 20)
+        #expect(CountingCell.made <= 3)
+    }
+
+    @Test("The screen rewrites only the lines that changed")
+    func screenDiff() {
+        var written = ""
+        let screen = TerminalScreen { written += $0 }
+        screen.draw(["a", "b", "c"])
+        #expect(screen.linesRewritten == 3)
+        written = ""
+        screen.draw(["a", "B", "c"])
+        #expect(screen.linesRewritten == 1)
+        #expect(written == "\u{1B}[2;1HB\u{1B}[0m\u{1B}[K")
+        screen.draw(["a"])
+        #expect(screen.linesRewritten == 2)
+    }
+
+    @Test("Keys: arrows, paging, home/end and characters from raw bytes")
+    func keys() {
+        let bytes: [UInt8] = Array("\u{1B}[A\u{1B}[B\u{1B}[5~\u{1B}[6~\u{1B}[H\u{1B}[Fq ".utf8)
+        #expect(Key.parse(bytes) == [.up, .down, .pageUp, .pageDown, .home, .end, .character("q"), .character(" ")])
+    }
+}

@@ -1,0 +1,119 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import RemindersKit
+import Testing
+
+@Suite("reminders, live", .serialized)
+struct LiveTests {
+    @Test("Renaming a calendar is a changeset of updates for every row that shows it", .timeLimit(.minutes(1)))
+    func renameUpdatesRows() throws {
+        try withDatabasePath { path, _ in
+            let store = try RemindersStore(path: path, timeZone: TimeZone(identifier: "UTC") ?? .current)
+            let day = fixedNow.addingTimeInterval(3600)
+            for title in ["A", "B", "C"] { _ = try store.addEvent(title, start: day, end: day, calendar: title == "B" ? "Home" : "Work") }
+            let agenda = try AgendaList(store: store, mappings: ViewMappings(view: "agenda", groupFilter: { _ in true }), now: fixedNow,
+                                        width: 60, height: 10, colour: false)
+            #expect(try agenda.allLines().filter { $0.contains("Work") }.count == 2)
+            try store.changeCalendar("Work", newName: "Office")
+            let changeset = try agenda.dataSource.advance()
+            #expect(changeset.rowChanges.map(\.kind) == [.update, .update])
+            #expect(agenda.list.lastBatchError == nil)
+            let lines = try agenda.allLines()
+            #expect(lines.filter { $0.contains("Office") }.count == 2 && !lines.contains { $0.contains("Work") })
+        }
+    }
+
+    @Test("watch (not a terminal) prints the agenda, then the changeset of a commit", .timeLimit(.minutes(1)))
+    func watchLog() throws {
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "reminder", "First", "--due", "today 10:00", "--db", path]).status == 0)
+            let out = Output()
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                let context = RemindersContext(environment: [:], now: fixedNow, timeZone: TimeZone(identifier: "UTC") ?? .current,
+                                               output: out.append, errorOutput: out.append)
+                _ = RemindersCLI.run(["watch", "--db", path, "--exit-after", "1"], context: context)
+                done.signal()
+            }
+            thread.start()
+            // Wait for the watcher to be up (it prints its banner), then write.
+            let deadline = Date().addingTimeInterval(20)
+            while !out.text.contains("Watching"), Date() < deadline { usleep(10_000) }
+            #expect(reminders(["add", "reminder", "Second", "--due", "today 11:00", "--db", path]).status == 0)
+            #expect(done.wait(timeout: .now() + 20) == .success)
+            #expect(out.text.contains("[ ] First"))
+            #expect(out.text.contains("+ row [0, 1]: Second (#2) added"), "\(out.text)")
+        }
+    }
+
+    static var remindersBinary: String? {
+        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("reminders").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/reminders"
+        return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+    }
+
+    /// Runs a command through `sh` with its output in a temporary file (a tmux server started by `new-session` keeps
+    /// inherited descriptors open, so a pipe would never reach end of file).
+    @discardableResult
+    static func shell(_ executable: String, _ arguments: [String], captureOutput: Bool = true) throws -> (status: Int32, output: String) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("reminders-shell-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let command = ([executable] + arguments).map(quote).joined(separator: " ") + " </dev/null >\(quote(file)) 2>&1"
+        // posix_spawn + waitpid rather than Foundation.Process, whose exit monitoring never saw tmux's client exit.
+        var pid: pid_t = 0
+        let words: [String] = ["/bin/sh", "-c", command]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { throw RemindersError("could not run \(executable)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        let output = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        return ((status >> 8) & 0xFF, output)
+    }
+
+    @Test("tui in a pseudo-terminal (tmux) shows an item added by a second process",
+          .timeLimit(.minutes(1)))
+    func tuiInTmux() throws {
+        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
+        let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "reminder", "Already there", "--due", "today 10:00", "--db", path]).status == 0)
+            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
+            try Self.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "100", "-y", "20",
+                                      "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
+            defer { _ = try? Self.shell(tmuxPath, ["-L", socket, "kill-server"]) }
+            func screen() throws -> String { try Self.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
+            func waitFor(_ text: String) throws -> Bool {
+                let deadline = Date().addingTimeInterval(15)
+                while Date() < deadline {
+                    if try screen().contains(text) { return true }
+                    usleep(20_000)
+                }
+                return false
+            }
+            #expect(try waitFor("Already there"), "screen: \((try? screen()) ?? "")")
+            // A second process adds an item; the running tui picks up its commit.
+            let added = try Self.shell(binary, ["add", "reminder", "Call Ada", "--due", "today 23:00", "--db", path])
+            #expect(added.status == 0, "\(added.output)")
+            #expect(try waitFor("Call Ada"), "screen: \((try? screen()) ?? "")")
+            // Keys: select the first row and mark it done; it leaves the agenda through the changeset.
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Home", "Space"])
+            let deadline = Date().addingTimeInterval(15)
+            var gone = false
+            while Date() < deadline, !gone {
+                gone = try !screen().contains("[ ] Already there")  // the status line says "Done: Already there."
+                if !gone { usleep(20_000) }
+            }
+            #expect(gone, "screen: \((try? screen()) ?? "")")
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import RemindersKit
+import Testing
+
+@Suite("reminders, end to end", .serialized)
+struct RemindersCommandTests {
+    /// Adds the four items of the golden tests.
+    func seed(_ path: String) {
+        #expect(reminders(["add", "event", "Dentist", "--start", "2026-11-25 10:00", "--calendar", "Health", "--location", "Clinic", "--db", path]).status == 0)
+        #expect(reminders(["add", "reminder", "Buy milk", "--due", "today 17:00", "--priority", "2", "--db", path]).status == 0)
+        #expect(reminders(["add", "event", "Standup", "--start", "tomorrow 9:30", "--end", "tomorrow 9:45", "--calendar", "Work", "--db", path]).status == 0)
+        #expect(reminders(["add", "reminder", "Plan holiday", "--db", path]).status == 0)
+    }
+
+    @Test("add, then list: the agenda grouped by day and sorted by time (golden output)")
+    func golden() throws {
+        try withDatabasePath { path, _ in
+            let added = reminders(["add", "event", "Dentist", "--start", "2026-11-25 10:00", "--calendar", "Health", "--location", "Clinic", "--db", path])
+            #expect(added.out == "Added event #1: Dentist, Wed 25 Nov 10:00–11:00\n")
+            #expect(reminders(["add", "reminder", "Buy milk", "--due", "today 17:00", "--priority", "2", "--db", path]).out
+                    == "Added reminder #2: Buy milk, due Mon 23 Nov 17:00\n")
+            #expect(reminders(["add", "event", "Standup", "--start", "tomorrow 9:30", "--end", "tomorrow 9:45", "--calendar", "Work", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Plan holiday", "--db", path]).status == 0)
+            let list = reminders(["list", "--db", path])
+            #expect(list.status == 0 && list.err.isEmpty)
+            #expect(list.out == """
+            Monday 23 November 2026 · today                                                 
+               17:00    [ ] Buy milk !!                                     Personal      #2
+            Tuesday 24 November 2026 · tomorrow                                             
+            09:30–09:45 Standup                                             Work          #3
+            Wednesday 25 November 2026                                                      
+            10:00–11:00 Dentist @ Clinic                                    Health        #1
+            Some day                                                                        
+                        [ ] Plan holiday                                    Personal      #4
+
+            """)
+            let day = reminders(["list", "--day", "tomorrow", "--db", path])
+            #expect(day.out.contains("Standup") && !day.out.contains("Dentist"))
+            let work = reminders(["list", "--calendar", "work", "--db", path])
+            #expect(work.out.hasPrefix("Work · Tuesday 24 November 2026") && !work.out.contains("Buy milk"))
+        }
+    }
+
+    @Test("list --json is valid JSON with the sections and items")
+    func json() throws {
+        try withDatabasePath { path, _ in
+            seed(path)
+            let result = reminders(["list", "--json", "--db", path])
+            #expect(result.status == 0)
+            struct Agenda: Decodable {
+                struct Section: Decodable { var group: String; var title: String; var items: [Item] }
+                struct Item: Decodable { var id: String; var kind: String; var title: String; var calendar: String; var start: Date?; var due: Date? }
+                var sections: [Section]
+            }
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            let agenda = try decoder.decode(Agenda.self, from: Data(result.out.utf8))
+            #expect(agenda.sections.map(\.group) == ["2026-11-23", "2026-11-24", "2026-11-25", "someday"])
+            #expect(agenda.sections[2].items.first?.title == "Dentist" && agenda.sections[2].items.first?.calendar == "Health")
+            #expect(agenda.sections[0].items.first?.kind == "reminder")
+            #expect(agenda.sections[2].items.first?.start == Date(timeIntervalSince1970: 1_795_600_800))
+        }
+    }
+
+    @Test("done, edit and delete change the agenda; overdue lists open reminders past due")
+    func editing() throws {
+        try withDatabasePath { path, _ in
+            seed(path)
+            #expect(reminders(["done", "2", "--db", path]).out == "Done: #2.\n")
+            #expect(!reminders(["list", "--db", path]).out.contains("Buy milk"))
+            #expect(reminders(["edit", "1", "--to", "tomorrow 8:00", "--title", "Dentist (moved)", "--db", path]).status == 0)
+            let list = reminders(["list", "--day", "tomorrow", "--db", path]).out
+            #expect(list.contains("08:00–09:00 Dentist (moved)"))
+            #expect(reminders(["delete", "3", "--db", path]).status == 0)
+            #expect(!reminders(["list", "--db", path]).out.contains("Standup"))
+            #expect(reminders(["add", "reminder", "Late", "--due", "2026-11-20 10:00", "--db", path]).status == 0)
+            let overdue = reminders(["list", "--overdue", "--db", path])
+            #expect(overdue.out.contains("Late") && !overdue.out.contains("Plan holiday"))
+            let later = reminders(["list", "--overdue", "--db", path], now: Date(timeIntervalSince1970: 1_795_420_800 - 30 * 86_400))
+            #expect(later.out == "Nothing overdue.\n")
+        }
+    }
+
+    @Test("calendars: list, add with a colour, rename (every item follows), recolour")
+    func calendars() throws {
+        try withDatabasePath { path, _ in
+            seed(path)
+            #expect(reminders(["calendars", "add", "Family", "--colour", "green", "--db", path]).status == 0)
+            let rename = reminders(["calendars", "rename", "Work", "Office", "--db", path])
+            #expect(rename.out == "Renamed Work to Office (1 items).\n")
+            #expect(reminders(["list", "--db", path]).out.split(separator: "\n").contains { $0.contains("Standup") && $0.contains("Office") })
+            #expect(reminders(["calendars", "colour", "Office", "red", "--db", path]).status == 0)
+            let listed = reminders(["calendars", "--db", path]).out
+            #expect(listed.contains("Office           red      (work)") && listed.contains("Family           green    (family)"))
+        }
+    }
+
+    @Test("Bad input: a clear message on stderr, a non-zero exit, nothing written", arguments: [
+        (["done", "99"], "no event or reminder has ID 99"),
+        (["add", "event", "X", "--start", "someday soon"], "can't read the date 'someday soon'"),
+        (["add", "event", "X", "--start", "2026-11-25 10:00", "--end", "2026-11-25 09:00"], "ends before it starts"),
+        (["add", "reminder", "X", "--due", "2026-02-30"], "can't read the date"),
+        (["add", "reminder", "X", "--priority", "7"], "priority must be 0"),
+        (["edit", "1"], "nothing to change"),
+        (["edit", "99", "--title", "Y"], "no event or reminder has ID 99"),
+        (["calendars", "rename", "Nope", "Other"], "no calendar is named 'Nope'"),
+        (["calendars", "add", "Z", "--colour", "pink"], "unknown colour 'pink'"),
+        (["list", "--overdue", "--day", "today"], "can't be combined"),
+    ])
+    func badInput(arguments: [String], message: String) throws {
+        try withDatabasePath { path, _ in
+            seed(path)
+            let before = try contents(of: path)
+            let result = reminders(arguments + ["--db", path])
+            #expect(result.status != 0)
+            #expect(result.err.contains(message), "stderr: \(result.err)")
+            #expect(result.out.isEmpty)
+            #expect(try contents(of: path) == before)
+        }
+    }
+
+    @Test("A missing database directory, a file in the way, and another app's database are refused without writing")
+    func badDatabases() throws {
+        try withDatabasePath { path, directory in
+            let missing = directory.appending("no/such/dir/db")
+            let result = reminders(["add", "reminder", "X", "--db", missing])
+            #expect(result.status == 1 && result.err.contains("does not exist"))
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("no")))
+
+            let file = directory.appending("file")
+            FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+            let inFile = reminders(["add", "reminder", "X", "--db", file + "/db"])
+            #expect(inFile.status == 1 && inFile.err.contains("does not exist (or is not a directory)"))
+            let isFile = reminders(["add", "reminder", "X", "--db", file])
+            #expect(isFile.status == 1 && isFile.err.contains("is a file"))
+
+            let other = directory.appending("other")
+            let database = try Database(path: other, options: .init(durability: .metadataOnly))  // as the tool opens it (one Database per path per process)
+            try database.newConnection().readWrite { txn in
+                try txn.set("hello", forKey: "k", in: TypedCollection<String, NoMetadata>("notes"))
+            }
+            let before = try database.currentSnapshot()
+            let foreign = reminders(["add", "reminder", "X", "--db", other])
+            #expect(foreign.status == 1 && foreign.err.contains("another app's database (collections: notes)"), "stderr: \(foreign.err)")
+            #expect(try database.currentSnapshot() == before)
+            #expect(try database.newConnection().read { try $0.collectionNames() } == ["notes"])
+
+            let listMissing = reminders(["list", "--db", path])
+            #expect(listMissing.status == 0 && listMissing.out.hasPrefix("Nothing yet"))
+            #expect(!RemindersStore.exists(at: path))
+        }
+    }
+
+    @Test("Usage errors and help come from ArgumentParser with its exit codes")
+    func usage() {
+        let unknown = reminders(["frobnicate"])
+        #expect(unknown.status == 64 && unknown.err.contains("Unexpected argument 'frobnicate'"))
+        let help = reminders(["--help"])
+        #expect(help.status == 0 && help.out.contains("SUBCOMMANDS") && help.out.contains("watch"))
+    }
+
+    @Test("The default database is $XDG_DATA_HOME/reminders")
+    func defaultPath() throws {
+        try withDatabasePath { _, directory in
+            let result = reminders(["add", "reminder", "X"], environment: ["XDG_DATA_HOME": directory.path])
+            #expect(result.status == 0)
+            #expect(RemindersStore.exists(at: directory.appending("reminders")))
+            #expect(reminders(["list"], environment: ["XDG_DATA_HOME": directory.path]).out.contains("[ ] X"))
+        }
+    }
+
+    @Test("Dates: absolute, today, tomorrow, weekdays, times; a day alone is 9:00")
+    func dates() throws {
+        let input = DateInput(now: fixedNow, timeZone: TimeZone(identifier: "UTC") ?? .current)
+        func iso(_ text: String) throws -> String { ISO8601DateFormatter().string(from: try input.parse(text)) }
+        #expect(try iso("2026-11-25 10:00") == "2026-11-25T10:00:00Z")
+        #expect(try iso("today 17:00") == "2026-11-23T17:00:00Z")
+        #expect(try iso("tomorrow") == "2026-11-24T09:00:00Z")
+        #expect(try iso("fri 9:30") == "2026-11-27T09:30:00Z")
+        #expect(try iso("monday") == "2026-11-30T09:00:00Z")
+        #expect(try iso("18:45") == "2026-11-23T18:45:00Z")
+        for bad in ["", "25/11/2026", "today tomorrow", "24:00", "2026-13-01", "fri 9"] {
+            #expect(throws: RemindersError.self) { try input.parse(bad) }
+        }
+    }
+
+    @Test("The demo runs on a fresh temporary database, prints its path and every step's changeset")
+    func demo() throws {
+        try withDatabasePath { path, _ in
+            let result = reminders(["demo", "--db", path])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(result.out.contains("Database: \(path)"))
+            #expect(result.out.contains("1. Seeded 50 events and reminders"))
+            #expect(result.out.contains("+ row [0, "))
+            #expect(result.out.contains("moved to [1, "))
+            #expect(result.out.contains("updated: "))
+            #expect(result.out.contains("Office"))
+            let again = reminders(["demo", "--db", path])
+            #expect(again.status == 1 && again.err.contains("holds a database already"))
+        }
+    }
+}
