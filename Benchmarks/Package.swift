@@ -26,6 +26,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Canopy", package: "Canopy"),
                 .product(name: "LMDB", package: "Canopy"),
+                .product(name: "CanopySource", package: "Canopy"),
+                .product(name: "CanopyTerminal", package: "Canopy"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "CLMDBBench",

@@ -245,4 +245,5 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     viewBenchmarks()
+    sourceBenchmarks()
 }
