@@ -118,13 +118,4 @@ extension JSONValue {
 }
 
 /// The `canopy` executable built next to the test bundle, if any.
-let canopyExecutable: String? = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("canopy").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/canopy"
-    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
-}()
+let canopyExecutable: String? = builtExecutable(named: "canopy")

@@ -162,13 +162,4 @@ struct HotBackupTests {
 }
 
 /// The CrashWriter executable (a writer that commits until killed), built next to the test bundle.
-let crashWriterExecutable: String? = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("CrashWriter").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/CrashWriter"
-    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
-}()
+let crashWriterExecutable: String? = builtExecutable(named: "CrashWriter")

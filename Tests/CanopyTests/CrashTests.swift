@@ -12,16 +12,22 @@ struct CrashTests {
         var part: String
     }
 
-    static var writerPath: String? {
-        // The CrashWriter executable is built next to the test bundle.
-        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("CrashWriter").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/CrashWriter"
-        return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+    static var writerPath: String? { builtExecutable(named: "CrashWriter") }
+
+    /// Runs the writer with `arguments`, lets it commit for a random while, kills it without warning, and returns the
+    /// last commit it acknowledged (`nil` when it acknowledged none).
+    static func runAndKill(_ writer: String, _ arguments: [String], random: inout SeededRandom) throws -> Int? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: writer)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        usleep(UInt32(Int.random(in: 20_000..<250_000, using: &random)))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return output.split(separator: "\n").compactMap { line in line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil }.max()
     }
 
     @Test(.timeLimit(.minutes(10)))
@@ -36,20 +42,7 @@ struct CrashTests {
         let counter = TypedCollection<Int, NoMetadata>("counter")
         var lastChecked = 0
         for round in 0..<kills {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: writer)
-            process.arguments = [path, "full"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            // Let it commit for a random while, then kill it without warning.
-            usleep(UInt32(Int.random(in: 20_000..<250_000, using: &random)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let acknowledged = output.split(separator: "\n").compactMap { line in
-                line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil
-            }.max() ?? lastChecked
+            let acknowledged = try Self.runAndKill(writer, [path, "full"], random: &random) ?? lastChecked
 
             let database = try Database(path: path, options: .init(durability: .full))
             try database.newConnection().read { txn throws in
@@ -83,19 +76,7 @@ struct CrashTests {
         let counter = TypedCollection<Int, NoMetadata>("counter")
         var lastChecked = 0
         for round in 0..<kills {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: writer)
-            process.arguments = [path, "none", "--with-view"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            usleep(UInt32(Int.random(in: 20_000..<250_000, using: &random)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let acknowledged = output.split(separator: "\n").compactMap { line in
-                line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil
-            }.max() ?? lastChecked
+            let acknowledged = try Self.runAndKill(writer, [path, "none", "--with-view"], random: &random) ?? lastChecked
 
             let database = try Database(path: path, options: .init(durability: .none))
             let view = crashWriterView()

@@ -47,16 +47,7 @@ struct LiveTests {
         }
     }
 
-    static var remindersBinary: String? {
-        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("reminders").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/reminders"
-        return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
-    }
+    static var remindersBinary: String? { builtExecutable(named: "reminders") }
 
     /// Runs a command through `sh` with its output in a temporary file (a tmux server started by `new-session` keeps
     /// inherited descriptors open, so a pipe would never reach end of file).
