@@ -42,7 +42,7 @@ let package = Package(
         // The child process of the crash test: commits numbered transactions until it is killed.
         .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
-        .target(name: "CanopyCLI", dependencies: ["Canopy", "LMDB", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "CanopyCLI", dependencies: ["Canopy", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),

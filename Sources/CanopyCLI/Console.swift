@@ -35,9 +35,10 @@ public final class Console: Sendable {
     /// The process's standard output and standard error.
     public static let standard = Console(sink: .process, outputIsTerminal: isatty(1) == 1, errorsAreTerminal: isatty(2) == 1)
 
-    /// A console that keeps what is written, for tests; read it with ``output`` and ``errors``.
-    public static func capturing() -> Console {
-        Console(sink: .capture, outputIsTerminal: false, errorsAreTerminal: false)
+    /// A console that keeps what is written, for tests; read it with ``output`` and ``errors``. With
+    /// `outputIsTerminal`, commands write as they do for a terminal (a list view instead of plain columns).
+    public static func capturing(outputIsTerminal: Bool = false) -> Console {
+        Console(sink: .capture, outputIsTerminal: outputIsTerminal, errorsAreTerminal: false)
     }
 
     /// The console of the running command.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Canopy
+import CanopySource
+import CanopyTerminal
 import Foundation
 
 extension CanopyCommand {
@@ -130,13 +132,47 @@ extension CanopyCommand {
                 ]).text)
                 return
             }
+            let shown = rows.isEmpty ? "no rows" : "rows \(offset + 1)-\(offset + rows.count)"
+            let footer = "\(shown) of \(total) at snapshot \(snapshot)" + (offset + rows.count < total ? "; next page: --offset \(offset + rows.count)" : "")
+            if console.outputIsTerminal {
+                // For people at a terminal: CanopyTerminal's list view, a section per group (colour unless NO_COLOR).
+                let width = TerminalDevice.size()?.columns ?? 100
+                let colour = TerminalColorPolicy.isEnabled(isTerminal: isatty(1) == 1, environment: ProcessInfo.processInfo.environment)
+                console.line(try Self.renderList(rows, width: width, colour: colour))
+                console.line(footer)
+                return
+            }
             var table = TextTable("GROUP", "INDEX", "COLLECTION", "KEY", "OBJECT")
             for row in rows {
                 table.add(row.group, String(row.index), row.id.collection, row.id.key, row.object.map { summary($0) } ?? "(\(row.problem ?? "?"))")
             }
             console.line(table.render())
-            let shown = rows.isEmpty ? "no rows" : "rows \(offset + 1)-\(offset + rows.count)"
-            console.line("\(shown) of \(total) at snapshot \(snapshot)" + (offset + rows.count < total ? "; next page: --offset \(offset + rows.count)" : ""))
+            console.line(footer)
+        }
+
+        /// The page as CanopyTerminal's list view renders it: a section per group (its name as the header), a row per
+        /// entry with its index, collection/key and object summary in aligned columns.
+        static func renderList(_ rows: [Row], width: Int, colour: Bool) throws -> String {
+            var sections: [DatasourceSection<Row>] = []
+            for row in rows {
+                if sections.last?.header == row.group {
+                    sections[sections.count - 1].items.append(row)
+                } else {
+                    sections.append(DatasourceSection(items: [row], header: row.group))
+                }
+            }
+            let list = TerminalListView(width: max(20, width), height: rows.count + 2 * sections.count, colour: colour)
+            let factory = SectionedDatasource<Row, TerminalCell, TerminalSupplementaryView, TerminalListView>.SourceFactory()
+            factory.registerCell(.type(TerminalCell.self), in: list) { cell, row, _ in
+                cell.columns = [
+                    TerminalColumn(String(row.index), width: .fixed(7), alignment: .right),
+                    TerminalColumn("\(row.id.collection)/\(row.id.key)", width: .fixed(28)),
+                    TerminalColumn(row.object.map { summary($0) } ?? "(\(row.problem ?? "?"))"),
+                ]
+            }
+            let source = SectionedDatasource(sections: sections, factory: factory, container: list)
+            list.dataSource = source
+            return try withExtendedLifetime(source) { try list.renderToString() }
         }
     }
 }

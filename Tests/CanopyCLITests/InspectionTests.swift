@@ -64,6 +64,28 @@ struct InspectionTests {
         }
     }
 
+    @Test("at a terminal, view renders with CanopyTerminal's list view: a header per group, aligned rows", .timeLimit(.minutes(1)))
+    func viewAtATerminal() async throws {
+        try await withFixture { path, _ in
+            let console = Console.capturing(outputIsTerminal: true)
+            let status = await CanopyCLI.run(["view", path, "by-list"], console: console)
+            #expect(status == 0)
+            // The list view pads each line to the terminal's width.
+            let lines = console.output.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }
+            #expect(lines.first == "home", "\(console.output)")
+            #expect(lines.contains("work"))
+            let t6 = try #require(lines.first { $0.contains("tasks/t6") })
+            #expect(t6.hasPrefix("      0 tasks/t6"), "\(t6)")
+            #expect(t6.contains(#"{"title":"Plan trip""#))
+            // Columns stay aligned: the object column starts at the same place in every row.
+            let starts = lines.filter { $0.contains("tasks/") }.compactMap { $0.range(of: "{")?.lowerBound.utf16Offset(in: $0) }
+            #expect(starts.count == 6 && Set(starts).count == 1, "\(starts)")
+            #expect(lines.contains("rows 1-6 of 6 at snapshot 3"))
+            #expect(!console.output.contains("\u{1B}["), "no colour when the output is not a real terminal")
+        }
+    }
+
     @Test("info --json: sizes, snapshot, collections with counts and codecs, views with parent, groups, rows, snapshot")
     func infoJSON() async throws {
         try await withFixture { path, _ in
