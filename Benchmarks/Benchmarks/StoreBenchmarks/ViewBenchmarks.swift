@@ -231,16 +231,17 @@ func viewBenchmarks() {
 
     // MARK: Changeset cost of one change in a 10k-row group / in a 300-row group / in a 10k-row group through a window.
 
-    // The same in a 10k-row group shown through a flexible window of the last 300 rows (at most 400) whose cells
-    // depend on both neighbours: measured against the 300-row group without them.
+    // The same with the group shown through a flexible window of its last 100 rows (at most 150) whose cells depend
+    // on both neighbours, in a 10k-row group and in a 300-row group: the same mappings at two sizes.
     let flexibleMappings: ViewMappings = {
         var mappings = ViewMappings(groups: ["all"], view: "single")
-        mappings.setOptions(.init(range: .flexible(.init(length: 300, from: .end, maxLength: 400, growth: .both)),
+        mappings.setOptions(.init(range: .flexible(.init(length: 100, from: .end, maxLength: 150, growth: .both)),
                                   drawingDependencies: [-1, 1]), forGroup: "all")
         return mappings
     }()
     let changesetCases: [(label: String, size: Int, mappings: ViewMappings?)] = [
         ("group-10000", 10_000, nil), ("group-300", 300, nil), ("group-flexible-10000", 10_000, flexibleMappings),
+        ("group-flexible-300", 300, flexibleMappings),
     ]
     for (label, size, mappings) in changesetCases {
         let fixture = Fixture<ViewStore>()
