@@ -30,38 +30,7 @@ extension ReadWriteTransaction {
             }
         }
         let record = try collectionRecordForWriting(collection, codec: codec)
-        let id = RowID(collection: collection, key: key)
-        var value = [UInt8]()
-        value.reserveCapacity(objectBytes.count + 1)
-        value.append(metadataBytes == nil ? 0 : 1)
-        value.append(contentsOf: objectBytes)
-        let hadMetadata: Bool? = try withRowKey(record, key, collection: collection) { rowKey in
-            try guarded {
-                let existing: Bool? = try value.withUnsafeBytes { valueBytes in
-                    try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in (old.first ?? 0) & 1 != 0 }
-                }
-                if existing != nil {
-                    try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
-                }
-                if let metadataBytes {
-                    try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
-                } else if existing == true {
-                    try writeStorage.delete(rowKey, in: tables.metadata)
-                }
-                return existing
-            }
-        }
-        didWrite = true
-        cacheState.objectCache.remove(id)
-        cacheState.metadataCache.remove(id)
-        let metadataChanged = metadataBytes != nil || hadMetadata == true
-        changes.changed(key, in: collection, object: true, metadata: metadataChanged)
-        guard !writers.isEmpty else { return }
-        let row = WrittenRow(
-            id: id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
-            object: nil, objectBytes: objectBytes, metadata: nil, metadataBytes: .some(metadataBytes))
-        for (_, writer) in writers {
-            if hadMetadata == nil { try writer.didInsert(row) } else { try writer.didUpdate(row) }
-        }
+        try writeRow(record: record, id: RowID(collection: collection, key: key), objectBytes: objectBytes,
+                     metadataBytes: metadataBytes, object: nil, metadata: nil)
     }
 }

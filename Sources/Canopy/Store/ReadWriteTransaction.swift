@@ -129,12 +129,18 @@ public final class ReadWriteTransaction: ReadTransaction {
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
-        let flags: UInt8 = metadataBytes == nil ? 0 : 1
+        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: object, metadata: metadata)
+    }
+
+    /// Writes a row's stored bytes (object, and metadata or none), then tells the caches, the change log and the
+    /// extensions. `object` and `metadata` are the Swift values when the caller has them (they are cached and handed
+    /// to extensions); without them the cached values are dropped and extensions decode the bytes.
+    func writeRow(record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Any?, metadata: Any?) throws {
         var value = [UInt8]()
         value.reserveCapacity(objectBytes.count + 1)
-        value.append(flags)
+        value.append(metadataBytes == nil ? 0 : 1)
         value.append(contentsOf: objectBytes)
-        let hadMetadata: Bool? = try withRowKey(record, key, collection: collection.name) { rowKey in
+        let hadMetadata: Bool? = try withRowKey(record, id.key, collection: id.collection) { rowKey in
             try guarded {
                 let existing: Bool? = try value.withUnsafeBytes { valueBytes in
                     try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in (old.first ?? 0) & 1 != 0 }
@@ -151,10 +157,10 @@ public final class ReadWriteTransaction: ReadTransaction {
             }
         }
         didWrite = true
-        cacheState.objectCache.set(object, for: id)
+        if let object { cacheState.objectCache.set(object, for: id) } else { cacheState.objectCache.remove(id) }
         if let metadata { cacheState.metadataCache.set(metadata, for: id) } else { cacheState.metadataCache.remove(id) }
         let metadataChanged = metadataBytes != nil || hadMetadata == true
-        changes.changed(key, in: collection.name, object: true, metadata: metadataChanged)
+        changes.changed(id.key, in: id.collection, object: true, metadata: metadataChanged)
         guard !writers.isEmpty else { return }
         let row = WrittenRow(
             id: id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
