@@ -5,55 +5,6 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A child process whose standard output is read line by line.
-final class Child: Sendable {
-    let process: Process
-    private let lines = Mutex<[String]>([])
-    private let available = DispatchSemaphore(value: 0)
-
-    init(_ executable: String, _ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.standardError
-        let handle = pipe.fileHandleForReading
-        try process.run()
-        Thread { [self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                    available.signal()
-                }
-            }
-        }.start()
-    }
-
-    /// The next line, or `nil` when none comes within `seconds` (a bound on a hang, not a timing).
-    func nextLine(seconds: Int = 30) -> String? {
-        guard available.wait(timeout: .now() + .seconds(seconds)) == .success else { return nil }
-        return lines.withLock { $0.removeFirst() }
-    }
-
-    /// Waits for the process to exit (at most `seconds`, then kills it) and returns its status.
-    func finish(seconds: Int = 30) -> Int32? {
-        let deadline = Date().addingTimeInterval(Double(seconds))
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
-            return nil
-        }
-        return process.terminationStatus
-    }
-}
-
 @Suite("canopy watch in a child process")
 struct WatchTests {
     /// A row change as `watch --json` prints it: kind, collection, key, original and final index paths.
@@ -92,7 +43,7 @@ struct WatchTests {
         let observer = try ViewObserver(database: database, mappings: ViewMappings(view: "by-list", groupFilter: { _ in true }))
         let connection = database.newConnection()
 
-        let child = try Child(executable, ["watch", path, "--view", "by-list", "--json", "--count", "3", "--announce"])
+        let child = try ChildProcess(executable, ["watch", path, "--view", "by-list", "--json", "--count", "3", "--announce"])
         let announced = try #require(child.nextLine(), "watch did not start")
         #expect(try JSONValue.parse(announced)["watching"]?.stringValue == "by-list")
 
@@ -115,7 +66,7 @@ struct WatchTests {
             #expect(printed["sections"]?.elements.count == expected.sectionChanges.count)
             #expect(!Self.changes(expected).isEmpty)
         }
-        #expect(child.finish() == 0)
+        #expect(child.waitForExit() == 0)
     }
 
     @Test("watch without --view prints each commit's snapshot and changed keys as JSON lines", .timeLimit(.minutes(1)))
@@ -127,7 +78,7 @@ struct WatchTests {
         try makeFixture(at: path)
         let database = try Database(path: path, options: .init(durability: .none))
         let connection = database.newConnection()
-        let child = try Child(executable, ["watch", path, "--json", "--count", "2", "--announce"])
+        let child = try ChildProcess(executable, ["watch", path, "--json", "--count", "2", "--announce"])
         let announced = try JSONValue.parse(try #require(child.nextLine(), "watch did not start"))
         let start = try #require(announced["snapshot"]?.intValue)
 
@@ -140,7 +91,7 @@ struct WatchTests {
         let second = try JSONValue.parse(try #require(child.nextLine()))
         #expect(second["snapshot"]?.intValue == start + 2)
         #expect(second["removedKeys"]?["memos"]?.elements.compactMap(\.stringValue) == ["m1"])
-        #expect(child.finish() == 0)
+        #expect(child.waitForExit() == 0)
     }
 }
 
@@ -156,7 +107,7 @@ extension WatchTests {
         try database.register(byList())
         try database.register(urgent())
         let connection = database.newConnection()
-        let child = try Child(executable, ["watch", path, "--view", "by-list", "--group", "work", "--count", "1", "--announce"])
+        let child = try ChildProcess(executable, ["watch", path, "--view", "by-list", "--group", "work", "--count", "1", "--announce"])
         #expect(child.nextLine()?.hasPrefix("watching view by-list from snapshot") == true)
         // A commit to the other group only: no changeset for "work" (empty ones are not printed).
         try connection.readWrite { txn in
@@ -168,7 +119,7 @@ extension WatchTests {
         let header = try #require(child.nextLine())
         #expect(header.hasSuffix(": 0 section change(s), 1 row change(s)"), "\(header)")
         #expect(child.nextLine() == "  insert tasks/t21 [0, 0]")
-        #expect(child.finish() == 0)
+        #expect(child.waitForExit() == 0)
     }
 }
 

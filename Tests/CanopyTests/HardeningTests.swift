@@ -11,6 +11,9 @@ import Testing
 struct HardeningTests {
     static let entries = crashWriterEntries
 
+    /// The CrashWriter executable, the child process of these tests.
+    static func writer() throws -> String { try #require(CrashTests.writerPath, "the CrashWriter executable was not built") }
+
     /// Rows of `bytes` bytes, `count` per commit.
     static func writeRows(_ connection: Connection, commits: Int, rowsPerCommit: Int, bytes: Int, start: Int = 0) throws {
         let payload = String(repeating: "x", count: bytes)
@@ -136,7 +139,7 @@ struct HardeningTests {
             }
         }
         // ~10 MB from another process, whose map starts at 1 MiB too and grows past ours.
-        let child = try ChildProcess([path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "16000",
+        let child = try ChildProcess(try Self.writer(), [path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "16000",
                                       "--commits", "300"])
         _ = child.remainingLines()
         let status = child.waitForExit(seconds: 90)
@@ -164,7 +167,7 @@ struct HardeningTests {
         try Self.writeRows(connection, commits: 3, rowsPerCommit: 2, bytes: 10)
 
         // Another process registers definition "2" (even numbers only): it rebuilds the view and writes.
-        let child = try ChildProcess([path, "none", "--with-view", "--view-tag", "2", "--commits", "3"])
+        let child = try ChildProcess(try Self.writer(), [path, "none", "--with-view", "--view-tag", "2", "--commits", "3"])
         _ = child.remainingLines()
         #expect(child.waitForExit(seconds: 60) == 0)
 
@@ -202,8 +205,8 @@ struct HardeningTests {
         let database = try Database(path: path, options: .init(durability: .none))
         let connection = database.newConnection()
         try Self.writeRows(connection, commits: 1, rowsPerCommit: 10, bytes: 4_000)
-        let child = try ChildProcess([path, "none", "--hold-read"])
-        #expect(child.readLine() == "holding")
+        let child = try ChildProcess(try Self.writer(), [path, "none", "--hold-read"])
+        #expect(child.nextLine() == "holding")
         let deadPID = child.processID
         #expect((try database.environment.readers()).contains { $0.processID == deadPID && $0.transactionID != nil })
         child.kill9()
@@ -351,7 +354,7 @@ struct HardeningTests {
         defer { directory.remove() }
         let path = directory.appending("db")
         _ = try Database(path: path, options: .init(durability: .full))  // created here, so the limit is on growth only
-        let child = try ChildProcess([path, "full", "--file-size-limit", "\(2 << 20)"])
+        let child = try ChildProcess(try Self.writer(), [path, "full", "--file-size-limit", "\(2 << 20)"])
         let lines = child.remainingLines()
         #expect(child.waitForExit(seconds: 60) == 0)
         #expect(lines.last == "failed diskFull", "\(lines.suffix(3))")
@@ -368,7 +371,7 @@ struct HardeningTests {
     func nestedCallsDoNotHang() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let child = try ChildProcess([directory.appending("db"), "none", "--nested-checks"])
+        let child = try ChildProcess(try Self.writer(), [directory.appending("db"), "none", "--nested-checks"])
         let lines = child.remainingLines()
         let status = child.waitForExit(seconds: 60)
         #expect(status == 0, "the child hung (killed after 60 s) or failed; it printed: \(lines)")
@@ -457,7 +460,7 @@ struct HardeningTests {
         try database.register(crashWriterView())
         let mappings = ViewMappings(groups: ["a", "b"], view: "entries-by-part")
         let observer = try ViewObserver(database: database, mappings: mappings)
-        let child = try ChildProcess([path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "3000"])
+        let child = try ChildProcess(try Self.writer(), [path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "3000"])
         defer { child.kill9() }
 
         let stop = Atomic<Bool>(false)

@@ -139,7 +139,7 @@ struct DemoScript {
                 if day % 3 == 1 { try add(Event(title: "Gym", start: at(day, 7), end: at(day, 8), calendar: fitness)) }
                 if day % 4 == 0 { try add(Event(title: "Dinner with Ana", start: at(day, 19, 30), end: at(day, 21), calendar: home, location: "Café Luna")) }
                 if day % 7 == 5 { try add(Event(title: "Long run", start: at(day, 8), end: at(day, 9, 30), calendar: fitness)) }
-                if day < chores.count, day % 1 == 0 {
+                if day < chores.count {
                     try add(Reminder(title: chores[day], due: at(day, 17), priority: day % 4, calendar: day % 3 == 0 ? work : home))
                 }
                 if day % 5 == 0 { try add(Reminder(title: "Stretch", due: at(day, 21), calendar: fitness)) }

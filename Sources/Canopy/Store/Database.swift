@@ -77,7 +77,12 @@ public final class Database: Sendable {
             guard isDirectory.boolValue else {
                 throw CanopyError(.invalidArgument, "the backup destination \(directory) is a file; pass a directory", path: path)
             }
-            let contents = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
+            let contents: [String]
+            do {
+                contents = try manager.contentsOfDirectory(atPath: directory)
+            } catch {
+                throw CanopyError(.cannotOpen, "cannot read the backup destination \(directory): check its permissions", path: path, underlying: error)
+            }
             guard contents.isEmpty else {
                 throw CanopyError(.invalidArgument, "the backup destination \(directory) is not empty; pass a new or empty directory", path: path)
             }

@@ -165,6 +165,8 @@ enum PersistedView {
     /// transaction begun afterwards (a pinned snapshot, an observer's) can read them. Called when a database is
     /// opened; failures are left for the first read of the view to report.
     static func prepareRecordedViews(core: DatabaseCore) {
+        // Best effort, at open: a record that doesn't decode (or a read that fails) is skipped here and reported with
+        // its own error (corruptStore naming the extension) when the view is first read or the records are listed.
         // Skipped while this process writes (the lock may even be held by this thread, inside a write transaction):
         // the first read of such a view opens its tables then.
         guard core.writeLock.try() else { return }
