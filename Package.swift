@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Canopy", targets: ["Canopy"]),
+        .library(name: "CanopyCore", targets: ["CanopyCore"]),
         .executable(name: "canopy", targets: ["canopy"]),
         .library(name: "CanopySource", targets: ["CanopySource"]),
         .library(name: "CanopyTerminal", targets: ["CanopyTerminal"]),
@@ -24,8 +25,13 @@ let package = Package(
         ),
         // A thin, safe Swift wrapper over LMDB. Knows nothing of collections, codecs or views.
         .target(name: "LMDB", dependencies: ["CLMDB"]),
-        // The object store: collections, codecs, connections, caches, notifications, extensions, views.
-        .target(name: "Canopy", dependencies: ["LMDB"]),
+        // The object store: collections, codecs, connections, caches, commits and notifications, and the extension
+        // interface (typed tables, row scan, dependencies) that views and other extensions are built on.
+        .target(name: "CanopyCore", dependencies: ["LMDB"]),
+        // Views, mappings, changesets and observation, built only on CanopyCore's public extension interface (this
+        // module does not see the store's internals, nor LMDB); re-exports CanopyCore, so `import Canopy` is all an
+        // app needs.
+        .target(name: "Canopy", dependencies: ["CanopyCore"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
         .target(name: "CanopyTestSupport", dependencies: ["Canopy", "LMDB"], path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
@@ -46,7 +52,7 @@ let package = Package(
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyTestSupport", "CrashWriter"]),
+        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport", "CrashWriter"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyTestSupport"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyTestSupport", "reminders"]),

@@ -1,4 +1,5 @@
-@testable import Canopy
+import Canopy
+@testable import CanopyCore
 import CanopyTestSupport
 import Foundation
 import Testing

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Canopy
+import Canopy
+@testable import CanopyCore
 
 // MARK: - Fixtures
 

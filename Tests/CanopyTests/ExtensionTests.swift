@@ -1,18 +1,20 @@
 import Canopy
 import CanopyTestSupport
 import Foundation
-import LMDB
 import Testing
 
-/// A test extension: keeps, in its own table, the number of rows per collection, and reports every hook call.
+/// A test extension: keeps, in its own typed table, the number of rows per collection, and reports every hook call.
+/// Written against the extension interface only (no `import LMDB`): a typed table, the row count API for its rebuild,
+/// the reset flag at commit.
 final class RowCounter: StoreExtension, @unchecked Sendable {
     // @unchecked: `events`/`table`/`rebuilds` are only touched by the writer (one write transaction at a time).
     let name: String
     let kind = "row-counter"
     let versionTag: String
     let options = "{}"
-    var table: LMDB.Database?
+    var table: ExtensionTable<StringUTF8Coding, UInt64BigEndianCoding>?
     var rebuildReasons: [String] = []
+    var resets: [Bool] = []
     var events: [String] = []
 
     init(name: String = "counter", versionTag: String = "1") {
@@ -21,29 +23,20 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
     }
 
     func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
-        let table = try transaction.extensionTable(named: "counts", for: name)
+        let table = try transaction.openTable("counts", of: name, keys: StringUTF8Coding.self, values: UInt64BigEndianCoding.self)
         self.table = table
         if let reason = context.rebuildReason {
             rebuildReasons.append(reason)
-            let storage = transaction.lmdbWriteTransaction
-            try storage.empty(table)
+            try table.removeAll(in: transaction)
             for collection in try transaction.collectionNames() {
-                try Self.write(try transaction.count(inCollection: collection), for: collection, in: storage, table)
+                try table.put(UInt64(try transaction.count(inCollection: collection)), forKey: collection, in: transaction)
             }
         }
     }
 
-    static func write(_ count: Int, for collection: String, in txn: LMDB.WriteTransaction, _ table: LMDB.Database) throws {
-        try txn.put(Array(String(count).utf8), forKey: Array(collection.utf8), in: table)
-    }
-
-    static func read(_ collection: String, in txn: LMDB.ReadTransaction, _ table: LMDB.Database) throws -> Int {
-        try txn.value(forKey: Array(collection.utf8), in: table).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
-    }
-
-    func count(_ collection: String, in txn: Canopy.ReadTransaction) throws -> Int {
+    func count(_ collection: String, in txn: ReadTransaction) throws -> Int {
         guard let table else { return -1 }
-        return try Self.read(collection, in: txn.lmdbTransaction, table)
+        return Int(try table.value(forKey: collection, in: txn) ?? 0)
     }
 
     func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
@@ -51,7 +44,7 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
     }
 
     func dropStorage(in transaction: ReadWriteTransaction) throws {
-        if let table { try transaction.lmdbWriteTransaction.drop(table) }
+        try table?.drop(in: transaction)
         table = nil
     }
 
@@ -67,8 +60,8 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
 
         func adjust(_ collection: String, by delta: Int) throws {
             guard let table = owner.table else { return }
-            let txn = transaction.lmdbWriteTransaction
-            try RowCounter.write(try RowCounter.read(collection, in: txn, table) + delta, for: collection, in: txn, table)
+            let current = Int(try table.value(forKey: collection, in: transaction) ?? 0)
+            try table.put(UInt64(max(0, current + delta)), forKey: collection, in: transaction)
         }
 
         func didInsert(_ row: WrittenRow) throws {
@@ -87,7 +80,10 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
             owner.events.append("removeAll \(collection) \(keys.sorted())")
             try adjust(collection, by: -keys.count)
         }
-        func prepareCommit(snapshot: UInt64) throws -> [UInt8]? { Array("payload \(snapshot)".utf8) }
+        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+            owner.resets.append(commit.isReset)
+            return Array("payload \(commit.snapshot)".utf8)
+        }
         func didCommit(snapshot: UInt64) { owner.events.append("commit \(snapshot)") }
         func didRollback() { owner.events.append("rollback") }
     }

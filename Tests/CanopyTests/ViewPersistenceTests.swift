@@ -345,7 +345,7 @@ struct ViewPersistenceTests {
             model["k3"] = TodoItem(title: "gap", list: "l2", priority: 4)
             model["gap"] = TodoItem(title: "gap new", list: "l1", priority: 3)
             try database.register(Self.makePriorityView(versionTag: "2"))
-            #expect(urgent.lastPopulation?.reason == "its parent view 'by-list' was rebuilt")
+            #expect(urgent.lastPopulation?.reason == "its dependency 'by-list' was rebuilt")
             try Self.expectViews(database, [
                 "by-list": Self.expectedContents(model, group: { "p\($0.priority)" }),
                 "urgent": Self.expectedContents(model, group: { "p\($0.priority)" }, filter: { $0.priority >= 3 }),

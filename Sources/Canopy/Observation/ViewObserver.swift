@@ -48,7 +48,7 @@ public final class ViewObserver: @unchecked Sendable {
     /// task go to its iteration's state.
     private let iterations = Mutex<[Int: ViewObserver]>([:])
     /// Wakes the observer when another process commits (CommitWakeup.swift); polling remains the fallback.
-    private let crossProcessWakeup: CommitWakeupSubscription
+    private let crossProcessWakeup: CommitWatch
 
     /// Opens a connection, pins it to the latest snapshot and updates `mappings` there.
     ///
@@ -67,7 +67,7 @@ public final class ViewObserver: @unchecked Sendable {
         let signal = CommitSignal()
         self.signal = signal
         self.commitObserver = database.addCommitObserver { _ in signal.fire() }
-        self.crossProcessWakeup = CommitWatcher.subscribe(directory: database.path) { signal.fire() }
+        self.crossProcessWakeup = database.watchCommits { signal.fire() }
     }
 
     /// An observer that starts from `mappings` (at their snapshot, which may be older than the latest): its first
@@ -80,7 +80,7 @@ public final class ViewObserver: @unchecked Sendable {
         let signal = CommitSignal()
         self.signal = signal
         self.commitObserver = database.addCommitObserver { _ in signal.fire() }
-        self.crossProcessWakeup = CommitWatcher.subscribe(directory: database.path) { signal.fire() }
+        self.crossProcessWakeup = database.watchCommits { signal.fire() }
     }
 
     /// The iteration the current task is running, if any (see ``changes(includeEmpty:pollInterval:)``).

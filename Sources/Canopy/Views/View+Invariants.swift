@@ -1,5 +1,3 @@
-import LMDB
-
 extension ViewReader {
     /// Checks the view's storage against itself and against the rows, and returns the problems found (empty when all
     /// is well): page counts add up to group counts, entries are in order within and across pages, every entry's row
@@ -15,7 +13,7 @@ extension ViewReader {
     func storedStructureProblems() throws -> (problems: [String], seen: Int) {
         var problems: [String] = []
         var seen = 0
-        var rowsInPages = Set<[UInt8]>()
+        var rowsInPages = Set<StoredRowKey>()
         for (name, group) in index.groups {
             var groupCount = 0
             var previous: [UInt8]?
@@ -38,13 +36,16 @@ extension ViewReader {
                             problems.append("group '\(name)' is out of order at page \(ref.id) entry \(i)")
                         }
                         previous = order
-                        let rowKey = Array(page.rowKey(at: i))
+                        guard let rowKey = StoredRowKey(page.rowKey(at: i)) else {
+                            problems.append("an entry of group '\(name)' has a malformed row key")
+                            continue
+                        }
                         if !rowsInPages.insert(rowKey).inserted { problems.append("a row appears twice in the view") }
-                        if try transaction.storage.value(forKey: rowKey, in: transaction.tables.objects) == nil {
+                        if try transaction.storedRow(for: rowKey) == nil {
                             problems.append("an entry of group '\(name)' points at a missing row")
                         }
-                        let stored = try tables.readRow(rowKey, transaction.storage, viewName: view.name)
-                        if stored?.order != order || stored?.groupID != page.groupID {
+                        let stored = try tables.readRow(rowKey, transaction)
+                        if stored?.order(rowKey: rowKey) != order || stored?.groupID != page.groupID {
                             problems.append("the rows table does not point back at an entry of group '\(name)'")
                         }
                     }
@@ -56,10 +57,12 @@ extension ViewReader {
             if groupCount != group.count { problems.append("group '\(name)' count \(group.count) != \(groupCount)") }
             seen += groupCount
         }
-        let rowsTableCount = try transaction.storage.count(of: tables.rows)
+        let rowsTableCount = try tables.rows.count(in: transaction)
         if rowsTableCount != seen { problems.append("the rows table has \(rowsTableCount) entries, the pages \(seen)") }
         // In a read-write transaction, pages the view's writer has not flushed yet count as stored.
-        let pagesTableCount = try transaction.storage.count(of: tables.pages) + (writer?.unflushedPageDelta() ?? 0)
+        // The pages table also holds the state record (key 0).
+        let stateRecords = try tables.pages.contains(ViewTables.stateKey, in: transaction) ? 1 : 0
+        let pagesTableCount = try tables.pages.count(in: transaction) - stateRecords + (writer?.unflushedPageDelta() ?? 0)
         let directoryPages = index.groups.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.pages.count } }
         if pagesTableCount != directoryPages { problems.append("the pages table has \(pagesTableCount) pages, the directory \(directoryPages)") }
         return (problems, seen)
@@ -69,24 +72,25 @@ extension ViewReader {
     func checkAgainstClosures(seen: Int, into problems: inout [String]) throws {
 
         // Every row the view's closures include is there, in the right place; no other row is.
-        let names = try transaction.collectionNamesByID()
         var expected = 0
-        var rowKeys: [[UInt8]] = []
-        try transaction.storage.forEach(in: transaction.tables.objects) { key, _ in
-            rowKeys.append(Array(key))
+        var rowKeys: [StoredRowKey] = []
+        try transaction.scanRows(inCollections: view.viewOptions.allowedCollections) { row in
+            rowKeys.append(row.storedKey)
             return true
         }
         for rowKey in rowKeys {
-            guard let row = try transaction.viewRow(forRowKey: rowKey, names: names), view.viewOptions.allows(row.collection) else { continue }
+            // Read again with its bytes owned: the closures may run nested reads of the transaction.
+            guard let storedRow = try transaction.storedRow(for: rowKey) else { continue }
+            let row = ViewRow(storedRow)
             let place = try view.place(of: row, rowKey: rowKey, in: transaction)
-            let stored = try tables.readRow(rowKey, transaction.storage, viewName: view.name)
+            let stored = try tables.readRow(rowKey, transaction)
             switch (place, stored) {
             case (nil, nil): continue
             case (nil, .some): problems.append("row \(row.id) is in the view but its grouping leaves it out")
             case (.some, nil): problems.append("row \(row.id) is missing from the view")
             case (.some(let place), .some(let stored)):
                 expected += 1
-                if index.groupNames[stored.groupID] != place.group || stored.order != place.order {
+                if index.groupNames[stored.groupID] != place.group || stored.order(rowKey: rowKey) != place.order {
                     problems.append("row \(row.id) is in the wrong place")
                 }
             }

@@ -1,5 +1,4 @@
 import Foundation
-import LMDB
 
 extension View {
     /// One row's place, collected during population: order bytes live in a shared arena.
@@ -12,44 +11,35 @@ extension View {
 
     /// Builds the view from scratch in bulk: each row is decoded once, entries are sorted in memory, and pages are
     /// written in order with `MDB_APPEND`.
-    func populate(in transaction: ReadWriteTransaction, tables: ViewTables, reason: String, registeringParent: View? = nil) throws -> ViewIndex {
-        let storage = transaction.lmdbWriteTransaction
-        try transaction.guarded { try tables.emptyAll(in: storage) }
+    func populate(in transaction: ReadWriteTransaction, tables: ViewTables, reason: String) throws -> ViewIndex {
+        try tables.emptyAll(in: transaction)
         var index = ViewIndex()
         var arena: [UInt8] = []
         var items: [Item] = []
         var examined = 0
 
-        func add(group: String, sortKeyLength: Int, order: some Collection<UInt8>, rowKey: some Collection<UInt8>) throws {
+        func add(group: String, sortKeyLength: Int, order: [UInt8], rowKey: StoredRowKey, inKeyOrder: Bool) throws {
             let groupID = index.groupID(for: group)
             let start = arena.count
             arena.append(contentsOf: order)
             items.append(Item(groupID: groupID, sortKeyLength: Int32(sortKeyLength), start: start, length: Int32(arena.count - start)))
-            let entry = ViewTables.RowEntry(groupID: groupID, sortKeyLength: sortKeyLength, order: Array(order))
-            try transaction.guarded { try storage.put(entry.encoded, forKey: Array(rowKey), in: tables.rows) }
+            let entry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(order[..<sortKeyLength]))
+            try tables.writeRow(entry, for: rowKey, transaction, appending: inKeyOrder)
         }
 
         switch source {
         case .closures:
-            let names = try transaction.collectionNamesByID()
             let total = try transaction.count()
-            try transaction.storage.forEach(in: transaction.tables.objects) { rowKey, value in
+            // The row scan visits rows in stored-key order, so the rows table is written in order (appending).
+            try transaction.scanRows(inCollections: viewOptions.allowedCollections) { stored in
                 examined += 1
                 if examined % 10_000 == 0 { progress?(examined, total) }
-                guard let collectionID = RowKey.collectionID(of: rowKey), let collection = names[collectionID]?.name,
-                      viewOptions.allows(collection), let flags = value.first else { return true }
-                let id = RowID(collection: collection, key: RowKey.key(of: rowKey))
-                let keyBytes = Array(rowKey)
-                let objectBytes = UnsafeRawBufferPointer(rebasing: value.dropFirst())
-                let row = ViewRow(
-                    id: id, codecName: names[collectionID]?.codec ?? "", object: nil, metadata: flags & 1 == 0 ? .some(nil) : nil,
-                    loadObject: { Array(objectBytes) },
-                    loadMetadata: { try transaction.storage.value(forKey: keyBytes, in: transaction.tables.metadata) })
-                // `objectBytes` points into the map, valid only during this visit: the row refuses loads afterwards
-                // (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
+                let row = ViewRow(stored)
+                // The row's object bytes point into the map, valid only during this visit: the row refuses loads
+                // afterwards (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
                 defer { row.endAccess() }
-                guard let place = try self.place(of: row, rowKey: keyBytes, in: transaction) else { return true }
-                try add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order, rowKey: keyBytes)
+                guard let place = try self.place(of: row, rowKey: stored.storedKey, in: transaction) else { return true }
+                try add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order, rowKey: stored.storedKey, inKeyOrder: true)
                 return true
             }
             items.sort { lhs, rhs in
@@ -66,13 +56,12 @@ extension View {
                 }
             }
         case .filtered(let parentName, _):
-            // A parent that is registering in this transaction passes itself (see `rebuildFilteredViews(in:)`).
-            guard let parent = registeringParent ?? transaction.core.registeredExtension(named: parentName) as? View else {
+            guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else {
                 throw CanopyError(.extensionDependencyMissing, "the parent view '\(parentName)' is not registered", extensionName: name)
             }
-            let parentIndex = try parent.index(in: transaction.storage)
+            let parentWriter = transaction.viewWriter(named: parentName)
+            let parentIndex = try parentWriter?.currentIndex() ?? parent.index(in: transaction)
             let parentTables = try parent.tables
-            let names = try transaction.collectionNamesByID()
             let total = parentIndex.totalCount
             // The parent's entries come in group and sort order: walk them, filter, append (no sorting needed).
             for groupName in parentIndex.groups.sorted(by: { $0.value.id < $1.value.id }).map(\.key) {
@@ -80,16 +69,15 @@ extension View {
                 for chunk in group.chunks {
                     for ref in chunk.pages {
                         // The parent's writer holds the pages this transaction changed.
-                        let page = try transaction.viewWriter(named: parentName)?.page(ref.id)
-                            ?? parentTables.readPage(ref.id, transaction.storage, viewName: parentName)
+                        let page = try parentWriter?.page(ref.id) ?? parentTables.readPage(ref.id, transaction)
                         for i in 0..<page.count {
                             examined += 1
                             if examined % 10_000 == 0 { progress?(examined, total) }
-                            let rowKey = Array(page.rowKey(at: i))
-                            let row = try transaction.viewRow(forRowKey: rowKey, names: names)
-                            guard let row, viewOptions.allows(row.collection), try filterAccepts(group: groupName, row) else { continue }
+                            guard let rowKey = StoredRowKey(page.rowKey(at: i)), let stored = try transaction.storedRow(for: rowKey) else { continue }
+                            let row = ViewRow(stored)
+                            guard viewOptions.allows(row.collection), try filterAccepts(group: groupName, row) else { continue }
                             let order = page.orderBytes(at: i)
-                            try add(group: groupName, sortKeyLength: order.count - rowKey.count, order: order, rowKey: rowKey)
+                            try add(group: groupName, sortKeyLength: order.count - rowKey.bytes.count, order: order, rowKey: rowKey, inKeyOrder: false)
                         }
                     }
                 }
@@ -105,7 +93,7 @@ extension View {
         func flush() throws {
             guard let current = page, current.count > 0 else { return }
             let id = index.newPageID()
-            try transaction.guarded { try tables.writePage(current, id: id, storage, append: true) }
+            try tables.writePage(current, id: id, transaction, append: true)
             guard let name = index.groupNames[current.groupID] else { return }
             index.appendPage(ViewIndex.PageRef(id: id, count: current.count, first: current.orderBytes(at: 0)), to: name, groupID: current.groupID)
             pageCount += 1
@@ -122,10 +110,10 @@ extension View {
         }
         try flush()
         for (name, id) in index.groupIDs {
-            try transaction.guarded { try storage.put(Array(name.utf8), forKey: withUnsafeBytes(of: id.bigEndian) { Array($0) }, in: tables.groups) }
+            try tables.groups.put(name, forKey: id, in: transaction)
         }
         index.version = UInt64.random(in: 1...UInt64.max)
-        try transaction.guarded { try tables.writeInfo(index, in: storage) }
+        try tables.writeState(index, in: transaction)
         transaction.markWritten()
         progress?(examined, examined)
         let report = PopulationReport(reason: reason, rowsExamined: examined, rowsIndexed: items.count, groups: index.groups.count, pages: pageCount)
@@ -136,56 +124,5 @@ extension View {
     func filterAccepts(group: String, _ row: ViewRow) throws -> Bool {
         guard case .filtered(_, let filter) = source else { return true }
         return try filter(group, row)
-    }
-}
-
-extension ReadTransaction {
-    /// Collection records by id (for turning row keys back into collection names).
-    func collectionNamesByID() throws -> [UInt32: (name: String, codec: String)] {
-        var result: [UInt32: (name: String, codec: String)] = [:]
-        try storage.forEach(in: tables.collections) { key, value in
-            if let record = CollectionRecord(decoding: value) {
-                result[record.id] = (String(decoding: key, as: UTF8.self), record.codec)
-            }
-            return true
-        }
-        if let rw = self as? ReadWriteTransaction {
-            for (name, record) in rw.newCollections { result[record.id] = (name, record.codec) }
-        }
-        return result
-    }
-
-    /// The collection name and codec of a collection id, using the connection's and database's caches.
-    func collection(forID id: UInt32) throws -> (name: String, codec: String)? {
-        if let hit = cacheState.collections.first(where: { $0.value.id == id }) { return (hit.key, hit.value.codec) }
-        let all = try collectionNamesByID()
-        for (recordID, entry) in all {
-            cacheState.collections[entry.name] = CollectionRecord(id: recordID, codec: entry.codec)
-        }
-        return all[id]
-    }
-
-    /// The row id of a row key.
-    func rowID(forRowKey rowKey: some Collection<UInt8>) throws -> RowID? {
-        let bytes = Array(rowKey)
-        guard bytes.count >= 4 else { return nil }
-        let id = bytes.withUnsafeBytes { $0.loadBigEndianUInt32(at: 0) }
-        guard let collection = try collection(forID: id) else { return nil }
-        return RowID(collection: collection.name, key: String(decoding: bytes[4...], as: UTF8.self))
-    }
-
-    /// A ``ViewRow`` reading the stored row of `rowKey`, or `nil` when the row does not exist.
-    func viewRow(forRowKey rowKey: [UInt8], names: [UInt32: (name: String, codec: String)]? = nil) throws -> ViewRow? {
-        guard rowKey.count >= 4 else { return nil }
-        let collectionID = rowKey.withUnsafeBytes { $0.loadBigEndianUInt32(at: 0) }
-        guard let collection = try names?[collectionID] ?? collection(forID: collectionID) else { return nil }
-        guard let stored = try storage.value(forKey: rowKey, in: tables.objects), let flags = stored.first else { return nil }
-        let id = RowID(collection: collection.name, key: String(decoding: rowKey[4...], as: UTF8.self))
-        let metadataTable = tables.metadata
-        // Reads its metadata through this transaction (which refuses to be used once its closure has returned).
-        return ViewRow(
-            id: id, codecName: collection.codec, object: nil, metadata: flags & 1 == 0 ? .some(nil) : nil,
-            loadObject: { Array(stored[1...]) },
-            loadMetadata: { [self] in try self.storage.value(forKey: rowKey, in: metadataTable) })
     }
 }

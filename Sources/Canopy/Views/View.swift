@@ -1,5 +1,4 @@
 import Foundation
-import LMDB
 import Synchronization
 
 /// A persistent, grouped and sorted index over rows, maintained inside every write transaction.
@@ -77,6 +76,12 @@ public final class View: StoreExtension {
         self.progress = progress
     }
 
+    /// A filtered view depends on its parent view: registered after it, told of each change after it, rebuilt with it.
+    public var dependencies: [String] {
+        if case .filtered(let parent, _) = source { return [parent] }
+        return []
+    }
+
     /// The recorded options (allowed collections, touch behaviour, parent view) as JSON.
     public var options: String {
         var parts: [String] = []
@@ -102,33 +107,14 @@ public final class View: StoreExtension {
 
     // MARK: StoreExtension
 
-    /// Opens the view's tables and populates them when needed (see ``ExtensionRegistrationContext``).
+    /// Opens the view's tables and populates them when needed (see ``ExtensionRegistrationContext``). The store
+    /// prepares a filtered view again, with a rebuild, whenever its parent is rebuilt (``dependencies``).
     public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
         let tables = try ViewTables.open(in: transaction, view: name)
         state.withLock { $0.tables = tables }
-        if case .filtered(let parent, _) = source, transaction.core.registeredExtension(named: parent) as? View == nil {
-            throw CanopyError(.extensionDependencyMissing, "the parent view '\(parent)' must be registered before the filtered view",
-                              extensionName: name)
-        }
         if let reason = context.rebuildReason {
             let index = try populate(in: transaction, tables: tables, reason: reason)
             remember(index)
-            transaction.pendingResets.insert(name)
-            try rebuildFilteredViews(in: transaction)
-        }
-    }
-
-    /// Rebuilds the registered filtered views over this view, which was just rebuilt: their entries copy its groups and
-    /// order, so they would otherwise keep the old ones (a parent unregistered and registered again with a new
-    /// version tag while its filtered views stay registered).
-    func rebuildFilteredViews(in transaction: ReadWriteTransaction) throws {
-        for case let child as View in transaction.core.extensions {
-            guard case .filtered(let parent, _) = child.source, parent == name, child !== self else { continue }
-            let index = try child.populate(in: transaction, tables: try child.tables, reason: "its parent view '\(name)' was rebuilt",
-                                       registeringParent: self)
-            child.remember(index)
-            transaction.pendingResets.insert(child.name)
-            try child.rebuildFilteredViews(in: transaction)
         }
     }
 
@@ -140,7 +126,7 @@ public final class View: StoreExtension {
     /// Drops the view's tables.
     public func dropStorage(in transaction: ReadWriteTransaction) throws {
         let tables = try ViewTables.open(in: transaction, view: name)
-        try transaction.guarded { try tables.dropAll(in: transaction.lmdbWriteTransaction) }
+        try tables.dropAll(in: transaction)
         state.withLock { $0.tables = nil; $0.indexes = [] }
     }
 
@@ -155,37 +141,37 @@ public final class View: StoreExtension {
     }
 
     /// The index of the view as seen by `txn`: from the cache when its version is known, otherwise loaded.
-    func index(in txn: LMDB.ReadTransaction) throws -> ViewIndex {
+    func index(in txn: ReadTransaction) throws -> ViewIndex {
         let tables = try tables
         let version = try tables.readVersion(txn)
         if let cached = state.withLock({ $0.indexes.last { $0.version == version }?.index }) { return cached }
-        let index = try tables.loadIndex(txn, viewName: name)
+        let index = try tables.loadIndex(txn)
         remember(index)
         return index
     }
 
     /// The grouping and order of `row`, or `nil` when the row is not in the view. For filtered views, reads the parent
     /// view's entry for the row (maintained earlier in the same transaction).
-    func place(of row: ViewRow, rowKey: [UInt8], in transaction: ReadTransaction) throws -> (group: String, sortKeyLength: Int, order: [UInt8])? {
+    func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> (group: String, sortKeyLength: Int, order: [UInt8])? {
         guard viewOptions.allows(row.collection) else { return nil }
         switch source {
         case .closures(let grouping, let sorting):
             guard let group = try grouping.closure(row) else { return nil }
             let sortKey = try sorting.closure(group, row)
-            return (group, sortKey.bytes.count, sortKey.bytes + rowKey)
+            return (group, sortKey.bytes.count, sortKey.bytes + rowKey.bytes)
         case .filtered(let parentName, let filter):
-            guard let parent = transaction.core.registeredExtension(named: parentName) as? View else { return nil }
+            guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else { return nil }
             let parentTables = try parent.tables
-            guard let entry = try parentTables.readRow(rowKey, transaction.storage, viewName: parentName) else { return nil }
+            guard let entry = try parentTables.readRow(rowKey, transaction) else { return nil }
             let parentIndex: ViewIndex
             if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
                 parentIndex = try writer.currentIndex()
             } else {
-                parentIndex = try parent.index(in: transaction.storage)
+                parentIndex = try parent.index(in: transaction)
             }
             guard let group = parentIndex.groupNames[entry.groupID] else { return nil }
             guard try filter(group, row) else { return nil }
-            return (group, entry.sortKeyLength, entry.order)
+            return (group, entry.sortKey.count, entry.order(rowKey: rowKey))
         }
     }
 

@@ -58,6 +58,14 @@ struct ViewPage {
         return bytes
     }
 
+    /// Writes the encoded page into `buffer` (exactly ``byteSize`` bytes; LMDB's reserved space for the value).
+    func write(into buffer: UnsafeMutableRawBufferPointer) {
+        buffer.storeBytes(of: groupID.bigEndian, toByteOffset: 0, as: UInt32.self)
+        buffer[4] = UInt8(count >> 8)
+        buffer[5] = UInt8(count & 0xFF)
+        data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[Self.headerSize...]).copyMemory(from: $0) }
+    }
+
     /// The (sortKeyLength, orderStart, orderEnd) of entry `i` within `data`.
     @inline(__always)
     private func bounds(_ i: Int) -> (sortKeyLength: Int, start: Int, end: Int) {

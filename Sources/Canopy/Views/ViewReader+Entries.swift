@@ -28,7 +28,7 @@ extension ViewReader {
     func entries(inGroup group: String, range: Range<Int>) throws -> [(id: RowID, order: [UInt8])] {
         var result: [(id: RowID, order: [UInt8])] = []
         try walkEntries(inGroup: group, range: range) { page, offset in
-            guard let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) else {
+            guard let id = try rowID(ofEntryAt: offset, in: page) else {
                 throw corrupt(view.name, "an entry of group '\(group)' names an unknown collection")
             }
             result.append((id, page.orderBytes(at: offset)))
@@ -44,9 +44,8 @@ extension ViewReader {
     /// - Throws: ``CanopyError/Code/staleView``, naming the snapshots.
     func checkUpToDate() throws {
         if transaction is ReadWriteTransaction { return }
-        let state = try DatabaseCore.readState(transaction.storage, transaction.tables)
-        let viewSnapshot = state.extensionSnapshots[view.name]
-        guard let viewSnapshot, viewSnapshot < state.snapshot else { return }
-        throw PersistedView.staleError(view.name, viewSnapshot: viewSnapshot, storeSnapshot: state.snapshot, path: transaction.core.path)
+        let snapshots = try transaction.extensionSnapshots()
+        guard let viewSnapshot = snapshots.extensions[view.name], viewSnapshot < snapshots.store else { return }
+        throw PersistedView.staleError(view.name, viewSnapshot: viewSnapshot, storeSnapshot: snapshots.store, path: transaction.databasePath)
     }
 }

@@ -1,5 +1,3 @@
-import LMDB
-
 extension ReadTransaction {
     /// A reader of the view named `name` at this transaction's snapshot (in a read-write transaction: including its
     /// own changes so far).
@@ -9,16 +7,16 @@ extension ReadTransaction {
     ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when an
     ///   unregistered view's stored state lags the store.
     public func view(_ name: String) throws -> ViewReader {
-        guard let view = core.registeredExtension(named: name) as? View else {
+        guard let view = registeredExtension(named: name, as: View.self) else {
             // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
             if !(self is ReadWriteTransaction) { return try persistedView(name) }
             throw CanopyError(.extensionNotRegistered, "no view named '\(name)' is registered; register it with Database.register(_:)",
-                              path: core.path, extensionName: name)
+                              path: databasePath, extensionName: name)
         }
         if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
             return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
         }
-        return ViewReader(view: view, index: try view.index(in: storage), transaction: self, tables: try view.tables)
+        return ViewReader(view: view, index: try view.index(in: self), transaction: self, tables: try view.tables)
     }
 }
 
@@ -55,7 +53,7 @@ public struct ViewReader {
 
     func page(_ id: UInt64) throws -> ViewPage {
         if let writer { return try writer.page(id) }
-        return try tables.readPage(id, transaction.storage, viewName: view.name)
+        return try tables.readPage(id, transaction)
     }
 
     /// The row at `index` of `group`, or `nil` when out of range.
@@ -65,14 +63,14 @@ public struct ViewReader {
         }
         let page = try page(self.index.page(at: location, in: groupIndex).id)
         guard offset < page.count else { throw corrupt(view.name, "a page holds fewer rows than its count") }
-        return try transaction.rowID(forRowKey: page.rowKey(at: offset))
+        return try rowID(ofEntryAt: offset, in: page)
     }
 
     /// The rows of `group` in `range` (clamped to the group), in order.
     public func rowIDs(inGroup group: String, range: Range<Int>) throws -> [RowID] {
         var result: [RowID] = []
         try walkEntries(inGroup: group, range: range) { page, offset in
-            if let id = try transaction.rowID(forRowKey: page.rowKey(at: offset)) { result.append(id) }
+            if let id = try rowID(ofEntryAt: offset, in: page) { result.append(id) }
         }
         return result
     }
@@ -107,12 +105,16 @@ public struct ViewReader {
 
     /// The stored entry (group and order bytes) of a row, or `nil` when the row is not in the view.
     public func entry(of id: RowID) throws -> ViewEntry? {
-        guard let record = try transaction.collectionRecord(id.collection) else { return nil }
-        var rowKey = withUnsafeBytes(of: record.id.bigEndian) { Array($0) }
-        rowKey.append(contentsOf: id.key.utf8)
-        guard let stored = try tables.readRow(rowKey, transaction.storage, viewName: view.name),
+        guard let rowKey = try transaction.storedRowKey(for: id),
+              let stored = try tables.readRow(rowKey, transaction),
               let group = index.groupNames[stored.groupID] else { return nil }
-        return ViewEntry(group: group, orderBytes: stored.order)
+        return ViewEntry(group: group, orderBytes: stored.order(rowKey: rowKey))
+    }
+
+    /// The row id of entry `offset` of `page`.
+    func rowID(ofEntryAt offset: Int, in page: ViewPage) throws -> RowID? {
+        guard let key = StoredRowKey(page.rowKey(at: offset)) else { throw corrupt(view.name, "an entry's row key is malformed") }
+        return try transaction.rowID(for: key)
     }
 
     /// The group and index of a row, or `nil` when it is not in the view.

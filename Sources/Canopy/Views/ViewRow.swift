@@ -33,6 +33,12 @@ public final class ViewRow {
         self.loadMetadata = loadMetadata
     }
 
+    /// A row of the row scan (or read by stored key): object bytes from the store, metadata read on demand.
+    convenience init(_ stored: StoredRow) {
+        self.init(id: stored.id, codecName: stored.codecName, object: nil, metadata: stored.hasMetadata ? nil : .some(nil),
+                  loadObject: { try stored.objectBytes() }, loadMetadata: { try stored.metadataBytes() })
+    }
+
     convenience init(_ row: WrittenRow) {
         self.init(id: row.id, codecName: row.codecName, object: nil, metadata: nil,
                   loadObject: { try row.objectBytes() }, loadMetadata: { try row.metadataBytes() })

@@ -1,83 +1,88 @@
-import LMDB
-
-/// The LMDB tables of one view (all named `ext.<view>.<table>`).
+/// The tables of one view, typed through the extension interface (all named `ext.<view>.<table>`).
 ///
-/// - `pages`: page id (8 bytes big-endian) → a ``ViewPage``.
-/// - `rows`: row key (collection id + key) → group id (4 bytes) + varint(sort key length) + order bytes: where each row
-///   of the view is, to find and move it without scanning.
-/// - `groups`: group id (4 bytes) → group name.
-///
-/// The view's state — version (random 8 bytes, new for every commit that changes the view), next page id (8 bytes),
-/// next group id (4 bytes) — is one value under `ext.<view>.state` in the store's own `canopy.info` table, which every
-/// commit writes anyway: a table of its own would add a page (and a main-database record) to every commit's writes.
+/// - `pages`: page id → a ``ViewPage`` (raw bytes, parsed without copying). Page id 0 is not a page: it holds the
+///   view's state — version (random 8 bytes, new for every commit that changes the view), next page id (8 bytes),
+///   next group id (4 bytes). Keeping it in the pages table, which every commit that changes the view writes anyway,
+///   costs no extra table (and B-tree root) per commit.
+/// - `rows`: stored row key → the row's ``RowEntry``: group id (varint) + sort key. Its order bytes are the sort key
+///   followed by the row key, which is the record's own key, so the entry does not repeat it.
+/// - `groups`: group id → group name.
 struct ViewTables: Sendable {
-    let pages: LMDB.Database
-    let rows: LMDB.Database
-    let groups: LMDB.Database
-    /// The store's `canopy.info` table, which holds the view's state record.
-    let info: LMDB.Database
-    /// The key of the view's state record in ``info``.
-    let stateKey: [UInt8]
+    let pages: ExtensionTable<UInt64BigEndianCoding, BytesCoding>
+    let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
+    let groups: ExtensionTable<UInt32BigEndianCoding, StringUTF8Coding>
+    let viewName: String
+
+    /// The key of the state record in ``pages``.
+    static let stateKey: UInt64 = 0
 
     static func open(in txn: ReadWriteTransaction, view: String) throws -> ViewTables {
         ViewTables(
-            pages: try txn.extensionTable(named: "pages", for: view),
-            rows: try txn.extensionTable(named: "rows", for: view),
-            groups: try txn.extensionTable(named: "groups", for: view),
-            info: txn.tables.info,
-            stateKey: Array("ext.\(view).state".utf8))
+            pages: try txn.openTable("pages", of: view, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
+            rows: try txn.openTable("rows", of: view, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
+            groups: try txn.openTable("groups", of: view, keys: UInt32BigEndianCoding.self, values: StringUTF8Coding.self),
+            viewName: view)
+    }
+
+    /// The tables of a view recorded in the database, for reading without registering it; `nil` when they are missing.
+    static func existing(in txn: ReadTransaction, view: String) throws -> ViewTables? {
+        guard let pages = try txn.existingTable("pages", of: view, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
+              let rows = try txn.existingTable("rows", of: view, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
+              let groups = try txn.existingTable("groups", of: view, keys: UInt32BigEndianCoding.self, values: StringUTF8Coding.self)
+        else { return nil }
+        return ViewTables(pages: pages, rows: rows, groups: groups, viewName: view)
     }
 
     /// (version, next page id, next group id), or zeros for an empty view.
-    func readState(_ txn: LMDB.ReadTransaction) throws -> (version: UInt64, nextPageID: UInt64, nextGroupID: UInt32) {
-        try txn.withValue(forKey: stateKey, in: info) { bytes in
-            guard let bytes, bytes.count == 20 else { return (0, 1, 1) }
+    func readState(_ txn: ReadTransaction) throws -> (version: UInt64, nextPageID: UInt64, nextGroupID: UInt32) {
+        try pages.withValue(forKey: Self.stateKey, in: txn) { bytes in
+            guard let bytes else { return (0, 1, 1) }
+            guard bytes.count == 20 else { throw corrupt(viewName, "the state record is malformed") }
             return (bytes.loadBigEndianUInt64(at: 0), bytes.loadBigEndianUInt64(at: 8), bytes.loadBigEndianUInt32(at: 16))
         }
     }
 
-    func readVersion(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
+    func readVersion(_ txn: ReadTransaction) throws -> UInt64 {
         try readState(txn).version
     }
 
-    func writeInfo(_ index: ViewIndex, in txn: LMDB.WriteTransaction) throws {
-        var out = ByteWriter(capacity: 20)
-        out.append(bigEndian: index.version)
-        out.append(bigEndian: index.nextPageID)
-        out.append(bigEndian: index.nextGroupID)
-        try txn.put(out.bytes, forKey: stateKey, in: info)
+    func writeState(_ index: ViewIndex, in txn: ReadWriteTransaction) throws {
+        try pages.put(reserving: 20, forKey: Self.stateKey, in: txn) { buffer in
+            buffer.storeBytes(of: index.version.bigEndian, toByteOffset: 0, as: UInt64.self)
+            buffer.storeBytes(of: index.nextPageID.bigEndian, toByteOffset: 8, as: UInt64.self)
+            buffer.storeBytes(of: index.nextGroupID.bigEndian, toByteOffset: 16, as: UInt32.self)
+        }
     }
 
-    func emptyAll(in txn: LMDB.WriteTransaction) throws {
-        for table in [pages, rows, groups] { try txn.empty(table) }
-        _ = try txn.delete(stateKey, in: info)
+    func emptyAll(in txn: ReadWriteTransaction) throws {
+        try pages.removeAll(in: txn)
+        try rows.removeAll(in: txn)
+        try groups.removeAll(in: txn)
     }
 
-    func dropAll(in txn: LMDB.WriteTransaction) throws {
-        for table in [pages, rows, groups] { try txn.drop(table) }
-        _ = try txn.delete(stateKey, in: info)
+    func dropAll(in txn: ReadWriteTransaction) throws {
+        try pages.drop(in: txn)
+        try rows.drop(in: txn)
+        try groups.drop(in: txn)
     }
 
     /// Rebuilds the in-memory index from the tables, as they are in `txn`.
-    func loadIndex(_ txn: LMDB.ReadTransaction, viewName: String) throws -> ViewIndex {
+    func loadIndex(_ txn: ReadTransaction) throws -> ViewIndex {
         var index = ViewIndex()
         (index.version, index.nextPageID, index.nextGroupID) = try readState(txn)
-        try txn.forEach(in: groups) { key, value in
-            guard key.count == 4 else { throw corrupt(viewName, "a group id is malformed") }
-            let id = key.loadBigEndianUInt32(at: 0)
-            let name = String(decoding: value, as: UTF8.self)
+        try groups.forEach(in: txn) { id, name in
             index.groupIDs[name] = id
             index.groupNames[id] = name
             return true
         }
         var pagesByGroup: [UInt32: [ViewIndex.PageRef]] = [:]
-        try txn.forEach(in: pages) { key, value in
+        try pages.forEachBytes(in: txn, from: Self.stateKey + 1) { key, value in
             guard key.count == 8 else { throw corrupt(viewName, "a page id is malformed") }
+            let id = key.loadBigEndianUInt64(at: 0)
             let page: ViewPage
-            do { page = try ViewPage(decoding: value) } catch { throw corrupt(viewName, "page \(key.loadBigEndianUInt64(at: 0)) is malformed") }
+            do { page = try ViewPage(decoding: value) } catch { throw corrupt(viewName, "page \(id) is malformed") }
             guard page.count > 0 else { return true }
-            pagesByGroup[page.groupID, default: []].append(
-                ViewIndex.PageRef(id: key.loadBigEndianUInt64(at: 0), count: page.count, first: page.orderBytes(at: 0)))
+            pagesByGroup[page.groupID, default: []].append(ViewIndex.PageRef(id: id, count: page.count, first: page.orderBytes(at: 0)))
             return true
         }
         for (groupID, refs) in pagesByGroup {
@@ -89,61 +94,73 @@ struct ViewTables: Sendable {
         return index
     }
 
-    func readPage(_ id: UInt64, _ txn: LMDB.ReadTransaction, viewName: String) throws -> ViewPage {
-        try SnapshotKey.bytes(id).withUnsafeBytes { key in
-            try txn.withValue(forKey: key, in: pages) { bytes in
-                guard let bytes else { throw corrupt(viewName, "page \(id) is missing") }
-                do { return try ViewPage(decoding: bytes) } catch { throw corrupt(viewName, "page \(id) is malformed") }
-            }
+    func readPage(_ id: UInt64, _ txn: ReadTransaction) throws -> ViewPage {
+        try pages.withValue(forKey: id, in: txn) { bytes in
+            guard let bytes, id != Self.stateKey else { throw corrupt(viewName, "page \(id) is missing") }
+            do { return try ViewPage(decoding: bytes) } catch { throw corrupt(viewName, "page \(id) is malformed") }
         }
     }
 
     /// Whether page `id` is stored.
-    func hasPage(_ id: UInt64, _ txn: LMDB.ReadTransaction) throws -> Bool {
-        try SnapshotKey.bytes(id).withUnsafeBytes { key in try txn.withValue(forKey: key, in: pages) { $0 != nil } }
+    func hasPage(_ id: UInt64, _ txn: ReadTransaction) throws -> Bool {
+        try id != Self.stateKey && pages.contains(id, in: txn)
     }
 
-    func writePage(_ page: ViewPage, id: UInt64, _ txn: LMDB.WriteTransaction, append: Bool = false) throws {
-        try txn.put(page.encoded, forKey: SnapshotKey.bytes(id), in: pages, flags: append ? .append : [])
+    func writePage(_ page: ViewPage, id: UInt64, _ txn: ReadWriteTransaction, append: Bool = false) throws {
+        if append {
+            try pages.put(page.encoded, forKey: id, in: txn, appending: true)
+        } else {
+            try pages.put(reserving: page.byteSize, forKey: id, in: txn) { page.write(into: $0) }
+        }
     }
 
-    func deletePage(_ id: UInt64, _ txn: LMDB.WriteTransaction) throws {
-        try txn.delete(SnapshotKey.bytes(id), in: pages)
+    func deletePage(_ id: UInt64, _ txn: ReadWriteTransaction) throws {
+        try pages.remove(id, in: txn)
     }
 
-    /// The stored entry of a row: group id and order bytes, with the sort key's length.
+    /// The stored entry of a row: its group id and sort key. The row's order bytes are the sort key followed by the
+    /// row's stored key.
     struct RowEntry: Hashable {
         var groupID: UInt32
-        var sortKeyLength: Int
-        var order: [UInt8]
+        var sortKey: [UInt8]
 
         var encoded: [UInt8] {
-            var out = ByteWriter(capacity: 8 + order.count)
-            out.append(bigEndian: groupID)
-            out.append(varint: UInt64(sortKeyLength))
-            out.bytes.append(contentsOf: order)
+            var out = ByteWriter(capacity: 5 + sortKey.count)
+            out.append(varint: UInt64(groupID))
+            out.bytes.append(contentsOf: sortKey)
             return out.bytes
         }
 
-        init(groupID: UInt32, sortKeyLength: Int, order: [UInt8]) {
+        init(groupID: UInt32, sortKey: [UInt8]) {
             self.groupID = groupID
-            self.sortKeyLength = sortKeyLength
-            self.order = order
+            self.sortKey = sortKey
         }
 
         init(decoding bytes: UnsafeRawBufferPointer) throws {
             var reader = ByteReader(bytes)
-            groupID = try reader.readBigEndianUInt32()
-            sortKeyLength = Int(clamping: try reader.readVarint())
-            order = Array(bytes[reader.offset...])
+            let id = try reader.readVarint()
+            guard id <= UInt64(UInt32.max) else { throw ByteReader.Malformed(offset: 0) }
+            groupID = UInt32(id)
+            sortKey = Array(bytes[reader.offset...])
         }
+
+        /// The order bytes of the row with stored key `rowKey`.
+        func order(rowKey: StoredRowKey) -> [UInt8] { sortKey + rowKey.bytes }
     }
 
-    func readRow(_ rowKey: [UInt8], _ txn: LMDB.ReadTransaction, viewName: String) throws -> RowEntry? {
-        try txn.withValue(forKey: rowKey, in: rows) { bytes in
+    func readRow(_ rowKey: StoredRowKey, _ txn: ReadTransaction) throws -> RowEntry? {
+        try rows.withValue(forKey: rowKey, in: txn) { bytes in
             guard let bytes else { return nil }
             do { return try RowEntry(decoding: bytes) } catch { throw corrupt(viewName, "a row entry is malformed") }
         }
+    }
+
+    func writeRow(_ entry: RowEntry, for rowKey: StoredRowKey, _ txn: ReadWriteTransaction, appending: Bool = false) throws {
+        try rows.put(entry.encoded, forKey: rowKey, in: txn, appending: appending)
+    }
+
+    func deleteRow(_ rowKey: StoredRowKey, _ txn: ReadWriteTransaction) throws {
+        try rows.remove(rowKey, in: txn)
     }
 }
 

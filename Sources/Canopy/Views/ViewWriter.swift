@@ -1,5 +1,3 @@
-import LMDB
-
 /// Keeps one view up to date during one write transaction, and records what happened to each row.
 final class ViewWriter: ExtensionTransaction {
     let view: View
@@ -32,12 +30,10 @@ final class ViewWriter: ExtensionTransaction {
         self.tables = tables
     }
 
-    var storage: LMDB.WriteTransaction { transaction.lmdbWriteTransaction }
-
     /// The view's index as this transaction has made it so far.
     func currentIndex() throws -> ViewIndex {
         if let index { return index }
-        let loaded = try view.index(in: storage)
+        let loaded = try view.index(in: transaction)
         index = loaded
         return loaded
     }
@@ -49,16 +45,9 @@ final class ViewWriter: ExtensionTransaction {
         return try body(&current)
     }
 
-    private func rowKey(for id: RowID) throws -> [UInt8]? {
-        guard let record = try transaction.collectionRecord(id.collection) else { return nil }
-        var key = withUnsafeBytes(of: record.id.bigEndian) { Array($0) }
-        key.append(contentsOf: id.key.utf8)
-        return key
-    }
-
-    private func entry(_ stored: ViewTables.RowEntry?, _ index: ViewIndex) -> ViewEntry? {
+    private func entry(_ stored: ViewTables.RowEntry?, rowKey: StoredRowKey, _ index: ViewIndex) -> ViewEntry? {
         guard let stored, let group = index.groupNames[stored.groupID] else { return nil }
-        return ViewEntry(group: group, orderBytes: stored.order)
+        return ViewEntry(group: group, orderBytes: stored.order(rowKey: rowKey))
     }
 
     private func note(_ id: RowID, original: ViewEntry?, current: ViewEntry?, object: Bool, metadata: Bool) {
@@ -85,7 +74,7 @@ final class ViewWriter: ExtensionTransaction {
     }
 
     func didRemove(_ id: RowID) throws {
-        guard view.viewOptions.allows(id.collection), let rowKey = try rowKey(for: id) else { return }
+        guard view.viewOptions.allows(id.collection), let rowKey = try transaction.storedRowKey(for: id) else { return }
         try remove(id, rowKey: rowKey)
     }
 
@@ -93,7 +82,7 @@ final class ViewWriter: ExtensionTransaction {
         guard view.viewOptions.allows(collection) else { return }
         for key in keys {
             let id = RowID(collection: collection, key: key)
-            guard let rowKey = try rowKey(for: id) else { continue }
+            guard let rowKey = try transaction.storedRowKey(for: id) else { continue }
             try remove(id, rowKey: rowKey)
         }
     }
@@ -103,20 +92,35 @@ final class ViewWriter: ExtensionTransaction {
     func page(_ id: UInt64) throws -> ViewPage {
         if let page = dirtyPages[id] { return page }
         if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
-        return try tables.readPage(id, storage, viewName: view.name)
+        return try tables.readPage(id, transaction)
+    }
+
+    /// Runs `body` on page `id` in place among the dirty pages (read from LMDB on first use): no copy of the page per
+    /// change.
+    private func modifyPage<R>(_ id: UInt64, _ body: (inout ViewPage) throws -> R) throws -> R {
+        if dirtyPages[id] == nil {
+            if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
+            dirtyPages[id] = try page(id)
+        }
+        deletedPages.remove(id)
+        return try body(&dirtyPages[id, default: ViewPage(groupID: 0)])
     }
 
     /// How many pages the table will gain (or lose, if negative) when the dirty pages are flushed.
     func unflushedPageDelta() throws -> Int {
         var delta = 0
-        for id in dirtyPages.keys where try !tables.hasPage(id, storage) { delta += 1 }
-        for id in deletedPages where try tables.hasPage(id, storage) { delta -= 1 }
+        for id in dirtyPages.keys where try !tables.hasPage(id, transaction) { delta += 1 }
+        for id in deletedPages where try tables.hasPage(id, transaction) { delta -= 1 }
         return delta
     }
 
     private func store(_ page: ViewPage, id: UInt64) throws {
         dirtyPages[id] = page
         deletedPages.remove(id)
+        try flushIfFull()
+    }
+
+    private func flushIfFull() throws {
         if dirtyPages.count > Self.pageCacheLimit { try flushPages() }
     }
 
@@ -127,22 +131,20 @@ final class ViewWriter: ExtensionTransaction {
 
     /// Writes the dirty pages and deletes the emptied ones.
     private func flushPages() throws {
-        try transaction.guarded {
-            for (id, page) in dirtyPages { try tables.writePage(page, id: id, storage) }
-            for id in deletedPages { _ = try tables.deletePage(id, storage) }
-        }
+        for (id, page) in dirtyPages { try tables.writePage(page, id: id, transaction) }
+        for id in deletedPages { try tables.deletePage(id, transaction) }
         dirtyPages.removeAll(keepingCapacity: true)
         deletedPages.removeAll(keepingCapacity: true)
     }
 
-    func prepareCommit(snapshot: UInt64) throws -> [UInt8]? {
-        let reset = transaction.pendingResets.contains(view.name)
+    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        let reset = commit.isReset
         guard dirty || !log.isEmpty || reset else { return nil }
         try flushPages()
         if dirty {
             try withIndex { index in
                 index.version = UInt64.random(in: 1...UInt64.max)
-                try transaction.guarded { try tables.writeInfo(index, in: storage) }
+                try tables.writeState(index, in: transaction)
             }
             if let index { view.remember(index) }
         }
@@ -165,10 +167,11 @@ final class ViewWriter: ExtensionTransaction {
     // MARK: Maintaining
 
     private func apply(_ written: WrittenRow, rerun: Bool) throws {
-        guard view.viewOptions.allows(written.collection), let rowKey = try rowKey(for: written.id) else { return }
-        let stored = try tables.readRow(rowKey, storage, viewName: view.name)
+        guard view.viewOptions.allows(written.collection) else { return }
+        let rowKey = written.storedKey
+        let stored = try tables.readRow(rowKey, transaction)
         let index = try currentIndex()
-        let existing = entry(stored, index)
+        let existing = entry(stored, rowKey: rowKey, index)
         guard rerun else {
             if existing != nil {
                 note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
@@ -189,16 +192,16 @@ final class ViewWriter: ExtensionTransaction {
             try removeEntry(existing, groupID: stored.groupID)
         }
         let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
-        let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKeyLength: place.sortKeyLength, order: place.order)
-        try transaction.guarded { try storage.put(rowEntry.encoded, forKey: rowKey, in: tables.rows) }
+        let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength]))
+        try tables.writeRow(rowEntry, for: rowKey, transaction)
         note(written.id, original: existing, current: newEntry, object: written.objectChanged, metadata: written.metadataChanged)
     }
 
-    private func remove(_ id: RowID, rowKey: [UInt8], stored: ViewTables.RowEntry?? = nil) throws {
-        let stored = try stored ?? tables.readRow(rowKey, storage, viewName: view.name)
-        guard let stored, let existing = entry(stored, try currentIndex()) else { return }
+    private func remove(_ id: RowID, rowKey: StoredRowKey, stored: ViewTables.RowEntry?? = nil) throws {
+        let stored = try stored ?? tables.readRow(rowKey, transaction)
+        guard let stored, let existing = entry(stored, rowKey: rowKey, try currentIndex()) else { return }
         try removeEntry(existing, groupID: stored.groupID)
-        try transaction.guarded { _ = try storage.delete(rowKey, in: tables.rows) }
+        try tables.deleteRow(rowKey, transaction)
         note(id, original: existing, current: nil, object: false, metadata: false)
     }
 
@@ -209,17 +212,18 @@ final class ViewWriter: ExtensionTransaction {
                 throw corrupt(view.name, "group '\(entry.group)' has no page for a row it holds")
             }
             let ref = index.page(at: location, in: group)
-            var page = try page(ref.id)
-            guard let position = page.index(of: entry.orderBytes) else {
-                throw corrupt(view.name, "page \(ref.id) lacks an entry the rows table points to")
+            let (count, first): (Int, [UInt8]?) = try modifyPage(ref.id) { page in
+                guard let position = page.index(of: entry.orderBytes) else {
+                    throw corrupt(view.name, "page \(ref.id) lacks an entry the rows table points to")
+                }
+                page.remove(at: position)
+                return (page.count, position == 0 && page.count > 0 ? page.orderBytes(at: 0) : nil)
             }
-            page.remove(at: position)
-            if page.count == 0 {
+            if count == 0 {
                 drop(pageID: ref.id)
                 index.updatePage(at: location, in: entry.group, count: 0, first: nil)
             } else {
-                try store(page, id: ref.id)
-                index.updatePage(at: location, in: entry.group, count: page.count, first: position == 0 ? page.orderBytes(at: 0) : nil)
+                index.updatePage(at: location, in: entry.group, count: count, first: first)
             }
         }
     }
@@ -231,9 +235,7 @@ final class ViewWriter: ExtensionTransaction {
             let known = index.groupIDs[entry.group] != nil
             let groupID = index.groupID(for: entry.group)
             if !known {
-                try transaction.guarded {
-                    try storage.put(Array(entry.group.utf8), forKey: withUnsafeBytes(of: groupID.bigEndian) { Array($0) }, in: tables.groups)
-                }
+                try tables.groups.put(entry.group, forKey: groupID, in: transaction)
             }
             guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
                 var page = ViewPage(groupID: groupID)
@@ -244,19 +246,17 @@ final class ViewWriter: ExtensionTransaction {
                 return groupID
             }
             let ref = index.page(at: location, in: group)
-            var page = try page(ref.id)
-            let position = page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
-            if page.isOverfull {
-                let upper = page.splitUpperHalf()
+            let (count, first, upper): (Int, [UInt8]?, ViewPage?) = try modifyPage(ref.id) { page in
+                let position = page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
+                let upper = page.isOverfull ? page.splitUpperHalf() : nil
+                return (page.count, position == 0 || upper != nil ? page.orderBytes(at: 0) : nil, upper)
+            }
+            index.updatePage(at: location, in: entry.group, count: count, first: first)
+            if let upper {
                 let upperID = index.newPageID()
-                try store(page, id: ref.id)
                 try store(upper, id: upperID)
-                index.updatePage(at: location, in: entry.group, count: page.count, first: page.orderBytes(at: 0))
                 index.insertPage(ViewIndex.PageRef(id: upperID, count: upper.count, first: upper.orderBytes(at: 0)),
                                  after: location, in: entry.group, groupID: groupID)
-            } else {
-                try store(page, id: ref.id)
-                index.updatePage(at: location, in: entry.group, count: page.count, first: position == 0 ? page.orderBytes(at: 0) : nil)
             }
             return groupID
         }
@@ -266,9 +266,6 @@ final class ViewWriter: ExtensionTransaction {
 extension ReadWriteTransaction {
     /// The writer of the view named `name` in this transaction, if the view is registered.
     func viewWriter(named name: String) -> ViewWriter? {
-        for (writerName, writer) in writers where writerName == name {
-            return writer as? ViewWriter
-        }
-        return nil
+        extensionTransaction(named: name, as: ViewWriter.self)
     }
 }

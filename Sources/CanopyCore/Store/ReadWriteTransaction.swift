@@ -24,8 +24,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
-    /// Views rebuilt in this transaction (their commit payload says "reset").
-    var pendingResets: Set<String> = []
+    /// Extensions rebuilt in this transaction (told so at commit: ``ExtensionCommit/isReset``).
+    var rebuiltExtensions: Set<String> = []
 
     /// Bytes attached to this commit's ``CommitNotification/customPayload``, for observers (who wrote, why).
     public var customPayload: [UInt8]? {
@@ -163,7 +163,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         changes.changed(id.key, in: id.collection, object: true, metadata: metadataChanged)
         guard !writers.isEmpty else { return }
         let row = WrittenRow(
-            id: id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
+            id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
             object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
         for (_, writer) in writers {
             if hadMetadata == nil { try writer.didInsert(row) } else { try writer.didUpdate(row) }
@@ -193,7 +193,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         cacheState.objectCache.set(object, for: id)
         changes.changed(key, in: collection.name, object: true, metadata: false)
         if !writers.isEmpty {
-            let row = WrittenRow(id: id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
+            let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
                                  object: object, objectBytes: objectBytes, metadata: nil, metadataBytes: nil)
             for (_, writer) in writers { try writer.didUpdate(row) }
         }
@@ -236,7 +236,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         if let metadata { cacheState.metadataCache.set(metadata, for: id) } else { cacheState.metadataCache.remove(id) }
         changes.changed(key, in: collection.name, object: false, metadata: true)
         if !writers.isEmpty {
-            let row = WrittenRow(id: id, codecName: record.codec, objectChanged: false, metadataChanged: true, transaction: self,
+            let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: false, metadataChanged: true, transaction: self,
                                  object: nil, objectBytes: nil, metadata: metadata, metadataBytes: .some(metadataBytes))
             for (_, writer) in writers { try writer.didUpdate(row) }
         }
@@ -267,7 +267,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         didWrite = true
         changes.changed(key, in: collection, object: object, metadata: metadata)
         if !writers.isEmpty {
-            let row = WrittenRow(id: RowID(collection: collection, key: key), codecName: record.codec, objectChanged: object,
+            let row = WrittenRow(id: RowID(collection: collection, key: key), collectionID: record.id, codecName: record.codec, objectChanged: object,
                                  metadataChanged: metadata, transaction: self, object: nil, objectBytes: nil, metadata: nil, metadataBytes: nil)
             for (_, writer) in writers { try writer.didTouch(row) }
         }
@@ -375,27 +375,41 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     // MARK: Extensions
 
-    /// Opens (creating it if needed) a table of the extension `extensionName`: an LMDB database named
-    /// `ext.<extensionName>.<name>`. Call it in ``StoreExtension/prepare(in:context:)`` and keep the handle.
-    public func extensionTable(named name: String, for extensionName: String, flags: LMDB.Database.Flags = []) throws -> LMDB.Database {
-        try guarded { try writeStorage.openDatabase(named: "ext.\(extensionName).\(name)", flags: flags.union(.create)) }
-    }
-
-    /// The underlying LMDB write transaction, for extensions that write their own tables.
-    public var lmdbWriteTransaction: LMDB.WriteTransaction { lmdbWriteStorage }
-
     /// Marks the transaction as having written something (extensions that write only their own tables call this so
     /// that the commit advances the snapshot).
     public func markWritten() { didWrite = true }
 
     func registerExtension(_ ext: any StoreExtension) throws {
         let nameKey = Array(ext.name.utf8)
+        for dependency in ext.dependencies where registeredExtension(named: dependency) == nil {
+            throw CanopyError(.extensionDependencyMissing, "the extension depends on '\(dependency)', which must be registered first",
+                              path: core.path, extensionName: ext.name)
+        }
         let previous = try storage.withValue(forKey: nameKey, in: tables.extensions) { bytes in
             try bytes.map { try decodeExtensionRecord($0, name: ext.name) }
         }
         let context = ExtensionRegistrationContext(
             previous: previous, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
             currentVersionTag: ext.versionTag, currentKind: ext.kind)
+        try prepare(ext, context: context)
+        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,
+                                     registeredAtSnapshot: storeState.snapshot)
+        let encoded = try JSONDecoderBox.encoder.encode(record)
+        try guarded { try writeStorage.put(Array(encoded), forKey: nameKey, in: tables.extensions) }
+        registeredExtensions.append(ext)
+        // Dependencies hear of each change first: the writer goes before those of extensions that depend on it (an
+        // extension registered again while its dependents stayed registered).
+        let all = core.extensions + registeredExtensions
+        let firstDependent = writers.firstIndex { writer in
+            all.first { $0.name == writer.name }?.dependencies.contains(ext.name) ?? false
+        }
+        writers.insert((ext.name, try ext.beginWrite(self)), at: firstDependent ?? writers.endIndex)
+        didWrite = true
+        if context.needsRebuild { try rebuildDependents(of: ext) }
+    }
+
+    /// Runs `ext`'s prepare (a rebuild when the context says so).
+    private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
         do {
             try ext.prepare(in: self, context: context)
         } catch let error as CanopyError {
@@ -404,13 +418,21 @@ public final class ReadWriteTransaction: ReadTransaction {
             throw CanopyError(.extensionRebuildFailed, "the extension failed to prepare or rebuild its storage; nothing was registered", path: core.path,
                               extensionName: ext.name, underlying: error)
         }
-        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,
-                                     registeredAtSnapshot: storeState.snapshot)
-        let encoded = try JSONDecoderBox.encoder.encode(record)
-        try guarded { try writeStorage.put(Array(encoded), forKey: nameKey, in: tables.extensions) }
-        registeredExtensions.append(ext)
-        writers.append((ext.name, try ext.beginWrite(self)))
-        didWrite = true
+        if context.needsRebuild { rebuiltExtensions.insert(ext.name) }
+    }
+
+    /// Prepares again, rebuilding, every registered extension that depends on `ext` (which was just rebuilt and is
+    /// registered in this transaction), transitively: their state was derived from its old state.
+    private func rebuildDependents(of ext: any StoreExtension) throws {
+        let registeredHere = Set(registeredExtensions.map { ObjectIdentifier($0) })
+        for dependent in core.extensions where dependent.dependencies.contains(ext.name) && !registeredHere.contains(ObjectIdentifier(dependent)) {
+            var context = ExtensionRegistrationContext(
+                previous: nil, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[dependent.name],
+                currentVersionTag: dependent.versionTag, currentKind: dependent.kind)
+            context.forcedRebuildReason = "its dependency '\(ext.name)' was rebuilt"
+            try prepare(dependent, context: context)
+            try rebuildDependents(of: dependent)
+        }
     }
 
     func unregisterExtension(named name: String, dropStorage: Bool) throws {
@@ -438,14 +460,16 @@ public final class ReadWriteTransaction: ReadTransaction {
         let snapshot = storeState.snapshot + 1
         var payloads: [String: [UInt8]] = [:]
         for (name, writer) in writers {
-            if let payload = try writer.prepareCommit(snapshot: snapshot) { payloads[name] = payload }
+            if let payload = try writer.prepareCommit(ExtensionCommit(snapshot: snapshot, isReset: rebuiltExtensions.contains(name))) {
+                payloads[name] = payload
+            }
         }
         var state = storeState
         state.snapshot = snapshot
         for (name, _) in writers { state.extensionSnapshots[name] = snapshot }
         // A commit that changed no rows and rebuilt nothing (registering or unregistering an extension) cannot make
         // another extension miss writes: those that were up to date stay up to date, registered here or not.
-        if changes.isEmpty && pendingResets.isEmpty {
+        if changes.isEmpty && rebuiltExtensions.isEmpty {
             for (name, extensionSnapshot) in storeState.extensionSnapshots where extensionSnapshot == storeState.snapshot {
                 state.extensionSnapshots[name] = snapshot
             }

@@ -274,7 +274,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
     /// older than the snapshot it was pinned to, for an observer that starts from another one's state).
-    func advance(since from: UInt64) throws -> [CommitNotification] {
+    package func advance(since from: UInt64) throws -> [CommitNotification] {
         try enter("advance")
         defer { leave() }
         return try advancePinned(since: from)

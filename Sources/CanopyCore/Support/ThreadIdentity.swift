@@ -9,7 +9,7 @@ import Synchronization
 
 /// A number identifying the calling thread (never 0), to notice a nested call on the thread that already holds a lock.
 @inline(__always)
-func currentThreadID() -> UInt {
+package func currentThreadID() -> UInt {
     #if canImport(Darwin)
     return UInt(bitPattern: pthread_self())
     #else

@@ -19,7 +19,7 @@ struct StoreTables: Sendable {
     let commits: LMDB.Database
     let extensions: LMDB.Database
 
-    static let formatTag = "canopy/2"
+    static let formatTag = "canopy/3"
 
     static func open(in txn: LMDB.ReadTransaction, create: Bool) throws -> StoreTables {
         let flags: LMDB.Database.Flags = create ? [.create] : []

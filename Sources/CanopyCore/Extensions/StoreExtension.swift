@@ -3,9 +3,18 @@ import LMDB
 /// A component that keeps derived state (an index, a view) up to date inside every write transaction.
 ///
 /// The store tells each registered extension of every insert, update, touch and removal through the
-/// ``ExtensionTransaction`` it creates per write transaction. The extension writes its own state in its own LMDB
-/// databases (see ``ReadWriteTransaction/extensionTable(named:for:)``) in the same transaction, so rows and derived
-/// state commit or roll back together, and it may add a payload to the commit notification.
+/// ``ExtensionTransaction`` it creates per write transaction. The extension writes its own state in its own typed
+/// tables (``ExtensionTable``, opened with ``ReadWriteTransaction/openTable(_:of:keys:values:)``) in the same
+/// transaction, so rows and derived state commit or roll back together, and it may add a payload to the commit
+/// notification. This protocol and the API it is handed are the whole interface: views (module `Canopy`) are built on
+/// nothing else, and so can any other extension (a secondary index, a full-text index).
+///
+/// - Population: ``ReadTransaction/scanRows(inCollections:_:)`` visits every stored row once.
+/// - Dependencies: an extension that reads another one's state names it in ``dependencies``. It must be registered
+///   after them, hears of each change after them, and is rebuilt when one of them is.
+/// - Other extensions: ``ReadTransaction/registeredExtension(named:as:)`` finds one;
+///   ``ReadWriteTransaction/extensionTransaction(named:as:)`` finds its state in the current transaction.
+/// - Reset: ``ExtensionCommit/isReset`` tells the extension, at commit, that it was rebuilt in the transaction.
 ///
 /// Registration (``Database/register(_:)``) records the extension's name, kind, version tag and options, and the store
 /// tracks, per extension, the snapshot its state is consistent with. When the version tag changed, or the database was
@@ -20,6 +29,10 @@ public protocol StoreExtension: AnyObject, Sendable {
     var versionTag: String { get }
     /// A description of the options, recorded with the registration (JSON is a good choice).
     var options: String { get }
+    /// The names of the extensions whose state this one reads (a filtered view's parent view). Registering it
+    /// throws ``CanopyError/Code/extensionDependencyMissing`` unless they are registered; when one of them is rebuilt,
+    /// this one is prepared again with a ``ExtensionRegistrationContext/rebuildReason`` saying so.
+    var dependencies: [String] { get }
 
     /// Prepares the extension's storage in `transaction`: create tables, and rebuild when `context.needsRebuild`.
     func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws
@@ -29,6 +42,11 @@ public protocol StoreExtension: AnyObject, Sendable {
 
     /// Removes the extension's storage (when it is unregistered with `dropStorage`).
     func dropStorage(in transaction: ReadWriteTransaction) throws
+}
+
+extension StoreExtension {
+    /// No dependencies.
+    public var dependencies: [String] { [] }
 }
 
 /// What the store knows, at registration, about an extension's stored state.
@@ -42,6 +60,7 @@ public struct ExtensionRegistrationContext: Sendable {
 
     /// Why a rebuild is needed, or `nil` when the stored state can be used as it is.
     public var rebuildReason: String? {
+        if let forcedRebuildReason { return forcedRebuildReason }
         guard let previous else { return "first registration" }
         if previous.versionTag != currentVersionTag { return "version tag changed from '\(previous.versionTag)' to '\(currentVersionTag)'" }
         if previous.kind != currentKind { return "kind changed from '\(previous.kind)' to '\(currentKind)'" }
@@ -57,6 +76,8 @@ public struct ExtensionRegistrationContext: Sendable {
 
     let currentVersionTag: String
     let currentKind: String
+    /// Set when a dependency was rebuilt in this transaction.
+    var forcedRebuildReason: String?
 }
 
 /// An extension's registration as recorded in the database.
@@ -92,11 +113,20 @@ public protocol ExtensionTransaction: AnyObject {
     func didRemoveAll(inCollection collection: String, keys: [String]) throws
     /// The transaction is about to commit: write any pending state and return a payload for the commit
     /// notification, or `nil`.
-    func prepareCommit(snapshot: UInt64) throws -> [UInt8]?
+    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]?
     /// The transaction committed.
     func didCommit(snapshot: UInt64)
     /// The transaction rolled back.
     func didRollback()
+}
+
+/// What the store tells an extension at commit.
+public struct ExtensionCommit: Sendable, Hashable {
+    /// The snapshot the commit creates.
+    public var snapshot: UInt64
+    /// Whether the extension was rebuilt (its state reset) in this transaction: observers of its state must reload
+    /// rather than apply changes.
+    public var isReset: Bool
 }
 
 /// A row being written, as extensions see it.
@@ -112,7 +142,10 @@ public final class WrittenRow {
     public let objectChanged: Bool
     /// Whether the metadata changed in this write.
     public let metadataChanged: Bool
+    /// The row's stored key (its collection's id, then the key).
+    public private(set) lazy var storedKey = StoredRowKey(collectionID: collectionID, key: id.key)
 
+    let collectionID: UInt32
     let transaction: ReadWriteTransaction
     private var objectValue: Any?
     private var objectData: [UInt8]?
@@ -120,10 +153,11 @@ public final class WrittenRow {
     private var metadataData: [UInt8]??
 
     init(
-        id: RowID, codecName: String, objectChanged: Bool, metadataChanged: Bool, transaction: ReadWriteTransaction,
+        id: RowID, collectionID: UInt32, codecName: String, objectChanged: Bool, metadataChanged: Bool, transaction: ReadWriteTransaction,
         object: Any?, objectBytes: [UInt8]?, metadata: Any?, metadataBytes: [UInt8]??
     ) {
         self.id = id
+        self.collectionID = collectionID
         self.codecName = codecName
         self.objectChanged = objectChanged
         self.metadataChanged = metadataChanged

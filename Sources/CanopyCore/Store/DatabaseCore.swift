@@ -31,8 +31,10 @@ final class DatabaseCore: Sendable {
         var lastCommittedSnapshot: UInt64 = 0
     }
     let state: Mutex<State>
-    /// Views opened from their stored tables without being registered (see ``ReadTransaction/persistedView(_:)``).
-    let detachedViews = Mutex<[String: View]>([:])
+    /// Extension tables opened for reading by full name (see ``ReadTransaction/existingTable(_:of:keys:values:)``).
+    let tableHandles = Mutex<[String: LMDB.Database]>([:])
+    /// Values extensions keep per database (see ``ReadTransaction/databaseScopedValue(forKey:_:)``).
+    let scopedValues = Mutex<[String: any AnyObject & Sendable]>([:])
     /// Tells observers in other processes of each commit (see CommitWakeup.swift).
     let commitBeacon = CommitBeacon()
 
@@ -188,7 +190,10 @@ final class DatabaseCore: Sendable {
     private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String) throws {
         let format = try txn.value(forKey: Array("format".utf8), in: tables.info).map { String(decoding: $0, as: UTF8.self) }
         guard format == StoreTables.formatTag else {
-            throw CanopyError(.incompatibleFormat, "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)'", path: path)
+            throw CanopyError(
+                .incompatibleFormat,
+                "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)' (canopy/3 changed how views are stored). Nothing was changed: export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration)",
+                path: path)
         }
     }
 

@@ -1,20 +1,20 @@
 /// Appends fixed-width integers and length-prefixed strings to a byte array (the store's internal records).
-struct ByteWriter {
-    var bytes: [UInt8] = []
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
 
-    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
-    mutating func append(bigEndian value: UInt64) {
+    package mutating func append(bigEndian value: UInt64) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func append(bigEndian value: UInt32) {
+    package mutating func append(bigEndian value: UInt32) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func append(byte: UInt8) { bytes.append(byte) }
+    package mutating func append(byte: UInt8) { bytes.append(byte) }
 
-    mutating func append(varint value: UInt64) {
+    package mutating func append(varint value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -23,7 +23,7 @@ struct ByteWriter {
         bytes.append(UInt8(v))
     }
 
-    mutating func append(string: String) {
+    package mutating func append(string: String) {
         var s = string
         s.withUTF8 { utf8 in
             append(varint: UInt64(utf8.count))
@@ -31,49 +31,50 @@ struct ByteWriter {
         }
     }
 
-    mutating func append(blob: [UInt8]) {
+    package mutating func append(blob: [UInt8]) {
         append(varint: UInt64(blob.count))
         bytes.append(contentsOf: blob)
     }
 }
 
 /// Reads what ``ByteWriter`` wrote, bounds-checked: malformed input throws, never traps.
-struct ByteReader {
-    let buffer: UnsafeRawBufferPointer
-    var offset = 0
+package struct ByteReader {
+    package let buffer: UnsafeRawBufferPointer
+    package var offset = 0
 
-    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+    package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
-    var isAtEnd: Bool { offset >= buffer.count }
+    package var isAtEnd: Bool { offset >= buffer.count }
 
-    struct Malformed: Error, Sendable, CustomStringConvertible {
-        var offset: Int
-        var description: String { "malformed internal record at byte \(offset)" }
+    package struct Malformed: Error, Sendable, CustomStringConvertible {
+        package init(offset: Int) { self.offset = offset }
+        package var offset: Int
+        package var description: String { "malformed internal record at byte \(offset)" }
     }
 
-    mutating func need(_ count: Int) throws {
+    package mutating func need(_ count: Int) throws {
         guard count >= 0, buffer.count - offset >= count else { throw Malformed(offset: offset) }
     }
 
-    mutating func readBigEndianUInt64() throws -> UInt64 {
+    package mutating func readBigEndianUInt64() throws -> UInt64 {
         try need(8)
         defer { offset += 8 }
         return buffer.loadBigEndianUInt64(at: offset)
     }
 
-    mutating func readBigEndianUInt32() throws -> UInt32 {
+    package mutating func readBigEndianUInt32() throws -> UInt32 {
         try need(4)
         defer { offset += 4 }
         return buffer.loadBigEndianUInt32(at: offset)
     }
 
-    mutating func readByte() throws -> UInt8 {
+    package mutating func readByte() throws -> UInt8 {
         try need(1)
         defer { offset += 1 }
         return buffer[offset]
     }
 
-    mutating func readVarint() throws -> UInt64 {
+    package mutating func readVarint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -85,7 +86,7 @@ struct ByteReader {
         }
     }
 
-    mutating func readString() throws -> String {
+    package mutating func readString() throws -> String {
         let length = try readVarint()
         guard length <= UInt64(buffer.count - offset) else { throw Malformed(offset: offset) }
         let count = Int(length)
@@ -93,7 +94,7 @@ struct ByteReader {
         return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), as: UTF8.self)
     }
 
-    mutating func readBlob() throws -> [UInt8] {
+    package mutating func readBlob() throws -> [UInt8] {
         let length = try readVarint()
         guard length <= UInt64(buffer.count - offset) else { throw Malformed(offset: offset) }
         let count = Int(length)
@@ -104,12 +105,12 @@ struct ByteReader {
 
 extension UnsafeRawBufferPointer {
     @inline(__always)
-    func loadBigEndianUInt64(at offset: Int) -> UInt64 {
+    package func loadBigEndianUInt64(at offset: Int) -> UInt64 {
         UInt64(bigEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     @inline(__always)
-    func loadBigEndianUInt32(at offset: Int) -> UInt32 {
+    package func loadBigEndianUInt32(at offset: Int) -> UInt32 {
         UInt32(bigEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 }

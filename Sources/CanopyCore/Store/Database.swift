@@ -26,7 +26,7 @@ public final class Database: Sendable {
     ///   other options.
     public init(path: String, options: DatabaseOptions = .init()) throws {
         core = try DatabaseCore.open(path: path, options: options)
-        PersistedView.prepareRecordedViews(core: core)
+        core.openRecordedExtensionTables()
     }
 
     init(sharing core: DatabaseCore) {

@@ -1,0 +1,313 @@
+import LMDB
+import Synchronization
+
+// The extension interface on transactions: opening typed tables, finding other extensions and their per-transaction
+// state, addressing rows by their stored keys, and scanning rows for (re)population. Views (module Canopy) are built
+// only on this and on the rest of the public API.
+
+extension ReadTransaction {
+    @inline(__always)
+    func guardedRead<R>(_ body: () throws -> R) throws -> R {
+        do { return try body() } catch { throw CanopyError.wrap(error, path: core.path) }
+    }
+
+    /// The extension registered in this process under `name` (including one registered earlier in this transaction),
+    /// or `nil`.
+    public func registeredExtension(named name: String) -> (any StoreExtension)? {
+        if let rw = self as? ReadWriteTransaction, let ext = rw.registeredExtensions.first(where: { $0.name == name }) { return ext }
+        return core.registeredExtension(named: name)
+    }
+
+    /// The extension registered in this process under `name` when it is a `T`, or `nil`.
+    public func registeredExtension<T: StoreExtension>(named name: String, as type: T.Type) -> T? {
+        registeredExtension(named: name) as? T
+    }
+
+    /// Opens the table `name` of the extension `extensionName`, as recorded in the database, for reading: in a process
+    /// that did not register the extension (a tool), or before it registers. Returns `nil` when the table does not
+    /// exist.
+    ///
+    /// Tables that existed when the database was opened are already open. Others are opened once, in a short
+    /// transaction of their own (LMDB makes a handle usable only by transactions that begin after the one that opened
+    /// it ends).
+    ///
+    /// - Throws: ``CanopyError/Code/extensionFailed`` when the table was created after this transaction began (read it
+    ///   in a new transaction); ``CanopyError/Code/nestedTransaction`` when called on a thread that is inside a write
+    ///   transaction of this database.
+    public func existingTable<K: TableCoding, V: TableCoding>(
+        _ name: String, of extensionName: String, keys: K.Type, values: V.Type
+    ) throws -> ExtensionTable<K, V>? {
+        let full = ExtensionTableName.full(name, of: extensionName)
+        let database: LMDB.Database
+        if let rw = self as? ReadWriteTransaction {
+            do {
+                database = try rw.writeStorage.openDatabase(named: full)
+            } catch let error as LMDBError where error.code == .notFound {
+                return nil
+            }
+        } else if let known = core.openTable(named: full) {
+            database = known
+        } else {
+            guard let opened = try core.openExistingTable(named: full) else { return nil }
+            database = opened
+        }
+        let table = ExtensionTable<K, V>(database: database, name: name, extensionName: extensionName)
+        do {
+            _ = try storage.statistics(of: database)
+        } catch let error as LMDBError where error.code == .invalid {
+            throw CanopyError(
+                .extensionFailed,
+                "the table '\(name)' was opened after this read transaction began (it was created after the database was opened); read it in a new transaction",
+                path: core.path, extensionName: extensionName, underlying: error)
+        }
+        return table
+    }
+
+    /// The snapshot each recorded extension's stored state is consistent with (absent for one that has none), and the
+    /// store's snapshot: an extension whose snapshot is below the store's is stale and is rebuilt at its next
+    /// registration.
+    public func extensionSnapshots() throws -> (store: UInt64, extensions: [String: UInt64]) {
+        let state = try DatabaseCore.readState(storage, tables)
+        return (state.snapshot, state.extensionSnapshots)
+    }
+
+    /// The stored key of row `id`, or `nil` when its collection was never written.
+    /// - Throws: ``CanopyError/Code/keyTooLong`` when the key cannot be stored.
+    public func storedRowKey(for id: RowID) throws -> StoredRowKey? {
+        guard let record = try collectionRecord(id.collection) else { return nil }
+        guard 4 + id.key.utf8.count <= core.maxKeySize else {
+            throw CanopyError(.keyTooLong, "the key is \(id.key.utf8.count) bytes of UTF-8; keys can be at most \(core.maxKeySize - 4) bytes",
+                              path: core.path, collection: id.collection, key: String(id.key.prefix(64)))
+        }
+        return StoredRowKey(collectionID: record.id, key: id.key)
+    }
+
+    /// The row id of a stored row key, or `nil` when its collection id is unknown.
+    public func rowID(for key: StoredRowKey) throws -> RowID? {
+        guard let collection = try collection(forID: key.collectionID) else { return nil }
+        return RowID(collection: collection.name, key: key.key)
+    }
+
+    /// The stored row of `key` (object bytes copied, metadata read on demand), or `nil` when there is no such row.
+    public func storedRow(for key: StoredRowKey) throws -> StoredRow? {
+        guard let collection = try collection(forID: key.collectionID) else { return nil }
+        let stored = try guardedRead { try storage.value(forKey: key.bytes, in: tables.objects) }
+        guard let stored, let flags = stored.first else { return nil }
+        return StoredRow(id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
+                         hasMetadata: flags & 1 != 0, object: .owned(Array(stored[1...])), transaction: self)
+    }
+
+    /// Visits every row (of the collections in `collections`, or all), in stored-key order, while `visit` returns
+    /// `true`: the row scan extensions (re)populate from. Each row's object bytes are lent from the memory map for
+    /// the visit only; the ``StoredRow`` refuses to read them afterwards (``CanopyError/Code/transactionEnded``).
+    public func scanRows(inCollections collections: Set<String>? = nil, _ visit: (StoredRow) throws -> Bool) throws {
+        let names = try collectionNamesByID()
+        let storage = try storage
+        try guardedRead {
+            try storage.forEach(in: tables.objects) { rowKey, value in
+                guard rowKey.count >= 4, let flags = value.first else { return true }
+                let collectionID = rowKey.loadUnaligned(as: UInt32.self).bigEndian
+                guard let collection = names[collectionID], collections?.contains(collection.name) ?? true else { return true }
+                let key = StoredRowKey(bytes: Array(rowKey))!  // rowKey.count >= 4 was checked
+                let row = StoredRow(
+                    id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
+                    hasMetadata: flags & 1 != 0, object: .borrowed(UnsafeRawBufferPointer(rebasing: value.dropFirst())), transaction: self)
+                defer { row.endAccess() }
+                return try visit(row)
+            }
+        }
+    }
+
+    /// Collection records by id (for turning row keys back into collection names).
+    func collectionNamesByID() throws -> [UInt32: (name: String, codec: String)] {
+        var result: [UInt32: (name: String, codec: String)] = [:]
+        try storage.forEach(in: tables.collections) { key, value in
+            if let record = CollectionRecord(decoding: value) {
+                result[record.id] = (String(decoding: key, as: UTF8.self), record.codec)
+            }
+            return true
+        }
+        if let rw = self as? ReadWriteTransaction {
+            for (name, record) in rw.newCollections { result[record.id] = (name, record.codec) }
+        }
+        return result
+    }
+
+    /// The collection name and codec of a collection id, using the connection's and database's caches.
+    func collection(forID id: UInt32) throws -> (name: String, codec: String)? {
+        if let hit = cacheState.collections.first(where: { $0.value.id == id }) { return (hit.key, hit.value.codec) }
+        if let rw = self as? ReadWriteTransaction, let hit = rw.newCollections.first(where: { $0.value.id == id }) {
+            return (hit.key, hit.value.codec)
+        }
+        let all = try collectionNamesByID()
+        for (recordID, entry) in all {
+            cacheState.collections[entry.name] = CollectionRecord(id: recordID, codec: entry.codec)
+        }
+        return all[id]
+    }
+
+    /// Decodes stored `bytes` of row `id` as `T` with the codec named `codecName` (an extension decoding a row it read
+    /// as bytes).
+    /// - Throws: ``CanopyError/Code/codecMismatch`` for a codec that is not built in; ``CanopyError/Code/decodingFailed``.
+    public func decodeStoredValue<T: Decodable>(_ type: T.Type, from bytes: [UInt8], codecName: String, id: RowID) throws -> T {
+        try decode(T.self, bytes: bytes, codecName: codecName, id: id)
+    }
+
+    /// A value shared by every transaction of this database in this process, created by `make` on first use (an
+    /// extension's cache of decoded state, kept per database).
+    public func databaseScopedValue<T: AnyObject & Sendable>(forKey key: String, _ make: () throws -> T) rethrows -> T {
+        try core.scopedValue(forKey: key, make)
+    }
+}
+
+extension ReadWriteTransaction {
+    /// Opens (creating it if needed) the table `name` of the extension `extensionName`: an LMDB database named
+    /// `ext.<extensionName>.<name>`, whose keys and values the codings encode. Call it in
+    /// ``StoreExtension/prepare(in:context:)`` and keep the table.
+    public func openTable<K: TableCoding, V: TableCoding>(
+        _ name: String, of extensionName: String, keys: K.Type, values: V.Type
+    ) throws -> ExtensionTable<K, V> {
+        let database = try guarded { try writeStorage.openDatabase(named: ExtensionTableName.full(name, of: extensionName), flags: .create) }
+        return ExtensionTable(database: database, name: name, extensionName: extensionName)
+    }
+
+    /// The per-transaction state (the ``ExtensionTransaction``) of the extension `name` in this transaction, when it
+    /// is a `T`: how an extension reads what another one has changed so far in this transaction (a filtered view
+    /// reads its parent's entries). Extensions hear of each change in registration order, and dependencies register
+    /// first, so a dependency has already seen the change being handled.
+    public func extensionTransaction<T: ExtensionTransaction>(named name: String, as type: T.Type) -> T? {
+        for (writerName, writer) in writers where writerName == name { return writer as? T }
+        return nil
+    }
+
+    /// Whether the extension `name` was rebuilt (its state reset) in this transaction.
+    public func isRebuilt(extensionNamed name: String) -> Bool { rebuiltExtensions.contains(name) }
+}
+
+/// A stored row as an extension reads it: its address, codec, object bytes and (on demand) metadata bytes.
+///
+/// Rows from ``ReadTransaction/scanRows(inCollections:_:)`` lend their object bytes from the memory map for the
+/// visit only; using them afterwards throws ``CanopyError/Code/transactionEnded`` instead of reading reused memory.
+public final class StoredRow {
+    enum Object {
+        case borrowed(UnsafeRawBufferPointer)
+        case owned([UInt8])
+    }
+
+    /// The row's address.
+    public let id: RowID
+    /// The row's stored key.
+    public let storedKey: StoredRowKey
+    /// The codec of the row's collection.
+    public let codecName: String
+    /// Whether the row has metadata.
+    public let hasMetadata: Bool
+    private let object: Object
+    private let transaction: ReadTransaction
+    private var accessEnded = false
+
+    init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, transaction: ReadTransaction) {
+        self.id = id
+        self.storedKey = storedKey
+        self.codecName = codecName
+        self.hasMetadata = hasMetadata
+        self.object = object
+        self.transaction = transaction
+    }
+
+    func endAccess() { accessEnded = true }
+
+    private func checkAccess() throws {
+        guard accessEnded else { return }
+        throw CanopyError(.transactionEnded, "a scanned row was used after its visit; copy what you need during the visit",
+                          collection: id.collection, key: id.key)
+    }
+
+    /// A copy of the object's stored bytes.
+    public func objectBytes() throws -> [UInt8] {
+        switch object {
+        case .owned(let bytes): return bytes
+        case .borrowed(let bytes):
+            try checkAccess()
+            return Array(bytes)
+        }
+    }
+
+    /// Calls `body` with the object's stored bytes, without copying them.
+    public func withObjectBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        switch object {
+        case .owned(let bytes): return try bytes.withUnsafeBytes(body)
+        case .borrowed(let bytes):
+            try checkAccess()
+            return try body(bytes)
+        }
+    }
+
+    /// The metadata's stored bytes, or `nil` when the row has none (read through the transaction, which refuses once
+    /// its closure has returned).
+    public func metadataBytes() throws -> [UInt8]? {
+        guard hasMetadata else { return nil }
+        return try transaction.guardedRead { try transaction.storage.value(forKey: storedKey.bytes, in: transaction.tables.metadata) }
+    }
+}
+
+extension DatabaseCore {
+    /// Extension tables open in this process by full name (opened at open, or on first read).
+    func openTable(named name: String) -> LMDB.Database? {
+        tableHandles.withLock { $0[name] }
+    }
+
+    func forgetTable(named name: String) {
+        tableHandles.withLock { $0[name] = nil }
+    }
+
+    /// Opens an existing table in a read transaction of its own, under the write lock (no write transaction of this
+    /// process opens handles meanwhile). Returns `nil` when it does not exist.
+    func openExistingTable(named name: String) throws -> LMDB.Database? {
+        if writerThread.load(ordering: .relaxed) == currentThreadID() {
+            throw CanopyError(.nestedTransaction, "an extension table cannot be opened for reading inside a write transaction of the same database on this thread; read it in the write transaction",
+                              path: path)
+        }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        do {
+            let database = try environment.read { txn in try txn.openDatabase(named: name) }
+            tableHandles.withLock { $0[name] = database }
+            return database
+        } catch let error as LMDBError where error.code == .notFound {
+            return nil
+        } catch {
+            throw CanopyError.wrap(error, path: path)
+        }
+    }
+
+    /// Opens every extension table recorded in the database, so that transactions begun afterwards (pinned snapshots,
+    /// observers) can read them. Called when the database is opened; best effort (a failure is reported by the first
+    /// read that needs the table).
+    func openRecordedExtensionTables() {
+        guard writeLock.try() else { return }
+        defer { writeLock.unlock() }
+        _ = try? environment.read { txn in
+            let main = try txn.openDatabase(named: nil)
+            var names: [String] = []
+            try txn.forEach(in: main, prefix: Array(ExtensionTableName.prefix.utf8)) { key, _ in
+                names.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            for name in names {
+                if let database = try? txn.openDatabase(named: name) { tableHandles.withLock { $0[name] = database } }
+            }
+        }
+    }
+
+    /// A value shared by every transaction of this core.
+    func scopedValue<T: AnyObject & Sendable>(forKey key: String, _ make: () throws -> T) rethrows -> T {
+        if let existing = scopedValues.withLock({ $0[key] }) as? T { return existing }
+        let made = try make()
+        return scopedValues.withLock { values in
+            if let existing = values[key] as? T { return existing }
+            values[key] = made
+            return made
+        }
+    }
+}
