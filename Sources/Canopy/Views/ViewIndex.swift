@@ -25,6 +25,15 @@ struct ViewIndex: Sendable {
         var id: UInt32
         var chunks: [Chunk] = []
         var count = 0
+
+        mutating func append(_ page: PageRef) {
+            if chunks.isEmpty || chunks[chunks.count - 1].pages.count >= ViewIndex.maxPagesPerChunk {
+                chunks.append(Chunk(pages: [], total: 0))
+            }
+            chunks[chunks.count - 1].pages.append(page)
+            chunks[chunks.count - 1].total += page.count
+            count += page.count
+        }
     }
 
     static let maxPagesPerChunk = 128
@@ -131,8 +140,17 @@ struct ViewIndex: Sendable {
     }
 
     /// Records a page's new count and first entry; removes it when empty.
+    ///
+    /// Mutates the group in place in the dictionary (through its index), so that no chunk array is copied: copying a
+    /// group out and back would copy (and retain every first entry of) the chunk being changed.
     mutating func updatePage(at location: Location, in name: String, count: Int, first: [UInt8]?) {
-        guard var group = groups[name] else { return }
+        guard let slot = groups.index(forKey: name) else { return }
+        let emptied = Self.update(&groups.values[slot], at: location, count: count, first: first)
+        if emptied { groups.remove(at: slot) }
+    }
+
+    /// Returns whether the group is now empty.
+    private static func update(_ group: inout Group, at location: Location, count: Int, first: [UInt8]?) -> Bool {
         let old = group.chunks[location.chunk].pages[location.page].count
         group.count += count - old
         group.chunks[location.chunk].total += count - old
@@ -143,39 +161,34 @@ struct ViewIndex: Sendable {
             group.chunks[location.chunk].pages[location.page].count = count
             if let first { group.chunks[location.chunk].pages[location.page].first = first }
         }
-        groups[name] = group.count == 0 ? nil : group
+        return group.count == 0
     }
 
     /// Inserts a page right after `location` (or as the first page of an empty group when `location` is nil).
     mutating func insertPage(_ page: PageRef, after location: Location?, in name: String, groupID: UInt32) {
-        var group = groups[name] ?? Group(id: groupID)
+        if groups[name] == nil { groups[name] = Group(id: groupID) }
+        guard let slot = groups.index(forKey: name) else { return }
+        Self.insert(page, after: location, into: &groups.values[slot])
+    }
+
+    private static func insert(_ page: PageRef, after location: Location?, into group: inout Group) {
         if let location {
             group.chunks[location.chunk].pages.insert(page, at: location.page + 1)
             group.chunks[location.chunk].total += page.count
             if group.chunks[location.chunk].pages.count > Self.maxPagesPerChunk {
-                let pages = group.chunks[location.chunk].pages
-                let half = pages.count / 2
-                let upper = Array(pages[half...])
-                group.chunks[location.chunk].pages = Array(pages[..<half])
-                group.chunks[location.chunk].total = group.chunks[location.chunk].pages.reduce(0) { $0 + $1.count }
+                let upper = Array(group.chunks[location.chunk].pages[(group.chunks[location.chunk].pages.count / 2)...])
+                group.chunks[location.chunk].pages.removeLast(upper.count)
+                group.chunks[location.chunk].total -= upper.reduce(0) { $0 + $1.count }
                 group.chunks.insert(Chunk(pages: upper, total: upper.reduce(0) { $0 + $1.count }), at: location.chunk + 1)
             }
         } else {
             group.chunks.insert(Chunk(pages: [page], total: page.count), at: 0)
         }
         group.count += page.count
-        groups[name] = group
     }
 
     /// Appends a page at the end of a group (bulk loading and rebuilding from storage).
     mutating func appendPage(_ page: PageRef, to name: String, groupID: UInt32) {
-        var group = groups[name] ?? Group(id: groupID)
-        if group.chunks.isEmpty || group.chunks[group.chunks.count - 1].pages.count >= Self.maxPagesPerChunk {
-            group.chunks.append(Chunk(pages: [], total: 0))
-        }
-        group.chunks[group.chunks.count - 1].pages.append(page)
-        group.chunks[group.chunks.count - 1].total += page.count
-        group.count += page.count
-        groups[name] = group
+        groups[name, default: Group(id: groupID)].append(page)
     }
 }
