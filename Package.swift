@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Canopy", targets: ["Canopy"]),
         .library(name: "CanopyCore", targets: ["CanopyCore"]),
+        .library(name: "CanopyIndexes", targets: ["CanopyIndexes"]),
         .executable(name: "canopy", targets: ["canopy"]),
         .library(name: "CanopySource", targets: ["CanopySource"]),
         .library(name: "CanopyTerminal", targets: ["CanopyTerminal"]),
@@ -32,6 +33,8 @@ let package = Package(
         // module does not see the store's internals, nor LMDB); re-exports CanopyCore, so `import Canopy` is all an
         // app needs.
         .target(name: "Canopy", dependencies: ["CanopyCore"]),
+        // A secondary index (rows by a value; lookups by value and range): another extension built only on CanopyCore.
+        .target(name: "CanopyIndexes", dependencies: ["CanopyCore"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
         .target(name: "CanopyTestSupport", dependencies: ["Canopy", "LMDB"], path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
@@ -52,7 +55,7 @@ let package = Package(
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport", "CrashWriter"]),
+        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyTestSupport"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyTestSupport", "reminders"]),

@@ -321,8 +321,13 @@ final class DatabaseCore: Sendable {
         state.withLock { state in state.extensions.first { $0.name == name } }
     }
 
+    /// Adds a registered extension before the extensions that depend on it (those registered while it was not, and
+    /// kept), so that write transactions tell dependencies of each change first.
     func addExtension(_ ext: any StoreExtension) {
-        state.withLock { $0.extensions.append(ext) }
+        state.withLock { state in
+            let firstDependent = state.extensions.firstIndex { $0.dependencies.contains(ext.name) }
+            state.extensions.insert(ext, at: firstDependent ?? state.extensions.endIndex)
+        }
     }
 
     func removeExtension(named name: String) {

@@ -1,0 +1,342 @@
+import CanopyCore
+import Synchronization
+
+/// A secondary index: the rows of some collections by a value computed from each row, with lookups by value and by
+/// range of values.
+///
+/// It is an extension built only on CanopyCore's public extension interface (typed tables, the row scan, written
+/// rows), as views are, and is kept up to date inside every write transaction. Its tables:
+///
+/// - `entries`: escaped value bytes + the row's stored key → nothing. The escaping (each 0x00 byte of the value
+///   becomes 0x00 0xFF, and 0x00 0x00 ends it) keeps entries in value order, then row order, for values of any
+///   length, so a range lookup is one cursor walk.
+/// - `rows`: the row's stored key → its escaped value, to find the old entry when the row changes or goes.
+///
+/// ```swift
+/// let byDue = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-due", Reminder.self) { _, _, reminder in
+///     Int64(reminder.due.timeIntervalSince1970)
+/// }
+/// try database.register(byDue)
+/// let dueToday = try connection.read { txn in try byDue.rowIDs(in: startOfDay...endOfDay, in: txn) }
+/// ```
+///
+/// The value coding must preserve order (its bytes compare as its values do): ``Int64OrderedCoding``,
+/// `UInt64BigEndianCoding`, `UInt32BigEndianCoding` and `StringUTF8Coding` (byte order) do.
+public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sendable where ValueCoding.Value: Comparable {
+    /// The indexed value of a row, or `nil` to leave the row out.
+    public typealias Indexer = @Sendable (_ row: IndexedRow) throws -> ValueCoding.Value?
+
+    /// The index's name, unique among the database's extensions.
+    public let name: String
+    /// `"secondary-index"`.
+    public let kind = "secondary-index"
+    /// Changing it rebuilds the index at registration.
+    public let versionTag: String
+    /// The collections indexed, or `nil` for all.
+    public let collections: Set<String>?
+    private let indexer: Indexer
+    private let dependsOnObject: Bool
+    private let dependsOnMetadata: Bool
+    private let tables = Mutex<Tables?>(nil)
+
+    struct Tables: Sendable {
+        let entries: ExtensionTable<BytesCoding, BytesCoding>
+        let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
+    }
+
+    /// Creates an index whose values `indexer` computes from the row.
+    /// - Parameters:
+    ///   - dependsOnObject: whether the value depends on the object (an update of the object re-indexes the row).
+    ///   - dependsOnMetadata: whether it depends on the metadata.
+    public init(
+        name: String, versionTag: String = "1", collections: Set<String>? = nil, dependsOnObject: Bool = true,
+        dependsOnMetadata: Bool = false, indexer: @escaping Indexer
+    ) {
+        self.name = name
+        self.versionTag = versionTag
+        self.collections = collections
+        self.indexer = indexer
+        self.dependsOnObject = dependsOnObject
+        self.dependsOnMetadata = dependsOnMetadata
+    }
+
+    /// An index of the objects of type `Object`, by the value `value` returns (`nil` leaves the row out).
+    public static func byObject<Object: Decodable>(
+        name: String, versionTag: String = "1", collections: Set<String>? = nil, _ type: Object.Type,
+        _ value: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) throws -> ValueCoding.Value?
+    ) -> SecondaryIndex {
+        SecondaryIndex(name: name, versionTag: versionTag, collections: collections) { row in
+            try value(row.id.collection, row.id.key, try row.object(as: Object.self))
+        }
+    }
+
+    /// The collections, as JSON.
+    public var options: String {
+        guard let collections else { return "{}" }
+        return "{\"collections\":[\(collections.sorted().map { "\"\($0)\"" }.joined(separator: ","))]}"
+    }
+
+    func openedTables() throws -> Tables {
+        guard let tables = tables.withLock({ $0 }) else {
+            throw CanopyError(.extensionNotRegistered, "the index is not registered; register it with Database.register(_:)", extensionName: name)
+        }
+        return tables
+    }
+
+    // MARK: StoreExtension
+
+    /// Opens the tables; rebuilds them from the row scan when the context asks.
+    public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+        let opened = Tables(
+            entries: try transaction.openTable("entries", of: name, keys: BytesCoding.self, values: BytesCoding.self),
+            rows: try transaction.openTable("rows", of: name, keys: StoredRowKeyCoding.self, values: BytesCoding.self))
+        tables.withLock { $0 = opened }
+        guard context.needsRebuild else { return }
+        try opened.entries.removeAll(in: transaction)
+        try opened.rows.removeAll(in: transaction)
+        var found: [(StoredRowKey, [UInt8])] = []
+        try transaction.scanRows(inCollections: collections) { stored in
+            let row = IndexedRow(id: stored.id, source: .stored(stored, transaction))
+            if let value = try indexer(row) { found.append((stored.storedKey, Self.escaped(value))) }
+            return true
+        }
+        // The scan is in row-key order: the rows table is written in order (appending); entries are sorted first.
+        for (rowKey, value) in found { try opened.rows.put(value, forKey: rowKey, in: transaction, appending: true) }
+        for key in found.map({ $0.1 + $0.0.bytes }).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            try opened.entries.put([], forKey: key, in: transaction, appending: true)
+        }
+        transaction.markWritten()
+    }
+
+    /// The per-transaction writer.
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+        Writer(index: self, tables: try openedTables(), transaction: transaction)
+    }
+
+    /// Drops the tables.
+    public func dropStorage(in transaction: ReadWriteTransaction) throws {
+        let opened = try openedTables()
+        try opened.entries.drop(in: transaction)
+        try opened.rows.drop(in: transaction)
+        tables.withLock { $0 = nil }
+    }
+
+    // MARK: Lookups
+
+    /// The rows whose value is `value`, in row-key order.
+    public func rowIDs(equalTo value: ValueCoding.Value, in transaction: ReadTransaction) throws -> [RowID] {
+        try rowIDs(from: value, through: value, in: transaction, limit: .max)
+    }
+
+    /// The rows whose value is in `range`, by value then row-key order, at most `limit`.
+    public func rowIDs(in range: ClosedRange<ValueCoding.Value>, in transaction: ReadTransaction, limit: Int = .max) throws -> [RowID] {
+        try rowIDs(from: range.lowerBound, through: range.upperBound, in: transaction, limit: limit)
+    }
+
+    /// The rows whose value is in `range` (upper bound excluded), by value then row-key order, at most `limit`.
+    public func rowIDs(in range: Range<ValueCoding.Value>, in transaction: ReadTransaction, limit: Int = .max) throws -> [RowID] {
+        try entries(from: range.lowerBound, in: transaction, limit: limit) { $0 < range.upperBound }.map(\.id)
+    }
+
+    /// The value indexed for row `id`, or `nil` when the row is not in the index.
+    public func value(of id: RowID, in transaction: ReadTransaction) throws -> ValueCoding.Value? {
+        guard let rowKey = try transaction.storedRowKey(for: id), let escaped = try openedTables().rows.value(forKey: rowKey, in: transaction) else {
+            return nil
+        }
+        return try decodeValue(escaped[...]).value
+    }
+
+    /// The number of rows in the index.
+    public func count(in transaction: ReadTransaction) throws -> Int {
+        try openedTables().rows.count(in: transaction)
+    }
+
+    private func rowIDs(from lower: ValueCoding.Value, through upper: ValueCoding.Value, in transaction: ReadTransaction, limit: Int) throws -> [RowID] {
+        try entries(from: lower, in: transaction, limit: limit) { $0 <= upper }.map(\.id)
+    }
+
+    /// The entries from the first one whose value is `>= lower`, while `accept` holds for their value.
+    func entries(
+        from lower: ValueCoding.Value, in transaction: ReadTransaction, limit: Int, while accept: (ValueCoding.Value) -> Bool
+    ) throws -> [(value: ValueCoding.Value, id: RowID)] {
+        var result: [(ValueCoding.Value, RowID)] = []
+        guard limit > 0 else { return [] }
+        let start = Self.escaped(lower)
+        var failure: Error?
+        try openedTables().entries.forEachBytes(in: transaction, from: start) { key, _ in
+            do {
+                let (value, rest) = try decodeValue(Array(key)[...])
+                guard accept(value) else { return false }
+                guard let rowKey = StoredRowKey(rest), let id = try transaction.rowID(for: rowKey) else {
+                    throw corrupt("an entry names an unknown row")
+                }
+                result.append((value, id))
+                return result.count < limit
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return result
+    }
+
+    // MARK: Encoding
+
+    /// The value's bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x00.
+    static func escaped(_ value: ValueCoding.Value) -> [UInt8] {
+        ValueCoding.withBytes(of: value) { bytes in
+            var out = [UInt8]()
+            out.reserveCapacity(bytes.count + 2)
+            for byte in bytes {
+                out.append(byte)
+                if byte == 0 { out.append(0xFF) }
+            }
+            out.append(0)
+            out.append(0)
+            return out
+        }
+    }
+
+    /// Reads an escaped value at the start of `bytes`; returns it and the bytes after it.
+    func decodeValue(_ bytes: ArraySlice<UInt8>) throws -> (value: ValueCoding.Value, rest: ArraySlice<UInt8>) {
+        var raw: [UInt8] = []
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let byte = bytes[i]
+            if byte == 0 {
+                guard i + 1 < bytes.endIndex else { break }
+                if bytes[i + 1] == 0 {
+                    let value = try raw.withUnsafeBytes { buffer in
+                        do { return try ValueCoding.decode(buffer) } catch { throw corrupt("an indexed value does not decode (\(error))") }
+                    }
+                    return (value, bytes[(i + 2)...])
+                }
+                guard bytes[i + 1] == 0xFF else { break }
+                raw.append(0)
+                i += 2
+                continue
+            }
+            raw.append(byte)
+            i += 1
+        }
+        throw corrupt("an indexed value is not terminated")
+    }
+
+    func corrupt(_ message: String) -> CanopyError {
+        CanopyError(.corruptStore, "the secondary index is corrupt: \(message); unregister it with dropStorage and register it again to rebuild",
+                    extensionName: name)
+    }
+
+    func indexes(_ collection: String) -> Bool { collections?.contains(collection) ?? true }
+
+    func valueDepends(onObject object: Bool, metadata: Bool) -> Bool {
+        (object && dependsOnObject) || (metadata && dependsOnMetadata)
+    }
+
+    func indexedValue(of row: IndexedRow) throws -> ValueCoding.Value? { try indexer(row) }
+
+    /// Keeps the index up to date in one write transaction.
+    final class Writer: ExtensionTransaction {
+        let index: SecondaryIndex
+        let tables: Tables
+        let transaction: ReadWriteTransaction
+
+        init(index: SecondaryIndex, tables: Tables, transaction: ReadWriteTransaction) {
+            self.index = index
+            self.tables = tables
+            self.transaction = transaction
+        }
+
+        func didInsert(_ row: WrittenRow) throws { try reindex(row) }
+
+        func didUpdate(_ row: WrittenRow) throws {
+            guard index.valueDepends(onObject: row.objectChanged, metadata: row.metadataChanged) else { return }
+            try reindex(row)
+        }
+
+        func didTouch(_ row: WrittenRow) throws {}
+
+        func didRemove(_ id: RowID) throws {
+            guard index.indexes(id.collection), let rowKey = try transaction.storedRowKey(for: id) else { return }
+            try remove(rowKey)
+        }
+
+        func didRemoveAll(inCollection collection: String, keys: [String]) throws {
+            for key in keys { try didRemove(RowID(collection: collection, key: key)) }
+        }
+
+        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
+        func didCommit(snapshot: UInt64) {}
+        func didRollback() {}
+
+        private func reindex(_ row: WrittenRow) throws {
+            guard index.indexes(row.collection) else { return }
+            let rowKey = row.storedKey
+            let value = try index.indexedValue(of: IndexedRow(id: row.id, source: .written(row)))
+            let escaped = value.map { SecondaryIndex.escaped($0) }
+            let old = try tables.rows.value(forKey: rowKey, in: transaction)
+            guard old != escaped else { return }
+            if let old { try tables.entries.remove(old + rowKey.bytes, in: transaction) }
+            if let escaped {
+                try tables.rows.put(escaped, forKey: rowKey, in: transaction)
+                try tables.entries.put([], forKey: escaped + rowKey.bytes, in: transaction)
+            } else {
+                try tables.rows.remove(rowKey, in: transaction)
+            }
+        }
+
+        private func remove(_ rowKey: StoredRowKey) throws {
+            guard let old = try tables.rows.value(forKey: rowKey, in: transaction) else { return }
+            try tables.entries.remove(old + rowKey.bytes, in: transaction)
+            try tables.rows.remove(rowKey, in: transaction)
+        }
+    }
+}
+
+/// A row as a ``SecondaryIndex``'s indexer sees it: its address and its object or metadata, decoded on demand.
+public struct IndexedRow {
+    enum Source {
+        case written(WrittenRow)
+        case stored(StoredRow, ReadTransaction)
+    }
+
+    /// The row's address.
+    public let id: RowID
+    let source: Source
+
+    /// The object as `T`.
+    /// - Throws: ``CanopyError/Code/decodingFailed`` when it is not a `T`.
+    public func object<T: Decodable>(as type: T.Type) throws -> T {
+        switch source {
+        case .written(let row): return try row.object(as: T.self)
+        case .stored(let row, let transaction):
+            return try transaction.decodeStoredValue(T.self, from: try row.objectBytes(), codecName: row.codecName, id: id)
+        }
+    }
+
+    /// The metadata as `T`, or `nil` when the row has none.
+    public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
+        switch source {
+        case .written(let row): return try row.metadata(as: T.self)
+        case .stored(let row, let transaction):
+            guard let bytes = try row.metadataBytes() else { return nil }
+            return try transaction.decodeStoredValue(T.self, from: bytes, codecName: row.codecName, id: id)
+        }
+    }
+}
+
+/// An `Int64` as 8 big-endian bytes with the sign bit flipped, so that the bytes sort as the numbers do (negative
+/// before positive).
+public enum Int64OrderedCoding: TableCoding {
+    /// Calls `body` with the 8 order-preserving bytes of `value`.
+    public static func withBytes<R>(of value: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: (UInt64(bitPattern: value) ^ (1 << 63)).bigEndian, body)
+    }
+
+    /// Reads 8 order-preserving bytes.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Int64 {
+        guard bytes.count == 8 else { throw TableCodingError("expected 8 bytes for an Int64, found \(bytes.count)") }
+        return Int64(bitPattern: bytes.loadUnaligned(as: UInt64.self).bigEndian ^ (1 << 63))
+    }
+}

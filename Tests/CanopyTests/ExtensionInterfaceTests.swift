@@ -1,0 +1,281 @@
+import Canopy
+import CanopyIndexes
+import CanopyTestSupport
+import Foundation
+import LMDB
+import Testing
+
+/// A row for the secondary-index tests: indexed by `score` (which may be negative) or by `name`.
+private struct Scored: Codable, Sendable, Equatable {
+    var score: Int64
+    var name: String
+}
+
+private let scored = TypedCollection<Scored, NoMetadata>("scored")
+private let others = TypedCollection<Scored, NoMetadata>("others")
+
+/// An extension that depends on another one and records what the store told it.
+private final class Dependent: StoreExtension, @unchecked Sendable {
+    // @unchecked: mutated only by the writer (one write transaction at a time).
+    let name = "dependent"
+    let kind = "dependent"
+    let versionTag = "1"
+    let options = "{}"
+    let dependencies: [String]
+    var reasons: [String] = []
+    var resets: [Bool] = []
+    var parentSawRowFirst: [Bool] = []
+
+    init(on parent: String) { dependencies = [parent] }
+
+    func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+        if let reason = context.rebuildReason { reasons.append(reason) }
+    }
+
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Writer(owner: self, transaction: transaction) }
+
+    func dropStorage(in transaction: ReadWriteTransaction) throws {}
+
+    final class Writer: ExtensionTransaction {
+        let owner: Dependent
+        let transaction: ReadWriteTransaction
+        init(owner: Dependent, transaction: ReadWriteTransaction) {
+            self.owner = owner
+            self.transaction = transaction
+        }
+        func didInsert(_ row: WrittenRow) throws {
+            // The dependency's per-transaction state is found through the interface and has already seen the row.
+            let parent = transaction.extensionTransaction(named: owner.dependencies[0], as: RowCounter.Writer.self)
+            let counter = transaction.registeredExtension(named: owner.dependencies[0], as: RowCounter.self)
+            let counted = try counter?.count(row.collection, in: transaction) ?? 0
+            owner.parentSawRowFirst.append(parent != nil && counted > 0)
+        }
+        func didUpdate(_ row: WrittenRow) throws {}
+        func didTouch(_ row: WrittenRow) throws {}
+        func didRemove(_ row: RowID) throws {}
+        func didRemoveAll(inCollection collection: String, keys: [String]) throws {}
+        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+            owner.resets.append(commit.isReset)
+            return nil
+        }
+        func didCommit(snapshot: UInt64) {}
+        func didRollback() {}
+    }
+}
+
+@Suite("Extension interface")
+struct ExtensionInterfaceTests {
+    @Test func dependenciesRegisterFirstHearFirstAndRebuildTheirDependents() throws {
+        try withDatabase { database, _ in
+            let dependent = Dependent(on: "counter")
+            let missing = #expect(throws: CanopyError.self) { try database.register(dependent) }
+            #expect(missing?.code == .extensionDependencyMissing)
+            #expect(missing?.message.contains("'counter'") == true)
+
+            let counter = RowCounter()
+            try database.register(counter)
+            try database.register(dependent)
+            #expect(dependent.reasons == ["first registration"])
+            let connection = database.newConnection()
+            try connection.readWrite { txn in try txn.set(Note(title: "a"), forKey: "a", in: notes) }
+            #expect(dependent.parentSawRowFirst == [true])
+            #expect(counter.resets.last == false && dependent.resets.last == false)
+
+            // The dependency registered again with a new version tag is rebuilt, and so is its dependent, in the same
+            // transaction; both are told at commit that they were reset.
+            try database.unregisterExtension(named: "counter")
+            let counter2 = RowCounter(versionTag: "2")
+            dependent.resets.removeAll()
+            try database.register(counter2)
+            #expect(dependent.reasons.last == "its dependency 'counter' was rebuilt")
+            #expect(counter2.resets == [true])
+            #expect(dependent.resets == [true])
+            // The re-registered dependency still hears of each change before its dependent.
+            try connection.readWrite { txn in try txn.set(Note(title: "b"), forKey: "b", in: Canopy.TypedCollection<Note, NoteInfo>("fresh")) }
+            #expect(dependent.parentSawRowFirst.last == true)
+        }
+    }
+
+    @Test func typedTablesRefuseMalformedBytesWithTheirNames() throws {
+        final class Raw: StoreExtension, @unchecked Sendable {
+            // @unchecked: set once in prepare, read by the test after registration.
+            let name = "raw"; let kind = "raw"; let versionTag = "1"; let options = "{}"
+            var table: ExtensionTable<StringUTF8Coding, UInt64BigEndianCoding>?
+            func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+                let table = try transaction.openTable("numbers", of: name, keys: StringUTF8Coding.self, values: UInt64BigEndianCoding.self)
+                // Three bytes where eight are expected, written through the same table read as raw bytes.
+                try table.recoded(keys: StringUTF8Coding.self, values: BytesCoding.self).put([1, 2, 3], forKey: "bad", in: transaction)
+                try table.put(42, forKey: "good", in: transaction)
+                self.table = table
+            }
+            func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Silent() }
+            func dropStorage(in transaction: ReadWriteTransaction) throws {}
+        }
+        try withDatabase { database, _ in
+            let raw = Raw()
+            try database.register(raw)
+            try database.newConnection().read { txn in
+                #expect(try raw.table?.value(forKey: "good", in: txn) == 42)
+                #expect(try raw.table?.value(forKey: "missing", in: txn) == nil)
+                let error = #expect(throws: CanopyError.self) { try raw.table?.value(forKey: "bad", in: txn) }
+                #expect(error?.code == .corruptStore)
+                #expect(error?.extensionName == "raw")
+                #expect(error?.message.contains("'numbers'") == true)
+                // Another process's view of the same table, opened by name without registering.
+                let existing = try txn.existingTable("numbers", of: "raw", keys: StringUTF8Coding.self, values: UInt64BigEndianCoding.self)
+                #expect(try existing?.value(forKey: "good", in: txn) == 42)
+                #expect(try txn.existingTable("absent", of: "raw", keys: StringUTF8Coding.self, values: BytesCoding.self) == nil)
+            }
+        }
+    }
+
+    @Test func scannedRowsRefuseToBeReadAfterTheirVisit() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            try connection.readWrite { txn in
+                try txn.set(Note(title: "a"), forKey: "a", in: notes, metadata: NoteInfo(color: "red"))
+                try txn.set(Note(title: "b"), forKey: "b", in: notes)
+            }
+            var kept: [StoredRow] = []
+            try connection.read { txn in
+                try txn.scanRows { row throws in
+                    #expect(try row.objectBytes().isEmpty == false)
+                    kept.append(row)
+                    return true
+                }
+                #expect(kept.map(\.id.key) == ["a", "b"])
+                #expect(kept.map(\.hasMetadata) == [true, false])
+                let error = #expect(throws: CanopyError.self) { try kept[0].objectBytes() }
+                #expect(error?.code == .transactionEnded)
+                // A row read by stored key owns its bytes.
+                let owned = try txn.storedRow(for: kept[1].storedKey)
+                #expect(owned?.id == RowID(collection: "notes", key: "b"))
+                #expect(try txn.rowID(for: kept[0].storedKey) == RowID(collection: "notes", key: "a"))
+                #expect(try txn.storedRowKey(for: RowID(collection: "never-written", key: "x")) == nil)
+            }
+        }
+    }
+
+    @Test func anOlderStoreFormatIsATypedErrorThatSaysWhatToDo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        do {
+            let database = try Database(path: path, options: .init(durability: .none))
+            try database.newConnection().readWrite { txn in try txn.set(Note(title: "a"), forKey: "a", in: notes) }
+        }
+        // Rewrite the format record as a canopy/2 database has it, with LMDB directly.
+        do {
+            let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
+            try environment.write { txn in
+                let info = try txn.openDatabase(named: "canopy.info")
+                try txn.put(Array("canopy/2".utf8), forKey: Array("format".utf8), in: info)
+            }
+        }
+        let error = #expect(throws: CanopyError.self) { _ = try Database(path: path) }
+        #expect(error?.code == .incompatibleFormat)
+        #expect(error?.message.contains("canopy/2") == true)
+        #expect(error?.message.contains("canopy export") == true)
+    }
+
+    /// The secondary index against a model, over random inserts, updates (moving values), removals and a
+    /// collection-wide removal, with lookups by value and by range after every commit; then a fresh registration over
+    /// the same rows (population from the row scan) must answer the same.
+    @Test(arguments: [UInt64(0x5EC0_0001), 0x5EC0_0002, 0x5EC0_0003])
+    func secondaryIndexAnswersLikeAModel(seed: UInt64) throws {
+        try withDatabase { database, _ in
+            var random = SeededRandom(seed: seed)
+            let byScore = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-score", collections: ["scored"], Scored.self) { _, _, row in
+                row.score == 0 ? nil : row.score  // 0 leaves the row out
+            }
+            try database.register(byScore)
+            let connection = database.newConnection()
+            var model: [String: Int64] = [:]
+            var history: [String] = []
+            func check(_ index: SecondaryIndex<Int64OrderedCoding>) throws {
+                try connection.read { txn in
+                    #expect(try index.count(in: txn) == model.count, "seed \(seed): \(history.suffix(5))")
+                    for _ in 0..<6 {
+                        let a = Int64.random(in: -20...20, using: &random)
+                        let b = a + Int64.random(in: 0...15, using: &random)
+                        let expected = model.filter { $0.value >= a && $0.value <= b }
+                            .sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+                        let found = try index.rowIDs(in: a...b, in: txn).map(\.key)
+                        #expect(found == expected, "seed \(seed) range \(a)...\(b) after \(history.suffix(5))")
+                        let equal = try index.rowIDs(equalTo: a, in: txn).map(\.key)
+                        #expect(equal == model.filter { $0.value == a }.map(\.key).sorted(), "seed \(seed) value \(a)")
+                        let open = try index.rowIDs(in: a..<b, in: txn, limit: 3).map(\.key)
+                        #expect(open == Array(model.filter { $0.value >= a && $0.value < b }
+                            .sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key).prefix(3)), "seed \(seed)")
+                    }
+                }
+            }
+            for _ in 0..<60 {
+                try connection.readWrite { txn in
+                    for _ in 0..<Int.random(in: 1...4, using: &random) {
+                        let key = "k\(Int.random(in: 0..<25, using: &random))"
+                        switch Int.random(in: 0..<10, using: &random) {
+                        case 0..<6:
+                            let score = Int64.random(in: -20...20, using: &random)
+                            try txn.set(Scored(score: score, name: key), forKey: key, in: scored)
+                            model[key] = score == 0 ? nil : score
+                            history.append("set \(key)=\(score)")
+                        case 6..<8:
+                            try txn.remove(key: key, in: scored)
+                            model[key] = nil
+                            history.append("remove \(key)")
+                        case 8:
+                            // Rows of another collection are not indexed.
+                            try txn.set(Scored(score: 5, name: key), forKey: key, in: others)
+                        default:
+                            if Int.random(in: 0..<4, using: &random) == 0 {
+                                try txn.removeAll(inCollection: "scored")
+                                model.removeAll()
+                                history.append("removeAll")
+                            }
+                        }
+                    }
+                }
+                try check(byScore)
+            }
+            try connection.read { txn throws in
+                for (key, value) in model { #expect(try byScore.value(of: RowID(collection: "scored", key: key), in: txn) == value) }
+            }
+            // Population from the row scan gives the same index.
+            try database.unregisterExtension(named: "by-score", dropStorage: true)
+            let rebuilt = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-score", collections: ["scored"], Scored.self) { _, _, row in
+                row.score == 0 ? nil : row.score
+            }
+            try database.register(rebuilt)
+            try check(rebuilt)
+        }
+    }
+
+    @Test func stringValuesKeepByteOrderAcrossLengths() throws {
+        try withDatabase { database, _ in
+            let byName = SecondaryIndex<StringUTF8Coding>.byObject(name: "by-name", Scored.self) { _, _, row in row.name }
+            try database.register(byName)
+            let names = ["ab", "a", "abc", "b", "a\u{0}z", "", "aa"]
+            try database.newConnection().readWrite { txn in
+                for (i, name) in names.enumerated() { try txn.set(Scored(score: 0, name: name), forKey: "r\(i)", in: scored) }
+            }
+            try database.newConnection().read { txn in
+                let ordered = try byName.rowIDs(in: ""..."zzz", in: txn).map { names[Int($0.key.dropFirst())!] }
+                #expect(ordered == names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+                #expect(try byName.rowIDs(equalTo: "a", in: txn).map(\.key) == ["r1"])
+                #expect(try byName.rowIDs(in: "a"..<"ab", in: txn).map(\.key).sorted() == ["r1", "r4", "r6"])
+            }
+        }
+    }
+}
+
+private final class Silent: ExtensionTransaction {
+    func didInsert(_ row: WrittenRow) throws {}
+    func didUpdate(_ row: WrittenRow) throws {}
+    func didTouch(_ row: WrittenRow) throws {}
+    func didRemove(_ row: RowID) throws {}
+    func didRemoveAll(inCollection collection: String, keys: [String]) throws {}
+    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
+    func didCommit(snapshot: UInt64) {}
+    func didRollback() {}
+}
