@@ -3,6 +3,7 @@ import CanopyIndexes
 import CanopyTestSupport
 import Foundation
 import LMDB
+import Synchronization
 import Testing
 
 /// A row for the secondary-index tests: indexed by `score` (which may be negative) or by `name`.
@@ -278,4 +279,26 @@ private final class Silent: ExtensionTransaction {
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
     func didCommit(snapshot: UInt64) {}
     func didRollback() {}
+}
+
+@Suite("Commit wake-ups")
+struct CommitWakeupTests {
+    /// A wake-up runs on the committing thread before `readWrite` returns (no wait needed), once per commit, and not
+    /// after its token is removed.
+    @Test func wakeupsRunBeforeTheWriteReturns() throws {
+        try withDatabase { database, _ in
+            let count = Mutex(0)
+            let token = database.addCommitWakeup { count.withLock { $0 += 1 } }
+            let connection = database.newConnection()
+            for i in 0..<3 {
+                try connection.readWrite { txn in try txn.set(Note(title: "\(i)"), forKey: "\(i)", in: notes) }
+                #expect(count.withLock { $0 } == i + 1)
+            }
+            try connection.readWrite { _ in }  // writes nothing: no commit, no wake-up
+            #expect(count.withLock { $0 } == 3)
+            database.removeObserver(token)
+            try connection.readWrite { txn in try txn.set(Note(title: "x"), forKey: "x", in: notes) }
+            #expect(count.withLock { $0 } == 3)
+        }
+    }
 }

@@ -66,7 +66,7 @@ public final class ViewObserver: @unchecked Sendable {
         self.currentMappings = Mutex(mappings)
         let signal = CommitSignal()
         self.signal = signal
-        self.commitObserver = database.addCommitObserver { _ in signal.fire() }
+        self.commitObserver = database.addCommitWakeup { signal.fire() }
         self.crossProcessWakeup = database.watchCommits { signal.fire() }
     }
 
@@ -79,7 +79,7 @@ public final class ViewObserver: @unchecked Sendable {
         self.currentMappings = Mutex(mappings)
         let signal = CommitSignal()
         self.signal = signal
-        self.commitObserver = database.addCommitObserver { _ in signal.fire() }
+        self.commitObserver = database.addCommitWakeup { signal.fire() }
         self.crossProcessWakeup = database.watchCommits { signal.fire() }
     }
 

@@ -10,15 +10,118 @@
 /// version for readers at that version. It is rebuilt from the page table when a reader meets a version it has not
 /// seen (another process wrote).
 struct ViewIndex: Sendable {
+    /// A page as it is added to the directory.
     struct PageRef: Sendable, Hashable {
         var id: UInt64
         var count: Int
         var first: [UInt8]
     }
 
+    /// A page in a chunk: plain integers, so that copying a chunk (a write transaction's first change to it, as the
+    /// committed index keeps the old one) is a memory copy, with no reference count per page. Its first entry lives in
+    /// the chunk's ``Chunk/firstBytes``.
+    struct Slot: Sendable, Hashable {
+        var id: UInt64
+        var count: Int32
+        var firstStart: Int32
+        var firstLength: Int32
+    }
+
     struct Chunk: Sendable {
-        var pages: [PageRef]
-        var total: Int
+        private(set) var slots: [Slot] = []
+        /// The pages' first entries, back to back; a replaced first entry leaves garbage until the chunk compacts.
+        private(set) var firstBytes: [UInt8] = []
+        var total: Int = 0
+
+        init() {}
+
+        init(pages: some Sequence<PageRef>) {
+            for page in pages { append(page) }
+        }
+
+        var pageCount: Int { slots.count }
+
+        /// The pages with their first entries (allocates: for walks over the whole directory).
+        var pages: [PageRef] { slots.indices.map { PageRef(id: slots[$0].id, count: Int(slots[$0].count), first: first(of: $0)) } }
+
+        func first(of page: Int) -> [UInt8] {
+            let slot = slots[page]
+            return Array(firstBytes[Int(slot.firstStart)..<Int(slot.firstStart + slot.firstLength)])
+        }
+
+        /// Whether the first entry of `page` is `<= order` (byte order).
+        @inline(__always)
+        func first(of page: Int, isAtMost order: [UInt8]) -> Bool {
+            let slot = slots[page]
+            return firstBytes.withUnsafeBufferPointer { arena in
+                order.withUnsafeBufferPointer { other in
+                    let length = Int(slot.firstLength)
+                    let common = min(length, other.count)
+                    if common > 0, let base = arena.baseAddress, let otherBase = other.baseAddress {
+                        let result = memcmp(base + Int(slot.firstStart), otherBase, common)
+                        if result != 0 { return result < 0 }
+                    }
+                    return length <= other.count
+                }
+            }
+        }
+
+        private mutating func store(_ first: [UInt8]) -> (start: Int32, length: Int32) {
+            if firstBytes.count > 4_096 && firstBytes.count > 2 * liveBytes() { compact() }
+            let start = Int32(firstBytes.count)
+            firstBytes.append(contentsOf: first)
+            return (start, Int32(first.count))
+        }
+
+        private func liveBytes() -> Int { slots.reduce(0) { $0 + Int($1.firstLength) } }
+
+        private mutating func compact() {
+            var arena: [UInt8] = []
+            arena.reserveCapacity(liveBytes())
+            for i in slots.indices {
+                let start = Int(slots[i].firstStart)
+                let length = Int(slots[i].firstLength)
+                slots[i].firstStart = Int32(arena.count)
+                arena.append(contentsOf: firstBytes[start..<(start + length)])
+            }
+            firstBytes = arena
+        }
+
+        mutating func append(_ page: PageRef) {
+            let (start, length) = store(page.first)
+            slots.append(Slot(id: page.id, count: Int32(page.count), firstStart: start, firstLength: length))
+            total += page.count
+        }
+
+        mutating func insert(_ page: PageRef, at position: Int) {
+            let (start, length) = store(page.first)
+            slots.insert(Slot(id: page.id, count: Int32(page.count), firstStart: start, firstLength: length), at: position)
+            total += page.count
+        }
+
+        mutating func remove(at position: Int) {
+            total -= Int(slots[position].count)
+            slots.remove(at: position)
+        }
+
+        mutating func setCount(_ count: Int, at position: Int) {
+            total += count - Int(slots[position].count)
+            slots[position].count = Int32(count)
+        }
+
+        mutating func setFirst(_ first: [UInt8], at position: Int) {
+            let (start, length) = store(first)
+            slots[position].firstStart = start
+            slots[position].firstLength = length
+        }
+
+        /// Moves the upper half of the pages into a new chunk, returned.
+        mutating func splitUpperHalf() -> Chunk {
+            let upper = Chunk(pages: pages[(slots.count / 2)...])
+            let lower = Chunk(pages: pages[..<(slots.count / 2)])
+            self = lower
+            return upper
+        }
     }
 
     struct Group: Sendable {
@@ -27,11 +130,10 @@ struct ViewIndex: Sendable {
         var count = 0
 
         mutating func append(_ page: PageRef) {
-            if chunks.isEmpty || chunks[chunks.count - 1].pages.count >= ViewIndex.maxPagesPerChunk {
-                chunks.append(Chunk(pages: [], total: 0))
+            if chunks.isEmpty || chunks[chunks.count - 1].pageCount >= ViewIndex.maxPagesPerChunk {
+                chunks.append(Chunk())
             }
-            chunks[chunks.count - 1].pages.append(page)
-            chunks[chunks.count - 1].total += page.count
+            chunks[chunks.count - 1].append(page)
             count += page.count
         }
     }
@@ -66,29 +168,24 @@ struct ViewIndex: Sendable {
         var high = group.chunks.count - 1
         while low < high {
             let mid = (low + high + 1) / 2
-            if lessOrEqual(group.chunks[mid].pages[0].first, order) { low = mid } else { high = mid - 1 }
+            if group.chunks[mid].first(of: 0, isAtMost: order) { low = mid } else { high = mid - 1 }
         }
         let chunk = group.chunks[low]
         var pageLow = 0
-        var pageHigh = chunk.pages.count - 1
+        var pageHigh = chunk.pageCount - 1
         while pageLow < pageHigh {
             let mid = (pageLow + pageHigh + 1) / 2
-            if lessOrEqual(chunk.pages[mid].first, order) { pageLow = mid } else { pageHigh = mid - 1 }
+            if chunk.first(of: mid, isAtMost: order) { pageLow = mid } else { pageHigh = mid - 1 }
         }
         return Location(chunk: low, page: pageLow)
-    }
-
-    @inline(__always)
-    func lessOrEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        !rhs.lexicographicallyPrecedes(lhs)
     }
 
     /// The number of entries of `group` before the page at `location`.
     func rank(of location: Location, in group: Group) -> Int {
         var total = 0
         for c in 0..<location.chunk { total += group.chunks[c].total }
-        let pages = group.chunks[location.chunk].pages
-        for p in 0..<location.page { total += pages[p].count }
+        let slots = group.chunks[location.chunk].slots
+        for p in 0..<location.page { total += Int(slots[p].count) }
         return total
     }
 
@@ -101,21 +198,21 @@ struct ViewIndex: Sendable {
                 remaining -= chunk.total
                 continue
             }
-            for (p, page) in chunk.pages.enumerated() {
-                if remaining < page.count { return (Location(chunk: c, page: p), remaining) }
-                remaining -= page.count
+            for (p, slot) in chunk.slots.enumerated() {
+                if remaining < Int(slot.count) { return (Location(chunk: c, page: p), remaining) }
+                remaining -= Int(slot.count)
             }
         }
         return nil
     }
 
-    func page(at location: Location, in group: Group) -> PageRef {
-        group.chunks[location.chunk].pages[location.page]
+    func page(at location: Location, in group: Group) -> Slot {
+        group.chunks[location.chunk].slots[location.page]
     }
 
     /// The location of the page after `location`, if any.
     func next(after location: Location, in group: Group) -> Location? {
-        if location.page + 1 < group.chunks[location.chunk].pages.count {
+        if location.page + 1 < group.chunks[location.chunk].pageCount {
             return Location(chunk: location.chunk, page: location.page + 1)
         }
         if location.chunk + 1 < group.chunks.count { return Location(chunk: location.chunk + 1, page: 0) }
@@ -151,15 +248,14 @@ struct ViewIndex: Sendable {
 
     /// Returns whether the group is now empty.
     private static func update(_ group: inout Group, at location: Location, count: Int, first: [UInt8]?) -> Bool {
-        let old = group.chunks[location.chunk].pages[location.page].count
+        let old = Int(group.chunks[location.chunk].slots[location.page].count)
         group.count += count - old
-        group.chunks[location.chunk].total += count - old
         if count == 0 {
-            group.chunks[location.chunk].pages.remove(at: location.page)
-            if group.chunks[location.chunk].pages.isEmpty { group.chunks.remove(at: location.chunk) }
+            group.chunks[location.chunk].remove(at: location.page)
+            if group.chunks[location.chunk].pageCount == 0 { group.chunks.remove(at: location.chunk) }
         } else {
-            group.chunks[location.chunk].pages[location.page].count = count
-            if let first { group.chunks[location.chunk].pages[location.page].first = first }
+            group.chunks[location.chunk].setCount(count, at: location.page)
+            if let first { group.chunks[location.chunk].setFirst(first, at: location.page) }
         }
         return group.count == 0
     }
@@ -173,16 +269,13 @@ struct ViewIndex: Sendable {
 
     private static func insert(_ page: PageRef, after location: Location?, into group: inout Group) {
         if let location {
-            group.chunks[location.chunk].pages.insert(page, at: location.page + 1)
-            group.chunks[location.chunk].total += page.count
-            if group.chunks[location.chunk].pages.count > Self.maxPagesPerChunk {
-                let upper = Array(group.chunks[location.chunk].pages[(group.chunks[location.chunk].pages.count / 2)...])
-                group.chunks[location.chunk].pages.removeLast(upper.count)
-                group.chunks[location.chunk].total -= upper.reduce(0) { $0 + $1.count }
-                group.chunks.insert(Chunk(pages: upper, total: upper.reduce(0) { $0 + $1.count }), at: location.chunk + 1)
+            group.chunks[location.chunk].insert(page, at: location.page + 1)
+            if group.chunks[location.chunk].pageCount > Self.maxPagesPerChunk {
+                let upper = group.chunks[location.chunk].splitUpperHalf()
+                group.chunks.insert(upper, at: location.chunk + 1)
             }
         } else {
-            group.chunks.insert(Chunk(pages: [page], total: page.count), at: 0)
+            group.chunks.insert(Chunk(pages: [page]), at: 0)
         }
         group.count += page.count
     }
@@ -192,3 +285,9 @@ struct ViewIndex: Sendable {
         groups[name, default: Group(id: groupID)].append(page)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -117,7 +117,16 @@ public final class Database: Sendable {
         ObserverToken(id: core.addCallback(callback))
     }
 
-    /// Stops the callback or stream of `token`.
+    /// Calls `wake` on the committing thread right after every commit of this process, before its `readWrite`
+    /// returns: a wake-up that costs no thread hop (an observer signalling the task that waits for commits). `wake`
+    /// must return at once and must not use the database; for work, use ``addCommitObserver(_:)``.
+    /// - Returns: a token; the wake-up stays registered until ``removeObserver(_:)``.
+    @discardableResult
+    public func addCommitWakeup(_ wake: @escaping @Sendable () -> Void) -> ObserverToken {
+        ObserverToken(id: core.addWakeup(wake))
+    }
+
+    /// Stops the callback, wake-up or stream of `token`.
     public func removeObserver(_ token: ObserverToken) {
         core.removeObserver(token.id)
     }

@@ -26,6 +26,7 @@ final class DatabaseCore: Sendable {
         var recentCommits: [CommitNotification] = []
         var extensions: [any StoreExtension] = []
         var callbacks: [UInt64: @Sendable (CommitNotification) -> Void] = [:]
+        var wakeups: [UInt64: @Sendable () -> Void] = [:]
         var streams: [UInt64: AsyncStream<CommitNotification>.Continuation] = [:]
         var nextObserverID: UInt64 = 1
         var lastCommittedSnapshot: UInt64 = 0
@@ -233,14 +234,15 @@ final class DatabaseCore: Sendable {
     /// Records a committed notification and delivers it to the observers, in snapshot order.
     func didCommit(_ notification: CommitNotification) {
         commitBeacon.signal(directory: path, mode: options.fileMode)
-        let (callbacks, streams) = state.withLock { state in
+        let (callbacks, streams, wakeups) = state.withLock { state in
             state.lastCommittedSnapshot = notification.snapshot
             state.recentCommits.append(notification)
             if state.recentCommits.count > Self.recentCommitLimit {
                 state.recentCommits.removeFirst(state.recentCommits.count - Self.recentCommitLimit)
             }
-            return (Array(state.callbacks.values), Array(state.streams.values))
+            return (Array(state.callbacks.values), Array(state.streams.values), Array(state.wakeups.values))
         }
+        for wake in wakeups { wake() }
         for stream in streams { stream.yield(notification) }
         if !callbacks.isEmpty {
             deliveryQueue.async {
@@ -291,9 +293,19 @@ final class DatabaseCore: Sendable {
         }
     }
 
+    func addWakeup(_ wake: @escaping @Sendable () -> Void) -> UInt64 {
+        state.withLock { state in
+            let id = state.nextObserverID
+            state.nextObserverID += 1
+            state.wakeups[id] = wake
+            return id
+        }
+    }
+
     func removeObserver(_ id: UInt64) {
         let stream = state.withLock { state in
             state.callbacks[id] = nil
+            state.wakeups[id] = nil
             return state.streams.removeValue(forKey: id)
         }
         stream?.finish()
