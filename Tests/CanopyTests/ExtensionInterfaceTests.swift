@@ -281,8 +281,8 @@ private final class Silent: ExtensionTransaction {
     func didRollback() {}
 }
 
-@Suite("Commit wake-ups")
-struct CommitWakeupTests {
+@Suite("In-process commit wake-ups")
+struct InProcessWakeupTests {
     /// A wake-up runs on the committing thread before `readWrite` returns (no wait needed), once per commit, and not
     /// after its token is removed.
     @Test func wakeupsRunBeforeTheWriteReturns() throws {
