@@ -422,4 +422,22 @@ struct ViewObserverTests {
         #expect(error?.code == .staleView)
         #expect(error?.extensionName == "entries-by-part")
     }
+
+    @Test("A commit that changes more rows of a view than a UI animates is a reload, and a small commit after it is row by row")
+    func bulkCommitIsAReload() throws {
+        let fixture = try Fixture(seed: seedRows)
+        defer { fixture.remove() }
+        var changes = try fixture.span { txn in
+            for number in 0..<4_200 { try txn.set(TodoItem(title: "t", list: "a", priority: number), forKey: "bulk\(number)", in: tasks) }
+        }
+        #expect(changes.isReload)
+        #expect(changes.mappings.numberOfItems(inSection: 0) == 4_203)
+        // Just under the limit, the commit is reported row by row.
+        changes = try fixture.span { txn in
+            for number in 0..<4_000 { try txn.remove(key: "bulk\(number)", in: tasks) }
+        }
+        #expect(!changes.isReload)
+        #expect(changes.rowChanges.count == 4_000 && changes.rowChanges.allSatisfy { $0.kind == .delete })
+        #expect(changes.mappings.numberOfItems(inSection: 0) == 203)
+    }
 }

@@ -15,6 +15,12 @@ final class ViewWriter: ExtensionTransaction {
         var metadataChanged = false
     }
     private var log: [RowID: RowLog] = [:]
+    /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
+    /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
+    /// writing a commit-log entry as large as the write.
+    private var logOverflowed = false
+    /// The most rows a commit reports one by one; past it, the commit reports a reset. No UI animates more.
+    static let rowLogLimit = 4_096
 
     /// Pages this transaction changed, decoded, written to LMDB once at ``prepareCommit(snapshot:)`` (or when there
     /// are more than ``pageCacheLimit``): a bulk write touches a page many times but encodes and puts it once.
@@ -51,6 +57,12 @@ final class ViewWriter: ExtensionTransaction {
     }
 
     private func note(_ id: RowID, original: ViewEntry?, current: ViewEntry?, object: Bool, metadata: Bool) {
+        if logOverflowed { return }
+        if log.count >= Self.rowLogLimit, log[id] == nil {
+            logOverflowed = true
+            log = [:]
+            return
+        }
         var record = log[id] ?? RowLog(original: original, current: original)
         if record.current == nil, current != nil, record.original != nil { record.reinserted = true }
         record.current = current
@@ -138,7 +150,7 @@ final class ViewWriter: ExtensionTransaction {
     }
 
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
-        let reset = commit.isReset
+        let reset = commit.isReset || logOverflowed
         guard dirty || !log.isEmpty || reset else { return nil }
         try flushPages()
         if dirty {
@@ -150,7 +162,7 @@ final class ViewWriter: ExtensionTransaction {
         }
         var rows: [ViewRowChange] = []
         rows.reserveCapacity(log.count)
-        for (id, record) in log {
+        for (id, record) in log where !reset {
             if record.original == nil && record.current == nil { continue }
             if record.original == record.current && !record.reinserted && !record.objectChanged && !record.metadataChanged { continue }
             rows.append(ViewRowChange(
