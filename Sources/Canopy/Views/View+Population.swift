@@ -85,9 +85,9 @@ extension View {
             // Group ids were assigned in the parent's group order, so items are already sorted.
         }
 
-        // Write pages in order, filling them to three quarters so that early inserts don't split at once.
-        let fillEntries = ViewPage.maxEntries * 3 / 4
-        let fillBytes = ViewPage.maxBytes * 3 / 4
+        // Write pages in order and full: two full pages fill an LMDB page (see ViewPage), and an insert splits a page once.
+        let fillEntries = ViewPage.maxEntries
+        let fillBytes = ViewPage.maxBytes
         var page: ViewPage?
         var pageCount = 0
         func flush() throws {

@@ -5,10 +5,12 @@
 /// 4 bytes, then the key's UTF-8), so comparing order bytes orders entries and the row key is the suffix after the
 /// sort key: `varint(sortKeyLength)` precedes the order bytes.
 ///
-/// Pages stay under ``maxBytes`` so LMDB keeps them inline in its leaf pages (no overflow pages to copy on write).
+/// Pages stay at or under ``maxBytes`` so that LMDB keeps them inline in its leaf pages (no overflow pages to copy on
+/// write), and so that two full pages fill one 4 KiB LMDB page: a node is 8 bytes of header, the 8-byte page id and
+/// the value, plus a 2-byte pointer, and a leaf holds 4,080 bytes (2 × (2 + 8 + 8 + 2,016) = 4,068).
 struct ViewPage {
     static let maxEntries = 64
-    static let maxBytes = 1_900
+    static let maxBytes = 2_016
     static let headerSize = 6
 
     var groupID: UInt32
