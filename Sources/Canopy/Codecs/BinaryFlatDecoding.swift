@@ -84,10 +84,26 @@ final class FlatDecodePlan: @unchecked Sendable {
 
     let fields: [Field]
     let size: Int
+    /// The fields' kinds, offsets and keys again, in arrays of trivial values that the decode loop reads without
+    /// retaining anything: `keyBytes[keyStarts[i]..<keyStarts[i + 1]]` is field i's key.
+    private let kinds: [FlatFieldKind]
+    private let offsets: [Int]
+    private let keyBytes: [UInt8]
+    private let keyStarts: [Int]
 
     init(fields: [Field], size: Int) {
         self.fields = fields
         self.size = size
+        kinds = fields.map(\.kind)
+        offsets = fields.map(\.offset)
+        var keyBytes: [UInt8] = []
+        var keyStarts: [Int] = [0]
+        for field in fields {
+            keyBytes.append(contentsOf: field.key.utf8)
+            keyStarts.append(keyBytes.count)
+        }
+        self.keyBytes = keyBytes
+        self.keyStarts = keyStarts
     }
 
     /// Decodes `bytes` into the struct at `out` (uninitialized, `size` bytes). Returns `false`, leaving `out`
@@ -103,13 +119,20 @@ final class FlatDecodePlan: @unchecked Sendable {
             let (start, end) = try reader.containerPayload(at: BinaryFormat.headerSize, limit: count)
             guard end == count else { return false }
             var position = start
-            for field in fields {
+            let base = bytes.baseAddress.unsafelyUnwrapped
+            for index in 0..<kinds.count {
                 let length = try reader.length(&position, limit: end)
-                var key = field.key
-                guard reader.bytes(at: position, length: length, equal: &key) else { break }
+                let keyStart = keyStarts[index]
+                guard length == keyStarts[index + 1] - keyStart else { break }
+                var same = true
+                for offset in 0..<length where base.load(fromByteOffset: position + offset, as: UInt8.self) != keyBytes[keyStart + offset] {
+                    same = false
+                    break
+                }
+                guard same else { break }
                 position += length
-                let target = out + field.offset
-                switch field.kind {
+                let target = out + offsets[index]
+                switch kinds[index] {
                 case .string: target.initializeMemory(as: String.self, to: try reader.readString(&position, limit: end))
                 case .bool: target.initializeMemory(as: Bool.self, to: try reader.readBool(&position, limit: end))
                 case .double: target.initializeMemory(as: Double.self, to: try reader.readDouble(&position, limit: end))
@@ -128,7 +151,7 @@ final class FlatDecodePlan: @unchecked Sendable {
                 }
                 written += 1
             }
-            if written == fields.count, position == end { return true }
+            if written == kinds.count, position == end { return true }
         } catch {}
         // Gave up: release the strings written so far.
         for field in fields.prefix(written) where field.kind == .string {

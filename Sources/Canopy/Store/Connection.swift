@@ -356,6 +356,8 @@ final class ConnectionState {
     var pinned: LMDB.ReadTransaction?
     var pinnedSnapshot: UInt64 = 0
     var collections: [String: CollectionRecord] = [:]
+    /// The record of `collections` used last (records never change once written), found without hashing its name.
+    var lastCollection: (name: String, record: CollectionRecord)?
     /// A connection that registers or unregisters extensions: its write transactions don't refuse to start when an
     /// extension's recorded definition differs (that is what they are there to fix).
     var isMaintenance = false

@@ -46,7 +46,11 @@ public class ReadTransaction {
 
     /// The record of `name`, or `nil` when the collection was never written.
     func collectionRecord(_ name: String) throws -> CollectionRecord? {
-        if let record = cacheState.collections[name] { return record }
+        if let last = cacheState.lastCollection, last.name == name { return last.record }
+        if let record = cacheState.collections[name] {
+            cacheState.lastCollection = (name, record)
+            return record
+        }
         guard !name.isEmpty, name.utf8.count <= core.maxKeySize else {
             throw CanopyError(.invalidCollectionName, "collection names must be 1 to \(core.maxKeySize) bytes of UTF-8",
                               path: core.path, collection: String(name.prefix(64)))
@@ -126,6 +130,22 @@ public class ReadTransaction {
         }
     }
 
+    /// The stored object bytes (after the flag byte) for `key`, or `nil`: LMDB's own memory, valid until this
+    /// transaction writes or ends — decode them at once. (Not a closure generic over the result, as
+    /// ``withStoredObject(_:key:collection:_:)`` is: a typed read past the cache is unspecialized code, where each
+    /// generic layer asks the runtime for metadata.)
+    func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
+        try withRowKey(record, key, collection: collection) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.objects) { value -> UnsafeRawBufferPointer? in
+                guard let value else { return nil }
+                guard !value.isEmpty else {
+                    throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
+                }
+                return UnsafeRawBufferPointer(rebasing: value.dropFirst())
+            }
+        }
+    }
+
     // MARK: Typed reads
 
     /// The object stored for `key` in `collection`, or `nil`.
@@ -148,10 +168,9 @@ public class ReadTransaction {
         let id = RowID(collection: collection.name, key: key)
         guard let record = try collectionRecord(collection.name) else { return nil }
         try checkCodec(record, collection.codec, collection: collection.name)
-        let object = try withStoredObject(record, key: key, collection: collection.name) { bytes, _ in
-            try decode(Object.self, from: bytes, codec: collection.codec, id: id)
-        }
-        if let object { cacheState.objectCache.set(object, forKey: key, in: collection.name) }
+        guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
+        let object = try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+        cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
 
