@@ -141,25 +141,25 @@ public final class ReadWriteTransaction: ReadTransaction {
         // The stored value (flag byte, then the object) is assembled in a temporary buffer (on the stack for small
         // rows), not a new array.
         let hadMetadata: Bool? = try withUnsafeTemporaryAllocation(byteCount: objectBytes.count + 1, alignment: 1) { buffer in
-          try withRowKey(record, id.key, collection: id.collection) { rowKey in
             buffer[0] = metadataBytes == nil ? 0 : 1
             objectBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
             let valueBytes = UnsafeRawBufferPointer(buffer)
-            return try guarded {
-                let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
-                    (old.first ?? 0) & 1 != 0
+            return try withRowKey(record, id.key, collection: id.collection) { rowKey in
+                try guarded {
+                    let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
+                        (old.first ?? 0) & 1 != 0
+                    }
+                    if existing != nil {
+                        try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
+                    }
+                    if let metadataBytes {
+                        try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+                    } else if existing == true {
+                        try writeStorage.delete(rowKey, in: tables.metadata)
+                    }
+                    return existing
                 }
-                if existing != nil {
-                    try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
-                }
-                if let metadataBytes {
-                    try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
-                } else if existing == true {
-                    try writeStorage.delete(rowKey, in: tables.metadata)
-                }
-                return existing
             }
-          }
         }
         didWrite = true
         if let object {
