@@ -78,37 +78,46 @@ struct CacheTests {
 
     @Test(arguments: [1 as UInt64, 2, 3])
     func leastRecentlyUsedCacheKeepsItsInvariants(seed: UInt64) {
+        // Two collections sharing one limit of 16, against a model that keeps recency per collection and evicts the
+        // least recently used value of the collection being filled (or, when that one holds only the new value, of
+        // the other).
         var random = SeededRandom(seed: seed)
-        var cache = ObjectCache(limit: 16)
+        let caches = ObjectCaches(limit: 16)
         var model: [RowID: Int] = [:]
-        var order: [RowID] = []  // most recent last
+        var order: [String: [String]] = ["c0": [], "c1": []]  // most recent last, per collection
         for step in 0..<5_000 {
             let id = RowID(collection: "c\(Int.random(in: 0..<2, using: &random))", key: "\(Int.random(in: 0..<40, using: &random))")
             switch Int.random(in: 0..<10, using: &random) {
             case 0..<5:
-                cache.set(step, for: id)
+                caches.set(step, forKey: id.key, in: id.collection)
+                let isNew = model[id] == nil
                 model[id] = step
-                order.removeAll { $0 == id }
-                order.append(id)
-                if order.count > 16 { model[order.removeFirst()] = nil }
+                order[id.collection]!.removeAll { $0 == id.key }
+                order[id.collection]!.append(id.key)
+                if isNew, model.count > 16 {
+                    let other = id.collection == "c0" ? "c1" : "c0"
+                    let victim = order[id.collection]!.count > 1 ? id.collection : other
+                    model[RowID(collection: victim, key: order[victim]!.removeFirst())] = nil
+                }
             case 5..<8:
-                let value = cache.value(for: id) as? Int
+                let cache = caches.cache(for: id.collection, as: Int.self)
+                let value = cache?.slot(for: CacheKey(id.key)).map { cache!.value(at: $0, as: Int.self) }
                 #expect(value == model[id], "seed \(seed) step \(step)")
                 if value != nil {
-                    order.removeAll { $0 == id }
-                    order.append(id)
+                    order[id.collection]!.removeAll { $0 == id.key }
+                    order[id.collection]!.append(id.key)
                 }
             case 8:
-                cache.remove(id)
+                caches.remove(key: id.key, in: id.collection)
                 model[id] = nil
-                order.removeAll { $0 == id }
+                order[id.collection]!.removeAll { $0 == id.key }
             default:
-                cache.removeAll(inCollection: id.collection)
+                caches.removeAll(inCollection: id.collection)
                 model = model.filter { $0.key.collection != id.collection }
-                order.removeAll { $0.collection == id.collection }
+                order[id.collection] = []
             }
-            #expect(cache.checkInvariants(), "seed \(seed) step \(step)")
-            #expect(cache.count == model.count, "seed \(seed) step \(step)")
+            #expect(caches.checkInvariants(), "seed \(seed) step \(step)")
+            #expect(caches.count == model.count, "seed \(seed) step \(step)")
         }
     }
 }

@@ -246,4 +246,5 @@ let benchmarks: @Sendable () -> Void = {
 
     viewBenchmarks()
     sourceBenchmarks()
+    peerBenchmarks()
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A compact, self-describing binary codec, several times faster and smaller than ``JSONCodec``.
 ///
 /// Every value carries a one-byte tag, so stored bytes can be read without the Swift types that wrote them
@@ -40,6 +42,11 @@
 /// As in JSON, a `nil` wrapped in another optional (`.some(.none)`) under a key reads back as `nil`, and when a key
 /// is written twice the decoder finds the first value.
 ///
+/// Flat structs of strings, numbers, Bools and Dates with synthesized `Decodable` are decoded by a fast path that
+/// writes the values straight into the struct (the codec learns from the first value of a type whether it qualifies);
+/// it decodes exactly what `init(from:)` would, and a type whose `init(from:)` changes the values it reads opts out
+/// with ``BinaryCodecGeneralDecoding``.
+///
 /// Decoding reads the bytes in place and checks every read against their bounds: truncated or corrupt bytes throw
 /// `DecodingError.dataCorrupted` (with a ``CodecError`` of code ``CodecError/Code/malformedBytes`` as the underlying
 /// error), never a crash.
@@ -78,6 +85,53 @@ public struct BinaryCodec: Codec {
     ///   `DecodingError.typeMismatch`, `.valueNotFound` or `.keyNotFound` when they hold a value of another shape;
     ///   `DecodingError.dataCorrupted` when a number does not fit the type it is decoded as.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        switch FlatDecodePlans.entry(for: T.self) {
+        case .plan(let plan)?: return try decodeFlat(T.self, plan: plan, from: bytes)
+        case .general?: return try decodeGeneral(T.self, from: bytes)
+        case nil: return try decodeLearning(T.self, from: bytes)
+        }
+    }
+
+    /// Decodes through the fast path for flat structs (BinaryFlatDecoding.swift), or through the general path when the
+    /// bytes are anything but the plan's map.
+    private func decodeFlat<T: Decodable>(_ type: T.Type, plan: FlatDecodePlan, from bytes: UnsafeRawBufferPointer) throws -> T {
+        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
+            let pointer = buffer.baseAddress.unsafelyUnwrapped
+            if plan.decode(into: UnsafeMutableRawPointer(pointer), from: bytes) { return pointer.move() }
+            return try decodeGeneral(T.self, from: bytes)
+        }
+    }
+
+    /// Decodes `T` for the first time: through the general path, recording what its `init(from:)` asks for, to learn
+    /// whether later values can take the fast path.
+    private func decodeLearning<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        // Types the general path reads by their tag, and types that opted out, never take the fast path.
+        if FlatFieldKind(T.self) != nil || T.self == Data.self || T.self == [String].self || T.self == [Int].self
+            || T.self == [Double].self || T.self is any BinaryCodecGeneralDecoding.Type
+        {
+            FlatDecodePlans.remember(.general, for: T.self)
+            return try decodeGeneral(T.self, from: bytes)
+        }
+        let reader = BinaryReader(bytes)
+        let end: Int
+        do throws(BinaryReadError) {
+            end = try reader.checkedRoot()
+        } catch {
+            throw error.decodingError(type: type, codingPath: [])
+        }
+        let recorder = FlatCallRecorder()
+        let decoder = BinaryDecoder(reader: reader, offset: BinaryFormat.headerSize, limit: end)
+        let value = try T(from: FlatRecordingDecoder(base: decoder, recorder: recorder))
+        if let plan = FlatDecodePlan.learn(T.self, value: value, recorder: recorder) {
+            FlatDecodePlans.remember(.plan(plan), for: T.self)
+        } else {
+            FlatDecodePlans.remember(.general, for: T.self)
+        }
+        return value
+    }
+
+    /// Decodes through `Decodable` (the general path).
+    func decodeGeneral<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         let reader = BinaryReader(bytes)
         let end: Int
         do throws(BinaryReadError) {

@@ -275,8 +275,19 @@ struct BinaryReader {
         let bytes = UnsafeRawBufferPointer(start: base.unsafelyUnwrapped + offset, count: length)
         // String(decoding:) replaces invalid UTF-8 with U+FFFD, so the bytes were valid exactly when the string's
         // UTF-8 is the same bytes. (String(validating:) is several times slower: it is generic over the encoding.)
+        // ASCII is valid as it is: checked 8 bytes at a time, it needs no comparison.
         var string = bytes.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
-        guard self.bytes(at: offset, length: length, equal: &string) else {
+        var highBits: UInt64 = 0
+        var index = 0
+        while index + 8 <= length {
+            highBits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < length {
+            highBits |= UInt64(bytes[index])
+            index += 1
+        }
+        guard highBits & 0x8080_8080_8080_8080 == 0 || self.bytes(at: offset, length: length, equal: &string) else {
             throw .malformed("A string is not valid UTF-8.", offset: start)
         }
         offset += length

@@ -349,21 +349,23 @@ public final class Connection: @unchecked Sendable {
 /// The mutable state of a connection, used only under the connection's lock.
 final class ConnectionState {
     let options: ConnectionOptions
-    var objectCache: ObjectCache
-    var metadataCache: ObjectCache
+    let objectCache: ObjectCaches
+    let metadataCache: ObjectCaches
     /// The snapshot the caches are consistent with; `nil` before the first transaction.
     var cacheSnapshot: UInt64?
     var pinned: LMDB.ReadTransaction?
     var pinnedSnapshot: UInt64 = 0
     var collections: [String: CollectionRecord] = [:]
+    /// The record of `collections` used last (records never change once written), found without hashing its name.
+    var lastCollection: (name: String, record: CollectionRecord)?
     /// A connection that registers or unregisters extensions: its write transactions don't refuse to start when an
     /// extension's recorded definition differs (that is what they are there to fix).
     var isMaintenance = false
 
     init(options: ConnectionOptions) {
         self.options = options
-        objectCache = ObjectCache(limit: options.objectCacheLimit)
-        metadataCache = ObjectCache(limit: options.metadataCacheLimit)
+        objectCache = ObjectCaches(limit: options.objectCacheLimit)
+        metadataCache = ObjectCaches(limit: options.metadataCacheLimit)
     }
 
     var cachesEnabled: Bool { objectCache.limit > 0 || metadataCache.limit > 0 }
@@ -400,16 +402,15 @@ final class ConnectionState {
                 metadataCache.removeAll(inCollection: collection)
             }
             for (collection, keys) in notification.changedObjects {
-                for key in keys { objectCache.remove(RowID(collection: collection, key: key)) }
+                for key in keys { objectCache.remove(key: key, in: collection) }
             }
             for (collection, keys) in notification.changedMetadata {
-                for key in keys { metadataCache.remove(RowID(collection: collection, key: key)) }
+                for key in keys { metadataCache.remove(key: key, in: collection) }
             }
             for (collection, keys) in notification.removedKeys {
                 for key in keys {
-                    let id = RowID(collection: collection, key: key)
-                    objectCache.remove(id)
-                    metadataCache.remove(id)
+                    objectCache.remove(key: key, in: collection)
+                    metadataCache.remove(key: key, in: collection)
                 }
             }
         }

@@ -1,57 +1,72 @@
-/// A least-recently-used cache of decoded values by row, owned by one connection and used under its lock.
+/// A least-recently-used index of keys to slots (the keys of one collection's cached values), owned by one connection
+/// and used under its lock. The values live elsewhere, by slot (see ``CollectionCache``): this type knows nothing of
+/// their type, so none of its code is generic.
 ///
 /// Entries live in an array linked as a doubly linked list (indices, not references), so a hit costs a dictionary
-/// lookup and a few index writes, with no allocation.
+/// lookup (on the key's precomputed hash, see ``CacheKey``) and a few index writes, with no allocation. Slots are
+/// dense: `0..<count`.
 struct ObjectCache {
     private struct Node {
-        var id: RowID
-        var value: Any
+        var id: CacheKey
         var previous: Int
         var next: Int
     }
 
     let limit: Int
-    private var index: [RowID: Int] = [:]
+    private var index: [CacheKey: Int] = [:]
     private var nodes: [Node] = []
     private var head = -1  // most recently used
     private var tail = -1  // least recently used
 
     init(limit: Int) {
         self.limit = max(0, limit)
-        index.reserveCapacity(min(self.limit, 4096))
+        index.reserveCapacity(min(self.limit, 64))
     }
 
     var count: Int { index.count }
 
-    mutating func value(for id: RowID) -> Any? {
+    /// The slot of `id`'s value, made the most recently used; `nil` when absent.
+    @inline(__always)
+    mutating func slot(for id: CacheKey) -> Int? {
         guard let slot = index[id] else { return nil }
         moveToFront(slot)
-        return nodes[slot].value
+        return slot
     }
 
-    mutating func set(_ value: Any, for id: RowID) {
-        guard limit > 0 else { return }
+    /// The slot for `id`'s value, made the most recently used: its own, a new one (`isNew`: its value is to be
+    /// initialized), or at the limit the least recently used entry's (its value is to be replaced). `nil` when the
+    /// limit is 0.
+    mutating func set(_ id: CacheKey) -> (slot: Int, isNew: Bool)? {
+        guard limit > 0 else { return nil }
         if let slot = index[id] {
-            nodes[slot].value = value
             moveToFront(slot)
-            return
+            return (slot, false)
         }
         let slot: Int
+        let isNew: Bool
         if nodes.count < limit {
             slot = nodes.count
-            nodes.append(Node(id: id, value: value, previous: -1, next: -1))
+            nodes.append(Node(id: id, previous: -1, next: -1))
+            isNew = true
         } else {
             slot = tail
             unlink(slot)
             index[nodes[slot].id] = nil
-            nodes[slot] = Node(id: id, value: value, previous: -1, next: -1)
+            nodes[slot] = Node(id: id, previous: -1, next: -1)
+            isNew = false
         }
         index[id] = slot
         linkFront(slot)
+        return (slot, isNew)
     }
 
-    mutating func remove(_ id: RowID) {
-        guard let slot = index.removeValue(forKey: id) else { return }
+    /// The key of the least recently used entry.
+    var leastRecentlyUsed: CacheKey? { tail >= 0 ? nodes[tail].id : nil }
+
+    /// Removes the entry for `id`. Returns its slot (whose value is to be destroyed) and, when the last slot's entry
+    /// moved into it to keep the slots dense, that last slot (whose value is to be moved into the freed one).
+    mutating func remove(_ id: CacheKey) -> (slot: Int, movedFrom: Int?)? {
+        guard let slot = index.removeValue(forKey: id) else { return nil }
         unlink(slot)
         // Keep the array dense: move the last node into the freed slot.
         let last = nodes.count - 1
@@ -67,10 +82,7 @@ struct ObjectCache {
             index[moved.id] = slot
         }
         nodes.removeLast()
-    }
-
-    mutating func removeAll(inCollection collection: String) {
-        for id in index.keys where id.collection == collection { remove(id) }
+        return (slot, slot != last ? last : nil)
     }
 
     mutating func removeAll() {
@@ -81,9 +93,10 @@ struct ObjectCache {
     }
 
     private mutating func unlink(_ slot: Int) {
-        let node = nodes[slot]
-        if node.previous >= 0 { nodes[node.previous].next = node.next } else { head = node.next }
-        if node.next >= 0 { nodes[node.next].previous = node.previous } else { tail = node.previous }
+        // The links only: copying the node would retain its key.
+        let (previous, next) = (nodes[slot].previous, nodes[slot].next)
+        if previous >= 0 { nodes[previous].next = next } else { head = next }
+        if next >= 0 { nodes[next].previous = previous } else { tail = previous }
         nodes[slot].previous = -1
         nodes[slot].next = -1
     }

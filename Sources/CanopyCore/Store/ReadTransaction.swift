@@ -46,7 +46,11 @@ public class ReadTransaction {
 
     /// The record of `name`, or `nil` when the collection was never written.
     func collectionRecord(_ name: String) throws -> CollectionRecord? {
-        if let record = cacheState.collections[name] { return record }
+        if let last = cacheState.lastCollection, last.name == name { return last.record }
+        if let record = cacheState.collections[name] {
+            cacheState.lastCollection = (name, record)
+            return record
+        }
         guard !name.isEmpty, name.utf8.count <= core.maxKeySize else {
             throw CanopyError(.invalidCollectionName, "collection names must be 1 to \(core.maxKeySize) bytes of UTF-8",
                               path: core.path, collection: String(name.prefix(64)))
@@ -126,6 +130,22 @@ public class ReadTransaction {
         }
     }
 
+    /// The stored object bytes (after the flag byte) for `key`, or `nil`: LMDB's own memory, valid until this
+    /// transaction writes or ends — decode them at once. (Not a closure generic over the result, as
+    /// ``withStoredObject(_:key:collection:_:)`` is: a typed read past the cache is unspecialized code, where each
+    /// generic layer asks the runtime for metadata.)
+    func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
+        try withRowKey(record, key, collection: collection) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.objects) { value -> UnsafeRawBufferPointer? in
+                guard let value else { return nil }
+                guard !value.isEmpty else {
+                    throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
+                }
+                return UnsafeRawBufferPointer(rebasing: value.dropFirst())
+            }
+        }
+    }
+
     // MARK: Typed reads
 
     /// The object stored for `key` in `collection`, or `nil`.
@@ -134,14 +154,23 @@ public class ReadTransaction {
     /// - Throws: ``CanopyError/Code/decodingFailed`` (naming the collection and key) when the bytes cannot be decoded;
     ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec.
     public func object<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
+        let caches = cacheState.objectCache
+        if caches.count > 0, let cache = caches.cache(for: collection.name, as: Object.self), let slot = cache.slot(for: CacheKey(key)) {
+            return cache.value(at: slot, as: Object.self)
+        }
+        return try uncachedObject(forKey: key, in: collection)
+    }
+
+    /// ``object(forKey:in:)`` past the cache. Apart, so that the hit path has no optional of the generic type (which,
+    /// unspecialized, asks the runtime for its metadata on every call).
+    @inline(never)
+    private func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         let id = RowID(collection: collection.name, key: key)
-        if let cached = cacheState.objectCache.value(for: id) as? Object { return cached }
         guard let record = try collectionRecord(collection.name) else { return nil }
         try checkCodec(record, collection.codec, collection: collection.name)
-        let object = try withStoredObject(record, key: key, collection: collection.name) { bytes, _ in
-            try decode(Object.self, from: bytes, codec: collection.codec, id: id)
-        }
-        if let object { cacheState.objectCache.set(object, for: id) }
+        guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
+        let object = try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+        cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
 
@@ -149,8 +178,19 @@ public class ReadTransaction {
     ///
     /// Reads only the metadata: the object is not decoded.
     public func metadata<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        let caches = cacheState.metadataCache
+        if caches.count > 0, let cache = caches.cache(for: collection.name, as: Metadata.self), let slot = cache.slot(for: CacheKey(key)) {
+            return cache.value(at: slot, as: Metadata.self)
+        }
+        return try uncachedMetadata(forKey: key, in: collection)
+    }
+
+    /// ``metadata(forKey:in:)`` past the cache (apart, as ``uncachedObject(forKey:in:)``).
+    @inline(never)
+    private func uncachedMetadata<Object, Metadata>(
+        forKey key: String, in collection: TypedCollection<Object, Metadata>
+    ) throws -> Metadata? {
         let id = RowID(collection: collection.name, key: key)
-        if let cached = cacheState.metadataCache.value(for: id) as? Metadata { return cached }
         guard let record = try collectionRecord(collection.name) else { return nil }
         try checkCodec(record, collection.codec, collection: collection.name)
         let metadata: Metadata? = try withRowKey(record, key, collection: collection.name) { rowKey in
@@ -158,7 +198,7 @@ public class ReadTransaction {
                 try bytes.map { try decode(Metadata.self, from: $0, codec: collection.codec, id: id) }
             }
         }
-        if let metadata { cacheState.metadataCache.set(metadata, for: id) }
+        if let metadata { cacheState.metadataCache.set(metadata, forKey: key, in: collection.name) }
         return metadata
     }
 
@@ -295,14 +335,14 @@ public class ReadTransaction {
         _ body: (String, Object) throws -> Bool
     ) throws {
         if let record = try collectionRecord(collection.name) { try checkCodec(record, collection.codec, collection: collection.name) }
+        let cache = cacheState.objectCache.cache(for: collection.name, as: Object.self)
         try enumerateRows(inCollection: collection.name, prefix: prefix, after: nil, reverse: false) { key, bytes, _ in
             if let filter, !filter(key) { return true }
-            let id = RowID(collection: collection.name, key: key)
             let object: Object
-            if let cached = cacheState.objectCache.value(for: id) as? Object {
-                object = cached
+            if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
+                object = cache.value(at: slot, as: Object.self)
             } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+                object = try decode(Object.self, from: bytes, codec: collection.codec, id: RowID(collection: collection.name, key: key))
             }
             return try body(key, object)
         }

@@ -31,6 +31,6 @@ extension ReadWriteTransaction {
         }
         let record = try collectionRecordForWriting(collection, codec: codec)
         try writeRow(record: record, id: RowID(collection: collection, key: key), objectBytes: objectBytes,
-                     metadataBytes: metadataBytes, object: nil, metadata: nil)
+                     metadataBytes: metadataBytes, object: nil as Never?, metadata: nil as Never?)
     }
 }

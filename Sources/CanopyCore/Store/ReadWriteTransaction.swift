@@ -135,30 +135,43 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// Writes a row's stored bytes (object, and metadata or none), then tells the caches, the change log and the
     /// extensions. `object` and `metadata` are the Swift values when the caller has them (they are cached and handed
     /// to extensions); without them the cached values are dropped and extensions decode the bytes.
-    func writeRow(record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Any?, metadata: Any?) throws {
-        var value = [UInt8]()
-        value.reserveCapacity(objectBytes.count + 1)
-        value.append(metadataBytes == nil ? 0 : 1)
-        value.append(contentsOf: objectBytes)
-        let hadMetadata: Bool? = try withRowKey(record, id.key, collection: id.collection) { rowKey in
-            try guarded {
-                let existing: Bool? = try value.withUnsafeBytes { valueBytes in
-                    try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in (old.first ?? 0) & 1 != 0 }
+    func writeRow<Object, Metadata>(
+        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Object?, metadata: Metadata?
+    ) throws {
+        // The stored value (flag byte, then the object) is assembled in a temporary buffer (on the stack for small
+        // rows), not a new array.
+        let hadMetadata: Bool? = try withUnsafeTemporaryAllocation(byteCount: objectBytes.count + 1, alignment: 1) { buffer in
+            buffer[0] = metadataBytes == nil ? 0 : 1
+            objectBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
+            let valueBytes = UnsafeRawBufferPointer(buffer)
+            return try withRowKey(record, id.key, collection: id.collection) { rowKey in
+                try guarded {
+                    let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
+                        (old.first ?? 0) & 1 != 0
+                    }
+                    if existing != nil {
+                        try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
+                    }
+                    if let metadataBytes {
+                        try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+                    } else if existing == true {
+                        try writeStorage.delete(rowKey, in: tables.metadata)
+                    }
+                    return existing
                 }
-                if existing != nil {
-                    try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
-                }
-                if let metadataBytes {
-                    try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
-                } else if existing == true {
-                    try writeStorage.delete(rowKey, in: tables.metadata)
-                }
-                return existing
             }
         }
         didWrite = true
-        if let object { cacheState.objectCache.set(object, for: id) } else { cacheState.objectCache.remove(id) }
-        if let metadata { cacheState.metadataCache.set(metadata, for: id) } else { cacheState.metadataCache.remove(id) }
+        if let object {
+            cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
+        } else {
+            cacheState.objectCache.remove(key: id.key, in: id.collection)
+        }
+        if let metadata {
+            cacheState.metadataCache.set(metadata, forKey: id.key, in: id.collection)
+        } else {
+            cacheState.metadataCache.remove(key: id.key, in: id.collection)
+        }
         let metadataChanged = metadataBytes != nil || hadMetadata == true
         changes.changed(id.key, in: id.collection, object: true, metadata: metadataChanged)
         guard !writers.isEmpty else { return }
@@ -190,7 +203,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         guard replaced else { return false }
         didWrite = true
-        cacheState.objectCache.set(object, for: id)
+        cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
         if !writers.isEmpty {
             let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
@@ -233,7 +246,11 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         guard replaced else { return false }
         didWrite = true
-        if let metadata { cacheState.metadataCache.set(metadata, for: id) } else { cacheState.metadataCache.remove(id) }
+        if let metadata {
+            cacheState.metadataCache.set(metadata, forKey: key, in: collection.name)
+        } else {
+            cacheState.metadataCache.remove(key: key, in: collection.name)
+        }
         changes.changed(key, in: collection.name, object: false, metadata: true)
         if !writers.isEmpty {
             let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: false, metadataChanged: true, transaction: self,
@@ -291,8 +308,8 @@ public final class ReadWriteTransaction: ReadTransaction {
         guard existed else { return false }
         didWrite = true
         let id = RowID(collection: collection, key: key)
-        cacheState.objectCache.remove(id)
-        cacheState.metadataCache.remove(id)
+        cacheState.objectCache.remove(key: key, in: collection)
+        cacheState.metadataCache.remove(key: key, in: collection)
         changes.removed(key, in: collection)
         for (_, writer) in writers { try writer.didRemove(id) }
         return true

@@ -1,0 +1,333 @@
+import Foundation
+import Synchronization
+
+// The binary codec's fast path for flat structs: a struct whose `Decodable` implementation decodes each of its stored
+// properties, in declaration order and under its own name, from one keyed container, as a string, a number, a Bool
+// or a Date (what synthesized `Decodable` does for such a struct) is decoded by reading its map's entries in order and
+// writing each value straight into the struct's memory, without `init(from:)`, containers or coding keys.
+//
+// Whether a type qualifies is learned from a real decode: the first time the codec decodes a type, it decodes it
+// through the general path with a recording decoder wrapped around the real one (so that decode returns what the
+// general path returns, and can fail no other way), which notes every call `init(from:)` makes. The type qualifies
+// when those calls were one keyed container and one primitive decode per stored property (the names and types that
+// `Mirror` lists, in its order), when the struct's size and alignment are those of its properties laid out in that
+// order, and when every property of the decoded value holds, bit for bit, the value its call returned. A type that
+// does not qualify is always decoded through the general path.
+//
+// The fast path reads with the general path's own bounds-checked readers; it succeeds only when the bytes are a map of
+// exactly those keys in that order with values of those types. Anything else (corrupt or truncated bytes, another
+// order, missing or extra keys, a nil) makes it give up — releasing what it wrote — and the value is decoded through
+// the general path, which returns it or throws the usual typed error. So the fast path decodes exactly what the
+// general path decodes.
+//
+// A type whose `init(from:)` decodes every property by name and in order but changes the values on the way in (trims
+// strings, clamps numbers) would be decoded without those changes: such types opt out with
+// ``BinaryCodecGeneralDecoding``.
+
+/// Marks a type that the binary codec must always decode through its `init(from:)`, never through its fast path for
+/// flat structs (see ``BinaryCodec``): for a type whose `init(from:)` decodes each stored property under its own name
+/// but changes or checks the values it reads.
+public protocol BinaryCodecGeneralDecoding: Decodable {}
+
+/// The kinds of property values the fast path writes.
+enum FlatFieldKind: Sendable {
+    case string, bool, double, float, date
+    case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64
+
+    var size: Int {
+        switch self {
+        case .string: MemoryLayout<String>.size
+        case .bool, .int8, .uint8: 1
+        case .int16, .uint16: 2
+        case .float, .int32, .uint32: 4
+        case .double, .date, .int, .int64, .uint, .uint64: 8
+        }
+    }
+
+    var alignment: Int {
+        switch self {
+        case .string: MemoryLayout<String>.alignment
+        default: size
+        }
+    }
+
+    /// The kind of values of `type`, or `nil` when the fast path does not write them.
+    init?(_ type: Any.Type) {
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(String.self): self = .string
+        case ObjectIdentifier(Bool.self): self = .bool
+        case ObjectIdentifier(Double.self): self = .double
+        case ObjectIdentifier(Float.self): self = .float
+        case ObjectIdentifier(Date.self): self = .date
+        case ObjectIdentifier(Int.self): self = .int
+        case ObjectIdentifier(Int8.self): self = .int8
+        case ObjectIdentifier(Int16.self): self = .int16
+        case ObjectIdentifier(Int32.self): self = .int32
+        case ObjectIdentifier(Int64.self): self = .int64
+        case ObjectIdentifier(UInt.self): self = .uint
+        case ObjectIdentifier(UInt8.self): self = .uint8
+        case ObjectIdentifier(UInt16.self): self = .uint16
+        case ObjectIdentifier(UInt32.self): self = .uint32
+        case ObjectIdentifier(UInt64.self): self = .uint64
+        default: return nil
+        }
+    }
+}
+
+/// How to decode one flat struct type: its properties' keys, kinds and offsets.
+final class FlatDecodePlan: @unchecked Sendable {
+    struct Field {
+        let key: String
+        let kind: FlatFieldKind
+        let offset: Int
+    }
+
+    let fields: [Field]
+    let size: Int
+    /// The fields' kinds, offsets and keys again, in arrays of trivial values that the decode loop reads without
+    /// retaining anything: `keyBytes[keyStarts[i]..<keyStarts[i + 1]]` is field i's key.
+    private let kinds: [FlatFieldKind]
+    private let offsets: [Int]
+    private let keyBytes: [UInt8]
+    private let keyStarts: [Int]
+
+    init(fields: [Field], size: Int) {
+        self.fields = fields
+        self.size = size
+        kinds = fields.map(\.kind)
+        offsets = fields.map(\.offset)
+        var keyBytes: [UInt8] = []
+        var keyStarts: [Int] = [0]
+        for field in fields {
+            keyBytes.append(contentsOf: field.key.utf8)
+            keyStarts.append(keyBytes.count)
+        }
+        self.keyBytes = keyBytes
+        self.keyStarts = keyStarts
+    }
+
+    /// Decodes `bytes` into the struct at `out` (uninitialized, `size` bytes). Returns `false`, leaving `out`
+    /// uninitialized, when the bytes are anything but this plan's map.
+    func decode(into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer) -> Bool {
+        let reader = BinaryReader(bytes)
+        let count = bytes.count
+        var written = 0
+        do throws(BinaryReadError) {
+            guard count > BinaryFormat.headerSize, bytes[0] == BinaryFormat.version,
+                  try reader.tag(at: BinaryFormat.headerSize, limit: count) == BinaryFormat.Tag.map
+            else { return false }
+            let (start, end) = try reader.containerPayload(at: BinaryFormat.headerSize, limit: count)
+            guard end == count else { return false }
+            var position = start
+            let base = bytes.baseAddress.unsafelyUnwrapped
+            for index in 0..<kinds.count {
+                let length = try reader.length(&position, limit: end)
+                let keyStart = keyStarts[index]
+                guard length == keyStarts[index + 1] - keyStart else { break }
+                var same = true
+                for offset in 0..<length where base.load(fromByteOffset: position + offset, as: UInt8.self) != keyBytes[keyStart + offset] {
+                    same = false
+                    break
+                }
+                guard same else { break }
+                position += length
+                let target = out + offsets[index]
+                switch kinds[index] {
+                case .string: target.initializeMemory(as: String.self, to: try reader.readString(&position, limit: end))
+                case .bool: target.initializeMemory(as: Bool.self, to: try reader.readBool(&position, limit: end))
+                case .double: target.initializeMemory(as: Double.self, to: try reader.readDouble(&position, limit: end))
+                case .float: target.initializeMemory(as: Float.self, to: try reader.readFloat(&position, limit: end))
+                case .date: target.initializeMemory(as: Date.self, to: try reader.readDate(&position, limit: end))
+                case .int: target.initializeMemory(as: Int.self, to: try reader.readInteger(Int.self, &position, limit: end))
+                case .int8: target.initializeMemory(as: Int8.self, to: try reader.readInteger(Int8.self, &position, limit: end))
+                case .int16: target.initializeMemory(as: Int16.self, to: try reader.readInteger(Int16.self, &position, limit: end))
+                case .int32: target.initializeMemory(as: Int32.self, to: try reader.readInteger(Int32.self, &position, limit: end))
+                case .int64: target.initializeMemory(as: Int64.self, to: try reader.readInteger(Int64.self, &position, limit: end))
+                case .uint: target.initializeMemory(as: UInt.self, to: try reader.readInteger(UInt.self, &position, limit: end))
+                case .uint8: target.initializeMemory(as: UInt8.self, to: try reader.readInteger(UInt8.self, &position, limit: end))
+                case .uint16: target.initializeMemory(as: UInt16.self, to: try reader.readInteger(UInt16.self, &position, limit: end))
+                case .uint32: target.initializeMemory(as: UInt32.self, to: try reader.readInteger(UInt32.self, &position, limit: end))
+                case .uint64: target.initializeMemory(as: UInt64.self, to: try reader.readInteger(UInt64.self, &position, limit: end))
+                }
+                written += 1
+            }
+            if written == kinds.count, position == end { return true }
+        } catch {}
+        // Gave up: release the strings written so far.
+        for field in fields.prefix(written) where field.kind == .string {
+            (out + field.offset).assumingMemoryBound(to: String.self).deinitialize(count: 1)
+        }
+        return false
+    }
+
+    /// The plan for `T`, learned from the calls `recorder` saw while `value` was decoded; `nil` when `T` does not
+    /// qualify.
+    static func learn<T>(_ type: T.Type, value: T, recorder: FlatCallRecorder) -> FlatDecodePlan? {
+        guard !recorder.unsupported, recorder.containers == 1, !recorder.calls.isEmpty else { return nil }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .struct, mirror.superclassMirror == nil else { return nil }
+        let children = Array(mirror.children)
+        guard children.count == recorder.calls.count else { return nil }
+        var fields: [Field] = []
+        var offset = 0
+        var alignment = 1
+        for (child, call) in zip(children, recorder.calls) {
+            guard child.label == call.key, let kind = FlatFieldKind(Swift.type(of: child.value)), kind == call.kind else { return nil }
+            offset = (offset + kind.alignment - 1) / kind.alignment * kind.alignment
+            fields.append(Field(key: call.key, kind: kind, offset: offset))
+            offset += kind.size
+            alignment = max(alignment, kind.alignment)
+        }
+        guard offset == MemoryLayout<T>.size, alignment == MemoryLayout<T>.alignment else { return nil }
+        // Every property holds, bit for bit, what its call returned.
+        var copy = value
+        let matches = withUnsafeBytes(of: &copy) { memory in
+            zip(fields, recorder.calls).allSatisfy { field, call in
+                call.bits.count == field.kind.size
+                    && memory[field.offset..<(field.offset + field.kind.size)].elementsEqual(call.bits)
+            }
+        }
+        return matches ? FlatDecodePlan(fields: fields, size: offset) : nil
+    }
+}
+
+/// What the binary codec knows of each type it decoded: its plan, or that it has none.
+enum FlatDecodePlans {
+    enum Entry {
+        case plan(FlatDecodePlan)
+        case general
+    }
+
+    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    static func entry(for type: Any.Type) -> Entry? {
+        entries.withLock { $0[ObjectIdentifier(type)] }
+    }
+
+    static func remember(_ entry: Entry, for type: Any.Type) {
+        entries.withLock { $0[ObjectIdentifier(type)] = entry }
+    }
+
+    /// Forgets every plan (for tests).
+    static func removeAll() {
+        entries.withLock { $0.removeAll() }
+    }
+}
+
+// MARK: Recording
+
+/// Notes the calls an `init(from:)` makes on a ``FlatRecordingDecoder``.
+final class FlatCallRecorder {
+    struct Call {
+        let key: String
+        let kind: FlatFieldKind
+        /// The returned value's bits.
+        let bits: [UInt8]
+    }
+
+    var calls: [Call] = []
+    var containers = 0
+    /// Set by any call the fast path does not reproduce.
+    var unsupported = false
+}
+
+/// A decoder that forwards to the binary codec's decoder and records, in a ``FlatCallRecorder``, what is asked of it.
+struct FlatRecordingDecoder: Decoder {
+    let base: any Decoder
+    let recorder: FlatCallRecorder
+
+    var codingPath: [any CodingKey] { base.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { base.userInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        recorder.containers += 1
+        return KeyedDecodingContainer(FlatRecordingContainer(base: try base.container(keyedBy: type), recorder: recorder))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        recorder.unsupported = true
+        return try base.unkeyedContainer()
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        recorder.unsupported = true
+        return try base.singleValueContainer()
+    }
+}
+
+/// The keyed container of ``FlatRecordingDecoder``.
+struct FlatRecordingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let base: KeyedDecodingContainer<Key>
+    let recorder: FlatCallRecorder
+
+    var codingPath: [any CodingKey] { base.codingPath }
+    var allKeys: [Key] {
+        recorder.unsupported = true
+        return base.allKeys
+    }
+
+    func contains(_ key: Key) -> Bool {
+        recorder.unsupported = true
+        return base.contains(key)
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        recorder.unsupported = true
+        return try base.decodeNil(forKey: key)
+    }
+
+    private func record<T>(_ value: T, _ key: Key) -> T {
+        if let kind = FlatFieldKind(T.self) {
+            var copy = value
+            recorder.calls.append(.init(key: key.stringValue, kind: kind, bits: withUnsafeBytes(of: &copy) { Array($0) }))
+        } else {
+            recorder.unsupported = true
+        }
+        return value
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { record(try base.decode(type, forKey: key), key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { record(try base.decode(type, forKey: key), key) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let value = try base.decode(type, forKey: key)
+        // Date is the one non-primitive the fast path writes (the general path reads it by its tag, not its Codable).
+        if T.self == Date.self { return record(value, key) }
+        recorder.unsupported = true
+        return value
+    }
+
+    // decodeIfPresent's default implementations call contains and decodeNil, which mark the type unsupported.
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        recorder.unsupported = true
+        return try base.nestedContainer(keyedBy: type, forKey: key)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        recorder.unsupported = true
+        return try base.nestedUnkeyedContainer(forKey: key)
+    }
+
+    func superDecoder() throws -> any Decoder {
+        recorder.unsupported = true
+        return try base.superDecoder()
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        recorder.unsupported = true
+        return try base.superDecoder(forKey: key)
+    }
+}
