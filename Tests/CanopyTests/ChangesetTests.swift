@@ -229,9 +229,9 @@ struct ChangesetTests {
         #expect(!changes.isReload)
         #expect(changes.rowChanges.count == 10)
 
-        // Past the commits kept in memory (256) and on disk (4 here), the span is lost: reload.
+        // Past the commits kept in memory (256 to 320) and on disk (4 here), the span is lost: reload.
         try fixture.writer.readWrite { txn in try txn.remove(keys: (0..<10).map { "n\($0)" }, inCollection: "tasks") }
-        for number in 0..<300 {
+        for number in 0..<400 {
             try fixture.writer.readWrite { txn in try txn.set(TodoItem(title: "t", list: "b", priority: number), forKey: "m", in: tasks) }
         }
         changes = try fixture.observer.advance()

@@ -40,6 +40,7 @@ final class DatabaseCore: Sendable {
     let commitBeacon = CommitBeacon()
 
     static let recentCommitLimit = 256
+    static let recentCommitPruneBatch = 64
 
     // MARK: Opening
 
@@ -237,7 +238,8 @@ final class DatabaseCore: Sendable {
         let (callbacks, streams, wakeups) = state.withLock { state in
             state.lastCommittedSnapshot = notification.snapshot
             state.recentCommits.append(notification)
-            if state.recentCommits.count > Self.recentCommitLimit {
+            // Pruned in batches: removing the oldest one per commit would shift the whole array every commit.
+            if state.recentCommits.count >= Self.recentCommitLimit + Self.recentCommitPruneBatch {
                 state.recentCommits.removeFirst(state.recentCommits.count - Self.recentCommitLimit)
             }
             return (Array(state.callbacks.values), Array(state.streams.values), Array(state.wakeups.values))
@@ -259,7 +261,19 @@ final class DatabaseCore: Sendable {
         let fromMemory: [CommitNotification]? = state.withLock { state in
             guard let first = state.recentCommits.first, first.snapshot <= from + 1,
                   let last = state.recentCommits.last, last.snapshot >= to else { return nil }
-            let slice = state.recentCommits.filter { $0.snapshot > from && $0.snapshot <= to }
+            // Snapshots ascend: find the first one after `from` by binary search, then take the span.
+            var low = 0
+            var high = state.recentCommits.count
+            while low < high {
+                let mid = (low + high) / 2
+                if state.recentCommits[mid].snapshot <= from { low = mid + 1 } else { high = mid }
+            }
+            var slice: [CommitNotification] = []
+            slice.reserveCapacity(Int(to - from))
+            for notification in state.recentCommits[low...] {
+                guard notification.snapshot <= to else { break }
+                slice.append(notification)
+            }
             return slice.count == Int(to - from) ? slice : nil
         }
         if let fromMemory { return fromMemory }
