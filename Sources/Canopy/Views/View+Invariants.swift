@@ -60,9 +60,7 @@ extension ViewReader {
         let rowsTableCount = try tables.rows.count(in: transaction)
         if rowsTableCount != seen { problems.append("the rows table has \(rowsTableCount) entries, the pages \(seen)") }
         // In a read-write transaction, pages the view's writer has not flushed yet count as stored.
-        // The pages table also holds the state record (key 0).
-        let stateRecords = try tables.pages.contains(ViewTables.stateKey, in: transaction) ? 1 : 0
-        let pagesTableCount = try tables.pages.count(in: transaction) - stateRecords + (writer?.unflushedPageDelta() ?? 0)
+        let pagesTableCount = try tables.pages.count(in: transaction) + (writer?.unflushedPageDelta() ?? 0)
         let directoryPages = index.groups.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.pages.count } }
         if pagesTableCount != directoryPages { problems.append("the pages table has \(pagesTableCount) pages, the directory \(directoryPages)") }
         return (problems, seen)

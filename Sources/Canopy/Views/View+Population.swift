@@ -112,7 +112,7 @@ extension View {
         for (name, id) in index.groupIDs {
             try tables.groups.put(name, forKey: id, in: transaction)
         }
-        index.version = UInt64.random(in: 1...UInt64.max)
+        index.version = UInt64.random(in: 1..<(1 << 63))  // writes use the snapshot with the top bit set
         try tables.writeState(index, in: transaction)
         transaction.markWritten()
         progress?(examined, examined)

@@ -1,20 +1,18 @@
 /// The tables of one view, typed through the extension interface (all named `ext.<view>.<table>`).
 ///
-/// - `pages`: page id → a ``ViewPage`` (raw bytes, parsed without copying). Page id 0 is not a page: it holds the
-///   view's state — version (random 8 bytes, new for every commit that changes the view), next page id (8 bytes),
-///   next group id (4 bytes). Keeping it in the pages table, which every commit that changes the view writes anyway,
-///   costs no extra table (and B-tree root) per commit.
+/// - `pages`: page id → a ``ViewPage``.
 /// - `rows`: stored row key → the row's ``RowEntry``: group id (varint) + sort key. Its order bytes are the sort key
 ///   followed by the row key, which is the record's own key, so the entry does not repeat it.
 /// - `groups`: group id → group name.
+///
+/// The view's state — version (8 bytes, new for every commit that changes the view), next page id (8 bytes), next
+/// group id (4 bytes) — is the view's extension state record (``ReadWriteTransaction/setExtensionState(_:of:)``), kept
+/// in the store's own table that every commit writes anyway: in the pages table it dirtied one more leaf per commit.
 struct ViewTables: Sendable {
     let pages: ExtensionTable<UInt64BigEndianCoding, BytesCoding>
     let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
     let groups: ExtensionTable<UInt32BigEndianCoding, StringUTF8Coding>
     let viewName: String
-
-    /// The key of the state record in ``pages``.
-    static let stateKey: UInt64 = 0
 
     static func open(in txn: ReadWriteTransaction, view: String) throws -> ViewTables {
         ViewTables(
@@ -35,7 +33,7 @@ struct ViewTables: Sendable {
 
     /// (version, next page id, next group id), or zeros for an empty view.
     func readState(_ txn: ReadTransaction) throws -> (version: UInt64, nextPageID: UInt64, nextGroupID: UInt32) {
-        try pages.withValue(forKey: Self.stateKey, in: txn) { bytes in
+        try txn.withExtensionState(of: viewName) { bytes in
             guard let bytes else { return (0, 1, 1) }
             guard bytes.count == 20 else { throw corrupt(viewName, "the state record is malformed") }
             return (bytes.loadBigEndianUInt64(at: 0), bytes.loadBigEndianUInt64(at: 8), bytes.loadBigEndianUInt32(at: 16))
@@ -47,23 +45,25 @@ struct ViewTables: Sendable {
     }
 
     func writeState(_ index: ViewIndex, in txn: ReadWriteTransaction) throws {
-        try pages.put(reserving: 20, forKey: Self.stateKey, in: txn) { buffer in
-            buffer.storeBytes(of: index.version.bigEndian, toByteOffset: 0, as: UInt64.self)
-            buffer.storeBytes(of: index.nextPageID.bigEndian, toByteOffset: 8, as: UInt64.self)
-            buffer.storeBytes(of: index.nextGroupID.bigEndian, toByteOffset: 16, as: UInt32.self)
-        }
+        var out = ByteWriter(capacity: 20)
+        out.append(bigEndian: index.version)
+        out.append(bigEndian: index.nextPageID)
+        out.append(bigEndian: index.nextGroupID)
+        try txn.setExtensionState(out.bytes, of: viewName)
     }
 
     func emptyAll(in txn: ReadWriteTransaction) throws {
         try pages.removeAll(in: txn)
         try rows.removeAll(in: txn)
         try groups.removeAll(in: txn)
+        try txn.setExtensionState(nil, of: viewName)
     }
 
     func dropAll(in txn: ReadWriteTransaction) throws {
         try pages.drop(in: txn)
         try rows.drop(in: txn)
         try groups.drop(in: txn)
+        try txn.setExtensionState(nil, of: viewName)
     }
 
     /// Rebuilds the in-memory index from the tables, as they are in `txn`.
@@ -76,7 +76,7 @@ struct ViewTables: Sendable {
             return true
         }
         var pagesByGroup: [UInt32: [ViewIndex.PageRef]] = [:]
-        try pages.forEachBytes(in: txn, from: Self.stateKey + 1) { key, value in
+        try pages.forEachBytes(in: txn) { key, value in
             guard key.count == 8 else { throw corrupt(viewName, "a page id is malformed") }
             let id = key.loadBigEndianUInt64(at: 0)
             let page: ViewPage
@@ -96,14 +96,14 @@ struct ViewTables: Sendable {
 
     func readPage(_ id: UInt64, _ txn: ReadTransaction) throws -> ViewPage {
         try pages.withValue(forKey: id, in: txn) { bytes in
-            guard let bytes, id != Self.stateKey else { throw corrupt(viewName, "page \(id) is missing") }
+            guard let bytes else { throw corrupt(viewName, "page \(id) is missing") }
             do { return try ViewPage(decoding: bytes) } catch { throw corrupt(viewName, "page \(id) is malformed") }
         }
     }
 
     /// Whether page `id` is stored.
     func hasPage(_ id: UInt64, _ txn: ReadTransaction) throws -> Bool {
-        try id != Self.stateKey && pages.contains(id, in: txn)
+        try pages.contains(id, in: txn)
     }
 
     func writePage(_ page: ViewPage, id: UInt64, _ txn: ReadWriteTransaction, append: Bool = false) throws {

@@ -155,10 +155,11 @@ final class ViewWriter: ExtensionTransaction {
         try flushPages()
         if dirty {
             try withIndex { index in
-                index.version = UInt64.random(in: 1...UInt64.max)
+                // Unique per committed state without a system random call per commit: the commit's snapshot, with the
+                // top bit set (population versions are random with it clear).
+                index.version = commit.snapshot | (1 << 63)
                 try tables.writeState(index, in: transaction)
             }
-            if let index { view.remember(index) }
         }
         var rows: [ViewRowChange] = []
         rows.reserveCapacity(log.count)
@@ -172,7 +173,11 @@ final class ViewWriter: ExtensionTransaction {
         return ViewCommitChanges(rows: rows, isReset: reset).encoded
     }
 
-    func didCommit(snapshot: UInt64) {}
+    /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
+    /// be found under the version the next commit at that snapshot will have).
+    func didCommit(snapshot: UInt64) {
+        if dirty, let index { view.remember(index) }
+    }
 
     func didRollback() {}
 

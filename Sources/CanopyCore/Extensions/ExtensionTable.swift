@@ -154,4 +154,9 @@ enum ExtensionTableName {
     static func full(_ table: String, of extensionName: String) -> String {
         "\(prefix)\(extensionName).\(table)"
     }
+
+    /// The key of an extension's state record in the store's `canopy.info` table.
+    static func state(of extensionName: String) -> String {
+        "\(prefix)\(extensionName).state"
+    }
 }

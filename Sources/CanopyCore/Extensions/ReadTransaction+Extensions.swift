@@ -63,6 +63,15 @@ extension ReadTransaction {
         return table
     }
 
+    /// Calls `body` with the state record of extension `name` (see ``ReadWriteTransaction/setExtensionState(_:of:)``),
+    /// or `nil` when it has none, without copying it.
+    public func withExtensionState<R>(of name: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let storage = try storage
+        return try guardedRead {
+            try Array(ExtensionTableName.state(of: name).utf8).withUnsafeBytes { key in try storage.withValue(forKey: key, in: tables.info, body) }
+        }
+    }
+
     /// The snapshot each recorded extension's stored state is consistent with (absent for one that has none), and the
     /// store's snapshot: an extension whose snapshot is below the store's is stale and is rebuilt at its next
     /// registration.
@@ -178,6 +187,17 @@ extension ReadWriteTransaction {
     public func extensionTransaction<T: ExtensionTransaction>(named name: String, as type: T.Type) -> T? {
         for (writerName, writer) in writers where writerName == name { return writer as? T }
         return nil
+    }
+
+    /// Stores (or with `nil` removes) the small state record of extension `name` — a version, counters — in the
+    /// store's own table, which every commit writes anyway: no page of the extension's tables is dirtied for it.
+    /// Keep it small (tens of bytes); it is read with ``ReadTransaction/withExtensionState(of:_:)``.
+    public func setExtensionState(_ bytes: [UInt8]?, of name: String) throws {
+        let key = Array(ExtensionTableName.state(of: name).utf8)
+        let storage = try writeStorage
+        try guarded {
+            if let bytes { try storage.put(bytes, forKey: key, in: tables.info) } else { _ = try storage.delete(key, in: tables.info) }
+        }
     }
 
     /// Whether the extension `name` was rebuilt (its state reset) in this transaction.
