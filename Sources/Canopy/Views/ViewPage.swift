@@ -106,29 +106,57 @@ struct ViewPage {
     /// Compares entry `i`'s order bytes with `order`.
     @inline(__always)
     func compare(_ i: Int, _ order: [UInt8]) -> Int {
-        let b = bounds(i)
-        return data.withUnsafeBufferPointer { page in
-            order.withUnsafeBufferPointer { other in
-                let lhsCount = b.end - b.start
-                let common = min(lhsCount, other.count)
-                if common > 0, let pageBase = page.baseAddress, let otherBase = other.baseAddress {
-                    let result = memcmp(pageBase + b.start, otherBase, common)
-                    if result != 0 { return result < 0 ? -1 : 1 }
-                }
-                return lhsCount == other.count ? 0 : (lhsCount < other.count ? -1 : 1)
-            }
+        data.withUnsafeBufferPointer { page in
+            order.withUnsafeBufferPointer { other in Self.compare(entryAt: offsets[i], in: page, with: other) }
         }
     }
 
-    /// The index of the first entry whose order bytes are `>= order`.
-    func lowerBound(_ order: [UInt8]) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let mid = (low + high) / 2
-            if compare(mid, order) < 0 { low = mid + 1 } else { high = mid }
+    /// Compares the order bytes of the entry at `offset` of `page` with `other`, reading the entry's two varints in
+    /// place (bounds-checked: `page` was validated when decoded).
+    @inline(__always)
+    private static func compare(entryAt offset: Int, in page: UnsafeBufferPointer<UInt8>, with other: UnsafeBufferPointer<UInt8>) -> Int {
+        var position = offset
+        _ = readVarint(page, &position)  // sort key length
+        let length = readVarint(page, &position)
+        let available = max(0, min(length, page.count - position))
+        let common = min(available, other.count)
+        if common > 0, let pageBase = page.baseAddress, let otherBase = other.baseAddress {
+            let result = memcmp(pageBase + position, otherBase, common)
+            if result != 0 { return result < 0 ? -1 : 1 }
         }
-        return low
+        return available == other.count ? 0 : (available < other.count ? -1 : 1)
+    }
+
+    @inline(__always)
+    private static func readVarint(_ page: UnsafeBufferPointer<UInt8>, _ offset: inout Int) -> Int {
+        var result = 0
+        var shift = 0
+        while offset < page.count, shift < 63 {
+            let byte = page[offset]
+            offset += 1
+            result |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { break }
+            shift += 7
+        }
+        return result
+    }
+
+    /// The index of the first entry whose order bytes are `>= order`: one binary search over the page's bytes, with
+    /// no reference counting per probe.
+    func lowerBound(_ order: [UInt8]) -> Int {
+        data.withUnsafeBufferPointer { page in
+            order.withUnsafeBufferPointer { other in
+                offsets.withUnsafeBufferPointer { starts in
+                    var low = 0
+                    var high = starts.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        if Self.compare(entryAt: starts[mid], in: page, with: other) < 0 { low = mid + 1 } else { high = mid }
+                    }
+                    return low
+                }
+            }
+        }
     }
 
     /// The index of the entry with exactly these order bytes, if present.
