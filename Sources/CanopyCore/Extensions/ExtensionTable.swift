@@ -12,7 +12,7 @@ import LMDB
 /// full map is grown by the connection as for any write; a key longer than LMDB's limit throws
 /// ``CanopyError/Code/keyTooLong``.
 public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: Sendable {
-    let database: LMDB.Database
+    @usableFromInline let database: LMDB.Database
     /// The table's name within its extension.
     public let name: String
     /// The extension the table belongs to.
@@ -30,6 +30,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
         ExtensionTable<K, V>(database: database, name: name, extensionName: extensionName)
     }
 
+    @usableFromInline
     func malformed(_ what: String, _ error: Error) -> CanopyError {
         CanopyError(.corruptStore, "a stored \(what) of table '\(name)' is malformed (\(error)); unregister the extension with dropStorage and register it again to rebuild",
                     extensionName: extensionName, underlying: error)
@@ -38,6 +39,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
     // MARK: Reading
 
     /// The value stored for `key`, decoded, or `nil`.
+    @inlinable
     public func value(forKey key: KeyCoding.Value, in transaction: ReadTransaction) throws -> ValueCoding.Value? {
         try withValue(forKey: key, in: transaction) { bytes in
             guard let bytes else { return nil }
@@ -46,6 +48,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
     }
 
     /// Calls `body` with the stored bytes of `key`'s value (or `nil`), without copying them.
+    @inlinable
     public func withValue<R>(forKey key: KeyCoding.Value, in transaction: ReadTransaction, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let storage = try transaction.storage
         return try transaction.guardedRead {
@@ -54,6 +57,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
     }
 
     /// Whether the table holds `key`.
+    @inlinable
     public func contains(_ key: KeyCoding.Value, in transaction: ReadTransaction) throws -> Bool {
         try withValue(forKey: key, in: transaction) { $0 != nil }
     }
@@ -103,6 +107,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
 
     /// Stores `value` for `key`. With `appending`, the caller promises `key` sorts after every key of the table
     /// (population in order): LMDB then fills pages completely and skips the search (`MDB_APPEND`).
+    @inlinable
     public func put(_ value: ValueCoding.Value, forKey key: KeyCoding.Value, in transaction: ReadWriteTransaction, appending: Bool = false) throws {
         let storage = try transaction.writeStorage
         try transaction.guarded {
@@ -115,6 +120,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
     }
 
     /// Stores a value of `count` bytes for `key`, written in place in the map by `fill` (no intermediate buffer).
+    @inlinable
     public func put(
         reserving count: Int, forKey key: KeyCoding.Value, in transaction: ReadWriteTransaction,
         _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
@@ -127,6 +133,7 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
 
     /// Removes `key`. Returns whether it existed.
     @discardableResult
+    @inlinable
     public func remove(_ key: KeyCoding.Value, in transaction: ReadWriteTransaction) throws -> Bool {
         let storage = try transaction.writeStorage
         return try transaction.guarded {

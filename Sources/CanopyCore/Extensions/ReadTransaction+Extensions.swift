@@ -6,7 +6,7 @@ import Synchronization
 // only on this and on the rest of the public API.
 
 extension ReadTransaction {
-    @inline(__always)
+    @inline(__always) @usableFromInline
     func guardedRead<R>(_ body: () throws -> R) throws -> R {
         do { return try body() } catch { throw CanopyError.wrap(error, path: core.path) }
     }

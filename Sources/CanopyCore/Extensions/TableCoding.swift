@@ -30,12 +30,13 @@ public struct TableCodingError: Error, Sendable, CustomStringConvertible {
 /// A `UInt64` as 8 big-endian bytes: keys sort numerically.
 public enum UInt64BigEndianCoding: TableCoding {
     /// Calls `body` with the 8 big-endian bytes of `value`.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func withBytes<R>(of value: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: value.bigEndian, body)
     }
 
     /// Reads 8 big-endian bytes.
+    @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         guard bytes.count == 8 else { throw TableCodingError("expected 8 bytes for a UInt64, found \(bytes.count)") }
         return bytes.loadUnaligned(as: UInt64.self).bigEndian
@@ -45,12 +46,13 @@ public enum UInt64BigEndianCoding: TableCoding {
 /// A `UInt32` as 4 big-endian bytes: keys sort numerically.
 public enum UInt32BigEndianCoding: TableCoding {
     /// Calls `body` with the 4 big-endian bytes of `value`.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func withBytes<R>(of value: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: value.bigEndian, body)
     }
 
     /// Reads 4 big-endian bytes.
+    @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UInt32 {
         guard bytes.count == 4 else { throw TableCodingError("expected 4 bytes for a UInt32, found \(bytes.count)") }
         return bytes.loadUnaligned(as: UInt32.self).bigEndian
@@ -60,12 +62,14 @@ public enum UInt32BigEndianCoding: TableCoding {
 /// A `String` as its UTF-8 bytes (no terminator): keys sort by UTF-8 bytes.
 public enum StringUTF8Coding: TableCoding {
     /// Calls `body` with the UTF-8 bytes of `value`.
+    @inlinable
     public static func withBytes<R>(of value: String, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         var value = value
         return try value.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
     }
 
     /// The string of the UTF-8 bytes (invalid sequences are replaced, as `String(decoding:as:)` does).
+    @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> String {
         String(decoding: bytes, as: UTF8.self)
     }
@@ -74,12 +78,13 @@ public enum StringUTF8Coding: TableCoding {
 /// Bytes as they are.
 public enum BytesCoding: TableCoding {
     /// Calls `body` with the bytes.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func withBytes<R>(of value: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try value.withUnsafeBytes(body)
     }
 
     /// A copy of the bytes.
+    @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
         Array(bytes)
     }
@@ -88,12 +93,13 @@ public enum BytesCoding: TableCoding {
 /// A ``StoredRowKey`` (collection id, then the key's UTF-8): keys sort by collection, then key.
 public enum StoredRowKeyCoding: TableCoding {
     /// Calls `body` with the row key's bytes.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func withBytes<R>(of value: StoredRowKey, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try value.bytes.withUnsafeBytes(body)
     }
 
     /// The row key of `bytes`.
+    @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> StoredRowKey {
         guard let key = StoredRowKey(bytes: Array(bytes)) else {
             throw TableCodingError("a row key has at least 4 bytes (the collection id), found \(bytes.count)")

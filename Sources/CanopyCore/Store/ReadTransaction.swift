@@ -22,6 +22,7 @@ public class ReadTransaction {
 
     /// The LMDB transaction underneath, while this transaction is active.
     /// - Throws: ``CanopyError/Code/transactionEnded`` once its closure has returned (the transaction escaped it).
+    @usableFromInline
     var storage: LMDB.ReadTransaction {
         get throws(CanopyError) {
             guard isActive else { throw endedError() }

@@ -10,6 +10,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     let lmdbWriteStorage: LMDB.WriteTransaction
     /// The LMDB write transaction, while this transaction is active.
     /// - Throws: ``CanopyError/Code/transactionEnded`` once its closure has returned.
+    @usableFromInline
     var writeStorage: LMDB.WriteTransaction {
         get throws(CanopyError) {
             guard isActive else { throw endedError() }
@@ -96,7 +97,7 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Runs an LMDB write, remembering a full map so that the connection grows it and runs the transaction again even
     /// if the caller swallows the error.
-    @inline(__always)
+    @inline(__always) @usableFromInline
     func guarded<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()
