@@ -31,34 +31,35 @@ let package = Package(
         .target(name: "CanopyCore", dependencies: ["LMDB"]),
         // Views, mappings, changesets and observation, built only on CanopyCore's public extension interface (this
         // module does not see the store's internals, nor LMDB); re-exports CanopyCore, so `import Canopy` is all an
-        // app needs.
+        // app needs. Targets below that use Canopy also name CanopyCore: an incremental build then recompiles them
+        // when CanopyCore's interface changes (through the re-export alone it did not, and linked stale code).
         .target(name: "Canopy", dependencies: ["CanopyCore"]),
         // A secondary index (rows by a value; lookups by value and range): another extension built only on CanopyCore.
         .target(name: "CanopyIndexes", dependencies: ["CanopyCore"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
-        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "LMDB"], path: "Sources/CanopyTestSupport"),
+        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "LMDB"], path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
-        .target(name: "CanopySource", dependencies: ["Canopy"]),
+        .target(name: "CanopySource", dependencies: ["Canopy", "CanopyCore"]),
         // A terminal list view implementing CanopySource's container protocol (hand-written ANSI, no styling package).
-        .target(name: "CanopyTerminal", dependencies: ["CanopySource"]),
+        .target(name: "CanopyTerminal", dependencies: ["CanopySource", "CanopyCore"]),
         // The logic of the `reminders` example (models, views, commands), tested in-process.
         .target(name: "RemindersKit", dependencies: [
-            "Canopy", "CanopySource", "CanopyTerminal",
+            "Canopy", "CanopyCore", "CanopySource", "CanopyTerminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Examples/Reminders/RemindersKit"),
         // The `reminders` tool; `make demo` runs `reminders demo`.
         .executableTarget(name: "reminders", dependencies: ["RemindersKit"], path: "Examples/Reminders/reminders"),
         // The child process of the crash test: commits numbered transactions until it is killed.
-        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyTestSupport"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
-        .target(name: "CanopyCLI", dependencies: ["Canopy", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
-        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyTestSupport", "canopy", "CrashWriter"]),
+        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
-        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTestSupport"]),
-        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyTestSupport"]),
-        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyTestSupport", "reminders"]),
+        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
     ],
     swiftLanguageModes: [.v6]
 )

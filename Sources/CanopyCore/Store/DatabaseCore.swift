@@ -108,6 +108,7 @@ final class DatabaseCore: Sendable {
         case .none: flags.insert(.noSync)
         }
         if options.readOnly { flags.insert(.readOnly) }
+        if options.writeMap && !options.readOnly { flags.insert(.writeMap) }
         let environment: Environment
         do {
             environment = try Environment(
