@@ -48,6 +48,8 @@ WORKLOADS = [
 VIEW_RATIOS = [
     ("bulk-insert-2-views", "bulk-insert-2-views canopy", "bulk-insert-2-views raw", (100_000, 100_000), "3.0"),
     ("update-2-views-observed-none", "update-2-views-observed-none canopy", "update-2-views-observed-none raw", (100, 100), "4.0"),
+    # The same with the opt-in write map (DatabaseOptions.writeMap) against the same raw commits: informs only.
+    ("update-2-views-observed-none-writemap", "update-2-views-observed-none-writemap canopy", "update-2-views-observed-none raw", (100, 100), "report"),
     ("update-2-views-observed-full", "update-2-views-observed-full canopy", "update-2-views-observed-full raw", (10, 10), "3.0"),
     # GRDB / Canopy: the full list observed (every row of a 5-group view), one group's first 50 rows observed, and
     # a bulk insert into a table with the two views' indexes against the bulk insert with the two views.

@@ -25,10 +25,10 @@ final class CanopyStore {
 
     /// Opens a new database; with `populated`, writes every row (in random order, in one transaction, through a
     /// connection of its own so that the measured connection's cache starts empty).
-    init(label: String, cacheLimit: Int, populated: Bool, durability: Durability = .full) {
+    init(label: String, cacheLimit: Int, populated: Bool, durability: Durability = .full, writeMap: Bool = false) {
         directory = TemporaryDirectory(label)
         do {
-            database = try Database(path: directory.child("db"), options: DatabaseOptions(durability: durability))
+            database = try Database(path: directory.child("db"), options: DatabaseOptions(durability: durability, writeMap: writeMap))
             if populated {
                 let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
                 try loader.readWrite { txn in

@@ -92,8 +92,10 @@ final class ViewStore {
     let store: CanopyStore
     let observer: ViewObserver?
 
-    init(label: String, rows: Range<Int>, views: [View], durability: Durability, observe: Bool, mappings: ViewMappings? = nil) {
-        store = CanopyStore(label: label, cacheLimit: ConnectionOptions().objectCacheLimit, populated: false, durability: durability)
+    init(label: String, rows: Range<Int>, views: [View], durability: Durability, observe: Bool, mappings: ViewMappings? = nil,
+         writeMap: Bool = false) {
+        store = CanopyStore(label: label, cacheLimit: ConnectionOptions().objectCacheLimit, populated: false, durability: durability,
+                            writeMap: writeMap)
         do {
             let loader = store.database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
             try ViewWorkload.load(loader, store.collection, rows)
@@ -190,6 +192,32 @@ func viewBenchmarks() {
         } teardown: {
             raw.value = nil
         }
+    }
+
+    // MARK: The `.none` observed update with the opt-in write map (DatabaseOptions.writeMap), against the same raw
+    // one-put commits: what writing pages in place saves (a report line).
+
+    let writeMapped = Fixture<ViewStore>()
+    Benchmark("update-2-views-observed-none-writemap canopy", configuration: updates) { benchmark in
+        let fixture = writeMapped.value!
+        let observer = fixture.observer!
+        var generator = fixture.store.generator
+        let round = fixture.store.round
+        var changes = 0
+        benchmark.startMeasurement()
+        for _ in 0..<ViewWorkload.updatesPerIteration {
+            try fixture.update(Int(generator.next() % UInt64(rows)), round: round)
+            changes += try observer.advance().rowChanges.count
+        }
+        benchmark.stopMeasurement()
+        precondition(changes == ViewWorkload.updatesPerIteration, "the observer saw \(changes) row changes")
+        fixture.store.generator = generator
+        fixture.store.round += 1
+    } setup: {
+        writeMapped.value = ViewStore(label: "observed-writemap", rows: 0..<rows, views: [ViewWorkload.byPriority(), ViewWorkload.byState()],
+                                      durability: .none, observe: true, writeMap: true)
+    } teardown: {
+        writeMapped.value = nil
     }
 
     // MARK: The same observed update, through Canopy and through GRDB's ValueObservation (same iteration size).
