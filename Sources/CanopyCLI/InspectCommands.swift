@@ -176,12 +176,14 @@ extension CanopyCommand {
             func bytes(_ names: (String) -> Bool) -> Int { tables.filter { names($0.0) }.reduce(0) { $0 + $1.1.totalBytes } }
             let rows = tables.first { $0.0 == "canopy.objects" }?.1.entries ?? 0
             let rowBytes = bytes { $0 == "canopy.objects" || $0 == "canopy.metadata" }
-            let viewNames = Set(tables.compactMap { name, _ -> String? in
-                guard name.hasPrefix("ext."), name.hasSuffix(".rows") else { return nil }
-                return String(name.dropFirst(4).dropLast(5))
-            })
-            let views = viewNames.sorted().map { view -> (name: String, entries: Int, bytes: Int) in
-                let entries = tables.first { $0.0 == "ext.\(view).rows" }?.1.entries ?? 0
+            // A view's entries are counted by its reader (each row's entry lives in the row's own record, so no table
+            // has one record per entry); its bytes are those of its tables (pages, groups), without the entries the
+            // rows' records carry (about 12 bytes each).
+            let recordedViews = try db.newConnection().read { txn in
+                try txn.extensionRecords().filter { ["view", "filtered-view"].contains($0.kind) }.map(\.name)
+            }
+            let views = try recordedViews.sorted().map { view -> (name: String, entries: Int, bytes: Int) in
+                let entries = try db.newConnection().read { txn in (try? txn.persistedView(view, allowingStale: true).count()) ?? 0 }
                 return (view, entries, bytes { $0.hasPrefix("ext.\(view).") })
             }
             let pageSize = main.pageSize

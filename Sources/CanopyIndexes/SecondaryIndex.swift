@@ -257,13 +257,13 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
         func didTouch(_ row: WrittenRow) throws {}
 
-        func didRemove(_ id: RowID) throws {
-            guard index.indexes(id.collection), let rowKey = try transaction.storedRowKey(for: id) else { return }
-            try remove(rowKey)
+        func didRemove(_ row: RemovedRow) throws {
+            guard index.indexes(row.collection) else { return }
+            try remove(row.storedKey)
         }
 
-        func didRemoveAll(inCollection collection: String, keys: [String]) throws {
-            for key in keys { try didRemove(RowID(collection: collection, key: key)) }
+        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
+            for row in rows { try didRemove(row) }
         }
 
         func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }

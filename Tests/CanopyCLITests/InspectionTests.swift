@@ -156,9 +156,8 @@ struct InspectionTests {
             let stat = try await canopy("stat", path, "--json").json()
             let tables = stat["tables"]?.elements ?? []
             let names = tables.compactMap { $0["name"]?.stringValue }
-            #expect(names.contains("canopy.objects") && names.contains("ext.by-list.pages") && names.contains("ext.urgent.rows"))
+            #expect(names.contains("canopy.objects") && names.contains("ext.by-list.pages") && names.contains("ext.urgent.groups"))
             #expect(tables.first { $0["name"]?.stringValue == "canopy.objects" }?["entries"]?.intValue == 8)
-            #expect(tables.first { $0["name"]?.stringValue == "ext.by-list.rows" }?["entries"]?.intValue == 6)
             #expect(stat["rows"]?.intValue == 8)
             #expect(stat["free"]?["pages"]?.intValue != nil)
             #expect((stat["views"]?.elements ?? []).map { $0["entries"]?.intValue } == [6, 4])

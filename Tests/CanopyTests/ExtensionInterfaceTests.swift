@@ -53,8 +53,8 @@ private final class Dependent: StoreExtension, @unchecked Sendable {
         }
         func didUpdate(_ row: WrittenRow) throws {}
         func didTouch(_ row: WrittenRow) throws {}
-        func didRemove(_ row: RowID) throws {}
-        func didRemoveAll(inCollection collection: String, keys: [String]) throws {}
+        func didRemove(_ row: RemovedRow) throws {}
+        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {}
         func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
             owner.resets.append(commit.isReset)
             return nil
@@ -274,8 +274,8 @@ private final class Silent: ExtensionTransaction {
     func didInsert(_ row: WrittenRow) throws {}
     func didUpdate(_ row: WrittenRow) throws {}
     func didTouch(_ row: WrittenRow) throws {}
-    func didRemove(_ row: RowID) throws {}
-    func didRemoveAll(inCollection collection: String, keys: [String]) throws {}
+    func didRemove(_ row: RemovedRow) throws {}
+    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {}
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
     func didCommit(snapshot: UInt64) {}
     func didRollback() {}

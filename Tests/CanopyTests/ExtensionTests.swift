@@ -72,13 +72,13 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
             owner.events.append("update \(row.id) object=\(row.objectChanged) metadata=\(row.metadataChanged) \(try row.object(as: Note.self).title)")
         }
         func didTouch(_ row: WrittenRow) throws { owner.events.append("touch \(row.id)") }
-        func didRemove(_ row: RowID) throws {
-            owner.events.append("remove \(row)")
+        func didRemove(_ row: RemovedRow) throws {
+            owner.events.append("remove \(row.id)")
             try adjust(row.collection, by: -1)
         }
-        func didRemoveAll(inCollection collection: String, keys: [String]) throws {
-            owner.events.append("removeAll \(collection) \(keys.sorted())")
-            try adjust(collection, by: -keys.count)
+        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
+            owner.events.append("removeAll \(collection) \(rows.map(\.key).sorted())")
+            try adjust(collection, by: -rows.count)
         }
         func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
             owner.resets.append(commit.isReset)

@@ -361,8 +361,8 @@ struct ViewPersistenceTests {
         defer { directory.remove() }
         let path = directory.appending("db")
         var model = Self.seedModel()
-        let viewTables = ["ext.by-list.groups", "ext.by-list.pages", "ext.by-list.rows"]
-        let otherTables = ["ext.other.groups", "ext.other.pages", "ext.other.rows"]
+        let viewTables = ["ext.by-list.groups", "ext.by-list.pages"]
+        let otherTables = ["ext.other.groups", "ext.other.pages"]
         do {
             let database = try Database(path: path, options: Self.options)
             try Self.write(model, to: database)

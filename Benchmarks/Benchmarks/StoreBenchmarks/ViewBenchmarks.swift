@@ -351,19 +351,23 @@ func viewBenchmarks() {
     }
 }
 
-/// Registers "by-priority" over the store's rows and writes the bytes its tables take per entry, beyond the entry's
-/// key (collection id and key: 4 + 16 bytes), to ``ViewWorkload/entryBytesReport``: all pages of the view's LMDB
-/// databases (`ext.by-priority.*`) times the page size, divided by the entries.
+/// Registers "by-priority" over the store's rows and writes the bytes each entry takes beyond the entry's key
+/// (collection id and key: 4 + 16 bytes) to ``ViewWorkload/entryBytesReport``: all pages of the view's LMDB databases
+/// (`ext.by-priority.*`) plus what the rows' records (`canopy.objects`) grew by when the view attached its entries to
+/// them, times the page size, divided by the entries.
 func reportEntryBytes(_ store: CanopyStore) throws {
-    try store.database.register(ViewWorkload.byPriority())
-    let entries = try store.connection.read { txn in try txn.view("by-priority").count() }
-    let bytes = try store.database.environment.read { txn in
-        try ["pages", "rows", "groups"].reduce(0) { total, table in
-            let database = try txn.openDatabase(named: "ext.by-priority.\(table)")
-            let stats = try txn.statistics(of: database)
-            return total + (stats.branchPages + stats.leafPages + stats.overflowPages) * stats.pageSize
+    func pages(_ tables: [String]) throws -> Int {
+        try store.database.environment.read { txn in
+            try tables.reduce(0) { total, table in
+                let stats = try txn.statistics(of: try txn.openDatabase(named: table))
+                return total + (stats.branchPages + stats.leafPages + stats.overflowPages) * stats.pageSize
+            }
         }
     }
+    let objectsBefore = try pages(["canopy.objects"])
+    try store.database.register(ViewWorkload.byPriority())
+    let entries = try store.connection.read { txn in try txn.view("by-priority").count() }
+    let bytes = try pages(["ext.by-priority.pages", "ext.by-priority.groups"]) + (try pages(["canopy.objects"]) - objectsBefore)
     let perEntry = Double(bytes) / Double(max(1, entries)) - 20
     try "\(perEntry) \(entries) \(bytes)\n".write(toFile: ViewWorkload.entryBytesReport, atomically: true, encoding: .utf8)
 }

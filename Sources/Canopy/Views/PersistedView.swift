@@ -61,8 +61,8 @@ extension ViewReader {
 
     /// Checks the view's stored structure without its closures and returns the problems found (empty when all is
     /// well): page counts add up to group counts, entries are in order within and across pages, each entry points at
-    /// an existing row of an allowed collection and appears once, the rows table points back at every entry and has
-    /// no others; for a filtered view, each entry is also in the parent view, in the same group and order. With the
+    /// an existing row of an allowed collection and appears once, the rows' records point back at every entry and no
+    /// other row carries one; for a filtered view, each entry is also in the parent view, in the same group and order. With the
     /// closures (a registered view), this is ``checkInvariants()``, which also checks that every row the view should
     /// hold is there.
     public func checkStructure() throws -> [String] {
@@ -153,15 +153,14 @@ extension ViewReader {
         var (problems, _) = try storedStructureProblems()
         let parent = try parentView.map { try transaction.persistedView($0) }
         var entries: [(StoredRowKey, ViewTables.RowEntry)] = []
-        try tables.rows.forEachBytes(in: transaction) { rowKeyBytes, value in
-            guard let rowKey = StoredRowKey(rowKeyBytes) else {
-                problems.append("a row key of the rows table is malformed")
+        if let slot = try attachmentSlot() {
+            try transaction.scanRows { row in
+                guard let attachment = try row.attachment(at: slot) else { return true }
+                do { entries.append((row.storedKey, try attachment.withUnsafeBytes { try ViewTables.RowEntry(decoding: $0) })) } catch {
+                    problems.append("the entry of row \(row.id) is malformed")
+                }
                 return true
             }
-            do { entries.append((rowKey, try ViewTables.RowEntry(decoding: value))) } catch {
-                problems.append("a row entry is malformed")
-            }
-            return true
         }
         for (rowKey, entry) in entries {
             let collection = try transaction.rowID(for: rowKey)?.collection
@@ -171,7 +170,7 @@ extension ViewReader {
                 problems.append("row \(label) is of collection '\(collection)', which the view does not allow")
             }
             if let parent {
-                let parentEntry = try parent.tables.readRow(rowKey, transaction)
+                let parentEntry = try parent.attachmentSlot().flatMap { try parent.tables.rowEntry(try transaction.attachment(at: $0, forRow: rowKey)) }
                 if let parentEntry {
                     if parent.index.groupNames[parentEntry.groupID] != index.groupNames[entry.groupID] || parentEntry.sortKey != entry.sortKey {
                         problems.append("row \(label) is in another group or place than in the parent view '\(parent.name)'")

@@ -1,7 +1,7 @@
 extension ViewReader {
     /// Checks the view's storage against itself and against the rows, and returns the problems found (empty when all
     /// is well): page counts add up to group counts, entries are in order within and across pages, every entry's row
-    /// exists and the rows table points back at it, and every row the grouping includes is present exactly once in the
+    /// exists and its record's entry points back at it, and every row the grouping includes is present exactly once in the
     /// right place. Reads the whole view and all rows of its collections: for tests and `verify` tools.
     public func checkInvariants() throws -> [String] {
         var (problems, seen) = try storedStructureProblems()
@@ -14,6 +14,7 @@ extension ViewReader {
         var problems: [String] = []
         var seen = 0
         var rowsInPages = Set<StoredRowKey>()
+        let slot = try attachmentSlot()
         for (name, group) in index.groups {
             var groupCount = 0
             var previous: [UInt8]?
@@ -41,12 +42,13 @@ extension ViewReader {
                             continue
                         }
                         if !rowsInPages.insert(rowKey).inserted { problems.append("a row appears twice in the view") }
-                        if try transaction.storedRow(for: rowKey) == nil {
+                        guard let storedRow = try transaction.storedRow(for: rowKey) else {
                             problems.append("an entry of group '\(name)' points at a missing row")
+                            continue
                         }
-                        let stored = try tables.readRow(rowKey, transaction)
+                        let stored = try slot.flatMap { try tables.rowEntry(try storedRow.attachment(at: $0)) }
                         if stored?.order(rowKey: rowKey) != order || stored?.groupID != page.groupID {
-                            problems.append("the rows table does not point back at an entry of group '\(name)'")
+                            problems.append("the row's record does not point back at an entry of group '\(name)'")
                         }
                     }
                     chunkCount += page.count
@@ -57,8 +59,17 @@ extension ViewReader {
             if groupCount != group.count { problems.append("group '\(name)' count \(group.count) != \(groupCount)") }
             seen += groupCount
         }
-        let rowsTableCount = try tables.rows.count(in: transaction)
-        if rowsTableCount != seen { problems.append("the rows table has \(rowsTableCount) entries, the pages \(seen)") }
+        // Every row whose record carries an entry of the view is in the pages (no entry left behind).
+        if let slot {
+            var attached = 0
+            try transaction.scanRows { row in
+                if try row.attachment(at: slot) != nil { attached += 1 }
+                return true
+            }
+            if attached != seen { problems.append("\(attached) rows carry an entry of the view, the pages hold \(seen)") }
+        } else if seen > 0 {
+            problems.append("the pages hold \(seen) entries but no row carries one")
+        }
         // In a read-write transaction, pages the view's writer has not flushed yet count as stored.
         let pagesTableCount = try tables.pages.count(in: transaction) + (writer?.unflushedPageDelta() ?? 0)
         let directoryPages = index.groups.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.pages.count } }
@@ -81,7 +92,7 @@ extension ViewReader {
             guard let storedRow = try transaction.storedRow(for: rowKey) else { continue }
             let row = ViewRow(storedRow)
             let place = try view.place(of: row, rowKey: rowKey, in: transaction)
-            let stored = try tables.readRow(rowKey, transaction)
+            let stored = try attachmentSlot().flatMap { try tables.rowEntry(try storedRow.attachment(at: $0)) }
             switch (place, stored) {
             case (nil, nil): continue
             case (nil, .some): problems.append("row \(row.id) is in the view but its grouping leaves it out")

@@ -18,19 +18,30 @@ extension View {
         var items: [Item] = []
         var examined = 0
 
-        func add(group: String, sortKeyLength: Int, order: [UInt8], rowKey: StoredRowKey, inKeyOrder: Bool) throws {
+        func add(group: String, sortKeyLength: Int, order: [UInt8]) {
             let groupID = index.groupID(for: group)
             let start = arena.count
             arena.append(contentsOf: order)
             items.append(Item(groupID: groupID, sortKeyLength: Int32(sortKeyLength), start: start, length: Int32(arena.count - start)))
-            let entry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(order[..<sortKeyLength]))
-            try tables.writeRow(entry, for: rowKey, transaction, appending: inKeyOrder)
+        }
+
+        /// Attaches each row's entry to its record (one cursor walk; in stored-key order for the closures' scan).
+        func attachEntries() throws {
+            let slot = try transaction.writableAttachmentSlot(for: name)
+            let entries = items.lazy.compactMap { item -> (StoredRowKey, [UInt8]?)? in
+                let order = arena[item.start..<(item.start + Int(item.length))]
+                let sortKeyLength = Int(item.sortKeyLength)
+                guard let rowKey = StoredRowKey(order[(order.startIndex + sortKeyLength)...]) else { return nil }
+                let entry = ViewTables.RowEntry(groupID: item.groupID, sortKey: Array(order[order.startIndex..<(order.startIndex + sortKeyLength)]))
+                return (rowKey, entry.encoded)
+            }
+            try transaction.setAttachments(at: slot, entries)
         }
 
         switch source {
         case .closures:
             let total = try transaction.count()
-            // The row scan visits rows in stored-key order, so the rows table is written in order (appending).
+            // The row scan visits rows in stored-key order: entries are attached to the rows' records in that order.
             try transaction.scanRows(inCollections: viewOptions.allowedCollections) { stored in
                 examined += 1
                 if examined % 10_000 == 0 { progress?(examined, total) }
@@ -39,9 +50,10 @@ extension View {
                 // afterwards (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
                 defer { row.endAccess() }
                 guard let place = try self.place(of: row, rowKey: stored.storedKey, in: transaction) else { return true }
-                try add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order, rowKey: stored.storedKey, inKeyOrder: true)
+                add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
                 return true
             }
+            try attachEntries()
             items.sort { lhs, rhs in
                 if lhs.groupID != rhs.groupID { return lhs.groupID < rhs.groupID }
                 return arena.withUnsafeBufferPointer { buffer in
@@ -77,12 +89,13 @@ extension View {
                             let row = ViewRow(stored)
                             guard viewOptions.allows(row.collection), try filterAccepts(group: groupName, row) else { continue }
                             let order = page.orderBytes(at: i)
-                            try add(group: groupName, sortKeyLength: order.count - rowKey.bytes.count, order: order, rowKey: rowKey, inKeyOrder: false)
+                            add(group: groupName, sortKeyLength: order.count - rowKey.bytes.count, order: order)
                         }
                     }
                 }
             }
             // Group ids were assigned in the parent's group order, so items are already sorted.
+            try attachEntries()
         }
 
         // Write pages in order and full: two full pages fill an LMDB page (see ViewPage), and an insert splits a page once.

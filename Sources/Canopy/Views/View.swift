@@ -162,7 +162,9 @@ public final class View: StoreExtension {
         case .filtered(let parentName, let filter):
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else { return nil }
             let parentTables = try parent.tables
-            guard let entry = try parentTables.readRow(rowKey, transaction) else { return nil }
+            // The parent's entry for the row: set earlier in this write (the parent hears of it first), or stored.
+            guard let parentSlot = try transaction.attachmentSlot(for: parentName),
+                  let entry = try parentTables.rowEntry(try row.attachment(at: parentSlot, rowKey: rowKey, in: transaction)) else { return nil }
             let parentIndex: ViewIndex
             if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
                 parentIndex = try writer.currentIndex()

@@ -105,10 +105,15 @@ public struct ViewReader {
 
     /// The stored entry (group and order bytes) of a row, or `nil` when the row is not in the view.
     public func entry(of id: RowID) throws -> ViewEntry? {
-        guard let rowKey = try transaction.storedRowKey(for: id),
-              let stored = try tables.readRow(rowKey, transaction),
+        guard let rowKey = try transaction.storedRowKey(for: id), let slot = try attachmentSlot(),
+              let stored = try tables.rowEntry(try transaction.attachment(at: slot, forRow: rowKey)),
               let group = index.groupNames[stored.groupID] else { return nil }
         return ViewEntry(group: group, orderBytes: stored.order(rowKey: rowKey))
+    }
+
+    /// The view's attachment slot, or `nil` when no row carries an entry yet.
+    func attachmentSlot() throws -> AttachmentSlot? {
+        try transaction.attachmentSlot(for: view.name)
     }
 
     /// The row id of entry `offset` of `page`.

@@ -37,6 +37,16 @@ public final class ViewRow {
     convenience init(_ stored: StoredRow) {
         self.init(id: stored.id, codecName: stored.codecName, object: nil, metadata: stored.hasMetadata ? nil : .some(nil),
                   loadObject: { try stored.objectBytes() }, loadMetadata: { try stored.metadataBytes() })
+        self.stored = stored
+    }
+
+    private var stored: StoredRow?
+
+    /// The row's attachment at `slot`: as set in the current write, as the scanned record carries it, or as stored.
+    func attachment(at slot: AttachmentSlot, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> [UInt8]? {
+        if let written { return try written.attachment(at: slot) }
+        if let stored { return try stored.attachment(at: slot) }
+        return try transaction.attachment(at: slot, forRow: rowKey)
     }
 
     convenience init(_ row: WrittenRow) {

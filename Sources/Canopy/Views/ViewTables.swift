@@ -1,23 +1,23 @@
 /// The tables of one view, typed through the extension interface (all named `ext.<view>.<table>`).
 ///
 /// - `pages`: page id → a ``ViewPage``.
-/// - `rows`: stored row key → the row's ``RowEntry``: group id (varint) + sort key. Its order bytes are the sort key
-///   followed by the row key, which is the record's own key, so the entry does not repeat it.
 /// - `groups`: group id → group name.
+///
+/// Where each row is — its ``RowEntry``: group id (varint) + sort key — is the view's attachment to the row's own
+/// record (``AttachmentSlot``): writing a row and its place in the view descends one B-tree, not one per view, and
+/// the row's key is stored once. The row's order bytes are the sort key followed by the row's stored key.
 ///
 /// The view's state — version (8 bytes, new for every commit that changes the view), next page id (8 bytes), next
 /// group id (4 bytes) — is the view's extension state record (``ReadWriteTransaction/setExtensionState(_:of:)``), kept
 /// in the store's own table that every commit writes anyway: in the pages table it dirtied one more leaf per commit.
 struct ViewTables: Sendable {
     let pages: ExtensionTable<UInt64BigEndianCoding, BytesCoding>
-    let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
     let groups: ExtensionTable<UInt32BigEndianCoding, StringUTF8Coding>
     let viewName: String
 
     static func open(in txn: ReadWriteTransaction, view: String) throws -> ViewTables {
         ViewTables(
             pages: try txn.openTable("pages", of: view, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
-            rows: try txn.openTable("rows", of: view, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
             groups: try txn.openTable("groups", of: view, keys: UInt32BigEndianCoding.self, values: StringUTF8Coding.self),
             viewName: view)
     }
@@ -25,10 +25,9 @@ struct ViewTables: Sendable {
     /// The tables of a view recorded in the database, for reading without registering it; `nil` when they are missing.
     static func existing(in txn: ReadTransaction, view: String) throws -> ViewTables? {
         guard let pages = try txn.existingTable("pages", of: view, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
-              let rows = try txn.existingTable("rows", of: view, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
               let groups = try txn.existingTable("groups", of: view, keys: UInt32BigEndianCoding.self, values: StringUTF8Coding.self)
         else { return nil }
-        return ViewTables(pages: pages, rows: rows, groups: groups, viewName: view)
+        return ViewTables(pages: pages, groups: groups, viewName: view)
     }
 
     /// (version, next page id, next group id), or zeros for an empty view.
@@ -54,14 +53,12 @@ struct ViewTables: Sendable {
 
     func emptyAll(in txn: ReadWriteTransaction) throws {
         try pages.removeAll(in: txn)
-        try rows.removeAll(in: txn)
         try groups.removeAll(in: txn)
         try txn.setExtensionState(nil, of: viewName)
     }
 
     func dropAll(in txn: ReadWriteTransaction) throws {
         try pages.drop(in: txn)
-        try rows.drop(in: txn)
         try groups.drop(in: txn)
         try txn.setExtensionState(nil, of: viewName)
     }
@@ -148,19 +145,12 @@ struct ViewTables: Sendable {
         func order(rowKey: StoredRowKey) -> [UInt8] { sortKey + rowKey.bytes }
     }
 
-    func readRow(_ rowKey: StoredRowKey, _ txn: ReadTransaction) throws -> RowEntry? {
-        try rows.withValue(forKey: rowKey, in: txn) { bytes in
-            guard let bytes else { return nil }
-            do { return try RowEntry(decoding: bytes) } catch { throw corrupt(viewName, "a row entry is malformed") }
+    /// The entry a row's attachment holds, or `nil` when the row has none.
+    func rowEntry(_ attachment: [UInt8]?) throws -> RowEntry? {
+        guard let attachment else { return nil }
+        do { return try attachment.withUnsafeBytes { try RowEntry(decoding: $0) } } catch {
+            throw corrupt(viewName, "a row's entry is malformed")
         }
-    }
-
-    func writeRow(_ entry: RowEntry, for rowKey: StoredRowKey, _ txn: ReadWriteTransaction, appending: Bool = false) throws {
-        try rows.put(entry.encoded, forKey: rowKey, in: txn, appending: appending)
-    }
-
-    func deleteRow(_ rowKey: StoredRowKey, _ txn: ReadWriteTransaction) throws {
-        try rows.remove(rowKey, in: txn)
     }
 }
 

@@ -36,6 +36,17 @@ final class ViewWriter: ExtensionTransaction {
         self.tables = tables
     }
 
+    private var slotStorage: AttachmentSlot?
+    /// The view's attachment slot (each row's entry lives in the row's record), assigned on first use.
+    var slot: AttachmentSlot {
+        get throws {
+            if let slotStorage { return slotStorage }
+            let slot = try transaction.writableAttachmentSlot(for: view.name)
+            slotStorage = slot
+            return slot
+        }
+    }
+
     /// The view's index as this transaction has made it so far.
     func currentIndex() throws -> ViewIndex {
         if let index { return index }
@@ -85,17 +96,16 @@ final class ViewWriter: ExtensionTransaction {
         try apply(row, rerun: view.viewOptions.rerunOnTouch)
     }
 
-    func didRemove(_ id: RowID) throws {
-        guard view.viewOptions.allows(id.collection), let rowKey = try transaction.storedRowKey(for: id) else { return }
-        try remove(id, rowKey: rowKey)
+    func didRemove(_ row: RemovedRow) throws {
+        guard view.viewOptions.allows(row.collection) else { return }
+        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: try slot)))
     }
 
-    func didRemoveAll(inCollection collection: String, keys: [String]) throws {
+    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
         guard view.viewOptions.allows(collection) else { return }
-        for key in keys {
-            let id = RowID(collection: collection, key: key)
-            guard let rowKey = try transaction.storedRowKey(for: id) else { continue }
-            try remove(id, rowKey: rowKey)
+        let slot = try slot
+        for row in rows {
+            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: slot)))
         }
     }
 
@@ -186,7 +196,8 @@ final class ViewWriter: ExtensionTransaction {
     private func apply(_ written: WrittenRow, rerun: Bool) throws {
         guard view.viewOptions.allows(written.collection) else { return }
         let rowKey = written.storedKey
-        let stored = try tables.readRow(rowKey, transaction)
+        let slot = try slot
+        let stored = try tables.rowEntry(try written.attachment(at: slot))
         let index = try currentIndex()
         let existing = entry(stored, rowKey: rowKey, index)
         guard rerun else {
@@ -197,7 +208,10 @@ final class ViewWriter: ExtensionTransaction {
         }
         let row = ViewRow(written)
         guard let place = try view.place(of: row, rowKey: rowKey, in: transaction) else {
-            if existing != nil { try remove(written.id, rowKey: rowKey, stored: stored) }
+            if existing != nil {
+                try remove(written.id, rowKey: rowKey, stored: stored)
+                written.setAttachment(nil, at: slot)
+            }
             return
         }
         let newEntry = ViewEntry(group: place.group, orderBytes: place.order)
@@ -210,15 +224,14 @@ final class ViewWriter: ExtensionTransaction {
         }
         let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
         let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength]))
-        try tables.writeRow(rowEntry, for: rowKey, transaction)
+        written.setAttachment(rowEntry.encoded, at: slot)
         note(written.id, original: existing, current: newEntry, object: written.objectChanged, metadata: written.metadataChanged)
     }
 
-    private func remove(_ id: RowID, rowKey: StoredRowKey, stored: ViewTables.RowEntry?? = nil) throws {
-        let stored = try stored ?? tables.readRow(rowKey, transaction)
+    /// Removes the row's entry from the pages (its attachment goes with the row's record, or is cleared by the caller).
+    private func remove(_ id: RowID, rowKey: StoredRowKey, stored: ViewTables.RowEntry?) throws {
         guard let stored, let existing = entry(stored, rowKey: rowKey, try currentIndex()) else { return }
         try removeEntry(existing, groupID: stored.groupID)
-        try tables.deleteRow(rowKey, transaction)
         note(id, original: existing, current: nil, object: false, metadata: false)
     }
 

@@ -102,8 +102,14 @@ extension ReadTransaction {
         guard let collection = try collection(forID: key.collectionID) else { return nil }
         let stored = try guardedRead { try storage.value(forKey: key.bytes, in: tables.objects) }
         guard let stored, let flags = stored.first else { return nil }
+        let (object, attachments) = try stored.withUnsafeBytes { value -> ([UInt8], [UInt8]) in
+            guard let object = StoredRecord.objectBytes(value), let region = StoredRecord.attachmentBytes(value) else {
+                throw CanopyError(.corruptStore, "the stored row is malformed", path: core.path, collection: collection.name, key: key.key)
+            }
+            return (Array(object), Array(region))
+        }
         return StoredRow(id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
-                         hasMetadata: flags & 1 != 0, object: .owned(Array(stored[1...])), transaction: self)
+                         hasMetadata: flags & 1 != 0, object: .owned(object), attachments: .owned(attachments), transaction: self)
     }
 
     /// Visits every row (of the collections in `collections`, or all), in stored-key order, while `visit` returns
@@ -115,12 +121,15 @@ extension ReadTransaction {
         try guardedRead {
             try storage.forEach(in: tables.objects) { rowKey, value in
                 guard rowKey.count >= 4, let flags = value.first else { return true }
+                guard let object = StoredRecord.objectBytes(value), let region = StoredRecord.attachmentBytes(value) else {
+                    throw CanopyError(.corruptStore, "a stored row is malformed", path: core.path, key: String(decoding: rowKey.dropFirst(4), as: UTF8.self))
+                }
                 let collectionID = rowKey.loadUnaligned(as: UInt32.self).bigEndian
                 guard let collection = names[collectionID], collections?.contains(collection.name) ?? true else { return true }
                 let key = StoredRowKey(bytes: Array(rowKey))!  // rowKey.count >= 4 was checked
                 let row = StoredRow(
                     id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
-                    hasMetadata: flags & 1 != 0, object: .borrowed(UnsafeRawBufferPointer(rebasing: value.dropFirst())), transaction: self)
+                    hasMetadata: flags & 1 != 0, object: .borrowed(object), attachments: .borrowed(region), transaction: self)
                 defer { row.endAccess() }
                 return try visit(row)
             }
@@ -223,16 +232,32 @@ public final class StoredRow {
     /// Whether the row has metadata.
     public let hasMetadata: Bool
     private let object: Object
+    private let attachments: Object
     private let transaction: ReadTransaction
     private var accessEnded = false
 
-    init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, transaction: ReadTransaction) {
+    init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
+         transaction: ReadTransaction) {
         self.id = id
         self.storedKey = storedKey
         self.codecName = codecName
         self.hasMetadata = hasMetadata
         self.object = object
+        self.attachments = attachments
         self.transaction = transaction
+    }
+
+    /// The row's attachment at `slot`, or `nil`.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` after a scan visit; ``CanopyError/Code/corruptStore`` when
+    ///   the record's attachments are malformed.
+    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
+        let find = { (region: UnsafeRawBufferPointer) -> [UInt8]? in StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) } }
+        switch attachments {
+        case .owned(let bytes): return bytes.withUnsafeBytes(find)
+        case .borrowed(let bytes):
+            try checkAccess()
+            return find(bytes)
+        }
     }
 
     func endAccess() { accessEnded = true }

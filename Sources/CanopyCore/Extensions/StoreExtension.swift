@@ -107,10 +107,10 @@ public protocol ExtensionTransaction: AnyObject {
     /// A row was touched: marked as changed without new values (``WrittenRow/objectChanged`` /
     /// ``WrittenRow/metadataChanged`` say which part).
     func didTouch(_ row: WrittenRow) throws
-    /// A row was removed.
-    func didRemove(_ row: RowID) throws
-    /// All rows of `collection` were removed; `keys` are the keys that existed.
-    func didRemoveAll(inCollection collection: String, keys: [String]) throws
+    /// A row was removed (with the attachments its record carried).
+    func didRemove(_ row: RemovedRow) throws
+    /// All rows of `collection` were removed; `rows` are those that existed.
+    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws
     /// The transaction is about to commit: write any pending state and return a payload for the commit
     /// notification, or `nil`.
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]?
@@ -151,11 +151,16 @@ public final class WrittenRow {
     private var objectData: [UInt8]?
     private var metadataValue: Any?
     private var metadataData: [UInt8]??
+    /// The attachments the row's record carried before this write (`nil` until read, for writes that did not read
+    /// the record), and those set by extensions in this write.
+    private var previousAttachments: [UInt32: [UInt8]]?
+    private(set) var pendingAttachments: [UInt32: [UInt8]?] = [:]
 
     init(
         id: RowID, collectionID: UInt32, codecName: String, objectChanged: Bool, metadataChanged: Bool, transaction: ReadWriteTransaction,
-        object: Any?, objectBytes: [UInt8]?, metadata: Any?, metadataBytes: [UInt8]??
+        object: Any?, objectBytes: [UInt8]?, metadata: Any?, metadataBytes: [UInt8]??, attachmentRegion: [UInt8]? = nil
     ) {
+        if let attachmentRegion { previousAttachments = attachmentRegion.withUnsafeBytes { StoredRecord.attachments($0) } ?? [:] }
         self.id = id
         self.collectionID = collectionID
         self.codecName = codecName
@@ -172,6 +177,39 @@ public final class WrittenRow {
     public var collection: String { id.collection }
     /// The key.
     public var key: String { id.key }
+
+    /// The attachment at `slot`: as set earlier in this write (by this extension or another), otherwise as the row's
+    /// record carried it before the write; `nil` when there is none (a new row).
+    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
+        if let pending = pendingAttachments[slot.number] { return pending }
+        return try previous()[slot.number]
+    }
+
+    /// Sets (or with `nil` removes) the row's attachment at `slot`; the store writes it with the row, once, after
+    /// every extension has heard of the write.
+    public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) {
+        pendingAttachments[slot.number] = .some(bytes)
+    }
+
+    /// The attachments before this write, read from the stored record when the write did not read it.
+    private func previous() throws -> [UInt32: [UInt8]] {
+        if let previousAttachments { return previousAttachments }
+        let region = try transaction.storage.withValue(forKey: storedKey.bytes, in: transaction.tables.objects) { value -> [UInt8] in
+            guard let value else { return [] }
+            return StoredRecord.attachmentBytes(value).map { Array($0) } ?? []
+        }
+        let parsed = region.withUnsafeBytes { StoredRecord.attachments($0) } ?? [:]
+        previousAttachments = parsed
+        return parsed
+    }
+
+    /// The attachments the record must carry after this write: the previous ones of live slots, with the pending
+    /// ones applied.
+    func mergedAttachments(live: Set<UInt32>) throws -> [UInt8] {
+        var merged = try previous().filter { live.contains($0.key) }
+        for (slot, bytes) in pendingAttachments { merged[slot] = bytes }
+        return StoredRecord.encode(merged)
+    }
 
     /// The stored bytes of the object.
     public func objectBytes() throws -> [UInt8] {

@@ -21,7 +21,9 @@ extension ReadTransaction {
             guard let flags = value.first else {
                 throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
             }
-            let object = UnsafeRawBufferPointer(rebasing: value.dropFirst())
+            guard let object = StoredRecord.objectBytes(value) else {
+                throw CanopyError(.corruptStore, "the stored row is malformed", path: core.path, collection: collection, key: key)
+            }
             if flags & 1 == 0 { return try body(key, object, nil) }
             return try storage.withValue(forKey: rowKey, in: tables.metadata) { metadata in
                 guard let metadata else {
@@ -75,7 +77,11 @@ extension ReadTransaction {
                 report("the row \(label) is empty")
                 return true
             }
-            check(UnsafeRawBufferPointer(rebasing: value.dropFirst()), "object", label, codec: collection.codec)
+            if let object = StoredRecord.objectBytes(value) {
+                check(object, "object", label, codec: collection.codec)
+            } else {
+                report("row \(label): the stored record is malformed")
+            }
             let hasMetadata = try storage.withValue(forKey: rowKey, in: tables.metadata) { metadata -> Bool in
                 if let metadata { check(metadata, "metadata", label, codec: collection.codec) }
                 return metadata != nil

@@ -12,6 +12,8 @@ public class ReadTransaction {
     public let snapshot: UInt64
     /// False once the closure that received the transaction has returned.
     private(set) var isActive = true
+    /// The extensions' attachment slots as this transaction sees them (read on first use).
+    var attachmentSlotsCache: AttachmentSlots?
 
     init(storage: LMDB.ReadTransaction, connection: Connection, snapshot: UInt64) {
         self.lmdbStorage = storage
@@ -126,7 +128,10 @@ public class ReadTransaction {
                 guard let flags = value.first else {
                     throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
                 }
-                return try body(UnsafeRawBufferPointer(rebasing: value.dropFirst()), flags & 1 != 0)
+                guard let object = StoredRecord.objectBytes(value) else {
+                    throw CanopyError(.corruptStore, "the stored row is malformed", path: core.path, collection: collection, key: key)
+                }
+                return try body(object, flags & 1 != 0)
             }
         }
     }
@@ -142,7 +147,10 @@ public class ReadTransaction {
                 guard !value.isEmpty else {
                     throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
                 }
-                return UnsafeRawBufferPointer(rebasing: value.dropFirst())
+                guard let object = StoredRecord.objectBytes(value) else {
+                    throw CanopyError(.corruptStore, "the stored row is malformed", path: core.path, collection: collection, key: key)
+                }
+                return object
             }
         }
     }
@@ -324,8 +332,8 @@ public class ReadTransaction {
                     : after.utf8.lexicographicallyPrecedes(key.utf8)
                 if !beyond { return true }
             }
-            guard let flags = value.first else { return true }
-            return try body(key, UnsafeRawBufferPointer(rebasing: value.dropFirst()), flags & 1 != 0)
+            guard let flags = value.first, let object = StoredRecord.objectBytes(value) else { return true }
+            return try body(key, object, flags & 1 != 0)
         }
     }
 

@@ -140,7 +140,10 @@ public final class ReadWriteTransaction: ReadTransaction {
         record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Object?, metadata: Metadata?
     ) throws {
         // The stored value (flag byte, then the object) is assembled in a temporary buffer (on the stack for small
-        // rows), not a new array.
+        // rows), not a new array. A new row is inserted as it is; an existing row's record is written once, after the
+        // extensions have heard of the write, with the attachments they set (see StoredRecord).
+        var previousAttachments: [UInt8]?
+        let writersPresent = !writers.isEmpty
         let hadMetadata: Bool? = try withUnsafeTemporaryAllocation(byteCount: objectBytes.count + 1, alignment: 1) { buffer in
             buffer[0] = metadataBytes == nil ? 0 : 1
             objectBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
@@ -148,9 +151,12 @@ public final class ReadWriteTransaction: ReadTransaction {
             return try withRowKey(record, id.key, collection: id.collection) { rowKey in
                 try guarded {
                     let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
-                        (old.first ?? 0) & 1 != 0
+                        if writersPresent { previousAttachments = StoredRecord.attachmentBytes(old).map { Array($0) } ?? [] }
+                        return (old.first ?? 0) & 1 != 0
                     }
-                    if existing != nil {
+                    if existing != nil && !writersPresent {
+                        // No extension here: attachments of extensions registered elsewhere are dropped with the old
+                        // record (those extensions are stale after this write and rebuild with new slots).
                         try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
                     }
                     if let metadataBytes {
@@ -175,12 +181,41 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let metadataChanged = metadataBytes != nil || hadMetadata == true
         changes.changed(id.key, in: id.collection, object: true, metadata: metadataChanged)
-        guard !writers.isEmpty else { return }
+        guard writersPresent else { return }
         let row = WrittenRow(
             id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
-            object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+            object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes),
+            attachmentRegion: previousAttachments ?? [])
         for (_, writer) in writers {
             if hadMetadata == nil { try writer.didInsert(row) } else { try writer.didUpdate(row) }
+        }
+        guard hadMetadata != nil || !row.pendingAttachments.isEmpty else { return }
+        let attachments = try row.mergedAttachments(live: try attachmentSlots().live)
+        let value = objectBytes.withUnsafeBytes {
+            StoredRecord.value(hasMetadata: metadataBytes != nil, attachments: attachments, object: $0)
+        }
+        try withRowKey(record, id.key, collection: id.collection) { rowKey in
+            try guarded { try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
+        }
+    }
+
+    /// Writes the attachments extensions set on `row` during a write that did not rewrite the row's record itself
+    /// (metadata replaced, row touched).
+    private func writePendingAttachments(of row: WrittenRow) throws {
+        guard !row.pendingAttachments.isEmpty else { return }
+        let live = try attachmentSlots().live
+        try withRowKey(CollectionRecord(id: row.collectionID, codec: row.codecName), row.key, collection: row.collection) { rowKey in
+            try guarded {
+                let updated: [UInt8]? = try storage.withValue(forKey: rowKey, in: tables.objects) { value in
+                    guard let value else { return nil }
+                    guard let flags = value.first, let object = StoredRecord.objectBytes(value) else {
+                        throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: row.collection, key: row.key)
+                    }
+                    return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0,
+                                              attachments: try row.mergedAttachments(live: live), object: object)
+                }
+                if let updated { try updated.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
+            }
         }
     }
 
@@ -192,24 +227,33 @@ public final class ReadWriteTransaction: ReadTransaction {
         try checkCodec(record, collection.codec, collection: collection.name)
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
-        let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
-            try guarded {
-                guard let flags = try storage.withValue(forKey: rowKey, in: tables.objects, { $0?.first }) else { return false }
-                try writeStorage.putReserving(objectBytes.count + 1, forKey: rowKey, in: tables.objects) { buffer in
-                    buffer[0] = flags
-                    objectBytes.withUnsafeBytes { buffer.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        // The record's flags and attachments, then (after the extensions) the record rewritten with the new object.
+        let previous: (flags: UInt8, attachments: [UInt8])? = try withRowKey(record, key, collection: collection.name) { rowKey in
+            try storage.withValue(forKey: rowKey, in: tables.objects) { value in
+                guard let value else { return nil }
+                guard let flags = value.first, let region = StoredRecord.attachmentBytes(value) else {
+                    throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: collection.name, key: key)
                 }
-                return true
+                return (flags, Array(region))
             }
         }
-        guard replaced else { return false }
+        guard let previous else { return false }
         didWrite = true
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
+        var attachments: [UInt8] = []
         if !writers.isEmpty {
             let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
-                                 object: object, objectBytes: objectBytes, metadata: nil, metadataBytes: nil)
+                                 object: object, objectBytes: objectBytes, metadata: nil, metadataBytes: nil,
+                                 attachmentRegion: previous.attachments)
             for (_, writer) in writers { try writer.didUpdate(row) }
+            attachments = try row.mergedAttachments(live: try attachmentSlots().live)
+        }
+        let value = objectBytes.withUnsafeBytes {
+            StoredRecord.value(hasMetadata: previous.flags & StoredRecord.hasMetadata != 0, attachments: attachments, object: $0)
+        }
+        try withRowKey(record, key, collection: collection.name) { rowKey in
+            try guarded { try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
         }
         return true
     }
@@ -257,6 +301,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: false, metadataChanged: true, transaction: self,
                                  object: nil, objectBytes: nil, metadata: metadata, metadataBytes: .some(metadataBytes))
             for (_, writer) in writers { try writer.didUpdate(row) }
+            try writePendingAttachments(of: row)
         }
         return true
     }
@@ -288,6 +333,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             let row = WrittenRow(id: RowID(collection: collection, key: key), collectionID: record.id, codecName: record.codec, objectChanged: object,
                                  metadataChanged: metadata, transaction: self, object: nil, objectBytes: nil, metadata: nil, metadataBytes: nil)
             for (_, writer) in writers { try writer.didTouch(row) }
+            try writePendingAttachments(of: row)
         }
         return true
     }
@@ -296,23 +342,28 @@ public final class ReadWriteTransaction: ReadTransaction {
     @discardableResult
     public func remove(key: String, inCollection collection: String) throws -> Bool {
         guard let record = try collectionRecord(collection) else { return false }
-        let existed: Bool = try withRowKey(record, key, collection: collection) { rowKey in
+        let removedAttachments: [UInt8]? = try withRowKey(record, key, collection: collection) { rowKey in
             try guarded {
-                guard let flags = try storage.withValue(forKey: rowKey, in: tables.objects, { $0.map { $0.first ?? 0 } }) else {
-                    return false
+                let found: (flags: UInt8, attachments: [UInt8])? = try storage.withValue(forKey: rowKey, in: tables.objects) { value in
+                    guard let value else { return nil }
+                    return (value.first ?? 0, writers.isEmpty ? [] : StoredRecord.attachmentBytes(value).map { Array($0) } ?? [])
                 }
+                guard let found else { return nil }
                 try writeStorage.delete(rowKey, in: tables.objects)
-                if flags & 1 != 0 { try writeStorage.delete(rowKey, in: tables.metadata) }
-                return true
+                if found.flags & 1 != 0 { try writeStorage.delete(rowKey, in: tables.metadata) }
+                return found.attachments
             }
         }
-        guard existed else { return false }
+        guard let removedAttachments else { return false }
         didWrite = true
         let id = RowID(collection: collection, key: key)
         cacheState.objectCache.remove(key: key, in: collection)
         cacheState.metadataCache.remove(key: key, in: collection)
         changes.removed(key, in: collection)
-        for (_, writer) in writers { try writer.didRemove(id) }
+        if !writers.isEmpty {
+            let row = RemovedRow(id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), attachmentRegion: removedAttachments)
+            for (_, writer) in writers { try writer.didRemove(row) }
+        }
         return true
     }
 
@@ -335,22 +386,30 @@ public final class ReadWriteTransaction: ReadTransaction {
     public func removeAll(inCollection collection: String) throws -> Int {
         guard let record = try collectionRecord(collection) else { return 0 }
         let prefix = RowKey.prefix(collectionID: record.id)
-        var keys: [String] = []
+        var rows: [RemovedRow] = []
+        var count = 0
+        let collectRows = !writers.isEmpty
         try guarded {
-            try deleteAll(withPrefix: prefix, in: tables.objects) { keys.append(RowKey.key(of: $0)) }
-            try deleteAll(withPrefix: prefix, in: tables.metadata) { _ in }
+            try deleteAll(withPrefix: prefix, in: tables.objects) { rowKey, value in
+                count += 1
+                guard collectRows else { return }
+                let key = RowKey.key(of: rowKey)
+                rows.append(RemovedRow(id: RowID(collection: collection, key: key), storedKey: StoredRowKey(collectionID: record.id, key: key),
+                                       attachmentRegion: StoredRecord.attachmentBytes(value).map { Array($0) } ?? []))
+            }
+            try deleteAll(withPrefix: prefix, in: tables.metadata) { _, _ in }
         }
         didWrite = true
         cacheState.objectCache.removeAll(inCollection: collection)
         cacheState.metadataCache.removeAll(inCollection: collection)
         changes.removedAll(inCollection: collection)
-        for (_, writer) in writers { try writer.didRemoveAll(inCollection: collection, keys: keys) }
-        return keys.count
+        for (_, writer) in writers { try writer.didRemoveAll(inCollection: collection, rows: rows) }
+        return count
     }
 
     /// Removes every row of every collection. Collection records (names and codecs) are kept.
     public func removeAllCollections() throws {
-        var keysByCollection: [String: [String]] = [:]
+        var rowsByCollection: [String: [RemovedRow]] = [:]
         var namesByID: [UInt32: String] = [:]
         try storage.forEach(in: tables.collections) { key, value in
             if let record = CollectionRecord(decoding: value) { namesByID[record.id] = String(decoding: key, as: UTF8.self) }
@@ -358,9 +417,12 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         for (id, name) in newCollections.map({ ($0.value.id, $0.key) }) { namesByID[id] = name }
         if !writers.isEmpty {
-            try storage.forEach(in: tables.objects) { rowKey, _ in
+            try storage.forEach(in: tables.objects) { rowKey, value in
                 if let id = RowKey.collectionID(of: rowKey), let name = namesByID[id] {
-                    keysByCollection[name, default: []].append(RowKey.key(of: rowKey))
+                    let key = RowKey.key(of: rowKey)
+                    rowsByCollection[name, default: []].append(RemovedRow(
+                        id: RowID(collection: name, key: key), storedKey: StoredRowKey(collectionID: id, key: key),
+                        attachmentRegion: StoredRecord.attachmentBytes(value).map { Array($0) } ?? []))
                 }
                 return true
             }
@@ -374,17 +436,17 @@ public final class ReadWriteTransaction: ReadTransaction {
         cacheState.metadataCache.removeAll()
         changes.removedEverything()
         for (_, writer) in writers {
-            for (collection, keys) in keysByCollection.sorted(by: { $0.key < $1.key }) {
-                try writer.didRemoveAll(inCollection: collection, keys: keys)
+            for (collection, rows) in rowsByCollection.sorted(by: { $0.key < $1.key }) {
+                try writer.didRemoveAll(inCollection: collection, rows: rows)
             }
         }
     }
 
-    private func deleteAll(withPrefix prefix: [UInt8], in table: LMDB.Database, _ visit: (UnsafeRawBufferPointer) -> Void) throws {
+    private func deleteAll(withPrefix prefix: [UInt8], in table: LMDB.Database, _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws {
         try writeStorage.withCursor(in: table) { cursor in
             var entry = try cursor.seek(atOrAfter: prefix)
             while let current = entry, current.key.starts(with: prefix) {
-                visit(current.key)
+                visit(current.key, current.value)
                 try cursor.deleteCurrent()
                 entry = try cursor.current()
             }
@@ -428,6 +490,8 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Runs `ext`'s prepare (a rebuild when the context says so).
     private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
+        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again.
+        if context.needsRebuild { try retireAttachmentSlot(of: ext.name) }
         do {
             try ext.prepare(in: self, context: context)
         } catch let error as CanopyError {
@@ -457,6 +521,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         if dropStorage, let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
             try ext.dropStorage(in: self)
         }
+        if dropStorage { try retireAttachmentSlot(of: name) }
         try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
         writers.removeAll { $0.name == name }
         registeredExtensions.removeAll { $0.name == name }

@@ -1,0 +1,178 @@
+import LMDB
+
+/// Where an extension's per-row record lives inside each row's stored record (see ``StoredRecord``): a number the
+/// store assigns to the extension, new each time the extension is rebuilt, so that records of an older state are never
+/// read as current ones.
+///
+/// Get it once per transaction — ``ReadTransaction/attachmentSlot(for:)`` to read,
+/// ``ReadWriteTransaction/writableAttachmentSlot(for:)`` to write — and use it for every row of that transaction.
+public struct AttachmentSlot: Hashable, Sendable {
+    let number: UInt32
+}
+
+/// The attachment slots of the database: extension name → slot, and the next slot number (slots are never reused).
+/// Stored under `attachment-slots` in `canopy.info`: `varint(next)`, then `string(name) varint(slot)` pairs.
+struct AttachmentSlots: Sendable, Hashable {
+    static let key = Array("attachment-slots".utf8)
+    var next: UInt32 = 1
+    var slots: [String: UInt32] = [:]
+
+    init() {}
+
+    init?(decoding bytes: UnsafeRawBufferPointer) {
+        var reader = ByteReader(bytes)
+        guard let next = try? reader.readVarint(), next <= UInt64(UInt32.max) else { return nil }
+        self.next = UInt32(next)
+        while !reader.isAtEnd {
+            guard let name = try? reader.readString(), let slot = try? reader.readVarint(), slot < next else { return nil }
+            slots[name] = UInt32(slot)
+        }
+    }
+
+    var encoded: [UInt8] {
+        var out = ByteWriter()
+        out.append(varint: UInt64(next))
+        for (name, slot) in slots.sorted(by: { $0.value < $1.value }) {
+            out.append(string: name)
+            out.append(varint: UInt64(slot))
+        }
+        return out.bytes
+    }
+
+    var live: Set<UInt32> { Set(slots.values) }
+}
+
+extension ReadTransaction {
+    func attachmentSlots() throws -> AttachmentSlots {
+        if let attachmentSlotsCache { return attachmentSlotsCache }
+        let slots = try guardedRead {
+            try storage.withValue(forKey: AttachmentSlots.key, in: tables.info) { bytes -> AttachmentSlots in
+                guard let bytes else { return AttachmentSlots() }
+                guard let slots = AttachmentSlots(decoding: bytes) else {
+                    throw CanopyError(.corruptStore, "the attachment-slots record is malformed", path: core.path)
+                }
+                return slots
+            }
+        }
+        attachmentSlotsCache = slots
+        return slots
+    }
+
+    /// The attachment slot of extension `name`, or `nil` when it has never attached anything since it was last
+    /// rebuilt.
+    public func attachmentSlot(for name: String) throws -> AttachmentSlot? {
+        try attachmentSlots().slots[name].map(AttachmentSlot.init(number:))
+    }
+
+    /// The attachment at `slot` of the row `key`, or `nil` when the row has none (or does not exist).
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the row's record is malformed.
+    public func attachment(at slot: AttachmentSlot, forRow key: StoredRowKey) throws -> [UInt8]? {
+        let storage = try storage
+        return try guardedRead {
+            try storage.withValue(forKey: key.bytes, in: tables.objects) { value -> [UInt8]? in
+                guard let value else { return nil }
+                guard let region = StoredRecord.attachmentBytes(value) else {
+                    throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, key: key.key)
+                }
+                return StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) }
+            }
+        }
+    }
+}
+
+extension ReadWriteTransaction {
+    /// The attachment slot of extension `name`, assigned now when it has none.
+    public func writableAttachmentSlot(for name: String) throws -> AttachmentSlot {
+        var slots = try attachmentSlots()
+        if let slot = slots.slots[name] { return AttachmentSlot(number: slot) }
+        let slot = slots.next
+        slots.next += 1
+        slots.slots[name] = slot
+        try writeAttachmentSlots(slots)
+        return AttachmentSlot(number: slot)
+    }
+
+    /// Forgets the slot of extension `name` (it is rebuilt, or dropped): its attachments in rows become garbage,
+    /// dropped whenever those rows are written again.
+    func retireAttachmentSlot(of name: String) throws {
+        var slots = try attachmentSlots()
+        guard slots.slots.removeValue(forKey: name) != nil else { return }
+        try writeAttachmentSlots(slots)
+    }
+
+    private func writeAttachmentSlots(_ slots: AttachmentSlots) throws {
+        let storage = try writeStorage
+        try guarded { try storage.put(slots.encoded, forKey: AttachmentSlots.key, in: tables.info) }
+        attachmentSlotsCache = slots
+        didWrite = true
+    }
+
+    /// Sets (or with `nil` removes) the attachment at `slot` of the existing row `key`, rewriting its record. Returns
+    /// `false` when there is no such row.
+    @discardableResult
+    public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot, forRow key: StoredRowKey) throws -> Bool {
+        try setAttachments(at: slot, [(key, bytes)]) == 1
+    }
+
+    /// Sets the attachments at `slot` of many existing rows, given in stored-key order (population): one cursor walks
+    /// the rows' records and rewrites each in place. Returns how many rows were found.
+    @discardableResult
+    public func setAttachments(at slot: AttachmentSlot, _ rows: some Sequence<(StoredRowKey, [UInt8]?)>) throws -> Int {
+        let storage = try writeStorage
+        let live = try attachmentSlots().live
+        var found = 0
+        try guarded {
+            try storage.withCursor(in: tables.objects) { cursor in
+                for (key, bytes) in rows {
+                    guard let entry = try cursor.seek(exactly: key.bytes) else { continue }
+                    let updated = try Self.record(entry.value, setting: bytes, at: slot.number, live: live, key: key)
+                    try updated.withUnsafeBytes { value in
+                        try key.bytes.withUnsafeBytes { try cursor.put(value, forKey: $0, flags: .current) }
+                    }
+                    found += 1
+                }
+            }
+        }
+        didWrite = true
+        return found
+    }
+
+    /// `value` with the attachment at `slot` replaced, and attachments of retired slots dropped.
+    static func record(_ value: UnsafeRawBufferPointer, setting bytes: [UInt8]?, at slot: UInt32, live: Set<UInt32>, key: StoredRowKey) throws -> [UInt8] {
+        guard let flags = value.first, let region = StoredRecord.attachmentBytes(value),
+              var attachments = StoredRecord.attachments(region), let object = StoredRecord.objectBytes(value) else {
+            throw CanopyError(.corruptStore, "a row's stored record is malformed", key: key.key)
+        }
+        attachments = attachments.filter { live.contains($0.key) }
+        attachments[slot] = bytes
+        return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: StoredRecord.encode(attachments), object: object)
+    }
+}
+
+/// A row being removed, as extensions see it: its address and the attachments its record carried.
+public final class RemovedRow {
+    /// The row's address.
+    public let id: RowID
+    /// The row's stored key.
+    public let storedKey: StoredRowKey
+    private let region: [UInt8]
+    private lazy var parsed: [UInt32: [UInt8]]? = region.withUnsafeBytes { StoredRecord.attachments($0) }
+
+    init(id: RowID, storedKey: StoredRowKey, attachmentRegion: [UInt8]) {
+        self.id = id
+        self.storedKey = storedKey
+        self.region = attachmentRegion
+    }
+
+    /// The collection's name.
+    public var collection: String { id.collection }
+    /// The key.
+    public var key: String { id.key }
+
+    /// The attachment the row carried at `slot`, or `nil`.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
+    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
+        guard let parsed else { throw CanopyError(.corruptStore, "a removed row's attachments are malformed", collection: id.collection, key: id.key) }
+        return parsed[slot.number]
+    }
+}

@@ -1,0 +1,103 @@
+/// The value of a row in `canopy.objects`, and the extensions' attachments it carries.
+///
+/// Layout: a flags byte (bit 0: the row has metadata; bit 1: attachments follow), then, with bit 1,
+/// `varint(length)` and that many bytes of attachments, then the object's bytes. Attachments are
+/// `varint(slot) varint(length) bytes`, by ascending slot: each extension that keeps a per-row record (a view's entry
+/// for the row) keeps it here, in the row's own record, so that writing a row and its entries descends one B-tree
+/// instead of one per extension, and the row's key is stored once.
+///
+/// Parsing never traps: malformed bytes give `nil` (callers throw ``CanopyError/Code/corruptStore``).
+enum StoredRecord {
+    static let hasMetadata: UInt8 = 1
+    static let hasAttachments: UInt8 = 2
+
+    /// The object's bytes within a stored value, or `nil` when the value is malformed.
+    @inline(__always)
+    static func objectBytes(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let flags = value.first else { return nil }
+        guard flags & hasAttachments != 0 else { return UnsafeRawBufferPointer(rebasing: value.dropFirst()) }
+        var offset = 1
+        guard let length = readVarint(value, &offset), length <= value.count - offset else { return nil }
+        return UnsafeRawBufferPointer(rebasing: value[(offset + length)...])
+    }
+
+    /// The attachments region of a stored value (empty when it has none), or `nil` when the value is malformed.
+    static func attachmentBytes(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let flags = value.first else { return nil }
+        guard flags & hasAttachments != 0 else { return UnsafeRawBufferPointer(rebasing: value[1..<1]) }
+        var offset = 1
+        guard let length = readVarint(value, &offset), length <= value.count - offset else { return nil }
+        return UnsafeRawBufferPointer(rebasing: value[offset..<(offset + length)])
+    }
+
+    /// The attachments of a region, by slot, or `nil` when malformed.
+    static func attachments(_ region: UnsafeRawBufferPointer) -> [UInt32: [UInt8]]? {
+        var result: [UInt32: [UInt8]] = [:]
+        var offset = 0
+        while offset < region.count {
+            guard let slot = readVarint(region, &offset), slot <= Int(UInt32.max),
+                  let length = readVarint(region, &offset), length <= region.count - offset else { return nil }
+            result[UInt32(slot)] = Array(region[offset..<(offset + length)])
+            offset += length
+        }
+        return result
+    }
+
+    /// The attachment of `slot` in a region, or `nil` when absent or malformed.
+    static func attachment(slot: UInt32, in region: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var offset = 0
+        while offset < region.count {
+            guard let found = readVarint(region, &offset), let length = readVarint(region, &offset), length <= region.count - offset else {
+                return nil
+            }
+            if found == Int(slot) { return UnsafeRawBufferPointer(rebasing: region[offset..<(offset + length)]) }
+            offset += length
+        }
+        return nil
+    }
+
+    /// Encodes attachments (ascending slots; empty ones are left out).
+    static func encode(_ attachments: [UInt32: [UInt8]]) -> [UInt8] {
+        var out = ByteWriter(capacity: attachments.values.reduce(0) { $0 + $1.count + 4 })
+        for slot in attachments.keys.sorted() {
+            guard let bytes = attachments[slot], !bytes.isEmpty else { continue }
+            out.append(varint: UInt64(slot))
+            out.append(varint: UInt64(bytes.count))
+            out.bytes.append(contentsOf: bytes)
+        }
+        return out.bytes
+    }
+
+    /// A stored value: flags (the attachments bit set from `attachments`), attachments, object.
+    static func value(hasMetadata metadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(object.count + attachments.count + 6)
+        out.append((metadata ? hasMetadata : 0) | (attachments.isEmpty ? 0 : hasAttachments))
+        if !attachments.isEmpty {
+            var length = UInt64(attachments.count)
+            while length >= 0x80 {
+                out.append(UInt8(length & 0x7F) | 0x80)
+                length >>= 7
+            }
+            out.append(UInt8(length))
+            out.append(contentsOf: attachments)
+        }
+        out.append(contentsOf: object)
+        return out
+    }
+
+    @inline(__always)
+    static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Int? {
+        var result = 0
+        var shift = 0
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            offset += 1
+            result |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+            if shift > 56 { return nil }
+        }
+        return nil
+    }
+}
