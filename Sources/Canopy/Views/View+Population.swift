@@ -41,7 +41,8 @@ extension View {
         switch source {
         case .closures:
             let total = try transaction.count()
-            // The row scan visits rows in stored-key order: entries are attached to the rows' records in that order.
+            let slot = try transaction.writableAttachmentSlot(for: name)
+            // The row scan visits rows in stored-key order and attaches each row's entry to its record as it goes.
             try transaction.scanRows(inCollections: viewOptions.allowedCollections) { stored in
                 examined += 1
                 if examined % 10_000 == 0 { progress?(examined, total) }
@@ -51,9 +52,11 @@ extension View {
                 defer { row.endAccess() }
                 guard let place = try self.place(of: row, rowKey: stored.storedKey, in: transaction) else { return true }
                 add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
+                // The entry goes into the visited record at once (the scan's cursor rewrites it in place).
+                let groupID = index.groupID(for: place.group)
+                try stored.setAttachment(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])).encoded, at: slot)
                 return true
             }
-            try attachEntries()
             items.sort { lhs, rhs in
                 if lhs.groupID != rhs.groupID { return lhs.groupID < rhs.groupID }
                 return arena.withUnsafeBufferPointer { buffer in

@@ -114,24 +114,48 @@ extension ReadTransaction {
 
     /// Visits every row (of the collections in `collections`, or all), in stored-key order, while `visit` returns
     /// `true`: the row scan extensions (re)populate from. Each row's object bytes are lent from the memory map for
-    /// the visit only; the ``StoredRow`` refuses to read them afterwards (``CanopyError/Code/transactionEnded``).
+    /// the visit only; the ``StoredRow`` refuses to read them afterwards (``CanopyError/Code/transactionEnded``). In a
+    /// read-write transaction, ``StoredRow/setAttachment(_:at:)`` rewrites the visited record in place (population
+    /// attaches each row's entry without a second pass).
     public func scanRows(inCollections collections: Set<String>? = nil, _ visit: (StoredRow) throws -> Bool) throws {
         let names = try collectionNamesByID()
         let storage = try storage
+        let writing = self is ReadWriteTransaction
+        let live = writing ? try attachmentSlots().live : []
         try guardedRead {
-            try storage.forEach(in: tables.objects) { rowKey, value in
-                guard rowKey.count >= 4, let flags = value.first else { return true }
-                guard let object = StoredRecord.objectBytes(value), let region = StoredRecord.attachmentBytes(value) else {
-                    throw CanopyError(.corruptStore, "a stored row is malformed", path: core.path, key: String(decoding: rowKey.dropFirst(4), as: UTF8.self))
+            try storage.withCursor(in: tables.objects) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    let rowKey = current.key
+                    let value = current.value
+                    guard rowKey.count >= 4, let flags = value.first else {
+                        entry = try cursor.next()
+                        continue
+                    }
+                    guard let object = StoredRecord.objectBytes(value), let region = StoredRecord.attachmentBytes(value) else {
+                        throw CanopyError(.corruptStore, "a stored row is malformed", path: core.path, key: String(decoding: rowKey.dropFirst(4), as: UTF8.self))
+                    }
+                    let collectionID = rowKey.loadUnaligned(as: UInt32.self).bigEndian
+                    guard let collection = names[collectionID], collections?.contains(collection.name) ?? true else {
+                        entry = try cursor.next()
+                        continue
+                    }
+                    let key = StoredRowKey(bytes: Array(rowKey))!  // rowKey.count >= 4 was checked
+                    let attach: ((AttachmentSlot, [UInt8]?) throws -> Void)? = writing ? { slot, bytes in
+                        let updated = try ReadWriteTransaction.record(value, setting: bytes, at: slot.number, live: live, key: key)
+                        try updated.withUnsafeBytes { record in
+                            try key.bytes.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
+                        }
+                    } : nil
+                    let row = StoredRow(
+                        id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
+                        hasMetadata: flags & 1 != 0, object: .borrowed(object), attachments: .borrowed(region), transaction: self,
+                        attach: attach)
+                    let goOn = try visit(row)
+                    row.endAccess()
+                    guard goOn else { return }
+                    entry = try cursor.next()
                 }
-                let collectionID = rowKey.loadUnaligned(as: UInt32.self).bigEndian
-                guard let collection = names[collectionID], collections?.contains(collection.name) ?? true else { return true }
-                let key = StoredRowKey(bytes: Array(rowKey))!  // rowKey.count >= 4 was checked
-                let row = StoredRow(
-                    id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
-                    hasMetadata: flags & 1 != 0, object: .borrowed(object), attachments: .borrowed(region), transaction: self)
-                defer { row.endAccess() }
-                return try visit(row)
             }
         }
     }
@@ -236,8 +260,11 @@ public final class StoredRow {
     private let transaction: ReadTransaction
     private var accessEnded = false
 
+    private var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
+
     init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
-         transaction: ReadTransaction) {
+         transaction: ReadTransaction, attach: ((AttachmentSlot, [UInt8]?) throws -> Void)? = nil) {
+        self.attach = attach
         self.id = id
         self.storedKey = storedKey
         self.codecName = codecName
@@ -260,7 +287,23 @@ public final class StoredRow {
         }
     }
 
-    func endAccess() { accessEnded = true }
+    func endAccess() {
+        accessEnded = true
+        attach = nil
+    }
+
+    /// Sets (or with `nil` removes) the row's attachment at `slot`, rewriting the visited record in place: during a
+    /// scan visit in a read-write transaction only. The record's bytes lent to this row are invalid afterwards: read
+    /// what you need first.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan.
+    public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) throws {
+        guard let attach else {
+            throw CanopyError(.transactionEnded, "a row's attachment can be set only during its visit of a read-write transaction's scan",
+                              collection: id.collection, key: id.key)
+        }
+        try attach(slot, bytes)
+        endAccess()
+    }
 
     private func checkAccess() throws {
         guard accessEnded else { return }
