@@ -161,17 +161,10 @@ struct ExtensionInterfaceTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        do {
-            let database = try Database(path: path, options: .init(durability: .none))
-            try database.newConnection().readWrite { txn in try txn.set(Note(title: "a"), forKey: "a", in: notes) }
-        }
         // Rewrite the format record as a canopy/2 database has it, with LMDB directly.
-        do {
-            let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
-            try environment.write { txn in
-                let info = try txn.openDatabase(named: "canopy.info")
-                try txn.put(Array("canopy/2".utf8), forKey: Array("format".utf8), in: info)
-            }
+        try withOneNoteRewritten(path) { txn in
+            let info = try txn.openDatabase(named: "canopy.info")
+            try txn.put(Array("canopy/2".utf8), forKey: Array("format".utf8), in: info)
         }
         let error = #expect(throws: CanopyError.self) { _ = try Database(path: path) }
         #expect(error?.code == .incompatibleFormat)
@@ -270,6 +263,16 @@ struct ExtensionInterfaceTests {
     }
 }
 
+/// Creates a database at `path` holding one note, closes it, then changes its files with LMDB directly in `rewrite`.
+private func withOneNoteRewritten(_ path: String, _ rewrite: (LMDB.WriteTransaction) throws -> Void) throws {
+    do {
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.newConnection().readWrite { txn in try txn.set(Note(title: "a"), forKey: "a", in: notes) }
+    }
+    let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
+    try environment.write { txn in try rewrite(txn) }
+}
+
 private final class Silent: ExtensionTransaction {
     func didInsert(_ row: WrittenRow) throws {}
     func didUpdate(_ row: WrittenRow) throws {}
@@ -299,6 +302,129 @@ struct InProcessWakeupTests {
             database.removeObserver(token)
             try connection.readWrite { txn in try txn.set(Note(title: "x"), forKey: "x", in: notes) }
             #expect(count.withLock { $0 } == 3)
+        }
+    }
+}
+
+/// An extension that keeps, per row, the length of the note's title in the row's own record (an attachment).
+private final class TitleLength: StoreExtension, @unchecked Sendable {
+    // @unchecked: mutated only by the writer (one write transaction at a time).
+    let name = "title-length"
+    let kind = "title-length"
+    let versionTag: String
+    let options = "{}"
+    var removedLengths: [Int] = []
+
+    init(versionTag: String = "1") { self.versionTag = versionTag }
+
+    func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+        guard context.needsRebuild else { return }
+        let slot = try transaction.writableAttachmentSlot(for: name)
+        try transaction.scanRows(inCollections: ["notes"]) { row in
+            let note = try transaction.decodeStoredValue(Note.self, from: try row.objectBytes(), codecName: row.codecName, id: row.id)
+            try row.setAttachment([UInt8(note.title.utf8.count)], at: slot)
+            return true
+        }
+    }
+
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Writer(owner: self, transaction: transaction) }
+    func dropStorage(in transaction: ReadWriteTransaction) throws {}
+
+    static func length(of key: String, in txn: Canopy.ReadTransaction) throws -> Int? {
+        guard let slot = try txn.attachmentSlot(for: "title-length"),
+              let rowKey = try txn.storedRowKey(for: RowID(collection: "notes", key: key)) else { return nil }
+        return try txn.attachment(at: slot, forRow: rowKey).flatMap { $0.first.map(Int.init) }
+    }
+
+    final class Writer: ExtensionTransaction {
+        let owner: TitleLength
+        let transaction: ReadWriteTransaction
+        init(owner: TitleLength, transaction: ReadWriteTransaction) {
+            self.owner = owner
+            self.transaction = transaction
+        }
+        func attach(_ row: WrittenRow) throws {
+            guard row.collection == "notes" else { return }
+            row.setAttachment([UInt8(try row.object(as: Note.self).title.utf8.count)], at: try transaction.writableAttachmentSlot(for: owner.name))
+        }
+        func didInsert(_ row: WrittenRow) throws { try attach(row) }
+        func didUpdate(_ row: WrittenRow) throws { if row.objectChanged { try attach(row) } }
+        func didTouch(_ row: WrittenRow) throws {}
+        func didRemove(_ row: RemovedRow) throws {
+            if let slot = try transaction.attachmentSlot(for: owner.name), let length = try row.attachment(at: slot)?.first {
+                owner.removedLengths.append(Int(length))
+            }
+        }
+        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws { for row in rows { try didRemove(row) } }
+        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
+        func didCommit(snapshot: UInt64) {}
+        func didRollback() {}
+    }
+}
+
+@Suite("Row attachments")
+struct RowAttachmentTests {
+    @Test func attachmentsFollowWritesRemovalsAndRebuilds() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            try connection.readWrite { txn in
+                try txn.set(Note(title: "abc"), forKey: "a", in: notes, metadata: NoteInfo(color: "red"))
+                try txn.set(Note(title: "hello"), forKey: "b", in: notes)
+            }
+            let ext = TitleLength()
+            try database.register(ext)  // population attaches through the scan
+            try connection.read { txn throws in
+                #expect(try TitleLength.length(of: "a", in: txn) == 3)
+                #expect(try TitleLength.length(of: "b", in: txn) == 5)
+                // The records still read as their objects and metadata.
+                #expect(try txn.object(forKey: "a", in: notes)?.title == "abc")
+                #expect(try txn.metadata(forKey: "a", in: notes)?.color == "red")
+            }
+            try connection.readWrite { txn in
+                try txn.set(Note(title: "abcdef"), forKey: "a", in: notes, metadata: NoteInfo(color: "blue"))
+                try txn.replace(Note(title: "hi"), forKey: "b", in: notes)
+                _ = try txn.replaceMetadata(NoteInfo(color: "green"), forKey: "b", in: notes)
+            }
+            try connection.read { txn throws in
+                #expect(try TitleLength.length(of: "a", in: txn) == 6)
+                #expect(try TitleLength.length(of: "b", in: txn) == 2)
+                #expect(try txn.object(forKey: "b", in: notes)?.title == "hi")
+                #expect(try txn.metadata(forKey: "b", in: notes)?.color == "green")
+            }
+            try connection.readWrite { txn in _ = try txn.remove(key: "a", in: notes) }
+            #expect(ext.removedLengths == [6])
+
+            // Rebuilt with a new version tag: a new slot, so what rows carry under the old one is not read.
+            let before = try connection.read { txn throws in try txn.attachmentSlot(for: "title-length") }
+            try database.unregisterExtension(named: "title-length")
+            try database.register(TitleLength(versionTag: "2"))
+            try connection.read { txn throws in
+                #expect(try txn.attachmentSlot(for: "title-length") != before)
+                #expect(try TitleLength.length(of: "b", in: txn) == 2)
+                #expect(try txn.object(forKey: "b", in: notes)?.title == "hi")
+            }
+        }
+    }
+
+    @Test func aMalformedRecordIsATypedErrorNotATrap() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        // The record says attachments follow, with a length past the end of the value.
+        try withOneNoteRewritten(path) { txn in
+            let objects = try txn.openDatabase(named: "canopy.objects")
+            var key: [UInt8] = []
+            try txn.forEach(in: objects) { rowKey, _ in
+                key = Array(rowKey)
+                return false
+            }
+            try txn.put([2, 0x7F, 1, 2], forKey: key, in: objects)
+        }
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.newConnection().read { txn throws in
+            let error = #expect(throws: CanopyError.self) { try txn.object(forKey: "a", in: notes) }
+            #expect(error?.code == .corruptStore)
+            #expect(try txn.checkStoredRows().problems.contains { $0.contains("malformed") })
         }
     }
 }
