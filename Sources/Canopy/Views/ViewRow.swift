@@ -65,12 +65,9 @@ public final class ViewRow {
     /// The object decoded as `T` (decoded once and remembered).
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`.
     public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        // A written row keeps the writer's value itself: asking it again costs one cast, not a second box.
+        if let written { return try written.object(as: T.self) }
         if let value = decodedObject as? T { return value }
-        if let written {
-            let value = try written.object(as: T.self)
-            decodedObject = value
-            return value
-        }
         try checkAccess()
         let value: T = try Self.decode(T.self, bytes: try loadObject(), codecName: codecName, id: id)
         decodedObject = value
