@@ -151,13 +151,21 @@ public final class ReadWriteTransaction: ReadTransaction {
             return try withRowKey(record, id.key, collection: id.collection) { rowKey in
                 try guarded {
                     let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
-                        if writersPresent { previousAttachments = StoredRecord.attachmentBytes(old).map { Array($0) } ?? [] }
+                        if writersPresent || (old.first ?? 0) & StoredRecord.hasAttachments != 0 {
+                            previousAttachments = StoredRecord.attachmentBytes(old).map { Array($0) } ?? []
+                        }
                         return (old.first ?? 0) & 1 != 0
                     }
                     if existing != nil && !writersPresent {
-                        // No extension here: attachments of extensions registered elsewhere are dropped with the old
-                        // record (those extensions are stale after this write and rebuild with new slots).
-                        try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
+                        // No extension here: the record keeps what extensions registered elsewhere attached (they are
+                        // stale after this write, as they were when they kept tables of their own, and rebuild).
+                        if let previousAttachments, !previousAttachments.isEmpty {
+                            let value = StoredRecord.value(hasMetadata: metadataBytes != nil, attachments: previousAttachments,
+                                                           object: UnsafeRawBufferPointer(rebasing: valueBytes[1...]))
+                            try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
+                        } else {
+                            try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
+                        }
                     }
                     if let metadataBytes {
                         try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
@@ -241,7 +249,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         didWrite = true
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
-        var attachments: [UInt8] = []
+        var attachments = previous.attachments
         if !writers.isEmpty {
             let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
                                  object: object, objectBytes: objectBytes, metadata: nil, metadataBytes: nil,
