@@ -85,7 +85,12 @@ public struct BinaryCodec: Codec {
     ///   `DecodingError.typeMismatch`, `.valueNotFound` or `.keyNotFound` when they hold a value of another shape;
     ///   `DecodingError.dataCorrupted` when a number does not fit the type it is decoded as.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        switch FlatDecodePlans.entry(for: T.self) {
+        try decode(T.self, from: bytes, entry: FlatDecodePlans.entry(for: T.self))
+    }
+
+    /// ``decode(_:from:)`` with what ``FlatDecodePlans`` holds for `T`, for a caller that remembers it.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, entry: FlatDecodePlans.Entry?) throws -> T {
+        switch entry {
         case .plan(let plan)?: return try decodeFlat(T.self, plan: plan, from: bytes)
         case .general?: return try decodeGeneral(T.self, from: bytes)
         case nil: return try decodeLearning(T.self, from: bytes)

@@ -358,6 +358,10 @@ final class ConnectionState {
     var collections: [String: CollectionRecord] = [:]
     /// The record of `collections` used last (records never change once written), found without hashing its name.
     var lastCollection: (name: String, record: CollectionRecord)?
+    /// What the binary codec holds for the type it decoded last for this connection (`flatPlanType`), so that a
+    /// decode asks the codec's shared table (under its lock) only when the type changes or was not learned yet.
+    var flatPlanType: ObjectIdentifier?
+    var flatPlan: FlatDecodePlans.Entry?
     /// A connection that registers or unregisters extensions: its write transactions don't refuse to start when an
     /// extension's recorded definition differs (that is what they are there to fix).
     var isMaintenance = false

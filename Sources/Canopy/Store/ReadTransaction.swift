@@ -87,7 +87,15 @@ public class ReadTransaction {
 
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, id: RowID) throws -> T {
         do {
-            return try codec.decode(T.self, from: bytes)
+            // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
+            guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.decode(T.self, from: bytes) }
+            // The binary codec's plan for the type decoded last, remembered by the connection (no lock).
+            let state = cacheState
+            if state.flatPlanType != ObjectIdentifier(T.self) {
+                state.flatPlan = FlatDecodePlans.entry(for: T.self)
+                state.flatPlanType = state.flatPlan == nil ? nil : ObjectIdentifier(T.self)
+            }
+            return try BinaryCodec().decode(T.self, from: bytes, entry: state.flatPlan)
         } catch {
             throw CanopyError(
                 .decodingFailed,
