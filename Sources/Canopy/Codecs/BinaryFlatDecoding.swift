@@ -207,11 +207,6 @@ enum FlatDecodePlans {
     static func remember(_ entry: Entry, for type: Any.Type) {
         entries.withLock { $0[ObjectIdentifier(type)] = entry }
     }
-
-    /// Forgets every plan (for tests).
-    static func removeAll() {
-        entries.withLock { $0.removeAll() }
-    }
 }
 
 // MARK: Recording
