@@ -46,9 +46,11 @@ public class ReadTransaction {
 
     /// The record of `name`, or `nil` when the collection was never written.
     func collectionRecord(_ name: String) throws -> CollectionRecord? {
-        if let last = cacheState.lastCollection, last.name == name { return last.record }
-        if let record = cacheState.collections[name] {
-            cacheState.lastCollection = (name, record)
+        let state = cacheState
+        if state.lastCollectionName == name { return state.lastCollectionRecord }
+        if let record = state.collections[name] {
+            state.lastCollectionName = name
+            state.lastCollectionRecord = record
             return record
         }
         guard !name.isEmpty, name.utf8.count <= core.maxKeySize else {
@@ -86,6 +88,13 @@ public class ReadTransaction {
     }
 
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, id: RowID) throws -> T {
+        try decode(T.self, from: bytes, codec: codec, key: id.key, collection: id.collection)
+    }
+
+    /// ``decode(_:from:codec:id:)`` naming the row by its parts (no `RowID` to build on the way to a decode that works).
+    func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, key: String, collection: String
+    ) throws -> T {
         do {
             // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
             guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.decode(T.self, from: bytes) }
@@ -100,7 +109,7 @@ public class ReadTransaction {
             throw CanopyError(
                 .decodingFailed,
                 "cannot decode \(String(reflecting: T.self)) with codec '\(codec.name)': the stored bytes are corrupt or of another type",
-                path: core.path, collection: id.collection, key: id.key, underlying: error)
+                path: core.path, collection: collection, key: key, underlying: error)
         }
     }
 
@@ -173,11 +182,10 @@ public class ReadTransaction {
     /// unspecialized, asks the runtime for its metadata on every call).
     @inline(never)
     private func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
-        let id = RowID(collection: collection.name, key: key)
         guard let record = try collectionRecord(collection.name) else { return nil }
         try checkCodec(record, collection.codec, collection: collection.name)
         guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
-        let object = try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+        let object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
@@ -350,7 +358,7 @@ public class ReadTransaction {
             if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
             } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, id: RowID(collection: collection.name, key: key))
+                object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             }
             return try body(key, object)
         }
@@ -377,7 +385,7 @@ public class ReadTransaction {
         try storage.forEach(in: tables.metadata, prefix: RowKey.prefix(collectionID: record.id)) { rowKey, bytes in
             let key = RowKey.key(of: rowKey)
             if let filter, !filter(key) { return true }
-            let metadata = try decode(Metadata.self, from: bytes, codec: collection.codec, id: RowID(collection: collection.name, key: key))
+            let metadata = try decode(Metadata.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             return try body(key, metadata)
         }
     }
