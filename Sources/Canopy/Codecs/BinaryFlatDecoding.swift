@@ -191,6 +191,12 @@ final class FlatDecodePlan: @unchecked Sendable {
     }
 }
 
+/// Stack room for one value being decoded by the fast path: 256 bytes, 16-byte aligned.
+struct FlatScratch {
+    var low = SIMD16<UInt64>()
+    var high = SIMD16<UInt64>()
+}
+
 /// What the binary codec knows of each type it decoded: its plan, or that it has none.
 enum FlatDecodePlans {
     enum Entry {
