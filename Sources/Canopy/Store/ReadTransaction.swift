@@ -92,7 +92,7 @@ public class ReadTransaction {
     }
 
     /// ``decode(_:from:codec:id:)`` naming the row by its parts (no `RowID` to build on the way to a decode that works).
-    func decode<T: Decodable>(
+    final func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, key: String, collection: String
     ) throws -> T {
         do {
@@ -151,7 +151,7 @@ public class ReadTransaction {
     /// transaction writes or ends — decode them at once. (Not a closure generic over the result, as
     /// ``withStoredObject(_:key:collection:_:)`` is: a typed read past the cache is unspecialized code, where each
     /// generic layer asks the runtime for metadata.)
-    func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
+    final func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
         try withRowKey(record, key, collection: collection) { rowKey in
             try storage.withValue(forKey: rowKey, in: tables.objects) { value -> UnsafeRawBufferPointer? in
                 guard let value else { return nil }
@@ -181,7 +181,7 @@ public class ReadTransaction {
     /// ``object(forKey:in:)`` past the cache. Apart, so that the hit path has no optional of the generic type (which,
     /// unspecialized, asks the runtime for its metadata on every call).
     @inline(never)
-    private func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
+    private final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         guard let record = try collectionRecord(collection.name) else { return nil }
         try checkCodec(record, collection.codec, collection: collection.name)
         guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
@@ -203,7 +203,7 @@ public class ReadTransaction {
 
     /// ``metadata(forKey:in:)`` past the cache (apart, as ``uncachedObject(forKey:in:)``).
     @inline(never)
-    private func uncachedMetadata<Object, Metadata>(
+    private final func uncachedMetadata<Object, Metadata>(
         forKey key: String, in collection: TypedCollection<Object, Metadata>
     ) throws -> Metadata? {
         let id = RowID(collection: collection.name, key: key)
