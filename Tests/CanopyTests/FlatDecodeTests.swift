@@ -87,6 +87,12 @@ private struct Shouting: Codable, Equatable, BinaryCodecGeneralDecoding {
     }
 }
 
+/// A flat struct larger than the fast path's 256-byte scratch (20 strings, 320 bytes): decoded by the general path.
+private struct Wide: Codable, Equatable {
+    var s0 = "a", s1 = "b", s2 = "c", s3 = "d", s4 = "e", s5 = "f", s6 = "g", s7 = "h", s8 = "i", s9 = "j"
+    var t0 = "k", t1 = "l", t2 = "m", t3 = "n", t4 = "o", t5 = "p", t6 = "q", t7 = "r", t8 = "s", t9 = "a long string, on the heap"
+}
+
 private struct WrongShape: Codable, Sendable {
     var id: String
     var title: Int
@@ -178,6 +184,9 @@ struct FlatDecodeTests {
         let boxed = try codec.encode(Boxed(a: 7))
         for _ in 0..<2 { #expect(try boxed.withUnsafeBytes { try codec.decode(Boxed.self, from: $0) }.a == 7) }
         #expect(isGeneral(Boxed.self))
+        var wide = Wide()
+        wide.s3 = "changed"
+        #expect(try roundTrip(wide) == wide)
         #expect(try roundTrip(["a", "b"]) == ["a", "b"])
         #expect(isGeneral([String].self))
     }

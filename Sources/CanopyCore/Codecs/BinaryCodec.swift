@@ -85,7 +85,12 @@ public struct BinaryCodec: Codec {
     ///   `DecodingError.typeMismatch`, `.valueNotFound` or `.keyNotFound` when they hold a value of another shape;
     ///   `DecodingError.dataCorrupted` when a number does not fit the type it is decoded as.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        switch FlatDecodePlans.entry(for: T.self) {
+        try decode(T.self, from: bytes, entry: FlatDecodePlans.entry(for: T.self))
+    }
+
+    /// ``decode(_:from:)`` with what ``FlatDecodePlans`` holds for `T`, for a caller that remembers it.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, entry: FlatDecodePlans.Entry?) throws -> T {
+        switch entry {
         case .plan(let plan)?: return try decodeFlat(T.self, plan: plan, from: bytes)
         case .general?: return try decodeGeneral(T.self, from: bytes)
         case nil: return try decodeLearning(T.self, from: bytes)
@@ -95,11 +100,16 @@ public struct BinaryCodec: Codec {
     /// Decodes through the fast path for flat structs (BinaryFlatDecoding.swift), or through the general path when the
     /// bytes are anything but the plan's map.
     private func decodeFlat<T: Decodable>(_ type: T.Type, plan: FlatDecodePlan, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
-            let pointer = buffer.baseAddress.unsafelyUnwrapped
-            if plan.decode(into: UnsafeMutableRawPointer(pointer), from: bytes) { return pointer.move() }
+        // The value is assembled in a 256-byte scratch on the stack (the plan's fields are at most 8-byte aligned),
+        // not in `withUnsafeTemporaryAllocation`, which in unspecialized code asks the runtime for metadata on every
+        // call. A larger struct takes the general path.
+        guard plan.size <= MemoryLayout<FlatScratch>.size, MemoryLayout<T>.alignment <= MemoryLayout<FlatScratch>.alignment else {
             return try decodeGeneral(T.self, from: bytes)
         }
+        var scratch = FlatScratch()
+        let decoded = withUnsafeMutableBytes(of: &scratch) { plan.decode(into: $0.baseAddress.unsafelyUnwrapped, from: bytes) }
+        guard decoded else { return try decodeGeneral(T.self, from: bytes) }
+        return withUnsafeMutableBytes(of: &scratch) { $0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: T.self).move() }
     }
 
     /// Decodes `T` for the first time: through the general path, recording what its `init(from:)` asks for, to learn

@@ -191,6 +191,12 @@ final class FlatDecodePlan: @unchecked Sendable {
     }
 }
 
+/// Stack room for one value being decoded by the fast path: 256 bytes, 16-byte aligned.
+struct FlatScratch {
+    var low = SIMD16<UInt64>()
+    var high = SIMD16<UInt64>()
+}
+
 /// What the binary codec knows of each type it decoded: its plan, or that it has none.
 enum FlatDecodePlans {
     enum Entry {
@@ -206,11 +212,6 @@ enum FlatDecodePlans {
 
     static func remember(_ entry: Entry, for type: Any.Type) {
         entries.withLock { $0[ObjectIdentifier(type)] = entry }
-    }
-
-    /// Forgets every plan (for tests).
-    static func removeAll() {
-        entries.withLock { $0.removeAll() }
     }
 }
 

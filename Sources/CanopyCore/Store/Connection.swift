@@ -356,8 +356,14 @@ final class ConnectionState {
     var pinned: LMDB.ReadTransaction?
     var pinnedSnapshot: UInt64 = 0
     var collections: [String: CollectionRecord] = [:]
-    /// The record of `collections` used last (records never change once written), found without hashing its name.
-    var lastCollection: (name: String, record: CollectionRecord)?
+    /// The record of `collections` used last (records never change once written), found without hashing its name
+    /// (two properties rather than a tuple, so that comparing the name copies nothing).
+    var lastCollectionName: String?
+    var lastCollectionRecord = CollectionRecord(id: 0, codec: "")
+    /// What the binary codec holds for the type it decoded last for this connection (`flatPlanType`), so that a
+    /// decode asks the codec's shared table (under its lock) only when the type changes or was not learned yet.
+    var flatPlanType: ObjectIdentifier?
+    var flatPlan: FlatDecodePlans.Entry?
     /// A connection that registers or unregisters extensions: its write transactions don't refuse to start when an
     /// extension's recorded definition differs (that is what they are there to fix).
     var isMaintenance = false

@@ -49,9 +49,11 @@ public class ReadTransaction {
 
     /// The record of `name`, or `nil` when the collection was never written.
     func collectionRecord(_ name: String) throws -> CollectionRecord? {
-        if let last = cacheState.lastCollection, last.name == name { return last.record }
-        if let record = cacheState.collections[name] {
-            cacheState.lastCollection = (name, record)
+        let state = cacheState
+        if state.lastCollectionName == name { return state.lastCollectionRecord }
+        if let record = state.collections[name] {
+            state.lastCollectionName = name
+            state.lastCollectionRecord = record
             return record
         }
         guard !name.isEmpty, name.utf8.count <= core.maxKeySize else {
@@ -89,13 +91,28 @@ public class ReadTransaction {
     }
 
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, id: RowID) throws -> T {
+        try decode(T.self, from: bytes, codec: codec, key: id.key, collection: id.collection)
+    }
+
+    /// ``decode(_:from:codec:id:)`` naming the row by its parts (no `RowID` to build on the way to a decode that works).
+    final func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, key: String, collection: String
+    ) throws -> T {
         do {
-            return try codec.decode(T.self, from: bytes)
+            // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
+            guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.decode(T.self, from: bytes) }
+            // The binary codec's plan for the type decoded last, remembered by the connection (no lock).
+            let state = cacheState
+            if state.flatPlanType != ObjectIdentifier(T.self) {
+                state.flatPlan = FlatDecodePlans.entry(for: T.self)
+                state.flatPlanType = state.flatPlan == nil ? nil : ObjectIdentifier(T.self)
+            }
+            return try BinaryCodec().decode(T.self, from: bytes, entry: state.flatPlan)
         } catch {
             throw CanopyError(
                 .decodingFailed,
                 "cannot decode \(String(reflecting: T.self)) with codec '\(codec.name)': the stored bytes are corrupt or of another type",
-                path: core.path, collection: id.collection, key: id.key, underlying: error)
+                path: core.path, collection: collection, key: key, underlying: error)
         }
     }
 
@@ -140,7 +157,7 @@ public class ReadTransaction {
     /// transaction writes or ends — decode them at once. (Not a closure generic over the result, as
     /// ``withStoredObject(_:key:collection:_:)`` is: a typed read past the cache is unspecialized code, where each
     /// generic layer asks the runtime for metadata.)
-    func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
+    final func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
         try withRowKey(record, key, collection: collection) { rowKey in
             try storage.withValue(forKey: rowKey, in: tables.objects) { value -> UnsafeRawBufferPointer? in
                 guard let value else { return nil }
@@ -173,12 +190,11 @@ public class ReadTransaction {
     /// ``object(forKey:in:)`` past the cache. Apart, so that the hit path has no optional of the generic type (which,
     /// unspecialized, asks the runtime for its metadata on every call).
     @inline(never)
-    private func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
-        let id = RowID(collection: collection.name, key: key)
+    private final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         guard let record = try collectionRecord(collection.name) else { return nil }
         try checkCodec(record, collection.codec, collection: collection.name)
         guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
-        let object = try decode(Object.self, from: bytes, codec: collection.codec, id: id)
+        let object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
@@ -196,7 +212,7 @@ public class ReadTransaction {
 
     /// ``metadata(forKey:in:)`` past the cache (apart, as ``uncachedObject(forKey:in:)``).
     @inline(never)
-    private func uncachedMetadata<Object, Metadata>(
+    private final func uncachedMetadata<Object, Metadata>(
         forKey key: String, in collection: TypedCollection<Object, Metadata>
     ) throws -> Metadata? {
         let id = RowID(collection: collection.name, key: key)
@@ -351,7 +367,7 @@ public class ReadTransaction {
             if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
             } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, id: RowID(collection: collection.name, key: key))
+                object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             }
             return try body(key, object)
         }
@@ -378,7 +394,7 @@ public class ReadTransaction {
         try storage.forEach(in: tables.metadata, prefix: RowKey.prefix(collectionID: record.id)) { rowKey, bytes in
             let key = RowKey.key(of: rowKey)
             if let filter, !filter(key) { return true }
-            let metadata = try decode(Metadata.self, from: bytes, codec: collection.codec, id: RowID(collection: collection.name, key: key))
+            let metadata = try decode(Metadata.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             return try body(key, metadata)
         }
     }
