@@ -403,6 +403,22 @@ struct RowAttachmentTests {
                 #expect(try TitleLength.length(of: "b", in: txn) == 2)
                 #expect(try txn.object(forKey: "b", in: notes)?.title == "hi")
             }
+            // Dropping its storage strips what it attached from every row.
+            try database.unregisterExtension(named: "title-length", dropStorage: true)
+            let attachedRecords = try database.environment.read { txn -> Int in
+                let objects = try txn.openDatabase(named: "canopy.objects")
+                var count = 0
+                try txn.forEach(in: objects) { _, value in
+                    if (value.first ?? 0) & 2 != 0 { count += 1 }
+                    return true
+                }
+                return count
+            }
+            #expect(attachedRecords == 0)
+            try connection.read { txn throws in
+                #expect(try txn.attachmentSlot(for: "title-length") == nil)
+                #expect(try txn.object(forKey: "b", in: notes)?.title == "hi")
+            }
         }
     }
 

@@ -100,6 +100,36 @@ extension ReadWriteTransaction {
         try writeAttachmentSlots(slots)
     }
 
+    /// Rewrites every row record that carries attachments of retired slots without them (one cursor walk; records
+    /// without such attachments are only read). Run when an extension's storage is dropped.
+    /// - Returns: how many records were rewritten.
+    @discardableResult
+    func stripRetiredAttachments() throws -> Int {
+        let storage = try writeStorage
+        let live = try attachmentSlots().live
+        var rewritten = 0
+        try guarded {
+            try storage.withCursor(in: tables.objects) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    if let flags = current.value.first, flags & StoredRecord.hasAttachments != 0,
+                       let region = StoredRecord.attachmentBytes(current.value), let attachments = StoredRecord.attachments(region),
+                       attachments.keys.contains(where: { !live.contains($0) }), let key = StoredRowKey(current.key) {
+                        // Slot 0 is never assigned: only the filtering to live slots changes the record.
+                        let updated = try Self.record(current.value, setting: nil, at: 0, live: live, key: key)
+                        try updated.withUnsafeBytes { record in
+                            try key.bytes.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
+                        }
+                        rewritten += 1
+                    }
+                    entry = try cursor.next()
+                }
+            }
+        }
+        if rewritten > 0 { didWrite = true }
+        return rewritten
+    }
+
     private func writeAttachmentSlots(_ slots: AttachmentSlots) throws {
         let storage = try writeStorage
         try guarded { try storage.put(slots.encoded, forKey: AttachmentSlots.key, in: tables.info) }

@@ -529,7 +529,11 @@ public final class ReadWriteTransaction: ReadTransaction {
         if dropStorage, let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
             try ext.dropStorage(in: self)
         }
-        if dropStorage { try retireAttachmentSlot(of: name) }
+        if dropStorage {
+            // What the extension attached to rows goes with its storage.
+            try retireAttachmentSlot(of: name)
+            try stripRetiredAttachments()
+        }
         try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
         writers.removeAll { $0.name == name }
         registeredExtensions.removeAll { $0.name == name }
