@@ -164,7 +164,7 @@ public final class View: StoreExtension {
             let parentTables = try parent.tables
             // The parent's entry for the row: set earlier in this write (the parent hears of it first), or stored.
             guard let parentSlot = try transaction.attachmentSlot(for: parentName),
-                  let entry = try parentTables.rowEntry(try row.attachment(at: parentSlot, rowKey: rowKey, in: transaction)) else { return nil }
+                  let entry = try parentTables.rowEntry(try row.attachment(at: parentSlot)) else { return nil }
             let parentIndex: ViewIndex
             if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
                 parentIndex = try writer.currentIndex()

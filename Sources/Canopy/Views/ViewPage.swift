@@ -169,14 +169,18 @@ struct ViewPage {
     @discardableResult
     mutating func insert(order: [UInt8], sortKeyLength: Int) -> Int {
         let i = lowerBound(order)
-        var encoded = ByteWriter(capacity: order.count + 4)
-        encoded.append(varint: UInt64(sortKeyLength))
-        encoded.append(varint: UInt64(order.count))
-        encoded.bytes.append(contentsOf: order)
+        // The entry is written in place into room made in the page's bytes (no buffer per insert).
+        let size = Self.varintSize(sortKeyLength) + Self.varintSize(order.count) + order.count
         let at = i < count ? offsets[i] : data.count
-        data.insert(contentsOf: encoded.bytes, at: at)
+        data.insert(contentsOf: repeatElement(0, count: size), at: at)
+        data.withUnsafeMutableBufferPointer { page in
+            var position = at
+            Self.writeVarint(sortKeyLength, into: page, at: &position)
+            Self.writeVarint(order.count, into: page, at: &position)
+            _ = UnsafeMutableBufferPointer(rebasing: page[position..<(position + order.count)]).update(fromContentsOf: order)
+        }
         offsets.insert(at, at: i)
-        for j in (i + 1)..<offsets.count { offsets[j] += encoded.bytes.count }
+        for j in (i + 1)..<offsets.count { offsets[j] += size }
         return i
     }
 
@@ -214,6 +218,18 @@ struct ViewPage {
     /// The encoded size an entry would take.
     static func entrySize(orderLength: Int) -> Int {
         orderLength + varintSize(orderLength) + 2
+    }
+
+    @inline(__always)
+    private static func writeVarint(_ value: Int, into page: UnsafeMutableBufferPointer<UInt8>, at position: inout Int) {
+        var v = value
+        while v >= 0x80 {
+            page[position] = UInt8(v & 0x7F) | 0x80
+            v >>= 7
+            position += 1
+        }
+        page[position] = UInt8(v)
+        position += 1
     }
 
     static func varintSize(_ value: Int) -> Int {

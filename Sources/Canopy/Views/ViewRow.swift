@@ -4,15 +4,17 @@ public final class ViewRow {
     /// The row's address.
     public let id: RowID
     let codecName: String
-    private let loadObject: () throws -> [UInt8]
-    private let loadMetadata: () throws -> [UInt8]?
+    /// Where the row's values come from: a row being written (its values and bytes), or a stored row (scanned or
+    /// read by key). No closure per row: a view handles one of these per written row and view.
+    private enum Source {
+        case written(WrittenRow)
+        case stored(StoredRow)
+    }
+    private let source: Source
     private var decodedObject: Any?
     private var decodedMetadata: Any??
-    /// Set when the row's stored bytes are no longer reachable (the visit that produced it ended).
     private var accessEnded = false
 
-    /// Ends the row's access to stored bytes: later loads of what was not decoded yet throw
-    /// ``CanopyError/Code/transactionEnded``.
     func endAccess() { accessEnded = true }
 
     private func checkAccess() throws {
@@ -23,74 +25,72 @@ public final class ViewRow {
             collection: id.collection, key: id.key)
     }
 
-    init(id: RowID, codecName: String, object: Any?, metadata: Any??,
-         loadObject: @escaping () throws -> [UInt8], loadMetadata: @escaping () throws -> [UInt8]?) {
-        self.id = id
-        self.codecName = codecName
-        self.decodedObject = object
-        self.decodedMetadata = metadata
-        self.loadObject = loadObject
-        self.loadMetadata = loadMetadata
-    }
-
     /// A row of the row scan (or read by stored key): object bytes from the store, metadata read on demand.
-    convenience init(_ stored: StoredRow) {
-        self.init(id: stored.id, codecName: stored.codecName, object: nil, metadata: stored.hasMetadata ? nil : .some(nil),
-                  loadObject: { try stored.objectBytes() }, loadMetadata: { try stored.metadataBytes() })
-        self.stored = stored
+    init(_ stored: StoredRow) {
+        id = stored.id
+        codecName = stored.codecName
+        source = .stored(stored)
+        if !stored.hasMetadata { decodedMetadata = .some(nil) }
     }
 
-    private var stored: StoredRow?
-
-    /// The row's attachment at `slot`: as set in the current write, as the scanned record carries it, or as stored.
-    func attachment(at slot: AttachmentSlot, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> [UInt8]? {
-        if let written { return try written.attachment(at: slot) }
-        if let stored { return try stored.attachment(at: slot) }
-        return try transaction.attachment(at: slot, forRow: rowKey)
+    /// A row being written: the writer's values when it passed them, the stored bytes otherwise.
+    init(_ row: WrittenRow) {
+        id = row.id
+        codecName = row.codecName
+        source = .written(row)
     }
 
-    convenience init(_ row: WrittenRow) {
-        self.init(id: row.id, codecName: row.codecName, object: nil, metadata: nil,
-                  loadObject: { try row.objectBytes() }, loadMetadata: { try row.metadataBytes() })
-        self.written = row
+    /// The row's attachment at `slot`: as set in the current write, or as the stored record carries it.
+    func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
+        switch source {
+        case .written(let written): return try written.attachment(at: slot)
+        case .stored(let stored): return try stored.attachment(at: slot)
+        }
     }
-
-    private var written: WrittenRow?
 
     /// The collection's name.
     public var collection: String { id.collection }
     /// The key.
     public var key: String { id.key }
 
-    /// The object decoded as `T` (decoded once and remembered).
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`.
+    /// The object as `T` (decoded once and kept).
+    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
-        // A written row keeps the writer's value itself: asking it again costs one cast, not a second box.
-        if let written { return try written.object(as: T.self) }
-        if let value = decodedObject as? T { return value }
-        try checkAccess()
-        let value: T = try Self.decode(T.self, bytes: try loadObject(), codecName: codecName, id: id)
-        decodedObject = value
-        return value
+        switch source {
+        case .written(let written):
+            // A written row keeps the writer's value itself: asking it again costs one cast, not a second box.
+            return try written.object(as: T.self)
+        case .stored(let stored):
+            if let value = decodedObject as? T { return value }
+            try checkAccess()
+            let value: T = try Self.decode(T.self, bytes: try stored.objectBytes(), codecName: codecName, id: id)
+            decodedObject = value
+            return value
+        }
     }
 
-    /// The metadata decoded as `T`, or `nil` when the row has none.
+    /// The metadata as `T`, or `nil` when the row has none.
+    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func metadata<T: Decodable>(as type: T.Type = T.self) throws -> T? {
         if case .some(.some(let value)) = decodedMetadata, let typed = value as? T { return typed }
         if case .some(.none) = decodedMetadata { return nil }
-        if let written {
+        switch source {
+        case .written(let written):
             let value = try written.metadata(as: T.self)
             decodedMetadata = .some(value)
             return value
+        case .stored(let stored):
+            try checkAccess()
+            guard let bytes = try stored.metadataBytes() else {
+                decodedMetadata = .some(nil)
+                return nil
+            }
+            let value: T = try Self.decode(T.self, bytes: bytes, codecName: codecName, id: id)
+            decodedMetadata = .some(value)
+            return value
         }
-        try checkAccess()
-        guard let bytes = try loadMetadata() else {
-            decodedMetadata = .some(nil)
-            return nil
-        }
-        let value: T = try Self.decode(T.self, bytes: bytes, codecName: codecName, id: id)
-        decodedMetadata = .some(value)
-        return value
     }
 
     static func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {

@@ -206,7 +206,19 @@ public final class WrittenRow {
     /// The attachments the record must carry after this write: the previous ones of live slots, with the pending
     /// ones applied.
     func mergedAttachments(live: Set<UInt32>) throws -> [UInt8] {
-        var merged = try previous().filter { live.contains($0.key) }
+        let previous = try previous()
+        if previous.isEmpty {
+            // A new row (or one without attachments): only what this write set, without a merged dictionary.
+            var out = ByteWriter(capacity: 32)
+            for slot in pendingAttachments.keys.sorted() {
+                guard let bytes = pendingAttachments[slot] ?? nil, !bytes.isEmpty else { continue }
+                out.append(varint: UInt64(slot))
+                out.append(varint: UInt64(bytes.count))
+                out.bytes.append(contentsOf: bytes)
+            }
+            return out.bytes
+        }
+        var merged = previous.filter { live.contains($0.key) }
         for (slot, bytes) in pendingAttachments { merged[slot] = bytes }
         return StoredRecord.encode(merged)
     }
