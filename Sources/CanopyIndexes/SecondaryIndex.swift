@@ -61,10 +61,10 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     }
 
     /// An index of the objects of type `Object`, by the value `value` returns (`nil` leaves the row out).
-    public static func byObject<Object: Decodable>(
+    public static func byObject<Object: Decodable & SendableMetatype>(
         name: String, versionTag: String = "1", collections: Set<String>? = nil, _ type: Object.Type,
         _ value: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) throws -> ValueCoding.Value?
-    ) -> SecondaryIndex {
+    ) -> SecondaryIndex where ValueCoding.Value: SendableMetatype {
         SecondaryIndex(name: name, versionTag: versionTag, collections: collections) { row in
             try value(row.id.collection, row.id.key, try row.object(as: Object.self))
         }
