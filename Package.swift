@@ -16,6 +16,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Operational logs and metrics, the server ecosystem's APIs (DatabaseOptions.logger, .metricsFactory).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // The C library, found through pkg-config; Debian/Ubuntu install it with `apt-get install liblmdb-dev`.
@@ -28,7 +31,9 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The object store: collections, codecs, connections, caches, commits and notifications, and the extension
         // interface (typed tables, row scan, dependencies) that views and other extensions are built on.
-        .target(name: "CanopyCore", dependencies: ["LMDB"]),
+        .target(name: "CanopyCore", dependencies: [
+            "LMDB", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ]),
         // Views, mappings, changesets and observation, built only on CanopyCore's public extension interface (this
         // module does not see the store's internals, nor LMDB); re-exports CanopyCore, so `import Canopy` is all an
         // app needs. Targets below that use Canopy also name CanopyCore: an incremental build then recompiles them
@@ -56,7 +61,11 @@ let package = Package(
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
+        .testTarget(name: "CanopyTests", dependencies: [
+            "Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter",
+            .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+            .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),

@@ -170,6 +170,7 @@ public final class ViewObserver: @unchecked Sendable {
             let notifications: [CommitNotification]
             do {
                 notifications = try connection.advance(since: from)
+                connection.recordObserverLag(UInt64(notifications.count))
             } catch let error as CanopyError where error.code == .snapshotMismatch {
                 var reloaded = current
                 try connection.read { txn in try reloaded.update(with: txn.view(reloaded.view)) }

@@ -71,6 +71,12 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code("storage")
         /// An argument is out of range or malformed.
         public static let invalidArgument = Code("invalidArgument")
+        /// The change feed is not enabled on the database (``Database/enableChangeFeed()``).
+        public static let changeFeedDisabled = Code("changeFeedDisabled")
+        /// The change feed does not hold the commits asked for: they were pruned (no consumer checkpoint held them, or
+        /// one held more than ``DatabaseOptions/changeFeedConsumerLimit``) or came before the feed was enabled. Reload
+        /// the state and continue from the current snapshot.
+        public static let changeFeedGap = Code("changeFeedGap")
     }
 
     /// What went wrong.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Logging
 import Synchronization
 
 /// The shared state of one open database file in this process: the LMDB environment, the store's tables, the
@@ -10,7 +11,12 @@ import Synchronization
 final class DatabaseCore: Sendable {
     let environment: Environment
     let tables: StoreTables
+    /// The change feed's tables; `nil` only in a database opened read-only that no writer of this build has opened.
+    let feedTables: FeedTables?
     let options: DatabaseOptions
+    /// Operational logs (``DatabaseOptions/logger``) and metrics (``DatabaseMetrics``).
+    let logger: Logger
+    let metrics: DatabaseMetrics
     let path: String
     let maxKeySize: Int
 
@@ -128,19 +134,22 @@ final class DatabaseCore: Sendable {
             throw CanopyError(.cannotOpen, what, path: path, underlying: error)
         }
         // Readers of processes that died (kill -9) keep their slots until someone clears them.
-        _ = try? environment.readerCheck()
+        let clearedReaderSlots = (try? environment.readerCheck()) ?? 0
 
         let tables: StoreTables
         var initialState = StoreState()
+        var feedTables: FeedTables?
         do {
             if options.readOnly {
                 tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
+                feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn) }
                 initialState = try environment.read { txn in try Self.readState(txn, tables) }
                 try environment.read { txn in try Self.checkFormat(txn, tables, path: path) }
             } else {
-                (tables, initialState) = try environment.write { txn in
+                (tables, initialState, feedTables) = try environment.write { txn in
                     try Self.refuseForeignEnvironment(txn, path: path, options: options)
                     let tables = try StoreTables.open(in: txn, create: true)
+                    let feedTables = try FeedTables.create(in: txn)
                     let format = try txn.value(forKey: Array("format".utf8), in: tables.info)
                     if format == nil {
                         try txn.put(Array(StoreTables.formatTag.utf8), forKey: Array("format".utf8), in: tables.info)
@@ -148,7 +157,7 @@ final class DatabaseCore: Sendable {
                     } else {
                         try Self.checkFormat(txn, tables, path: path)
                     }
-                    return (tables, try Self.readState(txn, tables))
+                    return (tables, try Self.readState(txn, tables), feedTables)
                 }
             }
         } catch let error as CanopyError {
@@ -161,10 +170,14 @@ final class DatabaseCore: Sendable {
         }
         self.environment = environment
         self.tables = tables
+        self.feedTables = feedTables
         self.options = options
+        self.logger = options.logger
+        self.metrics = DatabaseMetrics(path: path, factory: options.metricsFactory)
         self.path = path
         self.maxKeySize = environment.maxKeySize
         self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
+        didClearReaderSlots(clearedReaderSlots)
     }
 
     /// Throws ``CanopyError/Code/foreignDatabase`` when the environment holds data but no Canopy format record —
@@ -386,6 +399,7 @@ final class DatabaseCore: Sendable {
         let target = min(options.maximumMapSize, max(current * 2, current + (16 << 20)))
         do {
             try environment.setMapSize(target)
+            didGrowMap(from: current, to: target)
             return true
         } catch {
             throw CanopyError(.storage, "cannot grow the map from \(current) to \(target) bytes: the system refused the mapping",
@@ -397,6 +411,8 @@ final class DatabaseCore: Sendable {
 
     /// Commits since the reader table was last checked for slots of dead processes.
     let commitsSinceReaderCheck = Atomic<Int>(0)
+    /// Periodic reader checks so far (every 32nd also looks for old pinned snapshots, when the logger would warn).
+    let readerChecks = Atomic<Int>(0)
     /// How often (in commits) a running writer clears dead readers' slots.
     static let readerCheckInterval = 32
 
@@ -408,6 +424,7 @@ final class DatabaseCore: Sendable {
         guard commitsSinceReaderCheck.add(1, ordering: .relaxed).newValue >= Self.readerCheckInterval else { return }
         commitsSinceReaderCheck.store(0, ordering: .relaxed)
         // A failure here (a lock-file error) would show up in the next transaction; it must not fail this commit.
-        _ = try? environment.readerCheck()
+        didClearReaderSlots((try? environment.readerCheck()) ?? 0)
+        recordEnvironmentGauges(check: readerChecks.add(1, ordering: .relaxed).newValue)
     }
 }

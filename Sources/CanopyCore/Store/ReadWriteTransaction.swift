@@ -20,6 +20,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     var storeState: StoreState
     var changes = ChangeLog()
     var didWrite = false
+    /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
+    var bytesWritten = 0
     var sawMapFull = false
     var newCollections: [String: CollectionRecord] = [:]
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
@@ -177,6 +179,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             }
         }
         didWrite = true
+        bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
         if let object {
             cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
         } else {
@@ -247,6 +250,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         guard let previous else { return false }
         didWrite = true
+        bytesWritten += objectBytes.count
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
         var attachments = previous.attachments
@@ -299,6 +303,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         guard replaced else { return false }
         didWrite = true
+        bytesWritten += metadataBytes?.count ?? 0
         if let metadata {
             cacheState.metadataCache.set(metadata, forKey: key, in: collection.name)
         } else {
@@ -509,6 +514,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                               extensionName: ext.name, underlying: error)
         }
         if context.needsRebuild { rebuiltExtensions.insert(ext.name) }
+        if let reason = context.rebuildReason { core.didRebuildExtension(ext.name, reason: reason) }
     }
 
     /// Prepares again, rebuilding, every registered extension that depends on `ext` (which was just rebuilt and is
@@ -582,6 +588,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                     _ = try writeStorage.delete(SnapshotKey.bytes(old), in: tables.commits)
                 }
             }
+            try recordInChangeFeed(notification)
         }
         try writeStorage.commit()
         storeState = state
