@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -72,3 +73,8 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// swift-docc-plugin only for `make docs` (which sets CANOPY_DOCS=1): the build, the tests and CI never fetch or build it.
+if ProcessInfo.processInfo.environment["CANOPY_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -46,6 +46,10 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// Creates an index whose values `indexer` computes from the row.
     /// - Parameters:
+    ///   - name: the index's name, unique among the database's extensions.
+    ///   - versionTag: change it whenever `indexer`'s results change (the index is rebuilt at registration).
+    ///   - collections: the collections indexed, or `nil` for all.
+    ///   - indexer: the row's value, or `nil` to leave the row out.
     ///   - dependsOnObject: whether the value depends on the object (an update of the object re-indexes the row).
     ///   - dependsOnMetadata: whether it depends on the metadata.
     public init(
@@ -306,7 +310,7 @@ public struct IndexedRow {
     let source: Source
 
     /// The object as `T`.
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when it is not a `T`.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when it is not a `T`.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
         switch source {
         case .written(let row): return try row.object(as: T.self)

@@ -6,8 +6,8 @@ import Synchronization
 /// A view puts each row in a group (or leaves it out) with its ``ViewGrouping`` and orders the rows of a group by
 /// the ``SortKey`` of its ``ViewSorting``; ties break by collection (in the order collections were first written), then
 /// key. Its state lives in LMDB tables written in the same transaction as the rows, so a reopened database has its
-/// views without recomputing them. Register it with ``Database/register(_:)``; read it with
-/// ``ReadTransaction/view(_:)``.
+/// views without recomputing them. Register it with ``/CanopyCore/Database/register(_:)``; read it with
+/// ``CanopyCore/ReadTransaction/view(_:)``.
 ///
 /// ```swift
 /// let agenda = View(
@@ -107,7 +107,7 @@ public final class View: StoreExtension {
 
     // MARK: StoreExtension
 
-    /// Opens the view's tables and populates them when needed (see ``ExtensionRegistrationContext``). The store
+    /// Opens the view's tables and populates them when needed (see ``/CanopyCore/ExtensionRegistrationContext``). The store
     /// prepares a filtered view again, with a rebuild, whenever its parent is rebuilt (``dependencies``).
     public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
         let tables = try ViewTables.open(in: transaction, view: name)

@@ -3,8 +3,8 @@ extension ReadTransaction {
     /// own changes so far).
     /// In a process that did not register the view, a read transaction reads it from its stored tables, as
     /// ``persistedView(_:allowingStale:)`` does.
-    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
-    ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when an
+    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
+    ///   (in a read-write transaction) or recorded in the database; ``/CanopyCore/CanopyError/Code/staleView`` when an
     ///   unregistered view's stored state lags the store.
     public func view(_ name: String) throws -> ViewReader {
         guard let view = registeredExtension(named: name, as: View.self) else {

@@ -54,8 +54,8 @@ public final class ViewRow {
     public var key: String { id.key }
 
     /// The object as `T` (decoded once and kept).
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
-    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
         switch source {
         case .written(let written):
@@ -71,8 +71,8 @@ public final class ViewRow {
     }
 
     /// The metadata as `T`, or `nil` when the row has none.
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
-    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func metadata<T: Decodable>(as type: T.Type = T.self) throws -> T? {
         if case .some(.some(let value)) = decodedMetadata, let typed = value as? T { return typed }
         if case .some(.none) = decodedMetadata { return nil }

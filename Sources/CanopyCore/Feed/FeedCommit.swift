@@ -1,6 +1,6 @@
 /// One commit of the durable change feed: its snapshot number and the rows it left behind, with their values.
 ///
-/// Delivered in snapshot order by ``Database/changes(since:)`` and ``Database/readChanges(since:limit:)``. Delivery is
+/// Delivered in snapshot order by ``Database/changes(since:pollInterval:batchSize:)`` and ``Database/readChanges(since:limit:)``. Delivery is
 /// at least once: a consumer that stops before acknowledging a commit (``Database/acknowledge(consumer:through:)``)
 /// sees it again, so apply commits idempotently by their ``snapshot`` (skip a snapshot you already applied).
 public struct FeedCommit: Sendable, Hashable {

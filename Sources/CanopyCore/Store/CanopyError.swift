@@ -91,7 +91,7 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
     public var key: String?
     /// The extension (view) involved.
     public var extensionName: String?
-    /// The underlying error (an ``LMDBError``, a `DecodingError`, ...), if any.
+    /// The underlying error (an `LMDBError` of the LMDB module, a `DecodingError`, ...), if any.
     public var underlying: (any Error)?
 
     /// Creates an error.

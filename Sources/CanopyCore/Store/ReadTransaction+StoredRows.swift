@@ -35,7 +35,7 @@ extension ReadTransaction {
         }
     }
 
-    /// Checks every stored row and record of the store (not the views; see ``ViewReader/checkStructure()``) and
+    /// Checks every stored row and record of the store (not the views; see `ViewReader.checkStructure()` in Canopy) and
     /// returns the problems found, at most `limit` of them (empty when all is well): the format and state records
     /// decode; every collection record decodes; every row's collection id is recorded; every object and metadata value
     /// decodes with its collection's recorded codec; metadata flags agree with the metadata table; every commit-log

@@ -3,7 +3,7 @@ import LMDB
 
 /// A read-write transaction of a ``Connection``: everything a ``ReadTransaction`` does, plus writes.
 ///
-/// Obtained only inside ``Connection/readWrite(_:)``, valid only inside that closure and on its thread. It commits when
+/// Obtained only inside ``Connection/readWrite(_:)-14mnh``, valid only inside that closure and on its thread. It commits when
 /// the closure returns and rolls back when it throws. Writes go through to the connection's caches; registered
 /// extensions (views) hear of every change and update their state in the same transaction.
 public final class ReadWriteTransaction: ReadTransaction {
