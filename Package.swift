@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: [
-            "Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter",
+            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "CanopyTestSupport", "CrashWriter",
             .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),

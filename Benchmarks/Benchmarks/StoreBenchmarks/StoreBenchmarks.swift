@@ -247,4 +247,5 @@ let benchmarks: @Sendable () -> Void = {
     viewBenchmarks()
     sourceBenchmarks()
     peerBenchmarks()
+    feedBenchmarks()
 }

@@ -1,28 +1,30 @@
 import LMDB
 
-/// The change feed's two tables, created when a writable database is opened:
+/// Where the change feed lives:
 ///
-/// - `canopy.feed`: snapshot (8 bytes big-endian) → a ``FeedRecord`` (the commit's rows with their values);
-/// - `canopy.feed-consumers`: consumer name → the snapshot it acknowledged (8 bytes big-endian).
+/// - its records are in the commit log, `canopy.commits`, next to each commit's notification: key = snapshot
+///   (8 bytes big-endian) + `F` (see ``FeedRecord/key(_:)``) → a ``FeedRecord``. On the page the commit writes anyway,
+///   so recording the feed dirties no other page of the file. Readers of notifications take only 8-byte keys.
+/// - `canopy.feed-consumers` (created when a writable database is opened): consumer name → the snapshot it
+///   acknowledged (8 bytes big-endian).
 ///
 /// Whether commits are recorded is kept in `canopy.info` (`feed` → the snapshot the feed was enabled at), so every
 /// process writing the database records them once any process enabled the feed, whatever options it opened with.
 struct FeedTables: Sendable {
+    /// The commit log (`canopy.commits`), which holds the feed's records.
     let feed: LMDB.Database
     let consumers: LMDB.Database
 
-    static let feedName = "canopy.feed"
     static let consumersName = "canopy.feed-consumers"
 
-    static func create(in txn: LMDB.WriteTransaction) throws -> FeedTables {
-        FeedTables(feed: try txn.openDatabase(named: feedName, flags: [.create]),
-                   consumers: try txn.openDatabase(named: consumersName, flags: [.create]))
+    static func create(in txn: LMDB.WriteTransaction, commitLog: LMDB.Database) throws -> FeedTables {
+        FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName, flags: [.create]))
     }
 
     /// The tables of a database opened read-only; `nil` when no writer of this build created them yet.
-    static func openIfPresent(in txn: LMDB.ReadTransaction) throws -> FeedTables? {
+    static func openIfPresent(in txn: LMDB.ReadTransaction, commitLog: LMDB.Database) throws -> FeedTables? {
         do {
-            return FeedTables(feed: try txn.openDatabase(named: feedName), consumers: try txn.openDatabase(named: consumersName))
+            return FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName))
         } catch let error as LMDBError where error.code == .notFound {
             return nil
         }
@@ -89,9 +91,8 @@ enum ChangeFeedLog {
         }
         var commits: [FeedCommit] = []
         var expected = since + 1
-        try txn.forEach(in: tables.feed, from: SnapshotKey.bytes(expected)) { key, value in
-            guard key.count == 8 else { throw CanopyError(.corruptStore, "a change feed key is \(key.count) bytes, not 8", path: path) }
-            let snapshot = key.loadBigEndianUInt64(at: 0)
+        try txn.forEach(in: tables.feed, from: FeedRecord.key(expected)) { key, value in
+            guard let snapshot = FeedRecord.snapshot(ofKey: key) else { return true }  // a notification
             if snapshot > current { return false }
             guard snapshot == expected else {
                 if commits.isEmpty {

@@ -18,7 +18,7 @@ extension Database {
     /// ``changes(since:pollInterval:batchSize:)``). Recorded in the database, so every process writing it records the
     /// feed from then on, whatever options it opened the database with. Does nothing when the feed is already on.
     ///
-    /// A commit then also writes its rows' object and metadata bytes once more (in `canopy.feed`); the feed keeps the
+    /// A commit then also writes its rows' object and metadata bytes once more (next to its commit log entry); the feed keeps the
     /// last ``DatabaseOptions/commitLogLimit`` commits, and more while a consumer's checkpoint holds them.
     /// - Returns: the snapshot the feed starts after (its first record is the commit after it).
     /// - Throws: ``CanopyError/Code/readOnly`` on a read-only database.
@@ -37,7 +37,7 @@ extension Database {
     public func disableChangeFeed() throws {
         try feedWrite { txn, feed in
             _ = try txn.writeStorage.delete(ChangeFeedLog.enabledKey, in: txn.tables.info)
-            try txn.writeStorage.empty(feed.feed)
+            try txn.deleteFeedRecords(in: feed, through: .max)
             try txn.writeStorage.empty(feed.consumers)
         }
     }

@@ -1,5 +1,5 @@
-/// The stored form of a ``FeedCommit`` in `canopy.feed` (snapshot, 8 bytes big-endian → record): the one place the
-/// feed's records are encoded and decoded.
+/// The stored form of a ``FeedCommit`` in the commit log, `canopy.commits` (``key(_:)`` → record): the one place the
+/// feed's records and keys are encoded and decoded.
 ///
 /// `version (1 B) · snapshot (8 B) · varint(change count) · changes`, each change
 /// `kind (1 B) · string(collection) · string(key)`, and for a `set` also
@@ -7,6 +7,19 @@
 /// + bytes, as in the commit log).
 enum FeedRecord {
     static let version: UInt8 = 1
+    /// The byte after the snapshot in a feed record's key (a notification's key is the snapshot alone).
+    static let keySuffix: UInt8 = 0x46  // "F"
+
+    /// The key of snapshot `snapshot`'s record: the snapshot (8 bytes big-endian), then ``keySuffix``.
+    static func key(_ snapshot: UInt64) -> [UInt8] {
+        SnapshotKey.bytes(snapshot) + [keySuffix]
+    }
+
+    /// The snapshot of a feed record's key; `nil` for another key of the commit log.
+    static func snapshot(ofKey key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == 9, key[8] == keySuffix else { return nil }
+        return key.loadBigEndianUInt64(at: 0)
+    }
 
     private static func byte(of kind: FeedChange.Kind) -> UInt8 {
         switch kind {

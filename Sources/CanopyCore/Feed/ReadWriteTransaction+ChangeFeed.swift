@@ -27,7 +27,7 @@ extension ReadWriteTransaction {
             }
         }
         let snapshot = notification.snapshot
-        try writeStorage.put(FeedRecord.encode(FeedCommit(snapshot: snapshot, changes: changes)), forKey: SnapshotKey.bytes(snapshot),
+        try writeStorage.put(FeedRecord.encode(FeedCommit(snapshot: snapshot, changes: changes)), forKey: FeedRecord.key(snapshot),
                              in: feedTables.feed)
         if snapshot % ChangeFeedLog.pruneInterval == 0 { try pruneChangeFeed(feedTables, snapshot: snapshot) }
     }
@@ -61,12 +61,20 @@ extension ReadWriteTransaction {
         floor = max(floor, hardFloor)
         core.reportFeedConsumers(consumers, snapshot: snapshot, limit: consumerLimit)
         guard floor > 0 else { return }
-        let last = SnapshotKey.bytes(floor)
+        try deleteFeedRecords(in: feedTables, through: floor)
+    }
+
+    /// Deletes the feed's records of snapshots up to `last` (all of them with `.max`), leaving the notifications.
+    func deleteFeedRecords(in feedTables: FeedTables, through last: UInt64) throws {
         try writeStorage.withCursor(in: feedTables.feed) { cursor in
             var entry = try cursor.first()
-            while let current = entry, current.key.lexicographicallyPrecedes(last) || current.key.elementsEqual(last) {
-                try cursor.deleteCurrent()
-                entry = try cursor.current()
+            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
+                if FeedRecord.snapshot(ofKey: current.key) != nil {
+                    try cursor.deleteCurrent()
+                    entry = try cursor.current()
+                } else {
+                    entry = try cursor.next()
+                }
             }
         }
     }

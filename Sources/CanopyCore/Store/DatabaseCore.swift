@@ -142,14 +142,14 @@ final class DatabaseCore: Sendable {
         do {
             if options.readOnly {
                 tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
-                feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn) }
+                feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn, commitLog: tables.commits) }
                 initialState = try environment.read { txn in try Self.readState(txn, tables) }
                 try environment.read { txn in try Self.checkFormat(txn, tables, path: path) }
             } else {
                 (tables, initialState, feedTables) = try environment.write { txn in
                     try Self.refuseForeignEnvironment(txn, path: path, options: options)
                     let tables = try StoreTables.open(in: txn, create: true)
-                    let feedTables = try FeedTables.create(in: txn)
+                    let feedTables = try FeedTables.create(in: txn, commitLog: tables.commits)
                     let format = try txn.value(forKey: Array("format".utf8), in: tables.info)
                     if format == nil {
                         try txn.put(Array(StoreTables.formatTag.utf8), forKey: Array("format".utf8), in: tables.info)

@@ -99,6 +99,12 @@ extension ReadTransaction {
             return true
         }
         try storage.forEach(in: tables.commits) { key, value in
+            if let feedSnapshot = FeedRecord.snapshot(ofKey: key) {
+                do { _ = try FeedRecord.decode(value, snapshot: feedSnapshot, path: core.path) } catch {
+                    report("the change feed record of snapshot \(feedSnapshot) is malformed")
+                }
+                return true
+            }
             let snapshot = key.count == 8 ? key.loadBigEndianUInt64(at: 0) : 0
             do { _ = try CommitNotification(decoding: value) } catch { report("the commit log entry of snapshot \(snapshot) is malformed") }
             return true
