@@ -17,7 +17,7 @@ import Glibc
 // Options (environment): XPROC_COMMITS (default 400), XPROC_INTERVAL_MS (default 5), XPROC_IDLE_SECONDS (default 3),
 // XPROC_OVERHEAD_COMMITS (default 2000).
 
-struct Entry: Codable, Sendable {
+struct Entry: Codable, Sendable, BinaryCodecSynthesizedDecoding {
     var number: Int
     var part: String
 }
