@@ -26,8 +26,8 @@ let entries = TypedCollection<Entry, NoMetadata>("entries")
 
 func makeView() -> View {
     View(name: "by-part",
-         grouping: .byObject(Entry.self) { _, _, entry in entry.part },
-         sorting: .byObject(Entry.self) { _, _, _, entry in SortKey(.ascending(entry.number)) },
+         grouping: .byObject(entries) { _, entry in entry.part },
+         sorting: .byObject(entries) { _, _, entry in SortKey(.ascending(entry.number)) },
          versionTag: "1")
 }
 
