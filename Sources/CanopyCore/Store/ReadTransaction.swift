@@ -204,7 +204,10 @@ public class ReadTransaction {
     @inline(__always)
     final func checkCachedRead(_ collection: String, _ codec: any Codec) throws {
         guard isActive else { throw endedError() }
-        if let record = try collectionRecord(collection) { try checkCodec(record, codec, collection: collection) }
+        guard let record = try collectionRecord(collection) else { return }
+        // The common case without a call through the existential: the binary codec, recorded for the collection.
+        if Swift.type(of: codec) == BinaryCodec.self, record.codec == BinaryCodec.codecName { return }
+        try checkCodec(record, codec, collection: collection)
     }
 
     /// ``object(forKey:in:)`` past the cache. Apart, so that the hit path has no optional of the generic type (which,
