@@ -124,7 +124,7 @@ func runNestedChecks(_ database: Database) throws {
     outcome("readWrite-in-readWrite-other") { try first.readWrite { _ in try second.readWrite(write) } }
     outcome("read-in-readWrite-same") { try first.readWrite { _ in try first.read { _ in } } }
     let another = View(name: "another", grouping: .byKey { _, key in key }, sorting: .byKey { _, _, key in SortKey(key) })
-    outcome("register-in-readWrite") { try first.readWrite { _ in try database.register(another) } }
+    outcome("register-in-readWrite") { try first.readWrite { _ in _ = try database.register(another) } }
     outcome("unregister-in-readWrite") { try first.readWrite { _ in try database.unregisterExtension(named: "entries-by-part") } }
     outcome("observer-read-in-observer-read") { try observer.read { _ in try observer.read { _ in } } }
     outcome("observer-advance-in-observer-read") { try observer.read { _ in _ = try observer.advance() } }

@@ -80,6 +80,23 @@ extension ReadTransaction {
         return (state.snapshot, state.extensionSnapshots)
     }
 
+    /// Throws ``CanopyError/Code/staleView`` when the stored state of extension `name` lags this transaction's
+    /// snapshot: rows were written by a process that did not register it, so reading it would show them missing or
+    /// misplaced. Reads through a registered extension call it; in a read-write transaction it never throws (the
+    /// transaction brought every registered extension up to date when it began).
+    ///
+    /// Cost: the store's state record is decoded once per snapshot and process, then a dictionary lookup.
+    public func requireCurrentExtension(named name: String) throws {
+        if self is ReadWriteTransaction { return }
+        let extensionSnapshot = try core.extensionSnapshots(at: snapshot) { try DatabaseCore.readState(storage, tables) }[name]
+        if let extensionSnapshot, extensionSnapshot >= snapshot { return }
+        let consistent = extensionSnapshot.map { "is consistent with snapshot \($0)" } ?? "has no stored state"
+        throw CanopyError(
+            .staleView,
+            "the extension '\(name)' \(consistent) but this transaction reads snapshot \(snapshot): rows were written by a process that did not register it, so it would show them missing or misplaced. This process registers it: any write transaction brings it up to date first, or call Database.catchUpExtensions(), then read again",
+            path: core.path, extensionName: name)
+    }
+
     /// The stored key of row `id`, or `nil` when its collection was never written.
     /// - Throws: ``CanopyError/Code/keyTooLong`` when the key cannot be stored.
     public func storedRowKey(for id: RowID) throws -> StoredRowKey? {
