@@ -73,8 +73,8 @@ extension ReadTransaction {
     }
 
     /// The snapshot each recorded extension's stored state is consistent with (absent for one that has none), and the
-    /// store's snapshot: an extension whose snapshot is below the store's is stale and is rebuilt at its next
-    /// registration.
+    /// store's snapshot: an extension whose snapshot is below the store's is stale until a process that registers it
+    /// brings it up to date (from the commit log, or by a rebuild) at its registration or next write.
     public func extensionSnapshots() throws -> (store: UInt64, extensions: [String: UInt64]) {
         let state = try DatabaseCore.readState(storage, tables)
         return (state.snapshot, state.extensionSnapshots)
