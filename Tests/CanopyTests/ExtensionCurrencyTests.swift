@@ -187,6 +187,20 @@ struct ExtensionCurrencyTests {
         }
     }
 
+    @Test("A view another process created after this one opened the database registers here with a read", .timeLimit(.minutes(5)))
+    func viewCreatedElsewhereRegistersWithARead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        try Self.seed(database)
+        try Self.runWriter(path, ["--commits", "2", "--with-view"])
+        let snapshot = try database.currentSnapshot()
+        #expect(try database.register(crashWriterView()) == .current)
+        #expect(try database.currentSnapshot() == snapshot)
+        #expect(try database.newConnection().read { txn in try txn.view("entries-by-part").count() } == 12)
+    }
+
     static func registerAll(_ database: Database) throws -> [RegistrationOutcome] {
         [try database.register(crashWriterView()), try database.register(evenOnly()), try database.register(byNumber())]
     }

@@ -54,7 +54,7 @@ extension ReadTransaction {
         let table = ExtensionTable<K, V>(database: database, name: name, extensionName: extensionName)
         do {
             _ = try storage.statistics(of: database)
-        } catch let error as LMDBError where error.code == .invalid {
+        } catch let error as LMDBError where error.code == .invalidArgument {
             throw CanopyError(
                 .extensionFailed,
                 "the table '\(name)' was opened after this read transaction began (it was created after the database was opened); read it in a new transaction",

@@ -163,12 +163,26 @@ public final class Database: Sendable {
         }
         let connection = maintenanceConnection()
         // The read: an unchanged definition with a current state that passes its check is registered without a write.
-        let checked: StoredStateCheck? = try connection.read { txn in
-            guard let record = try txn.extensionRecords().first(where: { $0.name == ext.name }),
-                  record.versionTag == ext.versionTag, record.kind == ext.kind, record.options == ext.options else { return nil }
-            let snapshots = try txn.extensionSnapshots()
-            guard snapshots.extensions[ext.name] == snapshots.store else { return nil }
-            return try ext.checkStoredState(in: txn)
+        let check = {
+            try connection.read { txn -> StoredStateCheck? in
+                guard let record = try txn.extensionRecords().first(where: { $0.name == ext.name }),
+                      record.versionTag == ext.versionTag, record.kind == ext.kind, record.options == ext.options else { return nil }
+                let snapshots = try txn.extensionSnapshots()
+                guard snapshots.extensions[ext.name] == snapshots.store else { return nil }
+                return try ext.checkStoredState(in: txn)
+            }
+        }
+        // The extension's tables may have been created (by another process) after this process opened the database:
+        // each attempt opens the handle of one more of them, which serves the transactions that begin afterwards.
+        var checked: StoredStateCheck?
+        var attempts = 0
+        while true {
+            do {
+                checked = try check()
+                break
+            } catch let error as CanopyError where error.code == .extensionFailed && attempts < 16 {
+                attempts += 1
+            }
         }
         if checked == .usable {
             try core.addExtensionIfAbsent(ext)
