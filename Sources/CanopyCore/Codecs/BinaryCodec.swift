@@ -44,7 +44,7 @@ import Foundation
 ///
 /// Every value is decoded through its type's `init(from:)`, unless the type opts in to the fast path for flat structs
 /// with ``BinaryCodecSynthesizedDecoding``: a struct of strings, numbers, Bools and Dates whose `Decodable` is the
-/// synthesized one is then decoded by writing the values straight into the struct (about twice as fast). The marker is
+/// synthesized one is then decoded by writing the values straight into the struct, without `init(from:)`. The marker is
 /// a promise the codec cannot check from values; a type whose `init(from:)` changes, checks or defaults what it reads
 /// must not conform.
 ///

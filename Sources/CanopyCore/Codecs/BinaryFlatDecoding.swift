@@ -25,8 +25,8 @@ import Synchronization
 /// the type is exactly what the `Decodable` conformance the compiler synthesizes for a struct does — each stored
 /// property, in declaration order, decoded under its own name from one keyed container and stored as read.
 ///
-/// The codec then writes the values straight into the struct without calling `init(from:)` (about twice as fast for
-/// small structs). It cannot check the promise from values: a type whose `init(from:)` changes what it reads
+/// The codec then writes the values straight into the struct without calling `init(from:)`, containers or coding
+/// keys. It cannot check the promise from values: a type whose `init(from:)` changes what it reads
 /// (lowercases, trims, clamps), validates it or fills defaults must not conform, or its values would be read without
 /// those changes. Types that don't conform — the default — are always decoded through `init(from:)`. A conforming
 /// type that does not fit the fast path (a property that is not a string, an integer, a floating-point number, a Bool
