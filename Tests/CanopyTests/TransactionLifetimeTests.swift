@@ -46,6 +46,24 @@ struct TransactionLifetimeTests {
         }
     }
 
+    @Test("A read-write transaction kept past its closure refuses reads of the values it wrote (cached by the write)")
+    func endedWriteTransactionRefusesCachedReads() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            var escaped: ReadWriteTransaction?
+            try connection.readWrite { txn throws in
+                try txn.set(Note(title: "written"), forKey: "k", in: notes, metadata: NoteInfo(color: "red"))
+                escaped = txn
+            }
+            #expect(connection.cachedCounts.objects == 1)
+            let txn = try #require(escaped)
+            let object = #expect(throws: CanopyError.self) { _ = try txn.object(forKey: "k", in: notes) }
+            #expect(object?.code == .transactionEnded)
+            let metadata = #expect(throws: CanopyError.self) { _ = try txn.metadata(forKey: "k", in: notes) }
+            #expect(metadata?.code == .transactionEnded)
+        }
+    }
+
     @Test("A view reader kept past its transaction's closure throws transactionEnded, even for counts held in memory")
     func endedViewReaderRefusesReads() throws {
         try withDatabase { database, _ in
