@@ -527,6 +527,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         try writeStorage.commit()
         storeState = state
+        core.rememberExtensionSnapshots(state)
         core.remember(newCollections)
         for (name, record) in newCollections { cacheState.collections[name] = record }
         cacheState.cacheSnapshot = snapshot
