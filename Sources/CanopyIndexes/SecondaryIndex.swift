@@ -13,7 +13,7 @@ import Synchronization
 /// - `rows`: the row's stored key → its escaped value, to find the old entry when the row changes or goes.
 ///
 /// ```swift
-/// let byDue = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-due", Reminder.self) { _, _, reminder in
+/// let byDue = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-due", reminders) { _, reminder in
 ///     Int64(reminder.due.timeIntervalSince1970)
 /// }
 /// try database.register(byDue)
@@ -64,21 +64,34 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         self.dependsOnMetadata = dependsOnMetadata
     }
 
-    /// An index of the objects of type `Object`, by the value `value` returns (`nil` leaves the row out).
-    public static func byObject<Object: Decodable & SendableMetatype>(
-        name: String, versionTag: String = "1", collections: Set<String>? = nil, _ type: Object.Type,
-        _ value: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) throws -> ValueCoding.Value?
+    /// An index of the objects of `collection` (and only of them), by the value `value` returns (`nil` leaves the row
+    /// out). For rows of several collections, use ``init(name:versionTag:collections:dependsOnObject:dependsOnMetadata:indexer:)``
+    /// and decode each row by its collection (``IndexedRow/object(in:)``).
+    public static func byObject<Object, Metadata>(
+        name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>,
+        _ value: @escaping @Sendable (_ key: String, _ object: Object) throws -> ValueCoding.Value?
     ) -> SecondaryIndex where ValueCoding.Value: SendableMetatype {
-        SecondaryIndex(name: name, versionTag: versionTag, collections: collections) { row in
-            try value(row.id.collection, row.id.key, try row.object(as: Object.self))
+        SecondaryIndex(name: name, versionTag: versionTag, collections: [collection.name]) { row in
+            try value(row.id.key, try row.object(in: collection))
         }
     }
 
-    /// The collections, as JSON.
+    /// What the index declares besides its indexer — the collections indexed, what the value reads — as JSON with
+    /// sorted keys (through `Codable`); a difference at registration rebuilds the index, as a new version tag does.
     public var options: String {
-        guard let collections else { return "{}" }
-        return "{\"collections\":[\(collections.sorted().map { "\"\($0)\"" }.joined(separator: ","))]}"
+        ExtensionOptionsCoding.encode(Definition(collections: collections?.sorted(), dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata))
     }
+
+    /// The recorded form of ``options``.
+    struct Definition: Codable {
+        var collections: [String]?
+        var dependsOnObject: Bool
+        var dependsOnMetadata: Bool
+    }
+
+    /// How many indexed rows (the first in stored-key order) and rows of the indexed collections the registration's
+    /// check recomputes.
+    static var spotCheckRows: Int { 256 }
 
     func openedTables() throws -> Tables {
         guard let tables = tables.withLock({ $0 }) else {
@@ -110,6 +123,39 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             try opened.entries.put([], forKey: key, in: transaction, appending: true)
         }
         transaction.markWritten()
+    }
+
+    /// Opens the stored tables without writing and recomputes the value of the first rows (in stored-key order) of
+    /// the indexed collections: a stored value that differs, or a row indexed that the indexer now leaves out (or the
+    /// reverse), means the indexer changed without a new version tag, and the registration rebuilds the index. Rows
+    /// whose indexer throws are skipped.
+    public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
+        let opened: Tables
+        if transaction is ReadWriteTransaction, let existing = tables.withLock({ $0 }) {
+            opened = existing
+        } else {
+            guard let entries = try transaction.existingTable("entries", of: name, keys: BytesCoding.self, values: BytesCoding.self),
+                  let rows = try transaction.existingTable("rows", of: name, keys: StoredRowKeyCoding.self, values: BytesCoding.self) else {
+                return .rebuild(because: "its tables are missing")
+            }
+            opened = Tables(entries: entries, rows: rows)
+            tables.withLock { $0 = opened }
+        }
+        var checked = 0
+        var problem: String?
+        try transaction.scanRows(inCollections: collections) { stored in
+            checked += 1
+            let row = IndexedRow(id: stored.id, source: .stored(stored, transaction))
+            let value: ValueCoding.Value?
+            do { value = try indexer(row) } catch { return checked < Self.spotCheckRows }  // cannot be compared: skipped
+            let storedValue = try opened.rows.value(forKey: stored.storedKey, in: transaction)
+            if storedValue != value.map({ Self.escaped($0) }) {
+                problem = value == nil ? "row \(stored.id) is indexed but the indexer now leaves it out"
+                    : "row \(stored.id) has another value than the indexer gives"
+            }
+            return problem == nil && checked < Self.spotCheckRows
+        }
+        return problem.map { .rebuild(because: $0) } ?? .usable
     }
 
     /// The per-transaction writer.
@@ -144,6 +190,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// The value indexed for row `id`, or `nil` when the row is not in the index.
     public func value(of id: RowID, in transaction: ReadTransaction) throws -> ValueCoding.Value? {
+        try transaction.requireCurrentExtension(named: name)
         guard let rowKey = try transaction.storedRowKey(for: id), let escaped = try openedTables().rows.value(forKey: rowKey, in: transaction) else {
             return nil
         }
@@ -152,7 +199,8 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// The number of rows in the index.
     public func count(in transaction: ReadTransaction) throws -> Int {
-        try openedTables().rows.count(in: transaction)
+        try transaction.requireCurrentExtension(named: name)
+        return try openedTables().rows.count(in: transaction)
     }
 
     private func rowIDs(from lower: ValueCoding.Value, through upper: ValueCoding.Value, in transaction: ReadTransaction, limit: Int) throws -> [RowID] {
@@ -163,6 +211,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     func entries(
         from lower: ValueCoding.Value, in transaction: ReadTransaction, limit: Int, while accept: (ValueCoding.Value) -> Bool
     ) throws -> [(value: ValueCoding.Value, id: RowID)] {
+        try transaction.requireCurrentExtension(named: name)
         var result: [(ValueCoding.Value, RowID)] = []
         guard limit > 0 else { return [] }
         let start = Self.escaped(lower)
@@ -270,6 +319,16 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             for row in rows { try didRemove(row) }
         }
 
+        /// Re-indexes each missed row from its current values (the `rows` table finds its old entry); whole
+        /// collections removed in the gap: a rebuild.
+        func catchUp(_ missed: MissedWrites) throws -> Bool {
+            if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
+            for row in missed.rows where index.indexes(row.id.collection) {
+                if let current = row.current { try reindex(current) } else { try remove(row.storedKey) }
+            }
+            return true
+        }
+
         func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
         func didCommit(snapshot: UInt64) {}
         func didRollback() {}
@@ -308,6 +367,30 @@ public struct IndexedRow {
     /// The row's address.
     public let id: RowID
     let source: Source
+
+    /// The codec recorded for the row's collection.
+    public var codecName: String {
+        switch source {
+        case .written(let row): row.codecName
+        case .stored(let row, _): row.codecName
+        }
+    }
+
+    /// The object, decoded through `collection` (its types and codec).
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
+    ///   ``object(as:)`` throws.
+    public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
+        try collection.checkRow(id, codecName: codecName)
+        return try object(as: Object.self)
+    }
+
+    /// The metadata, decoded through `collection`, or `nil` when the row has none.
+    /// - Throws: as ``object(in:)``.
+    public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        try collection.checkRow(id, codecName: codecName)
+        return try metadata(as: Metadata.self)
+    }
 
     /// The object as `T`.
     /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when it is not a `T`.

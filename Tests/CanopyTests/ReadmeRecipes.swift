@@ -85,7 +85,7 @@ func recipeRequestHandler(database: Database, id: String) async throws -> Remind
 func recipeIndex(database: Database, connection: Connection) throws -> [String] {
     let reminders = recipeReminders
     // RECIPE index BEGIN
-    let byPriority = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-priority", Reminder.self) { _, _, reminder in
+    let byPriority = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-priority", reminders) { _, reminder in
         Int64(reminder.priority)
     }
     try database.register(byPriority)

@@ -37,8 +37,8 @@ struct ReadmeRecipesTests {
         defer { directory.remove() }
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
         try database.register(View(
-            name: "by-list", grouping: .byObject(Reminder.self) { _, _, reminder in reminder.list },
-            sorting: .byObject(Reminder.self) { _, _, key, _ in SortKey(key) }))
+            name: "by-list", grouping: .byObject(recipeReminders) { _, reminder in reminder.list },
+            sorting: .byObject(recipeReminders) { _, key, _ in SortKey(key) }))
         let connection = database.newConnection()
         try await connection.readWrite { txn in
             for number in 0..<count {

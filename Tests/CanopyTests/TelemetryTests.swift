@@ -27,8 +27,8 @@ struct TelemetryTests {
     @Test func metricsMoveWithCommitsRebuildsAndObservers() throws {
         try withObservedDatabase { database, metrics, _ in
             let dimensions = [("path", database.path)]
-            let view = View(name: "by-title", grouping: .byObject(Note.self) { _, _, note in "all" },
-                            sorting: .byObject(Note.self) { _, _, _, note in SortKey(note.title) })
+            let view = View(name: "by-title", grouping: .byObject(notes) { _, _ in "all" },
+                            sorting: .byObject(notes) { _, _, note in SortKey(note.title) })
             try database.register(view)
             #expect(try metrics.expectCounter("canopy_extension_rebuilds_total", dimensions).totalValue == 1)
 
@@ -57,8 +57,8 @@ struct TelemetryTests {
         // A tiny map, so that writing grows it.
         let options = DatabaseOptions(durability: .none, initialMapSize: 1 << 20)
         try withObservedDatabase(options: options) { database, _, logs in
-            let view = View(name: "by-title", grouping: .byObject(Note.self) { _, _, _ in "all" },
-                            sorting: .byObject(Note.self) { _, _, _, note in SortKey(note.title) })
+            let view = View(name: "by-title", grouping: .byObject(notes) { _, _ in "all" },
+                            sorting: .byObject(notes) { _, _, note in SortKey(note.title) })
             try database.register(view)
             let rebuilt = logs.entries.filter { $0.message.description == "rebuilding an extension" }
             #expect(rebuilt.count == 1)

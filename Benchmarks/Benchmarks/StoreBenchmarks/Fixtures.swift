@@ -17,7 +17,7 @@ final class CanopyStore {
     let directory: TemporaryDirectory
     private(set) var database: Database!
     private(set) var connection: Connection!
-    let collection = TypedCollection<BenchRecord, NoMetadata>("records")
+    let collection = benchRecords
     /// The workload's random numbers, carried from one iteration to the next.
     var generator = XorShift()
     /// How many iterations ran (to give updates new values).
@@ -41,6 +41,16 @@ final class CanopyStore {
         } catch {
             fatalError("cannot set up the Canopy database in \(directory.path): \(error)")
         }
+    }
+
+    /// Closes the database and opens it again, as a new process would (nothing registered, caches empty).
+    func reopen() throws {
+        let options = database.options
+        let cacheLimit = connection.options.objectCacheLimit
+        connection = nil
+        database = nil
+        database = try Database(path: directory.child("db"), options: options)
+        connection = database.newConnection(options: ConnectionOptions(objectCacheLimit: cacheLimit))
     }
 
     /// Releases the connection and the database (closing the LMDB environment), then removes the directory.

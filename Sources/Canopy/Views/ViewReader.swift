@@ -3,9 +3,10 @@ extension ReadTransaction {
     /// own changes so far).
     /// In a process that did not register the view, a read transaction reads it from its stored tables, as
     /// ``persistedView(_:allowingStale:)`` does.
-    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
-    ///   (in a read-write transaction) or recorded in the database; ``/CanopyCore/CanopyError/Code/staleView`` when an
-    ///   unregistered view's stored state lags the store.
+    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
+    ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when the view's
+    ///   stored state lags the store (another process wrote rows without registering it): registered here, it is
+    ///   brought up to date by this process's next write transaction or ``Database/catchUpExtensions()``.
     public func view(_ name: String) throws -> ViewReader {
         guard let view = registeredExtension(named: name, as: View.self) else {
             // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
@@ -16,13 +17,15 @@ extension ReadTransaction {
         if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
             return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
         }
+        try requireCurrentExtension(named: name)
         return ViewReader(view: view, index: try view.index(in: self), transaction: self, tables: try view.tables)
     }
 }
 
 /// Reads one view inside one transaction: groups, counts, rows by position, positions of rows.
 ///
-/// Valid only inside the transaction it came from. Position queries don't scan groups: they use the view's counted
+/// Valid only inside the transaction it came from: once that transaction's closure has returned, every call throws
+/// ``CanopyError/Code/transactionEnded``. Position queries don't scan groups: they use the view's counted
 /// page directory and read one page.
 public struct ViewReader {
     let view: View
@@ -39,19 +42,30 @@ public struct ViewReader {
 
     /// The names of the groups that hold at least one row, sorted by their UTF-8 bytes.
     public func groups() throws -> [String] {
-        index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        try transaction.checkActive()
+        return index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// The number of non-empty groups.
-    public func numberOfGroups() throws -> Int { index.groups.count }
+    public func numberOfGroups() throws -> Int {
+        try transaction.checkActive()
+        return index.groups.count
+    }
 
     /// The number of rows in `group` (0 for a group that is empty or unknown).
-    public func count(inGroup group: String) throws -> Int { index.groups[group]?.count ?? 0 }
+    public func count(inGroup group: String) throws -> Int {
+        try transaction.checkActive()
+        return index.groups[group]?.count ?? 0
+    }
 
     /// The number of rows in the whole view.
-    public func count() throws -> Int { index.totalCount }
+    public func count() throws -> Int {
+        try transaction.checkActive()
+        return index.totalCount
+    }
 
     func page(_ id: UInt64) throws -> ViewPage {
+        try transaction.checkActive()
         if let writer { return try writer.page(id) }
         return try tables.readPage(id, transaction)
     }
