@@ -377,8 +377,8 @@ public struct IndexedRow {
     }
 
     /// The object, decoded through `collection` (its types and codec).
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
-    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
         try collection.checkRow(id, codecName: codecName)

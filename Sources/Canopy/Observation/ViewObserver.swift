@@ -205,10 +205,10 @@ public final class ViewObserver: @unchecked Sendable {
     /// (``ViewChangeset/isReload``).
     ///
     /// A view registered in this process that another process left stale (it wrote rows without registering the view)
-    /// is brought up to date first (``Database/catchUpExtensions()``), and the changeset reports those rows.
+    /// is brought up to date first (``/CanopyCore/Database/catchUpExtensions()``), and the changeset reports those rows.
     ///
-    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was
-    ///   unregistered; ``CanopyError/Code/staleView`` when another process wrote without the view registered and this
+    /// - Throws: what reading the view throws; ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when the view was
+    ///   unregistered; ``/CanopyCore/CanopyError/Code/staleView`` when another process wrote without the view registered and this
     ///   process does not register it either (a tool): the observer stays at its snapshot, and a later advance, once
     ///   a process that registers the view has brought it up to date, reports every change since.
     @discardableResult

@@ -19,7 +19,7 @@ import Synchronization
 /// try database.register(agenda)
 /// ```
 ///
-/// The typed forms of grouping and sorting take a ``TypedCollection``: the view then holds only that collection's rows
+/// The typed forms of grouping and sorting take a ``/CanopyCore/TypedCollection``: the view then holds only that collection's rows
 /// (its ``viewOptions`` allow only it), so a write to another collection never reaches a closure that would fail to
 /// decode it. A view over several collections groups and sorts with ``ViewGrouping/byRow(_:)`` and
 /// ``ViewSorting/byRow(_:)``.
@@ -29,7 +29,7 @@ import Synchronization
 /// closures against a sample of stored entries, so a changed closure without a new tag is rebuilt rather than kept.
 /// A view that missed writes (the database was written by a process that did not register it) is caught up from the
 /// commit log — at registration, or at the start of this process's next write — or rebuilt; a read through it
-/// meanwhile throws ``CanopyError/Code/staleView`` rather than show rows in the wrong place.
+/// meanwhile throws ``/CanopyCore/CanopyError/Code/staleView`` rather than show rows in the wrong place.
 public final class View: StoreExtension {
     enum Source: Sendable {
         case closures(ViewGrouping, ViewSorting)
