@@ -50,6 +50,8 @@ extension CanopyCommand {
                     last = since ?? 0
                 }
                 try await stream(db, after: &last)
+            } catch let error as CanopyError where error.code == .changeFeedDisabled {
+                throw CLIFailure(.failed, "\(error.code): the change feed is not enabled on this database; enable it in the app (Database.enableChangeFeed()) or here with --enable (needs write access). From then on every commit is recorded with its values")
             } catch let error as CanopyError {
                 throw CLIFailure(.failed, "\(error.code): \(error.message)")
             }
