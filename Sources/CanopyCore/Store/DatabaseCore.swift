@@ -13,6 +13,8 @@ final class DatabaseCore: Sendable {
     let options: DatabaseOptions
     let path: String
     let maxKeySize: Int
+    /// The records sealed when this open upgraded the file from `canopy/3` (see ``FormatUpgrade``), or `nil`.
+    let upgradedRecordCount: Int?
 
     /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
     let writeLock = NSLock()
@@ -68,6 +70,12 @@ final class DatabaseCore: Sendable {
             registry[canonical] = Weak(core: core)
             return core
         }
+    }
+
+    /// The core open on `path` (canonical) in this process, if any (`nil` while the registry is busy: this serves
+    /// error messages, which must never wait for the lock of an open in progress).
+    static func openCore(path: String) -> DatabaseCore? {
+        registry.withLockIfAvailable { $0[path]?.core } ?? nil
     }
 
     /// Creates the database directory if needed (not its parents) and returns its absolute, resolved path.
@@ -132,27 +140,32 @@ final class DatabaseCore: Sendable {
 
         let tables: StoreTables
         var initialState = StoreState()
+        var upgraded: Int?
         do {
             if options.readOnly {
                 tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
+                try environment.read { txn in try Self.checkFormat(txn, tables, path: path, readOnly: true) }
                 initialState = try environment.read { txn in try Self.readState(txn, tables) }
-                try environment.read { txn in try Self.checkFormat(txn, tables, path: path) }
             } else {
-                (tables, initialState) = try environment.write { txn in
+                (tables, initialState) = try Self.writeGrowingMap(environment, options: options, path: path) { txn in
                     try Self.refuseForeignEnvironment(txn, path: path, options: options)
                     let tables = try StoreTables.open(in: txn, create: true)
-                    let format = try txn.value(forKey: Array("format".utf8), in: tables.info)
-                    if format == nil {
-                        try txn.put(Array(StoreTables.formatTag.utf8), forKey: Array("format".utf8), in: tables.info)
+                    switch try tables.format(in: txn) {
+                    case nil:
+                        try tables.writeFormat(in: txn)
                         try txn.put(StoreState().encoded, forKey: Array("state".utf8), in: tables.info)
-                    } else {
-                        try Self.checkFormat(txn, tables, path: path)
+                    case StoreTables.upgradableFormatTag?:
+                        upgraded = try FormatUpgrade.upgrade(txn, tables: tables)
+                    default:
+                        try Self.checkFormat(txn, tables, path: path, readOnly: false)
                     }
                     return (tables, try Self.readState(txn, tables))
                 }
             }
         } catch let error as CanopyError {
             throw error
+        } catch let error as LMDBError where error.code == .checksumMismatch {
+            throw StoredRecordDamage.error(error, path: path)
         } catch let error as LMDBError where error.code == .notFound {
             throw CanopyError(.foreignDatabase, "the directory holds an LMDB database that Canopy did not create (no Canopy format record)",
                               path: path, underlying: error)
@@ -164,6 +177,7 @@ final class DatabaseCore: Sendable {
         self.options = options
         self.path = path
         self.maxKeySize = environment.maxKeySize
+        self.upgradedRecordCount = upgraded
         self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
     }
 
@@ -190,13 +204,33 @@ final class DatabaseCore: Sendable {
             path: path)
     }
 
-    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String) throws {
-        let format = try txn.value(forKey: Array("format".utf8), in: tables.info).map { String(decoding: $0, as: UTF8.self) }
-        guard format == StoreTables.formatTag else {
+    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws {
+        let format = try tables.format(in: txn)
+        if format == StoreTables.formatTag { return }
+        if format == StoreTables.upgradableFormatTag && readOnly {
             throw CanopyError(
                 .incompatibleFormat,
-                "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)' (canopy/3 changed how views are stored). Nothing was changed: export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration)",
+                "the store format is '\(StoreTables.upgradableFormatTag)'; this build reads '\(StoreTables.formatTag)' (every record checksummed) and upgrades a '\(StoreTables.upgradableFormatTag)' file in place, in one transaction, when it opens it for writing. Opened read-only, nothing was changed: upgrade it with `canopy upgrade \(path)` (close the processes of older builds first), or open it read-write once",
                 path: path)
+        }
+        throw CanopyError(
+            .incompatibleFormat,
+            "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)' and upgrades '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
+            path: path)
+    }
+
+    /// Runs `body` in a write transaction of its own; when the map is full (an upgrade rewrites every record), grows
+    /// the map (doubling, up to the maximum) and runs it again.
+    private static func writeGrowingMap<R>(
+        _ environment: Environment, options: DatabaseOptions, path: String, _ body: (LMDB.WriteTransaction) throws -> R
+    ) throws -> R {
+        while true {
+            do {
+                return try environment.write(body)
+            } catch let error as LMDBError where error.code == .mapFull && environment.mapSize < options.maximumMapSize {
+                let current = environment.mapSize
+                try environment.setMapSize(min(options.maximumMapSize, current * 2))
+            }
         }
     }
 
