@@ -93,9 +93,15 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
         /// the file was changed outside LMDB. ``LMDBError/key`` names the value's key.
         public static let checksumMismatch = Code(rawValue: -30_700)
 
+        /// Not an LMDB code: the data file is shorter than the pages its meta page claims (a copy cut short, a
+        /// truncated file); the environment was not opened, since reading a missing page would end the process with
+        /// SIGBUS.
+        public static let fileTruncated = Code(rawValue: -30_701)
+
         /// LMDB's own description of the code (`mdb_strerror`).
         public var description: String {
             if self == .checksumMismatch { return "a stored value does not match its checksum" }
+            if self == .fileTruncated { return "the data file is truncated" }
             return String(cString: mdb_strerror(rawValue))
         }
     }

@@ -1,5 +1,13 @@
 import CLMDB
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A read-only LMDB transaction: a consistent snapshot of the environment.
 ///
 /// Obtained only inside ``Environment/read(_:)`` (or as the base class of a ``WriteTransaction``), and valid only
@@ -377,7 +385,12 @@ public final class WriteTransaction: ReadTransaction {
         let txn = try liveHandle
         handle = nil
         if !isChild { environment.transactionEnded() }
-        let rc = mdb_txn_commit(txn)
+        var rc = mdb_txn_commit(txn)
+        if rc == EIO, let cause = ShortWriteCause.diskFullCode(
+            dataFile: DataFileCheck.dataFilePath(environmentPath: environment.path, flags: environment.flags),
+            pageSize: environment.statistics().pageSize) {
+            rc = cause  // a write cut short by a full disk or the file size limit, not a failing disk
+        }
         if rc != 0 { throw failure(rc, "mdb_txn_commit", nil) }
     }
 }

@@ -125,6 +125,7 @@ final class DatabaseCore: Sendable {
                     flags: flags, mapSize: min(options.initialMapSize, options.maximumMapSize),
                     maxDatabases: options.maxTables, maxReaders: options.maxReaders, fileMode: options.fileMode))
         } catch let error as LMDBError {
+            if let damage = DamagedFile.error(opening: error, path: path) { throw damage }
             let what: String
             switch error.code {
             case .invalid: what = "the directory holds a file that is not an LMDB database"
@@ -166,7 +167,12 @@ final class DatabaseCore: Sendable {
             throw error
         } catch let error as LMDBError where error.code == .checksumMismatch {
             throw StoredRecordDamage.error(error, path: path)
+        } catch let error as LMDBError where error.code == .corrupted || error.code == .pageNotFound {
+            throw DamagedFile.damaged("LMDB found a broken page reading the store's records (\(error.code))", path: path, underlying: error)
         } catch let error as LMDBError where error.code == .notFound {
+            if DamagedFile.holdsCanopyTables(path: path) {
+                throw DamagedFile.damaged("its main table (reached through the meta pages) lists no Canopy format record", path: path, underlying: error)
+            }
             throw CanopyError(.foreignDatabase, "the directory holds an LMDB database that Canopy did not create (no Canopy format record)",
                               path: path, underlying: error)
         } catch {
@@ -184,7 +190,6 @@ final class DatabaseCore: Sendable {
     /// Throws ``CanopyError/Code/foreignDatabase`` when the environment holds data but no Canopy format record —
     /// an LMDB database of another program, which Canopy must not add its tables to — unless the options allow it.
     private static func refuseForeignEnvironment(_ txn: LMDB.WriteTransaction, path: String, options: DatabaseOptions) throws {
-        guard !options.adoptForeignEnvironment else { return }
         let main = try txn.openDatabase(named: nil)
         var foreignNames: [String] = []
         var hasCanopyInfo = false
@@ -197,7 +202,12 @@ final class DatabaseCore: Sendable {
         }
         if hasCanopyInfo { return }
         let count = try txn.count(of: main)
-        guard count > 0 else { return }
+        if DamagedFile.holdsCanopyTables(path: path) {
+            // Canopy's tables are in the file but not in the main table its meta page leads to: damage, not a new
+            // or foreign environment (initializing or adopting it would write into the broken file).
+            throw DamagedFile.damaged("its main table (reached through the meta pages) lists \(count == 0 ? "no tables" : "no Canopy format record")", path: path)
+        }
+        guard !options.adoptForeignEnvironment, count > 0 else { return }
         throw CanopyError(
             .foreignDatabase,
             "the directory holds an LMDB database that Canopy did not create (\(count) entries in its main table, such as \(foreignNames.map { "'\($0)'" }.joined(separator: ", "))) and no Canopy format record; Canopy leaves it untouched. Open another directory, or set DatabaseOptions.adoptForeignEnvironment to add Canopy's tables to it",

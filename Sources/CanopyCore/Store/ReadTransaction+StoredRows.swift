@@ -15,7 +15,7 @@ extension ReadTransaction {
         guard let record = try collectionRecord(collection) else { return }
         let prefix = RowKey.prefix(collectionID: record.id)
         let start = after.map { prefix + Array($0.utf8) + [0] } ?? prefix
-        try storage.forEach(in: tables.objects, from: start) { rowKey, value in
+        try guardedRead { try storage.forEach(in: tables.objects, from: start) { rowKey, value in
             guard rowKey.starts(with: prefix) else { return false }
             let key = RowKey.key(of: rowKey)
             guard let flags = value.first else {
@@ -32,7 +32,7 @@ extension ReadTransaction {
                 }
                 return try body(key, object, metadata)
             }
-        }
+        } }
     }
 
     /// Checks every stored row and record of the store (not the views' structure; see ``ViewReader/checkStructure()``)

@@ -19,10 +19,18 @@ enum StoredRecordDamage {
             let number = key.withUnsafeBytes { $0.loadBigEndianUInt64(at: 0) }
             place = table == "canopy.commits" ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
         }
+        var extensionName: String?
+        if table == "canopy.extensions" {
+            extensionName = String(decoding: key, as: UTF8.self)
+        } else if table.hasPrefix(ExtensionTableName.prefix), let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
+            extensionName = String(table[table.index(table.startIndex, offsetBy: ExtensionTableName.prefix.count)..<dot])
+        } else if table == "canopy.info", let name = String(validating: key, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
+            extensionName = String(name.dropFirst(ExtensionTableName.prefix.count).dropLast(".state".count))
+        }
         return CanopyError(
             .corruptStore,
             "\(place) does not match its checksum: the file was changed outside Canopy (a damaged disk, a copy cut short or edited). Nothing was read from it; restore a backup (`canopy verify` lists every damaged record)",
-            path: path, collection: collection, key: rowKey, underlying: lmdb)
+            path: path, collection: collection, key: rowKey, extensionName: extensionName, underlying: lmdb)
     }
 
     /// A key for a message: its text when it is printable UTF-8, otherwise hexadecimal.
