@@ -54,6 +54,10 @@ enum DataFileCheck {
     /// The meta page LMDB would use, or `nil` when the file does not start with LMDB meta pages.
     static func newestMeta(descriptor: Int32, fileSize: Int) throws -> Meta? {
         guard let first = readMeta(descriptor: descriptor, offset: 0) else {
+            // Cut within its first meta page, after LMDB's magic number: truncated (two pages at least are needed).
+            if fileSize < 152, hasMagic(descriptor: descriptor) {
+                return Meta(pageSize: Int(sysconf(Int32(_SC_PAGESIZE))), lastPage: 1, transactionID: 0)
+            }
             return nil
         }
         guard first.pageSize >= 512, first.pageSize <= 65_536, first.pageSize & (first.pageSize - 1) == 0 else { return nil }
@@ -62,6 +66,12 @@ enum DataFileCheck {
             return Meta(pageSize: first.pageSize, lastPage: max(first.lastPage, 1), transactionID: first.transactionID)
         }
         return second.transactionID > first.transactionID ? Meta(pageSize: first.pageSize, lastPage: second.lastPage, transactionID: second.transactionID) : first
+    }
+
+    /// Whether the file starts with an LMDB page header and magic number.
+    static func hasMagic(descriptor: Int32) -> Bool {
+        var magicBytes: UInt32 = 0
+        return pread(descriptor, &magicBytes, 4, off_t(pageHeaderSize)) == 4 && magicBytes == magic
     }
 
     /// The meta fields of the page at `offset`, or `nil` when it cannot be read or lacks LMDB's magic number.
