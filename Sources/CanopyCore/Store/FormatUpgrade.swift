@@ -22,7 +22,7 @@ enum FormatUpgrade {
         var sealed = 0
         for name in names {
             let database = try txn.openDatabase(named: name)
-            let skipsFormat = name == "canopy.info"
+            let skipsFormat = name == "canopy.info"  // rewritten last, sealed
             try txn.withCursor(in: database) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {

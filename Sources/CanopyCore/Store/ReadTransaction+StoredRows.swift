@@ -120,7 +120,7 @@ extension ReadTransaction {
         return (rows, problems)
     }
 
-    /// Checks the checksum of every value of the store's tables (`canopy.*`, the format record aside) and of the
+    /// Checks the checksum of every value of the store's tables (`canopy.*`) and of the
     /// extensions' tables (`ext.*`), and describes each one that fails: a row by collection and key, a page by table
     /// and number.
     func checkChecksums(collectionNames: [UInt32: String]) throws -> [String] {
@@ -140,7 +140,6 @@ extension ReadTransaction {
                 continue
             }
             try storage.forEach(in: database) { key, stored in
-                if name == "canopy.info" && key.elementsEqual(StoreTables.formatKey) { return true }
                 if ValueChecksum.payload(of: stored, key: key) == nil {
                     let damage = LMDBError(code: .checksumMismatch, operation: "verify", database: name, key: Array(key))
                     var message = StoredRecordDamage.error(damage, path: nil, collectionNames: collectionNames).message

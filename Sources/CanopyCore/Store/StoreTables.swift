@@ -14,8 +14,8 @@ import LMDB
 ///
 /// Every value of these tables and of the extensions' tables (`ext.<name>.<table>`) carries a CRC32C trailer
 /// (format `canopy/4`; LMDB's ``LMDB/ValueChecksum``), written and checked by the handles below: a changed byte reads
-/// as ``CanopyError/Code/corruptStore``, never as a wrong value. The format record alone is stored without one: it
-/// says whether the others have it (``FormatUpgrade`` adds them to a `canopy/3` file).
+/// as ``CanopyError/Code/corruptStore``, never as a wrong value. The format record is read as stored, trailer or not:
+/// it says whether the others have one (``FormatUpgrade`` adds them to a `canopy/3` file).
 struct StoreTables: Sendable {
     let info: LMDB.Database
     let collections: LMDB.Database
@@ -42,14 +42,20 @@ struct StoreTables: Sendable {
             extensions: try txn.openDatabase(named: "canopy.extensions", flags: flags, checksummed: true))
     }
 
-    /// The format record (stored without a checksum), or `nil` when there is none.
+    /// The format record, or `nil` when there is none. Read as stored, since it says whether values carry checksums:
+    /// with a valid trailer it is `canopy/4` or later; without, an earlier format (or a damaged record, which then
+    /// reads as an unknown format).
     func format(in txn: LMDB.ReadTransaction) throws -> String? {
-        try txn.value(forKey: Self.formatKey, in: info.withoutChecksums).map { String(decoding: $0, as: UTF8.self) }
+        try txn.withValue(forKey: Self.formatKey, in: info.withoutChecksums) { stored in
+            guard let stored else { return nil }
+            let tag = Self.formatKey.withUnsafeBytes { key in ValueChecksum.payload(of: stored, key: key) } ?? stored
+            return String(decoding: tag, as: UTF8.self)
+        }
     }
 
-    /// Writes this build's format record.
+    /// Writes this build's format record (with its checksum, as every value of `canopy.info`).
     func writeFormat(in txn: LMDB.WriteTransaction) throws {
-        try txn.put(Array(Self.formatTag.utf8), forKey: Self.formatKey, in: info.withoutChecksums)
+        try txn.put(Array(Self.formatTag.utf8), forKey: Self.formatKey, in: info)
     }
 }
 
