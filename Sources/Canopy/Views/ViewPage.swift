@@ -42,8 +42,11 @@ struct ViewPage {
         var entryReader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[Self.headerSize...]))
         for _ in 0..<count {
             offsets.append(entryReader.offset)
-            _ = try entryReader.readVarint()  // sort key length
+            let sortKeyLength = try entryReader.readVarint()
             let length = try entryReader.readVarint()
+            // The row key follows the sort key within the order bytes: a sort key longer than them (a changed byte)
+            // would make the row key's range run backwards, which ``rowKey(at:)`` must never see.
+            guard sortKeyLength <= length else { throw ByteReader.Malformed(offset: entryReader.offset) }
             try entryReader.need(Int(clamping: length))
             entryReader.offset += Int(length)
         }
