@@ -13,7 +13,8 @@ enum DamagedFile {
     static func error(opening error: LMDBError, path: String) -> CanopyError? {
         switch error.code {
         case .fileTruncated:
-            return CanopyError(.corruptStore, error.hint ?? "data.mdb is truncated; restore a backup", path: path, underlying: error)
+            // (The hint is the whole story; the LMDB error would only repeat it.)
+            return CanopyError(.corruptStore, error.hint ?? "data.mdb is truncated; restore a backup", path: path)
         case .invalid, .versionMismatch, .corrupted, .pageNotFound:
             guard holdsCanopyTables(path: path) else { return nil }
             return damaged("its LMDB header (the meta pages) is broken: \(error.code)", path: path, underlying: error)
