@@ -156,7 +156,7 @@ final class DatabaseCore: Sendable {
                         try tables.writeFormat(in: txn)
                         try txn.put(StoreState().encoded, forKey: Array("state".utf8), in: tables.info)
                     case StoreTables.upgradableFormatTag?:
-                        upgraded = try FormatUpgrade.upgrade(txn, tables: tables)
+                        upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
                     default:
                         try Self.checkFormat(txn, tables, path: path, readOnly: false)
                     }

@@ -10,8 +10,22 @@ import LMDB
 /// `canopy upgrade`).
 enum FormatUpgrade {
     /// Seals every value and writes the new format record. Returns the number of values sealed.
+    ///
+    /// - Throws: ``CanopyError/Code/incompatibleFormat`` when LMDB refuses a transaction that large
+    ///   (`MDB_TXN_FULL`); nothing is changed.
     @discardableResult
-    static func upgrade(_ txn: LMDB.WriteTransaction, tables: StoreTables) throws -> Int {
+    static func upgrade(_ txn: LMDB.WriteTransaction, tables: StoreTables, path: String) throws -> Int {
+        do {
+            return try sealEverything(txn, tables: tables)
+        } catch let error as LMDBError where error.code == .transactionFull {
+            throw CanopyError(
+                .incompatibleFormat,
+                "the store format is '\(StoreTables.upgradableFormatTag)' and upgrading it rewrites every record in one transaction, which LMDB refused as too large (MDB_TXN_FULL). Nothing was changed: export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one",
+                path: path, underlying: error)
+        }
+    }
+
+    private static func sealEverything(_ txn: LMDB.WriteTransaction, tables: StoreTables) throws -> Int {
         let main = try txn.openDatabase(named: nil)
         var names: [String] = []
         try txn.forEach(in: main) { key, _ in
