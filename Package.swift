@@ -62,8 +62,8 @@ let package = Package(
         // Fixtures/: database files written by earlier releases (read by path, see FormatUpgradeTests).
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyCore", "CanopyTestSupport"]),
-        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
     ],
     swiftLanguageModes: [.v6]
