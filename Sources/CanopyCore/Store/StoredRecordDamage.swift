@@ -12,9 +12,10 @@ enum StoredRecordDamage {
         var rowKey: String?
         var place = "table '\(table)', key \(describe(key))"
         if table == "canopy.objects" || table == "canopy.metadata", let id = key.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
-            rowKey = key.withUnsafeBytes { RowKey.key(of: $0) }
-            collection = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
-            place = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(collection!)', key '\(rowKey!)' (table '\(table)')"
+            let name = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
+            let keyText = key.withUnsafeBytes { RowKey.key(of: $0) }
+            (collection, rowKey) = (name, keyText)
+            place = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
         } else if key.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == "canopy.commits" {
             let number = key.withUnsafeBytes { $0.loadBigEndianUInt64(at: 0) }
             place = table == "canopy.commits" ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
