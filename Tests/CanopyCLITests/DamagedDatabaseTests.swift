@@ -16,7 +16,8 @@ struct DamagedDatabaseTests {
                 if key.count > keySuffix.count, key.suffix(keySuffix.count).elementsEqual(keySuffix) { found = (Array(key), Array(value)) }
                 return found == nil
             }
-            guard var (key, value) = found else { throw CLIFailure(.failed, "no key ending in \(keySuffix) in \(table)") }
+            guard let (key, stored) = found else { throw CLIFailure(.failed, "no key ending in \(keySuffix) in \(table)") }
+            var value = stored
             value[value.count / 2] ^= 0x01
             try txn.put(value, forKey: key, in: database)
         }

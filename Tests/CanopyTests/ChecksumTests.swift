@@ -15,7 +15,8 @@ func flipStoredByte(path: String, table: String, key: (UnsafeRawBufferPointer) -
             found = (Array(storedKey), Array(value))
             return false
         }
-        guard var (storedKey, value) = found else { throw CanopyError(.invalidArgument, "no such key in \(table)") }
+        guard let (storedKey, stored) = found else { throw CanopyError(.invalidArgument, "no such key in \(table)") }
+        var value = stored
         value[offset(value.count)] ^= 0x20
         try txn.put(value, forKey: storedKey, in: database)
     }
