@@ -18,13 +18,13 @@ struct FeedTables: Sendable {
     static let consumersName = "canopy.feed-consumers"
 
     static func create(in txn: LMDB.WriteTransaction, commitLog: LMDB.Database) throws -> FeedTables {
-        FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName, flags: [.create]))
+        FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName, flags: [.create], checksummed: true))
     }
 
     /// The tables of a database opened read-only; `nil` when no writer of this build created them yet.
     static func openIfPresent(in txn: LMDB.ReadTransaction, commitLog: LMDB.Database) throws -> FeedTables? {
         do {
-            return FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName))
+            return FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName, checksummed: true))
         } catch let error as LMDBError where error.code == .notFound {
             return nil
         }
