@@ -35,7 +35,7 @@ extension ReadTransaction {
         } }
     }
 
-    /// Checks every stored row and record of the store (not the views' structure; see ``ViewReader/checkStructure()``)
+    /// Checks every stored row and record of the store (not the views' structure; see `ViewReader.checkStructure()` in Canopy)
     /// and returns the problems found, at most `limit` of them (empty when all is well): every value of the store's
     /// tables and of the extensions' tables matches its checksum; the format and state records decode; every
     /// collection record decodes; every row's collection id is recorded; every object and metadata value decodes with
