@@ -40,6 +40,8 @@ public struct CLIFailure: Error, CustomStringConvertible {
             case .foreignDatabase:
                 return CLIFailure(.cannotOpen, "cannot open the database: not a Canopy database: \(canopy.message)" + (canopy.path.map { " (\($0))" } ?? "")
                                   + ". Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
+            case .permissionDenied:
+                return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)")
             case .staleView:
                 return CLIFailure(.failed, "stale view: \(canopy.message)")
             default:

@@ -28,31 +28,11 @@ extension CanopyCommand {
         func run() throws {
             let started = ContinuousClock.now
             let db = try database.openReadOnly()
-            var problems: [String] = []
-            var tableCount = 0
-            var entryCount = 0
-            try db.environment.read { txn in
-                for name in try txn.databaseNames() {
-                    tableCount += 1
-                    do {
-                        var checksum: UInt64 = 0
-                        try txn.forEach(in: txn.openDatabase(named: name)) { key, value in
-                            entryCount += 1
-                            // Touch a byte of every 512 so that every page (overflow pages too) is read.
-                            var offset = 0
-                            while offset < value.count {
-                                checksum &+= UInt64(value[offset])
-                                offset += 512
-                            }
-                            checksum &+= UInt64(key.count) &+ UInt64(value.last ?? 0)
-                            return true
-                        }
-                        _ = checksum
-                    } catch {
-                        problems.append("table \(name) cannot be read: \(error)")
-                    }
-                }
-            }
+            let walk = try TableWalk.run(db.environment)
+            var problems = walk.problems
+            let tableCount = walk.tables
+            let entryCount = walk.entries
+            Breadcrumb.phase("checking rows and views")
             var rows = 0
             var views: [ViewResult] = []
             try db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
@@ -97,6 +77,25 @@ extension CanopyCommand {
                                     ok ? "ok" : "FAILED", tableCount, entryCount, rows, views.count, views.isEmpty ? "" : " [\(viewsText)]", seconds))
             }
             if !ok { throw ExitCode(CLIFailure.Status.failed.rawValue) }
+        }
+    }
+
+    /// Walks every table (hidden): what a contained `canopy` runs after a crash to find where LMDB crashes.
+    struct WalkTables: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "walk-tables", abstract: "Read every entry of every table (used after a crash to locate the damage).",
+            shouldDisplay: false)
+
+        @Argument(help: "The database directory.") var path: String
+
+        func run() throws {
+            Breadcrumb.database(path)
+            Breadcrumb.phase("opening the environment (LMDB reads the meta pages)")
+            let environment = try Environment(path: path, options: EnvironmentOptions(flags: [.readOnly], maxDatabases: 4096))
+            let walk = try TableWalk.run(environment)
+            console.line("\(walk.tables) tables, \(walk.entries) entries")
+            for problem in walk.problems { console.line("problem: \(problem)") }
+            if !walk.problems.isEmpty { throw ExitCode(CLIFailure.Status.failed.rawValue) }
         }
     }
 

@@ -61,10 +61,7 @@ final class CommitBeacon: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let delay: UInt64? = state.withLock { state in
             if state.descriptor == nil {
-                let opened = open(directory + "/" + Self.fileName, O_RDWR | O_CREAT | O_CLOEXEC, mode_t(mode))
-                var byte: UInt8 = 1
-                // The file holds one byte, so that reading it is an access that inotify reports.
-                if opened >= 0 { _ = pwrite(opened, &byte, 1, 0) }
+                let opened = Self.openSignalFile(directory + "/" + Self.fileName, mode: mode)
                 state.descriptor = opened
                 state.lastTouch = now
                 return nil
@@ -87,6 +84,24 @@ final class CommitBeacon: Sendable {
                 state.trailingTouchScheduled = false
             }
         }
+    }
+
+    /// Opens the signal file without following a symbolic link (`O_NOFOLLOW`: a link fails with `ELOOP`, and the
+    /// database open refuses links anyway), creating it with `O_EXCL` when missing — never through a dangling link —
+    /// with its one byte, so that reading it is an access that inotify reports. -1 when it cannot be opened.
+    static func openSignalFile(_ file: String, mode: UInt32) -> Int32 {
+        for _ in 0..<2 {
+            let existing = open(file, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+            if existing >= 0 || errno != ENOENT { return existing }
+            let created = open(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            if created >= 0 {
+                var byte: UInt8 = 1
+                _ = pwrite(created, &byte, 1, 0)
+                return created
+            }
+            if errno != EEXIST { return -1 }  // EEXIST: another process created it meanwhile; open that one
+        }
+        return -1
     }
 
     /// Reads the byte (IN_ACCESS): wakes watchers without dirtying the inode, as a write would (its mtime).
@@ -144,7 +159,7 @@ final class CommitWatcher: Sendable {
     }
 
     #if os(Linux)
-    private static let fileMask = UInt32(IN_ACCESS | IN_MODIFY)
+    private static let fileMask = UInt32(IN_ACCESS | IN_MODIFY) | UInt32(IN_DONT_FOLLOW)
     private static let directoryMask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
     #endif
     /// Whether the watch is on the signal file (else on the directory).

@@ -16,6 +16,9 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
 
         /// The database could not be opened (missing parent directory, permissions, not an LMDB file...).
         public static let cannotOpen = Code("cannotOpen")
+        /// The process lacks a permission the operation needs (`EACCES`, `EPERM`): the message names the file or
+        /// directory and the permission needed (reading the data file, writing the lock file, searching the directory...).
+        public static let permissionDenied = Code("permissionDenied")
         /// The database is already open in this process with different options.
         public static let alreadyOpen = Code("alreadyOpen")
         /// The file was written by an incompatible version of Canopy.
@@ -136,6 +139,9 @@ extension CanopyError {
                     .transactionEnded,
                     "the transaction was used after its closure returned; a transaction is valid only inside read { } or readWrite { }",
                     path: path, collection: collection, key: key, underlying: lmdb)
+            case .permissionDenied, .operationNotPermitted:
+                return CanopyError(.permissionDenied, "permission denied reading or writing the database files: \(lmdb.description); check their owner and permissions",
+                                   path: path, collection: collection, key: key, underlying: lmdb)
             case .ioError:
                 return CanopyError(.storage, "an I/O error occurred reading or writing the database file (check the disk); the transaction was rolled back",
                                    path: path, collection: collection, key: key, underlying: lmdb)
