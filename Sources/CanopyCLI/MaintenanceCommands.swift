@@ -15,8 +15,12 @@ extension CanopyCommand {
                 """)
 
         @OptionGroup var database: DatabaseArgument
-        @Option(help: "Report at most this many problems per check.") var maxProblems = 100
+        @Option(parsing: .unconditional, help: "Report at most this many problems per check.") var maxProblems = 100
         @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if maxProblems < 1 { throw ValidationError("--max-problems must be 1 or more") }
+        }
 
         struct ViewResult {
             var name: String
@@ -197,7 +201,7 @@ extension CanopyCommand {
 
         @OptionGroup var database: DatabaseArgument
         @Option(help: "Read this file instead of standard input.") var input: String?
-        @Option(help: "Rows per write transaction.") var batchSize = 1000
+        @Option(parsing: .unconditional, help: "Rows per write transaction.") var batchSize = 1000
         @Option(help: "The codec of collections the import creates, when a line does not name one: binary or json.") var codec = "binary"
         @OptionGroup var output: OutputOptions
 
@@ -236,9 +240,20 @@ extension CanopyCommand {
                         objectBytes: try bytes("objectBase64"), metadataBytes: try bytes("metadataBase64"))
         }
 
+        /// The next input line; a read error (an unreadable file, a device error) says where and what was kept.
+        func nextLine(_ reader: LineReader) throws -> String? {
+            do { return try reader.next() } catch {
+                throw CLIFailure(.failed, "cannot read \(input.map { "'\($0)'" } ?? "standard input"): \(error.localizedDescription); the batches before it were imported")
+            }
+        }
+
         func run() throws {
             let reader: LineReader
             if let input {
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+                    throw CLIFailure(.failed, "'\(input)' is a directory; --input takes a file of JSON lines (as `canopy export` prints them). Nothing was imported")
+                }
                 guard let handle = FileHandle(forReadingAtPath: input) else {
                     throw CLIFailure(.failed, "cannot read '\(input)'; check the path and its permissions")
                 }
@@ -282,7 +297,7 @@ extension CanopyCommand {
                 batch.removeAll(keepingCapacity: true)
                 console.progress("imported \(imported) rows")
             }
-            while let text = try reader.next() {
+            while let text = try nextLine(reader) {
                 lineNumber += 1
                 if text.allSatisfy(\.isWhitespace) { continue }
                 batch.append(try Self.parse(text, lineNumber: lineNumber))

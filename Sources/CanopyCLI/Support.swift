@@ -96,6 +96,28 @@ struct TextTable {
     }
 }
 
+/// `text` safe to print to a terminal: control characters (C0, DEL, C1) — which data may hold, and which a terminal
+/// would obey (an escape sequence can recolour, move the cursor, retitle the window) — shown escaped as `\u{1B}`;
+/// backslashes doubled so that the escaped form cannot be forged.
+func printable(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { isControl($0) || $0 == "\\" }) else { return text }
+    var out = ""
+    for scalar in text.unicodeScalars {
+        if scalar == "\\" {
+            out += "\\\\"
+        } else if isControl(scalar) {
+            out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+}
+
 /// Byte counts for people.
 func byteCount(_ bytes: Int) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"]

@@ -149,7 +149,7 @@ struct RemindersCommandTests {
 
             let listMissing = reminders(["list", "--db", path])
             #expect(listMissing.status == 0 && listMissing.out.hasPrefix("Nothing yet"))
-            #expect(!RemindersStore.exists(at: path))
+            #expect(!(try RemindersStore.exists(at: path)))
         }
     }
 
@@ -166,7 +166,7 @@ struct RemindersCommandTests {
         try withDatabasePath { _, directory in
             let result = reminders(["add", "reminder", "X"], environment: ["XDG_DATA_HOME": directory.path])
             #expect(result.status == 0)
-            #expect(RemindersStore.exists(at: directory.appending("reminders")))
+            #expect((try? RemindersStore.exists(at: directory.appending("reminders"))) == true)
             #expect(reminders(["list"], environment: ["XDG_DATA_HOME": directory.path]).out.contains("[ ] X"))
         }
     }
