@@ -106,7 +106,11 @@ extension CanopyCommand {
     struct Backup: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy the database while it is in use: a consistent snapshot, also while writers run.",
-            discussion: "DEST is created (it must not exist, or be an empty directory). Example: canopy backup ./db /backups/db-2026-11-23 --compact")
+            discussion: """
+                DEST is created (it must not exist, or be an empty directory). The copy is written as \
+                DEST/data.mdb.partial-<pid>, flushed to disk and then named data.mdb: a killed backup never leaves a \
+                half-written data.mdb. Example: canopy backup ./db /backups/db-2026-11-23 --compact
+                """)
 
         @OptionGroup var database: DatabaseArgument
         @Argument(help: "The directory to copy into.") var destination: String
@@ -119,7 +123,7 @@ extension CanopyCommand {
             var isDirectory: ObjCBool = false
             if manager.fileExists(atPath: destination, isDirectory: &isDirectory) {
                 guard isDirectory.boolValue, (try? manager.contentsOfDirectory(atPath: destination).isEmpty) == true else {
-                    throw CLIFailure(.failed, "'\(destination)' exists and is not an empty directory; choose a new path")
+                    throw CLIFailure(.failed, "'\(destination)' exists and is not an empty directory (it may hold an interrupted backup's data.mdb.partial-<pid>); choose a new path or remove it")
                 }
             } else {
                 do {
