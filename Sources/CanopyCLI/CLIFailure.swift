@@ -34,6 +34,8 @@ public struct CLIFailure: Error, CustomStringConvertible {
         if let failure = error as? CLIFailure { return failure }
         if let canopy = error as? CanopyError {
             switch canopy.code {
+            case .cannotOpen where canopy.message.contains("symbolic link"):
+                return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)")
             case .cannotOpen, .incompatibleFormat, .alreadyOpen:
                 return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)" + (canopy.path.map { " (\($0))" } ?? "")
                                   + ". Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
