@@ -91,15 +91,16 @@ final class CommitBeacon: Sendable {
     /// with its one byte, so that reading it is an access that inotify reports. -1 when it cannot be opened.
     static func openSignalFile(_ file: String, mode: UInt32) -> Int32 {
         for _ in 0..<2 {
-            let existing = open(file, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-            if existing >= 0 || errno != ENOENT { return existing }
-            let created = open(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
-            if created >= 0 {
-                var byte: UInt8 = 1
-                _ = pwrite(created, &byte, 1, 0)
-                return created
+            var descriptor = open(file, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+            if descriptor < 0 && errno == ENOENT {
+                descriptor = open(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+                if descriptor < 0 && errno == EEXIST { continue }  // another process created it meanwhile: open that one
             }
-            if errno != EEXIST { return -1 }  // EEXIST: another process created it meanwhile; open that one
+            guard descriptor >= 0 else { return -1 }
+            // The write is this commit's wake-up (watchers see the modification), and gives a new file its byte.
+            var byte: UInt8 = 1
+            _ = pwrite(descriptor, &byte, 1, 0)
+            return descriptor
         }
         return -1
     }
