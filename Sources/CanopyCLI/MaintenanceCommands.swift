@@ -265,7 +265,17 @@ extension CanopyCommand {
             } else {
                 reader = LineReader(FileHandle.standardInput)
             }
-            let db = try database.open(readOnly: false, create: true)
+            // Opening for writing takes the write lock (the format record): another process's transaction delays it.
+            let output = console
+            let opening = DispatchWorkItem { [path = database.path] in
+                output.error("note: \(WriteLockWait(databasePath: (path as NSString).standardizingPath, waited: .seconds(3)))")
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 3, execute: opening)
+            let db: Canopy.Database
+            do {
+                defer { opening.cancel() }
+                db = try database.open(readOnly: false, create: true)
+            }
             let connection = db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
             var lineNumber = 0
             var imported = 0
@@ -274,7 +284,8 @@ extension CanopyCommand {
             func flush() throws {
                 guard !batch.isEmpty else { return }
                 let rows = batch
-                try connection.readWrite { txn in
+                let output = console
+                try connection.readWrite(reportingWaitAfter: .seconds(3), { output.error("note: \($0)") }) { txn in
                     for row in rows {
                         let recorded = try txn.codecName(ofCollection: row.collection)
                         let target = recorded ?? row.codec.flatMap { Codecs.named($0) == nil ? nil : $0 } ?? codec

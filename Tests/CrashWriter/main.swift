@@ -22,6 +22,7 @@ import Foundation
 //                          prints "failed <code>" and exits 0 (the disk-full test)
 //   --nested-checks        runs every nested transaction call and prints "<case> <error code or ok>" per line (the
 //                          test kills it after a timeout: a hang is a failure)
+//   --hold-write           opens the database, begins a write transaction, prints "holding", and waits to be killed
 //   --read-all             opens the database read-only and reads it through the API as an app would: every entry
 //                          decoded, the view's groups and every row of it; prints "ok <rows> <view rows>" (exit 0) or
 //                          "error <code>" (exit 1) — the corruption test's API reader
@@ -105,6 +106,12 @@ do {
         try connection.pin()
         say("holding")
         while true { sleep(60) }
+    }
+    if arguments.contains("--hold-write") {
+        try database.newConnection().readWrite { _ in
+            say("holding")
+            while true { sleep(60) }
+        }
     }
     if arguments.contains("--nested-checks") {
         try runNestedChecks(database)
