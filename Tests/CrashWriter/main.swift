@@ -26,6 +26,9 @@ import Foundation
 //   --read-all             opens the database read-only and reads it through the API as an app would: every entry
 //                          decoded, the view's groups and every row of it; prints "ok <rows> <view rows>" (exit 0) or
 //                          "error <code>" (exit 1) — the corruption test's API reader
+//   --read-transforming K  reads the comma-separated keys K, in that order, as the types with transforming
+//                          `init(from:)` of TransformingModels.swift, through a connection without caches, and prints
+//                          one line per key (`describeTransformingRow`)
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let durability = Durability(rawValue: arguments[2]) else {
@@ -112,6 +115,13 @@ do {
             say("holding")
             while true { sleep(60) }
         }
+    }
+    if let keys = value("--read-transforming") {
+        let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        try connection.read { txn in
+            for key in keys.split(separator: ",") { say(try describeTransformingRow(String(key), in: txn)) }
+        }
+        exit(0)
     }
     if arguments.contains("--nested-checks") {
         try runNestedChecks(database)
