@@ -266,9 +266,9 @@ extension CanopyCommand {
                 reader = LineReader(FileHandle.standardInput)
             }
             // Opening for writing takes the write lock (the format record): another process's transaction delays it.
-            let output = console
+            let errorConsole = console
             let opening = DispatchWorkItem { [path = database.path] in
-                output.error("note: \(WriteLockWait(databasePath: (path as NSString).standardizingPath, waited: .seconds(3)))")
+                errorConsole.error("note: \(WriteLockWait(databasePath: (path as NSString).standardizingPath, waited: .seconds(3)))")
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + 3, execute: opening)
             let db: Canopy.Database
@@ -284,8 +284,8 @@ extension CanopyCommand {
             func flush() throws {
                 guard !batch.isEmpty else { return }
                 let rows = batch
-                let output = console
-                try connection.readWrite(reportingWaitAfter: .seconds(3), { output.error("note: \($0)") }) { txn in
+                let errorConsole = console
+                try connection.readWrite(reportingWaitAfter: .seconds(3), { errorConsole.error("note: \($0)") }) { txn in
                     for row in rows {
                         let recorded = try txn.codecName(ofCollection: row.collection)
                         let target = recorded ?? row.codec.flatMap { Codecs.named($0) == nil ? nil : $0 } ?? codec
