@@ -22,6 +22,10 @@ import Foundation
 //                          prints "failed <code>" and exits 0 (the disk-full test)
 //   --nested-checks        runs every nested transaction call and prints "<case> <error code or ok>" per line (the
 //                          test kills it after a timeout: a hang is a failure)
+//   --hold-write           opens the database, begins a write transaction, prints "holding", and waits to be killed
+//   --read-all             opens the database read-only and reads it through the API as an app would: every entry
+//                          decoded, the view's groups and every row of it; prints "ok <rows> <view rows>" (exit 0) or
+//                          "error <code>" (exit 1) — the corruption test's API reader
 //   --read-transforming K  reads the comma-separated keys K, in that order, as the types with transforming
 //                          `init(from:)` of TransformingModels.swift, through a connection without caches, and prints
 //                          one line per key (`describeTransformingRow`)
@@ -69,6 +73,36 @@ do {
         say("never failed")
         exit(1)
     }
+    if arguments.contains("--read-all") {
+        options.readOnly = true
+        do {
+            let database = try Database(path: arguments[1], options: options)
+            let (rows, viewRows) = try database.newConnection().read { txn in
+                var rows = 0
+                try txn.enumerateObjects(in: crashWriterEntries) { _, _ in
+                    rows += 1
+                    return true
+                }
+                let view = try txn.view(crashWriterView().name)
+                var viewRows = 0
+                for group in try view.groups() {
+                    for id in try view.rowIDs(inGroup: group) {
+                        guard try txn.object(forKey: id.key, in: crashWriterEntries) != nil else {
+                            throw CanopyError(.corruptStore, "the view lists \(id.key), which is not stored")
+                        }
+                        viewRows += 1
+                    }
+                }
+                return (rows, viewRows)
+            }
+            say("ok \(rows) \(viewRows)")
+            exit(0)
+        } catch let error as CanopyError {
+            say("error \(error.code)")
+            FileHandle.standardError.write(Data("CrashWriter: \(error)\n".utf8))
+            exit(1)
+        }
+    }
     let database = try Database(path: arguments[1], options: options)
     if arguments.contains("--hold-read") {
         let connection = database.newConnection()
@@ -76,10 +110,25 @@ do {
         say("holding")
         while true { sleep(60) }
     }
+    if arguments.contains("--hold-write") {
+        try database.newConnection().readWrite { _ in
+            say("holding")
+            while true { sleep(60) }
+        }
+    }
     if let keys = value("--read-transforming") {
         let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
         try connection.read { txn in
             for key in keys.split(separator: ",") { say(try describeTransformingRow(String(key), in: txn)) }
+        }
+        exit(0)
+    }
+    if let key = value("--write-undecodable") {
+        // A row of the entries' collection that CrashWriterEntry cannot decode (as a tool's import of another shape
+        // would write), without any extension registered.
+        try database.newConnection().readWrite { txn in
+            try txn.setStoredRow(objectBytes: try BinaryCodec().encode(["number": "not a number"]), metadataBytes: nil, forKey: key,
+                                 inCollection: crashWriterEntries.name, codecName: BinaryCodec().name)
         }
         exit(0)
     }

@@ -76,6 +76,12 @@ public struct DatabaseOptions: Sendable, Hashable {
         get { telemetry.metricsFactory }
         set { telemetry.metricsFactory = newValue }
     }
+    /// Open without LMDB's lock file (`MDB_NOLOCK`), for inspecting a read-only copy: a backup on read-only media, a
+    /// directory whose `lock.mdb` cannot be written or created. Requires ``readOnly``.
+    ///
+    /// Safe only when no process writes the database meanwhile: without the lock file, readers are not registered, so
+    /// a writer may reuse the pages a read is looking at, and the read sees torn or wrong data.
+    public var noLock: Bool
 
     /// Creates options.
     public init(
@@ -90,7 +96,8 @@ public struct DatabaseOptions: Sendable, Hashable {
         adoptForeignEnvironment: Bool = false,
         writeMap: Bool = false,
         changeFeedConsumerLimit: Int = 100_000,
-        telemetry: DatabaseTelemetry = .init()
+        telemetry: DatabaseTelemetry = .init(),
+        noLock: Bool = false
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -104,6 +111,7 @@ public struct DatabaseOptions: Sendable, Hashable {
         self.writeMap = writeMap
         self.changeFeedConsumerLimit = changeFeedConsumerLimit
         self.telemetry = telemetry
+        self.noLock = noLock
     }
 }
 
