@@ -28,7 +28,7 @@ public enum CanopyCLI {
     /// Runs the command line of this process and exits with its status.
     ///
     /// The command runs in a child process (this executable again), so that a crash inside liblmdb on a damaged file
-    /// ends with a report and status 1, never a signal (see ``CrashContainment``).
+    /// ends with a report and status 1, never a signal (see `CrashContainment`).
     public static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         CrashContainment.startChildIfContained()
