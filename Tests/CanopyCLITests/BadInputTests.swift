@@ -86,16 +86,21 @@ struct BadInputTests {
         #expect(await canopy("keys", "/tmp/x", "c", "--limit", "-1").status == 2)
         #expect(await canopy("watch", "/tmp/x", "--group", "g").status == 2)
         #expect(await canopy("import", "/tmp/x", "--codec", "xml").status == 2)
+        // A page of no rows said "no rows of N" and offered "next page: --offset 0", the page it had just shown.
+        let emptyPage = await canopy("view", "/tmp/x", "v", "--limit", "0")
+        #expect(emptyPage.status == 2)
+        #expect(emptyPage.errors.contains("--limit must be 1 or more"))
     }
 
     @Test("a corrupted value: get and view report it, verify fails naming it, --raw prints the bytes")
     func corruptedValue() async throws {
         try await withFixture { path, _ in
-            // Overwrite the stored object of tasks/t3 with bytes no codec reads (keeping the flag byte: no metadata).
+            // Overwrite the stored object of tasks/t3 with bytes no codec reads (keeping the flag byte: no metadata),
+            // with a valid checksum (the codec's turn; a changed byte is the next test).
             do {
                 let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
-                let collections = try environment.openDatabase(named: "canopy.collections")
-                let objects = try environment.openDatabase(named: "canopy.objects")
+                let collections = try environment.openDatabase(named: "canopy.collections").withChecksums
+                let objects = try environment.openDatabase(named: "canopy.objects").withChecksums
                 try environment.write { txn in
                     let record = try #require(try txn.value(forKey: Array("tasks".utf8), in: collections))
                     let rowKey = Array(record.prefix(4)) + Array("t3".utf8)
