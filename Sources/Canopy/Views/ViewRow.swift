@@ -101,8 +101,8 @@ public final class ViewRow {
         do {
             return try bytes.withUnsafeBytes { try codec.decode(T.self, from: $0) }
         } catch {
-            throw CanopyError(.decodingFailed, "cannot decode \(String(reflecting: T.self)) for a view", collection: id.collection,
-                              key: id.key, underlying: error)
+            throw CanopyError(.decodingFailed, Codecs.explainDecodingFailure(error, decoding: T.self, codecName: codecName),
+                              collection: id.collection, key: id.key, underlying: error)
         }
     }
 }
