@@ -142,6 +142,7 @@ enum PersistedView {
             parent = object["parent"] as? String
             if let allowed = object["allowedCollections"] as? [String] { viewOptions.allowedCollections = Set(allowed) }
             if let rerun = object["rerunOnTouch"] as? Bool { viewOptions.rerunOnTouch = rerun }
+            if let strict = object["strictDecoding"] as? Bool { viewOptions.strictDecoding = strict }
         }
     }
 }
@@ -155,7 +156,7 @@ extension ViewReader {
         var entries: [(StoredRowKey, ViewTables.RowEntry)] = []
         if let slot = try attachmentSlot() {
             try transaction.scanRows { row in
-                guard let attachment = try row.attachment(at: slot) else { return true }
+                guard let attachment = try row.attachment(at: slot), attachment != ViewTables.skippedMarker else { return true }
                 do { entries.append((row.storedKey, try attachment.withUnsafeBytes { try ViewTables.RowEntry(decoding: $0) })) } catch {
                     problems.append("the entry of row \(row.id) is malformed")
                 }

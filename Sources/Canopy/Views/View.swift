@@ -89,6 +89,8 @@ public final class View: StoreExtension {
             parts.append("\"allowedCollections\":[\(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ","))]")
         }
         parts.append("\"rerunOnTouch\":\(viewOptions.rerunOnTouch)")
+        // Recorded only when set, so that the options of views registered before it existed stay the same.
+        if viewOptions.strictDecoding { parts.append("\"strictDecoding\":true") }
         if case .filtered(let parent, _) = source { parts.append("\"parent\":\"\(parent)\"") }
         return "{\(parts.joined(separator: ","))}"
     }
@@ -216,4 +218,6 @@ public struct PopulationReport: Sendable, Hashable {
     public var groups: Int
     /// Pages written.
     public var pages: Int
+    /// Rows left out because the closures could not decode them (see ``ViewOptions/strictDecoding``).
+    public var rowsSkipped: Int = 0
 }

@@ -15,6 +15,9 @@ final class ViewWriter: ExtensionTransaction {
         var metadataChanged = false
     }
     private var log: [RowID: RowLog] = [:]
+    /// Rows this transaction left out because they do not decode (`error` set), or that were skipped and were
+    /// rewritten or removed (`error` nil): applied to the view's ``SkippedRows`` record at commit.
+    private var skippedChanges: [(row: RowID, error: String?)] = []
     /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
     /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
     /// writing a commit-log entry as large as the write.
@@ -98,14 +101,18 @@ final class ViewWriter: ExtensionTransaction {
 
     func didRemove(_ row: RemovedRow) throws {
         guard view.viewOptions.allows(row.collection) else { return }
-        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: try slot)))
+        let attachment = try row.attachment(at: try slot)
+        if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
+        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
     }
 
     func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
         guard view.viewOptions.allows(collection) else { return }
         let slot = try slot
         for row in rows {
-            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: slot)))
+            let attachment = try row.attachment(at: slot)
+            if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
+            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
         }
     }
 
@@ -161,6 +168,14 @@ final class ViewWriter: ExtensionTransaction {
 
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
         let reset = commit.isReset || logOverflowed
+        if !skippedChanges.isEmpty {
+            var record = try transaction.skippedRows(ofExtension: view.name) ?? SkippedRows()
+            for change in skippedChanges {
+                if let error = change.error { record.add(change.row, error: error) } else { record.remove(change.row) }
+            }
+            try transaction.setSkippedRows(record, ofExtension: view.name)
+            skippedChanges = []
+        }
         guard dirty || !log.isEmpty || reset else { return nil }
         try flushPages()
         if dirty {
@@ -197,17 +212,36 @@ final class ViewWriter: ExtensionTransaction {
         guard view.viewOptions.allows(written.collection) else { return }
         let rowKey = written.storedKey
         let slot = try slot
-        let stored = try tables.rowEntry(try written.attachment(at: slot))
+        let attachment = try written.attachment(at: slot)
+        let wasSkipped = attachment == ViewTables.skippedMarker
+        let stored = try tables.rowEntry(attachment)
         let index = try currentIndex()
         let existing = entry(stored, rowKey: rowKey, index)
-        guard rerun else {
+        guard rerun || wasSkipped else {
             if existing != nil {
                 note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
             }
             return
         }
         let row = ViewRow(written)
-        guard let place = try view.place(of: row, rowKey: rowKey, in: transaction) else {
+        let found: (group: String, sortKeyLength: Int, order: [UInt8])?
+        do {
+            found = try view.place(of: row, rowKey: rowKey, in: transaction)
+        } catch {
+            guard let undecodable = view.skippable(error) else { throw error }
+            // A row the closures cannot decode (touched, or written by a tool as bytes) leaves the view and is
+            // recorded, rather than failing the write.
+            if existing != nil { try remove(written.id, rowKey: rowKey, stored: stored) }
+            if !wasSkipped { skippedChanges.append((written.id, undecodable.message)) }
+            written.setAttachment(ViewTables.skippedMarker, at: slot)
+            return
+        }
+        if wasSkipped {
+            // Rewritten so that it decodes: it leaves the record and is placed like any row.
+            skippedChanges.append((written.id, nil))
+            written.setAttachment(nil, at: slot)
+        }
+        guard let place = found else {
             if existing != nil {
                 try remove(written.id, rowKey: rowKey, stored: stored)
                 written.setAttachment(nil, at: slot)

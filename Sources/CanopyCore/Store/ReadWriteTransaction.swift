@@ -533,6 +533,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             // What the extension attached to rows goes with its storage.
             try retireAttachmentSlot(of: name)
             try stripRetiredAttachments()
+            try setSkippedRows(nil, ofExtension: name)
         }
         try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
         writers.removeAll { $0.name == name }
