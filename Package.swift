@@ -51,12 +51,13 @@ let package = Package(
         .executableTarget(name: "reminders", dependencies: ["RemindersKit"], path: "Examples/Reminders/reminders"),
         // The child process of the crash test: commits numbered transactions until it is killed.
         .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/EvolutionChild"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
         .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
+        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter", "EvolutionChild"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),

@@ -30,6 +30,9 @@ public struct Migrator: Sendable {
     public var batchSize: Int
     /// The steps, in the order they are applied.
     public private(set) var steps: [MigrationStep] = []
+    /// Called after each batch a step commits, with the step's name and the rows it changed so far (for a progress
+    /// display); on the migrating thread, outside the transaction.
+    public var progress: (@Sendable (_ step: String, _ rows: Int) -> Void)?
 
     /// Creates a migrator without steps.
     /// - Parameter batchSize: The rows per transaction; at least 1. Default 10,000.
@@ -107,7 +110,7 @@ public struct Migrator: Sendable {
         while true {
             let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
             connection.state.isMaintenance = true
-            let applied: AppliedMigration? = try connection.readWrite { txn in
+            let applied: (record: AppliedMigration?, rows: Int) = try connection.readWrite { txn in
                 let progress = try txn.migrationProgress(step.name)
                 let result: MigrationBatchResult
                 do {
@@ -121,13 +124,14 @@ public struct Migrator: Sendable {
                     let record = AppliedMigration(name: step.name, appliedAt: Date(), snapshot: txn.storeState.snapshot + 1, rows: rows)
                     if progress != nil { try txn.writeMigrationRecord(nil as MigrationInProgress?, forKey: MigrationRecordKey.progress(step.name)) }
                     try txn.writeMigrationRecord(record, forKey: MigrationRecordKey.applied(step.name))
-                    return record
+                    return (record, rows)
                 }
                 let next = MigrationInProgress(name: step.name, after: result.lastKey ?? progress?.after, rows: rows, batches: (progress?.batches ?? 0) + 1)
                 try txn.writeMigrationRecord(next, forKey: MigrationRecordKey.progress(step.name))
-                return nil
+                return (nil, rows)
             }
-            if let applied { return applied }
+            self.progress?(step.name, applied.rows)
+            if let record = applied.record { return record }
         }
     }
 

@@ -36,7 +36,7 @@ enum DecodingExplanation {
     static func isMalformed(_ context: DecodingError.Context) -> Bool {
         if let codecError = context.underlyingError as? CodecError, codecError.code == .malformedBytes { return true }
         // Foundation's JSONDecoder reports text that is not JSON at the root, with the parser's error underneath.
-        return context.codingPath.isEmpty && context.underlyingError != nil
+        return context.codingPath.isEmpty && (context.underlyingError != nil || context.debugDescription.contains("not valid JSON"))
     }
 
     /// Whether `error` (or the error a ``CanopyError`` wraps) is a decode that failed on a value of another shape
