@@ -282,7 +282,7 @@ extension CanopyCommand {
                             if target == "binary" {
                                 throw CLIFailure(
                                     .failed,
-                                    "line \(row.lineNumber) (\(row.collection)/\(row.key)): a row without its stored binary bytes (objectBase64 and, with metadata, metadataBase64) cannot be imported into the binary-codec collection '\(row.collection)': JSON does not say which strings are dates or data, so the app could not read it back. Export without --no-bytes, or import into a collection stored with the JSON codec (--codec json for a new one). Nothing after the last complete batch was imported")
+                                    "line \(row.lineNumber) (\(row.collection)/\(row.key)): a row without its stored binary bytes (objectBase64 and, with metadata, metadataBase64) cannot be imported into the binary-codec collection '\(row.collection)': JSON does not say which strings are dates or data, so the app could not read it back. Export without --no-bytes: the bytes restore the row exactly. Nothing after the last complete batch was imported")
                             }
                             let objectBytes: [UInt8]
                             let metadataBytes: [UInt8]?
