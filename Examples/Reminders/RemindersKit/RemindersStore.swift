@@ -51,7 +51,15 @@ public final class RemindersStore {
         if existed, marker != Schema.format, !collections.isEmpty || marker != nil {
             throw RemindersError("'\(path)' holds another app's database (collections: \(collections.sorted().joined(separator: ", "))); pass another --db")
         }
-        // Another store on this path in this process (a test, the TUI's writes) shares the registrations.
+        // Migrate, then register: the views decode reminders as the current model. Another store on this path in this
+        // process (a test, the TUI's writes) shares the registrations, and the first one migrated.
+        if database.registeredExtension(named: "agenda") == nil {
+            do {
+                try Schema.migrator().migrate(database)
+            } catch let error as CanopyError {
+                throw RemindersError("can't bring the database at '\(path)' up to this version of reminders: \(error.message)")
+            }
+        }
         for view in [Schema.agendaView(timeZone: timeZone), Schema.byCalendarView(timeZone: timeZone)]
         where database.registeredExtension(named: view.name) == nil {
             try database.register(view)
@@ -139,13 +147,13 @@ public final class RemindersStore {
     }
 
     /// Adds a reminder; returns its ID.
-    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String) throws -> String {
+    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String, flagged: Bool = false) throws -> String {
         try Self.checkTitle(title)
         guard (0...3).contains(priority) else { throw RemindersError("priority must be 0 (none) to 3 (high), not \(priority)") }
         return try connection.readWrite { txn in
             let id = try nextID(in: txn)
             let key = try calendarKey(forName: calendar, in: txn)
-            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key), forKey: id, in: Schema.reminders)
+            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key, flagged: flagged), forKey: id, in: Schema.reminders)
             return id
         }
     }
