@@ -245,6 +245,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     viewBenchmarks()
+    migrationBenchmarks()
     sourceBenchmarks()
     peerBenchmarks()
 }
