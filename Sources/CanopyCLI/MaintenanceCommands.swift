@@ -10,7 +10,7 @@ extension CanopyCommand {
             discussion: """
                 Exits 0 when all is well and 1 with a report of each problem. Views are checked from their stored tables \
                 (counts add up, stored order holds, each entry points at an existing row once, a filtered view's entries \
-                are in its parent); a stale view is reported as a warning (it is rebuilt at its next registration). \
+                are in its parent); a stale view is reported as a warning (the app brings it up to date when it next registers it or writes). \
                 Example: canopy verify ./db --json
                 """)
 
@@ -94,7 +94,7 @@ extension CanopyCommand {
                 for problem in problems { console.line("problem: \(problem)") }
                 for view in views {
                     for problem in view.problems { console.line("problem: view '\(view.name)': \(problem)") }
-                    if view.stale { console.line("warning: view '\(view.name)' is stale (rows were written without it); it is rebuilt at its next registration") }
+                    if view.stale { console.line("warning: view '\(view.name)' is stale (rows were written without it); the app brings it up to date when it next registers it or writes") }
                     if let skipped = view.skipped, skipped.count > 0 {
                         // Not a failure: the rows are intact, the view leaves them out until they are migrated.
                         console.line("warning: view '\(view.name)': \(skipped.count) rows skipped (cannot decode): \(skipped.firstError)")
@@ -203,8 +203,10 @@ extension CanopyCommand {
                 Each line needs collection, key and object (metadata optional). Rows with objectBase64 are stored byte \
                 for byte when the collection's codec matches; into a JSON-codec collection, others are stored from their \
                 JSON. A line without its binary bytes for a binary-codec collection is refused (JSON cannot say which \
-                strings were dates or data, and the app could not read the row back): the import stops there. The app's view closures are not here, so every view recorded in the database becomes stale and \
-                is rebuilt when the app next registers it; the output names them. Example: canopy export ./a | canopy import ./b
+                strings were dates or data, and the app could not read the row back): the import stops there. The \
+                app's view closures are not here, so every view recorded in the database becomes stale and is brought \
+                up to date (from the commit log, or rebuilt) when the app next registers it or writes; the output names \
+                them. Example: canopy export ./a | canopy import ./b
                 """)
 
         @OptionGroup var database: DatabaseArgument
@@ -321,7 +323,7 @@ extension CanopyCommand {
             } else {
                 console.line("imported \(imported) rows into \(collections.count) collection(s)")
                 if !stale.isEmpty {
-                    console.line("views marked stale (rebuilt when the app next registers them): \(stale.joined(separator: ", "))")
+                    console.line("views left stale (brought up to date when the app next registers them or writes): \(stale.joined(separator: ", "))")
                 }
             }
         }

@@ -114,7 +114,7 @@ struct EvolutionCommandTests {
     @Test("bad input: unknown collection, key or extension; a KEY and --prefix; a read-only database — typed errors, nothing changed")
     func badInput() async throws {
         try await withFixture { path, directory in
-            let before = try await canopy("export", path).output
+            let before = await canopy("export", path).output
             let unknownCollection = await canopy("delete", path, "nope", "k", "--yes")
             #expect(unknownCollection.status == 1 && unknownCollection.errors.contains("no collection named 'nope'"))
             let unknownKey = await canopy("delete", path, "tasks", "zz", "--yes")
