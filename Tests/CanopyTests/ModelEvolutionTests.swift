@@ -136,6 +136,41 @@ struct ModelEvolutionTests {
 
     // MARK: Across processes
 
+    /// Another process (without the view) rewrites a skipped row as the new model, writes an old one, removes one:
+    /// this process's next write catches the view up, and the record follows (a removal is counted by a rebuild).
+    @Test("catching up from other processes' writes keeps the skipped rows' record right", .timeLimit(.minutes(2)))
+    func catchUpKeepsSkippedRowsRight() throws {
+        let child = try #require(Self.childPath, "the EvolutionChild executable was not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        let connection = database.newConnection()
+        try connection.readWrite { txn in
+            for number in 0..<3 { try txn.set(EvolutionNoteV1(title: "old \(number)", day: "mon"), forKey: "old\(number)", in: evolutionNotesV1) }
+        }
+        try database.register(evolutionViewV2())
+        func run(_ arguments: String...) {
+            let process = try? ChildProcess(child, [path] + arguments)
+            #expect(process?.remainingLines() == ["done"])
+            #expect(process?.waitForExit() == 0)
+        }
+        func touchAndCheck(skipped: Int, inView: [String]) throws {
+            try connection.readWrite { txn in try txn.set(EvolutionNote(title: "z", filedUnder: "tue", priority: 0), forKey: "z", in: evolutionNotes) }
+            try connection.read { txn throws in
+                let view = try txn.view("notes-by-day")
+                #expect(try view.rowIDs(inGroup: "mon").map(\.key) == inView)
+                #expect(try txn.skippedRows(ofExtension: "notes-by-day")?.count ?? 0 == skipped)
+                #expect(try view.checkInvariants() == [])
+            }
+        }
+        run("write-new", "old0")
+        run("write-old", "x1")
+        try touchAndCheck(skipped: 3, inView: ["old0"])
+        run("remove", "old1")
+        try touchAndCheck(skipped: 2, inView: ["old0"])
+    }
+
     /// Version 1 (a child process) writes rows and its view; version 2 (another child) migrates and registers its
     /// view. Every row reads as version 2, the view equals brute force, and an observer of the view sees a reload.
     @Test("v1 → v2 in child processes: rows migrated, view right, observers reload", .timeLimit(.minutes(5)))

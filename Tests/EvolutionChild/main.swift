@@ -5,6 +5,9 @@ import Foundation
 // A child process of the model-evolution tests: version 1 or version 2 of an app over one database.
 //
 // Usage: EvolutionChild <database-path> v1 <rows>      writes <rows> notes with version 1's types and view, prints "done"
+//        EvolutionChild <database-path> write-new|write-old|remove <key>
+//                                                      without views: writes one note of version 2 or 1, or removes
+//                                                      one, prints "done"
 //        EvolutionChild <database-path> v2 [batch]     migrates (batches of [batch] rows), registers version 2's view,
 //                                                      prints "batch <rows so far>" after each batch, then
 //                                                      "migrated <steps applied>" and "registered <rows in view>"
@@ -39,6 +42,16 @@ do {
         try database.register(evolutionViewV2())
         let count = try database.newConnection().read { txn in try txn.view("notes-by-day").count() }
         say("registered \(count)")
+    case "write-new", "write-old", "remove":
+        let key = arguments.count > 3 ? arguments[3] : "k"
+        try database.newConnection().readWrite { txn in
+            switch arguments[2] {
+            case "write-new": try txn.set(EvolutionNote(title: key, filedUnder: "mon", priority: 1), forKey: key, in: evolutionNotes)
+            case "write-old": try txn.set(EvolutionNoteV1(title: key, day: "mon"), forKey: key, in: evolutionNotesV1)
+            default: try txn.remove(key: key, in: evolutionNotes)
+            }
+        }
+        say("done")
     default:
         FileHandle.standardError.write(Data("unknown mode \(arguments[2])\n".utf8))
         exit(2)
