@@ -8,7 +8,7 @@ extension CanopyCommand {
             abstract: "List every extension recorded in the database (views, filtered views, indexes) and its state.",
             discussion: """
                 STATE is current, or "not registered since snapshot N" when rows were written while no process \
-                registered it (it is rebuilt at its next registration, or dropped with `canopy drop-view`), followed \
+                registered it (the app brings it up to date when it next registers it or writes; `canopy drop-view` drops it), followed \
                 by the rows it skipped because it could not decode them.
                 """)
 

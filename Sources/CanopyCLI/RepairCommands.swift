@@ -3,7 +3,7 @@ import Canopy
 import Foundation
 
 /// The views and indexes recorded in the database that lag the store after a command wrote rows without their
-/// closures: they are rebuilt when the app next registers them.
+/// closures: the app brings them up to date (from the commit log, or rebuilt) when it next registers them or writes.
 func staleExtensions(in connection: Canopy.Connection) throws -> [String] {
     try connection.read { txn in
         let snapshots = try txn.extensionSnapshots()
@@ -18,7 +18,7 @@ extension CanopyCommand {
             discussion: """
                 Without --yes nothing changes: the command says what it would delete and exits with 1. The app's \
                 views and indexes are not here to be kept up to date, so every one recorded in the database becomes \
-                stale (never wrong) and is rebuilt when the app next registers it; the output names them. \
+                stale (never wrong) and is brought up to date when the app next registers it or writes; the output names them. \
                 Example: canopy delete ./db notes n42 --yes
                 """)
 
@@ -58,7 +58,7 @@ extension CanopyCommand {
             } else {
                 console.line("deleted \(deleted) row\(deleted == 1 ? "" : "s") of collection '\(collection)'")
                 if !stale.isEmpty {
-                    console.line("views and indexes marked stale (rebuilt when the app next registers them): \(stale.joined(separator: ", "))")
+                    console.line("views and indexes marked stale (brought up to date when the app next registers them or writes): \(stale.joined(separator: ", "))")
                 }
             }
         }

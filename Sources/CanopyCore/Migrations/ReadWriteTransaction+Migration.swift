@@ -19,8 +19,10 @@ struct MigrationBatchResult {
 
 extension ReadWriteTransaction {
     /// Runs one batch of `step`: at most `limit` rows after `after`. No extension may be registered (the migrator
-    /// checks): rows are written as bytes, and the extensions recorded in the database are rebuilt at their next
-    /// registration, since the store's snapshot moved past theirs.
+    /// checks): rows are written as bytes. The commit reports each touched collection as wholly rewritten (as
+    /// removed, in ``CommitNotification``'s terms), not key by key: caches drop it, and the extensions over it that are
+    /// recorded in the database are rebuilt once at their next registration (a catch-up from the log would replay
+    /// every row), while those over other collections stay current.
     func runMigrationBatch(_ step: MigrationStep, after: String?, isFirstBatch: Bool, limit: Int) throws -> MigrationBatchResult {
         switch step.action {
         case .rewrite(let rewrite):
@@ -84,11 +86,9 @@ extension ReadWriteTransaction {
                 StoredRecord.value(hasMetadata: row.flags & StoredRecord.hasMetadata != 0, attachments: row.attachments, object: $0)
             }
             try guarded { try storage.put(value, forKey: row.rowKey, in: tables.objects) }
-            cacheState.objectCache.remove(key: key, in: collection)
-            changes.changed(key, in: collection, object: true, metadata: false)
             changed += 1
         }
-        if changed > 0 { didWrite = true }
+        if changed > 0 { wholeCollectionRewritten(collection) }
         return MigrationBatchResult(lastKey: lastKey, rows: changed, finished: !more)
     }
 
@@ -130,14 +130,11 @@ extension ReadWriteTransaction {
                 _ = try storage.delete(row.rowKey, in: tables.objects)
                 if hasMetadata { _ = try storage.delete(row.rowKey, in: tables.metadata) }
             }
-            for name in [source, target] {
-                cacheState.objectCache.remove(key: key, in: name)
-                cacheState.metadataCache.remove(key: key, in: name)
-            }
-            changes.removed(key, in: source)
-            changes.changed(key, in: target, object: true, metadata: metadata != nil)
         }
-        if !rows.isEmpty { didWrite = true }
+        if !rows.isEmpty {
+            wholeCollectionRewritten(source)
+            wholeCollectionRewritten(target)
+        }
         return MigrationBatchResult(lastKey: lastKey, rows: rows.count, finished: !more)
     }
 
@@ -150,12 +147,8 @@ extension ReadWriteTransaction {
                 _ = try storage.delete(row.rowKey, in: tables.objects)
                 if row.flags & StoredRecord.hasMetadata != 0 { _ = try storage.delete(row.rowKey, in: tables.metadata) }
             }
-            let key = row.rowKey.withUnsafeBytes { RowKey.key(of: $0) }
-            cacheState.objectCache.remove(key: key, in: collection)
-            cacheState.metadataCache.remove(key: key, in: collection)
-            changes.removed(key, in: collection)
         }
-        if !rows.isEmpty { didWrite = true }
+        if !rows.isEmpty { wholeCollectionRewritten(collection) }
         let lastKey = rows.last.map { row in row.rowKey.withUnsafeBytes { RowKey.key(of: $0) } }
         return MigrationBatchResult(lastKey: lastKey, rows: rows.count, finished: !more)
     }
@@ -188,16 +181,21 @@ extension ReadWriteTransaction {
             } catch {
                 throw MigrationStepRowFailure(collection: collection, key: key, error: error)
             }
-            changes.changed(key, in: collection, object: true, metadata: row.flags & StoredRecord.hasMetadata != 0)
         }
+        wholeCollectionRewritten(collection)
         let updated = CollectionRecord(id: record.id, codec: codec.name)
         try guarded { try storage.put(updated.encoded, forKey: Array(collection.utf8), in: tables.collections) }
         // Seen by this transaction at once, and by the caches of this process at commit (not before: a rollback
         // keeps the old codec).
         newCollections[collection] = updated
+        return MigrationBatchResult(lastKey: rows.last.map { row in row.rowKey.withUnsafeBytes { RowKey.key(of: $0) } }, rows: rows.count, finished: true)
+    }
+
+    /// Reports `collection` as rewritten as a whole in this commit (see ``runMigrationBatch(_:after:isFirstBatch:limit:)``).
+    private func wholeCollectionRewritten(_ collection: String) {
         cacheState.objectCache.removeAll(inCollection: collection)
         cacheState.metadataCache.removeAll(inCollection: collection)
+        changes.removedAll(inCollection: collection)
         didWrite = true
-        return MigrationBatchResult(lastKey: rows.last.map { row in row.rowKey.withUnsafeBytes { RowKey.key(of: $0) } }, rows: rows.count, finished: true)
     }
 }
