@@ -67,7 +67,7 @@ VIEW_RATIOS = [
     # Registering an unchanged, current 1M-row view (a read: the page directory loaded and a few hundred entries
     # recomputed by the closures) against the rebuild it replaces: informs only.
     ("registration-check-1m-vs-population", "registration-check-1m canopy", "population-1m view", (1, 1), "report"),
-    # A typed migration step over 1M rows against the same rewrite by hand (read, change, write; 10,000 per commit).
+    # A typed migration step over 1M rows against a bulk rewrite of the same rows from values in memory (10,000 per commit).
     ("migration-1m-vs-bulk", "migration-1m step", "migration-1m bulk", (1_000_000, 1_000_000), "1.5"),
 ]
 
