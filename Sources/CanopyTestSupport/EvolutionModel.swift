@@ -39,8 +39,8 @@ public let evolutionNotes = TypedCollection<EvolutionNote, NoMetadata>("notes")
 public func evolutionViewV1() -> View {
     View(
         name: "notes-by-day",
-        grouping: .byObject(EvolutionNoteV1.self) { _, _, note in note.day },
-        sorting: .byObject(EvolutionNoteV1.self) { _, _, _, note in SortKey(note.title) },
+        grouping: .byObject(evolutionNotesV1) { _, note in note.day },
+        sorting: .byObject(evolutionNotesV1) { _, _, note in SortKey(note.title) },
         versionTag: "1")
 }
 
@@ -48,8 +48,8 @@ public func evolutionViewV1() -> View {
 public func evolutionViewV2() -> View {
     View(
         name: "notes-by-day",
-        grouping: .byObject(EvolutionNote.self) { _, _, note in note.filedUnder },
-        sorting: .byObject(EvolutionNote.self) { _, _, _, note in SortKey(.descending(note.priority), .ascending(note.title)) },
+        grouping: .byObject(evolutionNotes) { _, note in note.filedUnder },
+        sorting: .byObject(evolutionNotes) { _, _, note in SortKey(.descending(note.priority), .ascending(note.title)) },
         versionTag: "2")
 }
 

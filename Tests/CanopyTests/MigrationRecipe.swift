@@ -23,8 +23,10 @@ func migrationRecipe(folder: String) throws {
     // and .renameCollection, .deleteCollection, .changeCodec.
     try migrator.migrate(database)  // before registering views: they are rebuilt once, over migrated rows
 
+    let reminders = TypedCollection<ListedReminder, NoMetadata>("reminders")
+
     try database.register(View(
         name: "open-by-list",
-        grouping: .byObject(ListedReminder.self) { _, _, reminder in reminder.done ? nil : reminder.list },
-        sorting: .byObject(ListedReminder.self) { _, _, _, reminder in SortKey(reminder.title) }))
+        grouping: .byObject(reminders) { _, reminder in reminder.done ? nil : reminder.list },
+        sorting: .byObject(reminders) { _, _, reminder in SortKey(reminder.title) }))
 }

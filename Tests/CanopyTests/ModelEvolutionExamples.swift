@@ -53,8 +53,8 @@ func modelEvolutionExamples(database: Database, connection: Connection) throws -
 
     let notesView = View(
         name: "notes-by-title",
-        grouping: .byObject(Note.self) { _, _, note in note.archived ? nil : "notes" },
-        sorting: .byObject(Note.self) { _, _, _, note in SortKey(note.title) },
+        grouping: .byObject(notes) { _, note in note.archived ? nil : "notes" },
+        sorting: .byObject(notes) { _, _, note in SortKey(note.title) },
     options: ViewOptions(allowedCollections: ["notes"]))
     try database.register(notesView)
 

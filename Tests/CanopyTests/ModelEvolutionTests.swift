@@ -129,7 +129,7 @@ struct ModelEvolutionTests {
             for number in 0..<4 { try txn.set(EvolutionNoteV1(title: "old \(number)", day: "mon"), forKey: "old\(number)", in: evolutionNotesV1) }
             try txn.set(EvolutionNote(title: "new", filedUnder: "mon", priority: 2), forKey: "new", in: evolutionNotes)
         }
-        let index = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-priority", collections: ["notes"], EvolutionNote.self) { _, _, note in
+        let index = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-priority", evolutionNotes) { _, note in
             Int64(note.priority)
         }
         try database.register(index)
@@ -158,7 +158,7 @@ struct ModelEvolutionTests {
             try txn.set(EvolutionNoteV1(title: "old", day: "mon"), forKey: "old", in: evolutionNotesV1)
         }
         let strict = View(
-            name: "strict", grouping: .byObject(EvolutionNote.self) { _, _, note in note.filedUnder },
+            name: "strict", grouping: .byObject(evolutionNotes) { _, note in note.filedUnder },
             sorting: .byKey { _, _, key in SortKey(key) }, options: ViewOptions(strictDecoding: true))
         let error = #expect(throws: CanopyError.self) { try database.register(strict) }
         #expect(error?.code == .decodingFailed)

@@ -13,10 +13,10 @@ struct ModelMigrationTests {
         let oldReminders = TypedCollection<ReminderV1, NoMetadata>("reminders")
         try database.register(View(
             name: "agenda",
-            grouping: .byObject(ReminderV1.self) { _, _, reminder in
+            grouping: .byObject(oldReminders) { _, reminder in
                 reminder.done ? nil : reminder.due.map { Schema.day(of: $0, in: TimeZone(identifier: "UTC") ?? .current) } ?? Schema.someday
             },
-            sorting: .byObject(ReminderV1.self) { _, _, _, reminder in
+            sorting: .byObject(oldReminders) { _, _, reminder in
                 SortKey(.ascending(reminder.due?.timeIntervalSince1970 ?? 0), .ascending(reminder.title))
             },
             versionTag: "1-UTC", options: ViewOptions(allowedCollections: ["events", "reminders"])))
