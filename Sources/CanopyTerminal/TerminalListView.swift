@@ -38,14 +38,22 @@ public final class TerminalListView: ContainerView {
     public weak var dataSource: (any DataSource<TerminalCell, TerminalSupplementaryView>)? {
         didSet { reloadData() }
     }
-    /// The width of every line, in terminal columns.
-    public var width: Int
+    /// The width of every line, in terminal columns. Changing it (the terminal was resized) renders every row again at
+    /// the new width.
+    public var width: Int {
+        didSet { if width != oldValue { renderedRows = [:] } }
+    }
     /// The number of lines the viewport shows.
     public var height: Int
-    /// Whether lines carry ANSI colour (see ``TerminalColorPolicy``).
-    public var colour: Bool
-    /// Whether a two-column gutter shows the selection (`>`) and, with ``marksChanges``, changed rows (`*`).
-    public var showsSelection: Bool = false
+    /// Whether lines carry ANSI colour (see ``TerminalColorPolicy``). Changing it renders every row again.
+    public var colour: Bool {
+        didSet { if colour != oldValue { renderedRows = [:] } }
+    }
+    /// Whether a two-column gutter shows the selection (`>`) and, with ``marksChanges``, changed rows (`*`). Changing
+    /// it renders every row again (the gutter takes two columns from the rows).
+    public var showsSelection: Bool = false {
+        didSet { if showsSelection != oldValue { renderedRows = [:] } }
+    }
     /// Whether rows inserted, moved or reloaded by the last batch are marked until ``clearMarks()``.
     public var marksChanges: Bool = false
 
