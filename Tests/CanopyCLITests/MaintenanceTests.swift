@@ -222,7 +222,8 @@ struct WriteLockWaitTests {
             defer { holder.kill9() }
             #expect(holder.nextLine() == "holding")
             let input = directory.appending("rows.jsonl")
-            try #"{"collection":"notes","key":"n1","object":{"text":"hi"}}"#.write(toFile: input, atomically: true, encoding: .utf8)
+            // JSON alone is accepted for a JSON-codec collection (a binary one would need the stored bytes).
+            try #"{"collection":"notes","key":"n1","codec":"json","object":{"text":"hi"}}"#.write(toFile: input, atomically: true, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: canopyPath)
             process.arguments = ["import", path, "--input", input]
