@@ -246,6 +246,7 @@ let benchmarks: @Sendable () -> Void = {
 
     viewBenchmarks()
     migrationBenchmarks()
+    manualBenchmarks()
     sourceBenchmarks()
     peerBenchmarks()
 }

@@ -104,6 +104,14 @@ final class ViewWriter: ExtensionTransaction {
         let attachment = try row.attachment(at: try slot)
         if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
         try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
+        try forgetManualOrder(of: row.storedKey)
+    }
+
+    /// A row removed from the store leaves a manual list for good: its order key goes with it, so a row written
+    /// again under the same key is not silently back in the list.
+    private func forgetManualOrder(of rowKey: StoredRowKey) throws {
+        guard case .manual = view.source else { return }
+        _ = try view.manualOrder.table.remove(rowKey, in: transaction)
     }
 
     func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
@@ -113,6 +121,7 @@ final class ViewWriter: ExtensionTransaction {
             let attachment = try row.attachment(at: slot)
             if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
             try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
+            try forgetManualOrder(of: row.storedKey)
         }
     }
 
@@ -303,6 +312,7 @@ final class ViewWriter: ExtensionTransaction {
                 try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, wasSkipped: skipped[number], slot: slot)
             } else {
                 try remove(row.id, rowKey: row.storedKey, stored: stored)
+                try forgetManualOrder(of: row.storedKey)
             }
         }
         return true
