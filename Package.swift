@@ -60,6 +60,7 @@ let package = Package(
         .executableTarget(name: "reminders", dependencies: ["RemindersKit"], path: "Examples/Reminders/reminders"),
         // The child process of the crash test: commits numbered transactions until it is killed.
         .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/EvolutionChild"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
         .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
@@ -67,7 +68,7 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // Fixtures/: database files written by earlier releases (read by path, see FormatUpgradeTests).
         .testTarget(name: "CanopyTests", dependencies: [
-            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "CanopyTestSupport", "CrashWriter",
+            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "CanopyTestSupport", "CrashWriter", "EvolutionChild",
             .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ], exclude: ["Fixtures"]),

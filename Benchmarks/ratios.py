@@ -72,6 +72,8 @@ VIEW_RATIOS = [
     # feed of 100k commits read through Database.readChanges against a raw cursor over its table (informs only).
     ("feed-commit-overhead", "feed-commit feed", "feed-commit plain", (1_000, 1_000), "1.2"),
     ("feed-read-100k", "feed-read-100k canopy", "feed-read-100k raw", (100_000, 100_000), "report"),
+    # A typed migration step over 1M rows against a bulk rewrite of the same rows from values in memory (10,000 per commit).
+    ("migration-1m-vs-bulk", "migration-1m step", "migration-1m bulk", (1_000_000, 1_000_000), "1.5"),
 ]
 
 ENTRY_BYTES_REPORT = os.path.join(tempfile.gettempdir(), "canopy-bench-view-entry-bytes.txt")

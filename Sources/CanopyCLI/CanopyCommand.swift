@@ -13,13 +13,15 @@ struct CanopyCommand: AsyncParsableCommand {
             Every command takes the database directory (the one holding data.mdb and lock.mdb). Inspection opens it \
             read-only and never changes it, also while another process writes. Read commands print JSON with --json.
 
-            Exit codes: 0 success, 1 a check failed, something was not found, or the database is damaged (a crash \
+            Exit codes: 0 success, 1 a check failed, something was not found, a destructive command (delete, drop-view) \
+            ran without --yes and changed nothing, or the database is damaged (a crash \
             inside LMDB is contained in a child process and reported), 2 usage, 3 the database cannot be opened \
             (missing, not a Canopy database, a newer format, no permission).
             """,
         subcommands: [
             Info.self, Collections.self, Keys.self, Get.self, Views.self, Groups.self, ViewRows.self, Watch.self,
             Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self, WalkTables.self, Changes.self,
+            Extensions.self, Migrations.self, Delete.self, DropView.self,
         ])
 }
 

@@ -177,6 +177,8 @@ struct ViewSummary {
     var snapshot: UInt64?
     var storeSnapshot: UInt64
     var problem: String?
+    /// The rows the view left out because it could not decode them.
+    var skipped: SkippedRows?
 
     var isStale: Bool { (snapshot ?? 0) < storeSnapshot || snapshot == nil }
 
@@ -185,6 +187,7 @@ struct ViewSummary {
         return try txn.extensionRecords().filter { $0.kind == "view" || $0.kind == "filtered-view" }.sorted { $0.name < $1.name }.map { record in
             var summary = ViewSummary(record: record, snapshot: snapshots.extensions[record.name], storeSnapshot: snapshots.store)
             do {
+                summary.skipped = try txn.skippedRows(ofExtension: record.name)
                 let reader = try txn.persistedView(record.name, allowingStale: true)
                 summary.parent = reader.parentView
                 summary.groups = try reader.numberOfGroups()
@@ -198,7 +201,9 @@ struct ViewSummary {
 
     var state: String {
         if problem != nil { return "unreadable" }
-        return isStale ? "stale" : "current"
+        let state = isStale ? "stale" : "current"
+        guard let skipped, skipped.count > 0 else { return state }
+        return "\(state), \(skipped.count) row\(skipped.count == 1 ? "" : "s") skipped (cannot decode)"
     }
 
     var json: JSONValue {
@@ -206,6 +211,7 @@ struct ViewSummary {
             ("name", .string(record.name)), ("kind", .string(record.kind)), ("versionTag", .string(record.versionTag)),
             ("parent", parent.map { .string($0) } ?? .null), ("groups", groups.map { .int($0) }), ("rows", rows.map { .int($0) }),
             ("snapshot", snapshot.map { .int($0) } ?? .null), ("stale", .bool(isStale)), ("problem", problem.map { .string($0) }),
+            ("skippedRows", .int(skipped?.count ?? 0)),
         ])
     }
 

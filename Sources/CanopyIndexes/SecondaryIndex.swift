@@ -112,16 +112,25 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         try opened.entries.removeAll(in: transaction)
         try opened.rows.removeAll(in: transaction)
         var found: [(StoredRowKey, [UInt8])] = []
+        var skipped = SkippedRows()
         try transaction.scanRows(inCollections: collections) { stored in
             let row = IndexedRow(id: stored.id, source: .stored(stored, transaction))
-            if let value = try indexer(row) { found.append((stored.storedKey, Self.escaped(value))) }
+            do {
+                if let value = try indexer(row) { found.append((stored.storedKey, Self.escaped(value))) }
+            } catch let error as CanopyError where error.code == .decodingFailed {
+                // A row the indexer cannot decode is left out and recorded, rather than failing the registration;
+                // its `rows` entry marks it so that a rewrite takes it back.
+                skipped.add(stored.id, error: error.message)
+                found.append((stored.storedKey, Self.skippedMarker))
+            }
             return true
         }
         // The scan is in row-key order: the rows table is written in order (appending); entries are sorted first.
         for (rowKey, value) in found { try opened.rows.put(value, forKey: rowKey, in: transaction, appending: true) }
-        for key in found.map({ $0.1 + $0.0.bytes }).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        for key in found.filter({ $0.1 != Self.skippedMarker }).map({ $0.1 + $0.0.bytes }).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             try opened.entries.put([], forKey: key, in: transaction, appending: true)
         }
+        try transaction.setSkippedRows(skipped, ofExtension: name)
         transaction.markWritten()
     }
 
@@ -158,6 +167,9 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         return problem.map { .rebuild(because: $0) } ?? .usable
     }
 
+    /// The `rows` value of a row the indexer could not decode (an escaped value is never empty: it ends with 0, 0).
+    static var skippedMarker: [UInt8] { [] }
+
     /// The per-transaction writer.
     public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
         Writer(index: self, tables: try openedTables(), transaction: transaction)
@@ -191,16 +203,17 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     /// The value indexed for row `id`, or `nil` when the row is not in the index.
     public func value(of id: RowID, in transaction: ReadTransaction) throws -> ValueCoding.Value? {
         try transaction.requireCurrentExtension(named: name)
-        guard let rowKey = try transaction.storedRowKey(for: id), let escaped = try openedTables().rows.value(forKey: rowKey, in: transaction) else {
+        guard let rowKey = try transaction.storedRowKey(for: id), let escaped = try openedTables().rows.value(forKey: rowKey, in: transaction),
+              escaped != Self.skippedMarker else {
             return nil
         }
         return try decodeValue(escaped[...]).value
     }
 
-    /// The number of rows in the index.
+    /// The number of rows in the index (not counting those it skipped because it could not decode them).
     public func count(in transaction: ReadTransaction) throws -> Int {
         try transaction.requireCurrentExtension(named: name)
-        return try openedTables().rows.count(in: transaction)
+        return try openedTables().rows.count(in: transaction) - (try transaction.skippedRows(ofExtension: name)?.count ?? 0)
     }
 
     private func rowIDs(from lower: ValueCoding.Value, through upper: ValueCoding.Value, in transaction: ReadTransaction, limit: Int) throws -> [RowID] {
@@ -312,7 +325,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
         func didRemove(_ row: RemovedRow) throws {
             guard index.indexes(row.collection) else { return }
-            try remove(row.storedKey)
+            try remove(row.storedKey, id: row.id)
         }
 
         func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
@@ -324,21 +337,49 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         func catchUp(_ missed: MissedWrites) throws -> Bool {
             if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
             for row in missed.rows where index.indexes(row.id.collection) {
-                if let current = row.current { try reindex(current) } else { try remove(row.storedKey) }
+                if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
             }
             return true
         }
 
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
+        /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
+        private var skippedChanges: [(row: RowID, error: String?)] = []
+
+        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+            guard !skippedChanges.isEmpty else { return nil }
+            var record = try transaction.skippedRows(ofExtension: index.name) ?? SkippedRows()
+            for change in skippedChanges {
+                if let error = change.error { record.add(change.row, error: error) } else { record.remove(change.row) }
+            }
+            try transaction.setSkippedRows(record, ofExtension: index.name)
+            skippedChanges = []
+            return nil
+        }
         func didCommit(snapshot: UInt64) {}
         func didRollback() {}
 
         private func reindex(_ row: WrittenRow) throws {
             guard index.indexes(row.collection) else { return }
             let rowKey = row.storedKey
-            let value = try index.indexedValue(of: IndexedRow(id: row.id, source: .written(row)))
+            var old = try tables.rows.value(forKey: rowKey, in: transaction)
+            let value: ValueCoding.Value?
+            do {
+                value = try index.indexedValue(of: IndexedRow(id: row.id, source: .written(row)))
+            } catch let error as CanopyError where error.code == .decodingFailed {
+                // Left out and recorded, as at population (a row written as bytes by a tool, say).
+                guard old != SecondaryIndex.skippedMarker else { return }
+                if let old { try tables.entries.remove(old + rowKey.bytes, in: transaction) }
+                try tables.rows.put(SecondaryIndex.skippedMarker, forKey: rowKey, in: transaction)
+                skippedChanges.append((row.id, error.message))
+                return
+            }
+            if old == SecondaryIndex.skippedMarker {
+                // Rewritten so that it decodes: taken back.
+                skippedChanges.append((row.id, nil))
+                try tables.rows.remove(rowKey, in: transaction)
+                old = nil
+            }
             let escaped = value.map { SecondaryIndex.escaped($0) }
-            let old = try tables.rows.value(forKey: rowKey, in: transaction)
             guard old != escaped else { return }
             if let old { try tables.entries.remove(old + rowKey.bytes, in: transaction) }
             if let escaped {
@@ -349,9 +390,13 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             }
         }
 
-        private func remove(_ rowKey: StoredRowKey) throws {
+        private func remove(_ rowKey: StoredRowKey, id: RowID) throws {
             guard let old = try tables.rows.value(forKey: rowKey, in: transaction) else { return }
-            try tables.entries.remove(old + rowKey.bytes, in: transaction)
+            if old == SecondaryIndex.skippedMarker {
+                skippedChanges.append((id, nil))
+            } else {
+                try tables.entries.remove(old + rowKey.bytes, in: transaction)
+            }
             try tables.rows.remove(rowKey, in: transaction)
         }
     }

@@ -60,24 +60,31 @@ struct MaintenanceTests {
         }
     }
 
-    @Test("import from JSON alone (--no-bytes) encodes with the collection's codec")
+    @Test("import from JSON alone (--no-bytes) stores JSON-codec collections; a binary one is refused, naming the line")
     func importFromJSON() async throws {
         try await withFixture { path, directory in
             let export = await canopy("export", path, "--collection", "memos", "--no-bytes")
             #expect(!export.output.contains("Base64"))
             let file = directory.appending("memos.jsonl")
-            // A binary-codec collection too, from hand-written JSON.
-            let extra = #"{"collection":"notes","key":"n1","object":{"text":"hi","tags":["x"]},"metadata":null}"#
+            // Hand-written JSON for a new JSON-codec collection.
+            let extra = #"{"collection":"notes","key":"n1","codec":"json","object":{"text":"hi","tags":["x"]},"metadata":null}"#
             try (export.output + extra + "\n").write(toFile: file, atomically: true, encoding: .utf8)
             let target = directory.appending("new")
             let imported = await canopy("import", target, "--input", file, "--json")
             #expect(try imported.json()["rows"]?.intValue == 3)
+            // Hand-written JSON for a binary-codec collection: JSON cannot say which strings were dates or data.
+            let binary = directory.appending("binary.jsonl")
+            try #"{"collection":"cards","key":"c1","object":{"text":"hi","tags":["x"]}}"#.write(toFile: binary, atomically: true, encoding: .utf8)
+            let refused = await canopy("import", target, "--input", binary)
+            #expect(refused.status == 1)
+            #expect(refused.errors.contains("line 1 (cards/c1)"))
             let database = try Database(path: target, options: .init(durability: .none))
             try await database.newConnection().read { txn throws in
                 #expect(try txn.object(forKey: "m1", in: memos) == Memo(text: "hello \"world\"", tags: ["a", "b"]))
                 #expect(try txn.object(forKey: "m2", in: memos) == Memo(text: "second", tags: []))
-                #expect(try txn.object(forKey: "n1", in: TypedCollection<Memo, NoMetadata>("notes")) == Memo(text: "hi", tags: ["x"]))
-                #expect(try txn.codecName(ofCollection: "notes") == "binary")
+                #expect(try txn.object(forKey: "n1", in: TypedCollection<Memo, NoMetadata>("notes", codec: JSONCodec())) == Memo(text: "hi", tags: ["x"]))
+                #expect(try txn.codecName(ofCollection: "notes") == "json")
+                #expect(try txn.count(inCollection: "cards") == 0)
             }
         }
     }
@@ -215,7 +222,8 @@ struct WriteLockWaitTests {
             defer { holder.kill9() }
             #expect(holder.nextLine() == "holding")
             let input = directory.appending("rows.jsonl")
-            try #"{"collection":"notes","key":"n1","object":{"text":"hi"}}"#.write(toFile: input, atomically: true, encoding: .utf8)
+            // JSON alone is accepted for a JSON-codec collection (a binary one would need the stored bytes).
+            try #"{"collection":"notes","key":"n1","codec":"json","object":{"text":"hi"}}"#.write(toFile: input, atomically: true, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: canopyPath)
             process.arguments = ["import", path, "--input", input]

@@ -152,29 +152,50 @@ struct ExtensionCurrencyTests {
 
     /// Found trying issue 14's work: after a tool imported a row the app's type cannot decode, every write of the app
     /// failed with a decoding error about that row and no word of the view or of the other process — as if the row
-    /// being written were at fault.
-    @Test("A row another process wrote that the view's closures cannot decode: the write fails naming the view, the row, and what to do",
+    /// being written were at fault. Issue 16: by default the view skips such a row while catching up and records it
+    /// (one bad row never bricks the app); a view with `strictDecoding` fails, naming the view, the row and what to do.
+    @Test("A row another process wrote that the view's closures cannot decode: skipped and recorded; with strictDecoding the write fails naming the view, the row, and what to do",
           .timeLimit(.minutes(5)))
     func undecodableMissedRowNamesTheView() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none))
-        try database.register(crashWriterView())
-        try Self.seed(database)
-        try Self.runWriter(path, ["--write-undecodable", "foreign"])
-        let before = try database.currentSnapshot()
-        let error = #expect(throws: CanopyError.self) {
-            try database.newConnection().readWrite { txn in
-                try txn.set(CrashWriterEntry(number: 100, part: "a"), forKey: "mine", in: crashWriterEntries)
+        let strict = View(
+            name: "entries-by-part",
+            grouping: .byObject(crashWriterEntries) { _, entry in entry.part },
+            sorting: .byObject(crashWriterEntries) { _, _, entry in SortKey(.descending(entry.number)) },
+            options: ViewOptions(allowedCollections: [crashWriterEntries.name], strictDecoding: true))
+        for view in [strict, crashWriterView()] {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let path = directory.appending("db")
+            let database = try Database(path: path, options: .init(durability: .none))
+            try database.register(view)
+            try Self.seed(database)
+            try Self.runWriter(path, ["--write-undecodable", "foreign"])
+            let before = try database.currentSnapshot()
+            func write() throws {
+                try database.newConnection().readWrite { txn in
+                    try txn.set(CrashWriterEntry(number: 100, part: "a"), forKey: "mine", in: crashWriterEntries)
+                }
+            }
+            guard !view.viewOptions.strictDecoding else {
+                let error = #expect(throws: CanopyError.self) { try write() }
+                #expect(error?.code == .decodingFailed)
+                #expect(error?.extensionName == "entries-by-part")
+                #expect(error?.key == "foreign")
+                #expect(error?.message.contains("written by a process that did not register it") == true, "\(String(describing: error))")
+                #expect(error?.message.contains("Fix or remove the row") == true)
+                #expect(try database.currentSnapshot() == before)
+                continue
+            }
+            // By default the write goes through and the view records the row it skipped.
+            try write()
+            try database.newConnection().read { txn throws in
+                let skipped = try txn.skippedRows(ofExtension: "entries-by-part")
+                #expect(skipped?.count == 1)
+                #expect(skipped?.rows == [RowID(collection: crashWriterEntries.name, key: "foreign")])
+                #expect(try txn.view("entries-by-part").position(ofKey: "mine", inCollection: crashWriterEntries.name) != nil)
+                #expect(try txn.view("entries-by-part").checkInvariants() == [])
             }
         }
-        #expect(error?.code == .decodingFailed)
-        #expect(error?.extensionName == "entries-by-part")
-        #expect(error?.key == "foreign")
-        #expect(error?.message.contains("written by a process that did not register it") == true, "\(String(describing: error))")
-        #expect(error?.message.contains("Fix or remove the row") == true)
-        #expect(try database.currentSnapshot() == before)
     }
 
     @Test("Registering in a fresh process after another wrote: caught up at registration, then registering again writes nothing",

@@ -245,6 +245,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     viewBenchmarks()
+    migrationBenchmarks()
     manualBenchmarks()
     sourceBenchmarks()
     peerBenchmarks()

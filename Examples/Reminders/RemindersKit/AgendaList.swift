@@ -66,7 +66,7 @@ public final class AgendaList: DataSourceProvider {
             let priority = reminder.priority > 0 ? " " + String(repeating: "!", count: reminder.priority) : ""
             cell.columns = [
                 TerminalColumn(reminder.due.map { "   \(time($0))" } ?? "", width: .fixed(11)),
-                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.title)\(priority)",
+                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)",
                                style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil)),
                 try calendarColumn(reminder.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),

@@ -112,13 +112,14 @@ struct AddReminder: ContextualCommand {
     @Option(help: "When it is due: '2026-11-25 10:00', 'today 17:00', 'tomorrow', 'fri 9:30'.") var due: String?
     @Option(help: "0 (none) to 3 (high).") var priority: Int = 0
     @Option(help: "The calendar (created when new).") var calendar: String = "Personal"
+    @Flag(help: "Flag it (shown with a flag).") var flag = false
 
     func run(in context: RemindersContext) throws {
         _ = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let store = try options.open(context)
         let context = context.inZone(store.timeZone)
         let dueDate = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
-        let id = try store.addReminder(title, due: dueDate, priority: priority, calendar: calendar)
+        let id = try store.addReminder(title, due: dueDate, priority: priority, calendar: calendar, flagged: flag)
         context.print("Added reminder #\(id): \(Format.printable(title))\(dueDate.map { ", due \(Format.date($0, context))" } ?? "")")
     }
 }
@@ -336,6 +337,7 @@ enum JSONExport {
         var due: Date?
         var done: Bool?
         var priority: Int?
+        var flagged: Bool?
         var location: String?
     }
     struct Section: Encodable {
@@ -361,7 +363,7 @@ enum JSONExport {
                                       start: event.start, end: event.end, location: event.location))
                 case .reminder(let id, let reminder):
                     items.append(Item(id: id, kind: "reminder", title: reminder.title, calendar: names[reminder.calendar] ?? reminder.calendar,
-                                      due: reminder.due, done: reminder.done, priority: reminder.priority))
+                                      due: reminder.due, done: reminder.done, priority: reminder.priority, flagged: reminder.flagged))
                 }
             }
             let group = source.group(forSection: section) ?? ""

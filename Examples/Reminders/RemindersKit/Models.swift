@@ -40,8 +40,36 @@ public struct Reminder: Codable, Sendable, Equatable {
     public var priority: Int
     /// The key of its calendar.
     public var calendar: String
+    /// Whether it is flagged (shown with a flag). Added in the tool's second model: databases written before get it
+    /// from the migration step in ``Schema/migrator()``.
+    public var flagged: Bool
 
     /// Creates a reminder.
+    public init(title: String, due: Date?, done: Bool = false, priority: Int = 0, calendar: String, flagged: Bool = false) {
+        self.title = title
+        self.due = due
+        self.done = done
+        self.priority = priority
+        self.calendar = calendar
+        self.flagged = flagged
+    }
+}
+
+/// A reminder as the first model of the tool stored it (without ``Reminder/flagged``): kept, under this name, so that
+/// the migration step can read databases written before the change.
+public struct ReminderV1: Codable, Sendable, Equatable {
+    /// What to do.
+    public var title: String
+    /// When it is due, if ever.
+    public var due: Date?
+    /// Whether it is done.
+    public var done: Bool
+    /// 0 (none) to 3 (high).
+    public var priority: Int
+    /// The key of its calendar.
+    public var calendar: String
+
+    /// Creates a reminder of the first model.
     public init(title: String, due: Date?, done: Bool = false, priority: Int = 0, calendar: String) {
         self.title = title
         self.due = due
@@ -119,6 +147,16 @@ public enum Schema {
     public static let format = "reminders/1"
     /// The group of reminders without a due date.
     public static let someday = "someday"
+
+    /// The model's migration steps, in the order they shipped; run at every open, before the views register (only the
+    /// steps a database lacks do anything). Append new steps; never change or remove one.
+    public static func migrator() -> Migrator {
+        var migrator = Migrator()
+        migrator.append(.typed("reminders-flagged", collection: reminders.name, from: ReminderV1.self, to: Reminder.self) { _, old in
+            Reminder(title: old.title, due: old.due, done: old.done, priority: old.priority, calendar: old.calendar, flagged: false)
+        })
+        return migrator
+    }
 
     /// The day group ("2026-11-25") of `date` in `timeZone`.
     public static func day(of date: Date, in timeZone: TimeZone) -> String {

@@ -59,6 +59,15 @@ public final class RemindersStore {
         }
         let zone = recordedZone.flatMap(TimeZone.init(identifier:)) ?? timeZone
         self.timeZone = zone
+        // Migrate, then register: the views decode reminders as the current model. Another store on this path in this
+        // process (a test, the TUI's writes) shares the registrations, and the first one migrated.
+        if database.registeredExtension(named: "agenda") == nil {
+            do {
+                try Schema.migrator().migrate(database)
+            } catch let error as CanopyError {
+                throw RemindersError("can't bring the database at '\(path)' up to this version of reminders: \(error.message)")
+            }
+        }
         // Every view, wherever the tool writes, so that none is left stale. Another store on this path in this process
         // (a test, the TUI's writes) shares the registrations.
         for view in [Schema.agendaView(timeZone: zone), Schema.byCalendarView(timeZone: zone), Schema.overdueView()]
@@ -158,14 +167,14 @@ public final class RemindersStore {
     }
 
     /// Adds a reminder; returns its ID.
-    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String) throws -> String {
+    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String, flagged: Bool = false) throws -> String {
         try Self.checkTitle(title)
         try Self.checkCalendarName(calendar)
         guard (0...3).contains(priority) else { throw RemindersError("priority must be 0 (none) to 3 (high), not \(priority)") }
         return try connection.readWrite { txn in
             let id = try nextID(in: txn)
             let key = try calendarKey(forName: calendar, in: txn)
-            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key), forKey: id, in: Schema.reminders)
+            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key, flagged: flagged), forKey: id, in: Schema.reminders)
             return id
         }
     }

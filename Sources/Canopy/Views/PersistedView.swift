@@ -144,6 +144,7 @@ enum PersistedView {
             parent = definition.parent
             if let allowed = definition.allowedCollections { viewOptions.allowedCollections = Set(allowed) }
             if let rerun = definition.rerunOnTouch { viewOptions.rerunOnTouch = rerun }
+            if let strict = definition.strictDecoding { viewOptions.strictDecoding = strict }
         }
     }
 }
@@ -157,7 +158,7 @@ extension ViewReader {
         var entries: [(StoredRowKey, ViewTables.RowEntry)] = []
         if let slot = try attachmentSlot() {
             try transaction.scanRows { row in
-                guard let attachment = try row.attachment(at: slot) else { return true }
+                guard let attachment = try row.attachment(at: slot), attachment != ViewTables.skippedMarker else { return true }
                 do { entries.append((row.storedKey, try attachment.withUnsafeBytes { try ViewTables.RowEntry(decoding: $0) })) } catch {
                     problems.append("the entry of row \(row.id) is malformed")
                 }

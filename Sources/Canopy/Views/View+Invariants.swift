@@ -62,11 +62,17 @@ extension ViewReader {
         // Every row whose record carries an entry of the view is in the pages (no entry left behind).
         if let slot {
             var attached = 0
+            var skipped = 0
             try transaction.scanRows { row in
-                if try row.attachment(at: slot) != nil { attached += 1 }
+                let attachment = try row.attachment(at: slot)
+                if attachment == ViewTables.skippedMarker { skipped += 1 } else if attachment != nil { attached += 1 }
                 return true
             }
             if attached != seen { problems.append("\(attached) rows carry an entry of the view, the pages hold \(seen)") }
+            let recorded = try transaction.skippedRows(ofExtension: view.name)?.count ?? 0
+            if skipped != recorded {
+                problems.append("\(skipped) rows are marked as skipped (cannot decode), the view's record counts \(recorded)")
+            }
         } else if seen > 0 {
             problems.append("the pages hold \(seen) entries but no row carries one")
         }
@@ -91,8 +97,17 @@ extension ViewReader {
             // Read again with its bytes owned: the closures may run nested reads of the transaction.
             guard let storedRow = try transaction.storedRow(for: rowKey) else { continue }
             let row = ViewRow(storedRow)
-            let place = try view.place(of: row, rowKey: rowKey, in: transaction)
-            let stored = try attachmentSlot().flatMap { try tables.rowEntry(try storedRow.attachment(at: $0)) }
+            let attachment = try attachmentSlot().flatMap { try storedRow.attachment(at: $0) }
+            let place: (group: String, sortKeyLength: Int, order: [UInt8])?
+            do {
+                place = try view.place(of: row, rowKey: rowKey, in: transaction)
+            } catch {
+                guard view.skippable(error) != nil else { throw error }
+                if attachment != ViewTables.skippedMarker { problems.append("row \(row.id) does not decode but is not marked as skipped") }
+                continue
+            }
+            if attachment == ViewTables.skippedMarker { problems.append("row \(row.id) is marked as skipped but its closures decode it") }
+            let stored = try tables.rowEntry(attachment)
             switch (place, stored) {
             case (nil, nil): continue
             case (nil, .some): problems.append("row \(row.id) is in the view but its grouping leaves it out")

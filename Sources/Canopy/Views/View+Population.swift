@@ -17,6 +17,8 @@ extension View {
         var arena: [UInt8] = []
         var items: [Item] = []
         var examined = 0
+        var skipped = SkippedRows()
+        var skippedKeys: [StoredRowKey] = []
 
         func add(group: String, sortKeyLength: Int, order: [UInt8]) {
             let groupID = index.groupID(for: group)
@@ -50,7 +52,17 @@ extension View {
                 // The row's object bytes point into the map, valid only during this visit: the row refuses loads
                 // afterwards (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
                 defer { row.endAccess() }
-                guard let place = try self.place(of: row, rowKey: stored.storedKey, in: transaction) else { return true }
+                let found: (group: String, sortKeyLength: Int, order: [UInt8])?
+                do {
+                    found = try self.place(of: row, rowKey: stored.storedKey, in: transaction)
+                } catch {
+                    guard let undecodable = skippable(error) else { throw error }
+                    // One row of an older model does not fail the registration: it is left out and recorded.
+                    skipped.add(stored.id, error: undecodable.message)
+                    try stored.setAttachment(ViewTables.skippedMarker, at: slot)
+                    return true
+                }
+                guard let place = found else { return true }
                 add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
                 // The entry goes into the visited record at once (the scan's cursor rewrites it in place).
                 let groupID = index.groupID(for: place.group)
@@ -90,7 +102,17 @@ extension View {
                             if examined % 10_000 == 0 { progress?(examined, total) }
                             guard let rowKey = StoredRowKey(page.rowKey(at: i)), let stored = try transaction.storedRow(for: rowKey) else { continue }
                             let row = ViewRow(stored)
-                            guard viewOptions.allows(row.collection), try filterAccepts(group: groupName, row) else { continue }
+                            guard viewOptions.allows(row.collection) else { continue }
+                            let accepted: Bool
+                            do {
+                                accepted = try filterAccepts(group: groupName, row)
+                            } catch {
+                                guard let undecodable = skippable(error) else { throw error }
+                                skipped.add(stored.id, error: undecodable.message)
+                                skippedKeys.append(rowKey)
+                                continue
+                            }
+                            guard accepted else { continue }
                             let order = page.orderBytes(at: i)
                             add(group: groupName, sortKeyLength: order.count - rowKey.bytes.count, order: order)
                         }
@@ -99,6 +121,10 @@ extension View {
             }
             // Group ids were assigned in the parent's group order, so items are already sorted.
             try attachEntries()
+            if !skippedKeys.isEmpty {
+                let slot = try transaction.writableAttachmentSlot(for: name)
+                try transaction.setAttachments(at: slot, skippedKeys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }.map { ($0, ViewTables.skippedMarker) })
+            }
         }
 
         // Write pages in order and full: two full pages fill an LMDB page (see ViewPage), and an insert splits a page once.
@@ -132,9 +158,18 @@ extension View {
         try tables.writeState(index, in: transaction)
         transaction.markWritten()
         progress?(examined, examined)
-        let report = PopulationReport(reason: reason, rowsExamined: examined, rowsIndexed: items.count, groups: index.groups.count, pages: pageCount)
+        try transaction.setSkippedRows(skipped, ofExtension: name)
+        var report = PopulationReport(reason: reason, rowsExamined: examined, rowsIndexed: items.count, groups: index.groups.count, pages: pageCount)
+        report.rowsSkipped = skipped.count
         state.withLock { $0.lastPopulation = report }
         return index
+    }
+
+    /// The decoding error to skip the row for, or `nil` when `error` must fail the population or the write (another
+    /// error, or a view with ``ViewOptions/strictDecoding``).
+    func skippable(_ error: any Error) -> CanopyError? {
+        guard !viewOptions.strictDecoding, let canopy = error as? CanopyError, canopy.code == .decodingFailed else { return nil }
+        return canopy
     }
 
     func filterAccepts(group: String, _ row: ViewRow) throws -> Bool {

@@ -34,11 +34,14 @@ extension View {
         var problem: String?
         try transaction.scanRows(inCollections: viewOptions.allowedCollections) { stored in
             scanned += 1
-            if try stored.attachment(at: slot) == nil {
+            let attachment = try stored.attachment(at: slot)
+            if attachment == nil || attachment == ViewTables.skippedMarker {
                 let row = ViewRow(stored)
                 defer { row.endAccess() }
                 if let place = try? self.place(of: row, rowKey: stored.storedKey, in: transaction) {
-                    problem = "row \(stored.id) is not in the view but the closures put it in group '\(place.group)'"
+                    problem = attachment == nil
+                        ? "row \(stored.id) is not in the view but the closures put it in group '\(place.group)'"
+                        : "row \(stored.id) was skipped (it did not decode) but the closures now put it in group '\(place.group)'"
                     return false
                 }
             }

@@ -139,12 +139,15 @@ public final class View: StoreExtension {
         var parent: String?
         var grouping: Reads?
         var sorting: Reads?
+        /// Set only when true, so that the options of views registered before it existed stay the same.
+        var strictDecoding: Bool?
         /// A manual view's one group.
         var manualGroup: String?
     }
 
     var definition: Definition {
         var definition = Definition(allowedCollections: viewOptions.allowedCollections?.sorted(), rerunOnTouch: viewOptions.rerunOnTouch)
+        definition.strictDecoding = viewOptions.strictDecoding ? true : nil
         switch source {
         case .closures(let grouping, let sorting):
             definition.grouping = .init(object: grouping.dependsOnObject, metadata: grouping.dependsOnMetadata)
@@ -335,4 +338,6 @@ public struct PopulationReport: Sendable, Hashable {
     public var groups: Int
     /// Pages written.
     public var pages: Int
+    /// Rows left out because the closures could not decode them (see ``ViewOptions/strictDecoding``).
+    public var rowsSkipped: Int = 0
 }

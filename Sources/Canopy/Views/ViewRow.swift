@@ -117,8 +117,8 @@ public final class ViewRow {
         do {
             return try bytes.withUnsafeBytes { try codec.decode(T.self, from: $0) }
         } catch {
-            throw CanopyError(.decodingFailed, "cannot decode \(String(reflecting: T.self)) for a view", collection: id.collection,
-                              key: id.key, underlying: error)
+            throw CanopyError(.decodingFailed, Codecs.explainDecodingFailure(error, decoding: T.self, codecName: codecName),
+                              collection: id.collection, key: id.key, underlying: error)
         }
     }
 }
@@ -250,11 +250,20 @@ public struct ViewOptions: Sendable, Hashable {
     public var allowedCollections: Set<String>?
     /// Re-run the closures when a row is touched (by default a touch is reported as an update in place).
     public var rerunOnTouch: Bool
+    /// Fail instead of skipping rows the closures cannot decode.
+    ///
+    /// By default a row whose object or metadata does not decode (``CanopyError/Code/decodingFailed``, such as a row
+    /// written by an older model) is left out of the view and recorded (``SkippedRows``, read with
+    /// ``ReadTransaction/skippedRows(ofExtension:)``) while the view populates or is written, so that one such row does
+    /// not fail the registration; it enters the view once it is rewritten. With `strictDecoding` the registration or
+    /// the write fails with that error instead. Other errors a closure throws always fail.
+    public var strictDecoding: Bool
 
     /// Creates options.
-    public init(allowedCollections: Set<String>? = nil, rerunOnTouch: Bool = false) {
+    public init(allowedCollections: Set<String>? = nil, rerunOnTouch: Bool = false, strictDecoding: Bool = false) {
         self.allowedCollections = allowedCollections
         self.rerunOnTouch = rerunOnTouch
+        self.strictDecoding = strictDecoding
     }
 
     func allows(_ collection: String) -> Bool { allowedCollections?.contains(collection) ?? true }

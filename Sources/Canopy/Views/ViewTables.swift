@@ -146,8 +146,13 @@ struct ViewTables: Sendable {
     }
 
     /// The entry a row's attachment holds, or `nil` when the row has none.
+    /// The attachment of a row the view skipped because its closures could not decode it (see ``SkippedRows``): one
+    /// byte that no entry starts with alone (a varint byte with its continuation bit set needs another byte).
+    static let skippedMarker: [UInt8] = [0xFF]
+
+    /// The entry a row's attachment holds; `nil` for none, and for a row the view skipped.
     func rowEntry(_ attachment: [UInt8]?) throws -> RowEntry? {
-        guard let attachment else { return nil }
+        guard let attachment, attachment != Self.skippedMarker else { return nil }
         do { return try attachment.withUnsafeBytes { try RowEntry(decoding: $0) } } catch {
             throw corrupt(viewName, "a row's entry is malformed")
         }

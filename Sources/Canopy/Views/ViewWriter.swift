@@ -15,6 +15,9 @@ final class ViewWriter: ExtensionTransaction {
         var metadataChanged = false
     }
     private var log: [RowID: RowLog] = [:]
+    /// Rows this transaction left out because they do not decode (`error` set), or that were skipped and were
+    /// rewritten or removed (`error` nil): applied to the view's ``SkippedRows`` record at commit.
+    private var skippedChanges: [(row: RowID, error: String?)] = []
     /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
     /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
     /// writing a commit-log entry as large as the write.
@@ -98,7 +101,9 @@ final class ViewWriter: ExtensionTransaction {
 
     func didRemove(_ row: RemovedRow) throws {
         guard view.viewOptions.allows(row.collection) else { return }
-        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: try slot)))
+        let attachment = try row.attachment(at: try slot)
+        if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
+        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
         try forgetManualOrder(of: row.storedKey)
     }
 
@@ -113,7 +118,9 @@ final class ViewWriter: ExtensionTransaction {
         guard view.viewOptions.allows(collection) else { return }
         let slot = try slot
         for row in rows {
-            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: slot)))
+            let attachment = try row.attachment(at: slot)
+            if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
+            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
             try forgetManualOrder(of: row.storedKey)
         }
     }
@@ -170,6 +177,14 @@ final class ViewWriter: ExtensionTransaction {
 
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
         let reset = commit.isReset || logOverflowed
+        if !skippedChanges.isEmpty {
+            var record = try transaction.skippedRows(ofExtension: view.name) ?? SkippedRows()
+            for change in skippedChanges {
+                if let error = change.error { record.add(change.row, error: error) } else { record.remove(change.row) }
+            }
+            try transaction.setSkippedRows(record, ofExtension: view.name)
+            skippedChanges = []
+        }
         guard dirty || !log.isEmpty || reset else { return nil }
         try flushPages()
         if dirty {
@@ -205,23 +220,45 @@ final class ViewWriter: ExtensionTransaction {
     private func apply(_ written: WrittenRow, rerun: Bool) throws {
         guard view.viewOptions.allows(written.collection) else { return }
         let slot = try slot
-        try apply(written, rerun: rerun, stored: try tables.rowEntry(try written.attachment(at: slot)), attached: true, slot: slot)
+        let attachment = try written.attachment(at: slot)
+        try apply(written, rerun: rerun, stored: try tables.rowEntry(attachment), attached: true,
+                  wasSkipped: attachment == ViewTables.skippedMarker, slot: slot)
     }
 
     /// Places `written`, whose entry in the view is `stored` (read from its attachment when `attached`, otherwise
     /// found in the pages by a catch-up: the record then lacks the attachment, which is set even when the place holds).
-    private func apply(_ written: WrittenRow, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, slot: AttachmentSlot) throws {
+    /// `wasSkipped`: the row's attachment marks it as skipped (its closures could not decode it).
+    private func apply(
+        _ written: WrittenRow, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, wasSkipped: Bool, slot: AttachmentSlot
+    ) throws {
         let rowKey = written.storedKey
         let index = try currentIndex()
         let existing = entry(stored, rowKey: rowKey, index)
-        guard rerun else {
+        guard rerun || wasSkipped else {
             if existing != nil {
                 note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
             }
             return
         }
         let row = ViewRow(written)
-        guard let place = try view.place(of: row, rowKey: rowKey, in: transaction) else {
+        let found: (group: String, sortKeyLength: Int, order: [UInt8])?
+        do {
+            found = try view.place(of: row, rowKey: rowKey, in: transaction)
+        } catch {
+            guard let undecodable = view.skippable(error) else { throw error }
+            // A row the closures cannot decode (touched, or written by a tool as bytes) leaves the view and is
+            // recorded, rather than failing the write.
+            if existing != nil { try remove(written.id, rowKey: rowKey, stored: stored) }
+            if !wasSkipped { skippedChanges.append((written.id, undecodable.message)) }
+            written.setAttachment(ViewTables.skippedMarker, at: slot)
+            return
+        }
+        if wasSkipped {
+            // Rewritten so that it decodes: it leaves the record and is placed like any row.
+            skippedChanges.append((written.id, nil))
+            written.setAttachment(nil, at: slot)
+        }
+        guard let place = found else {
             if existing != nil {
                 try remove(written.id, rowKey: rowKey, stored: stored)
                 written.setAttachment(nil, at: slot)
@@ -255,18 +292,24 @@ final class ViewWriter: ExtensionTransaction {
         if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return false }
         let slot = try slot
         let rows = missed.rows.filter { view.viewOptions.allows($0.id.collection) }
+        // A row removed in the gap no longer says whether the view had skipped it: with skipped rows recorded, a
+        // rebuild counts them again exactly.
+        if rows.contains(where: { $0.current == nil }), (try transaction.skippedRows(ofExtension: view.name)?.count ?? 0) > 0 { return false }
         var attachedEntries: [ViewTables.RowEntry?] = []
+        var skipped: [Bool] = []
         var unattached: Set<[UInt8]> = []
         for row in rows {
-            let entry = try row.current.flatMap { try tables.rowEntry(try $0.attachment(at: slot)) }
+            let attachment = try row.current.flatMap { try $0.attachment(at: slot) }
+            let entry = try tables.rowEntry(attachment)
             attachedEntries.append(entry)
+            skipped.append(attachment == ViewTables.skippedMarker)
             if entry == nil { unattached.insert(row.storedKey.bytes) }
         }
         let fromPages = unattached.isEmpty ? [:] : try entriesInPages(of: unattached)
-        for (row, attachedEntry) in zip(rows, attachedEntries) {
+        for (number, (row, attachedEntry)) in zip(rows, attachedEntries).enumerated() {
             let stored = attachedEntry ?? fromPages[row.storedKey.bytes]
             if let current = row.current {
-                try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, slot: slot)
+                try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, wasSkipped: skipped[number], slot: slot)
             } else {
                 try remove(row.id, rowKey: row.storedKey, stored: stored)
                 try forgetManualOrder(of: row.storedKey)

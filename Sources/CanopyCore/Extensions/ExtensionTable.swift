@@ -166,4 +166,9 @@ enum ExtensionTableName {
     static func state(of extensionName: String) -> String {
         "\(prefix)\(extensionName).state"
     }
+
+    /// The key of the record of the rows an extension skipped (``SkippedRows``) in `canopy.info`.
+    static func skipped(of extensionName: String) -> String {
+        "\(prefix)\(extensionName).skipped"
+    }
 }

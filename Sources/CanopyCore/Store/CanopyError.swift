@@ -89,6 +89,10 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         /// one held more than ``DatabaseOptions/changeFeedConsumerLimit``) or came before the feed was enabled. Reload
         /// the state and continue from the current snapshot.
         public static let changeFeedGap = Code("changeFeedGap")
+        /// A migration step failed (the message names the step and the row; ``CanopyError/migrationStep`` holds the
+        /// step), or the database's recorded steps do not fit the migrator's (a newer app migrated it, or a step was
+        /// inserted rather than appended). The failed batch was rolled back.
+        public static let migrationFailed = Code("migrationFailed")
     }
 
     /// What went wrong.
@@ -105,6 +109,8 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
     public var extensionName: String?
     /// The underlying error (an `LMDBError` of the LMDB module, a `DecodingError`, ...), if any.
     public var underlying: (any Error)?
+    /// The migration step involved (``Code/migrationFailed``).
+    public var migrationStep: String?
 
     /// Creates an error.
     public init(
@@ -129,6 +135,7 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         if let collection { parts.append("collection '\(collection)'") }
         if let key { parts.append("key '\(key)'") }
         if let extensionName { parts.append("extension '\(extensionName)'") }
+        if let migrationStep { parts.append("migration step '\(migrationStep)'") }
         if let path { parts.append("database \(path)") }
         if let underlying { parts.append("cause: \(underlying)") }
         return parts.joined(separator: ", ")

@@ -118,8 +118,7 @@ public class ReadTransaction {
             return try BinaryCodec().decode(T.self, from: bytes, entry: state.flatPlan)
         } catch {
             throw CanopyError(
-                .decodingFailed,
-                "cannot decode \(String(reflecting: T.self)) with codec '\(codec.name)': the stored bytes are corrupt or of another type",
+                .decodingFailed, DecodingExplanation.message(for: error, decoding: T.self, codecName: codec.name),
                 path: core.path, collection: collection, key: key, underlying: error)
         }
     }

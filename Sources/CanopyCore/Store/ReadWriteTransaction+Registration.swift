@@ -252,13 +252,18 @@ extension ReadWriteTransaction {
     // MARK: Unregistering
 
     func unregisterExtension(named name: String, dropStorage: Bool) throws {
-        if dropStorage, let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
-            try ext.dropStorage(in: self)
-        }
         if dropStorage {
+            if let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
+                try ext.dropStorage(in: self)
+            } else {
+                // Not registered in this process (a tool): its tables are found by name and emptied (not deleted, so
+                // that handles other transactions opened stay valid), and its state record goes.
+                try emptyTables(ofUnregistered: name)
+            }
             // What the extension attached to rows goes with its storage.
             try retireAttachmentSlot(of: name)
             try stripRetiredAttachments()
+            try setSkippedRows(nil, ofExtension: name)
         }
         try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
         writers.removeAll { $0.name == name }
@@ -267,5 +272,21 @@ extension ReadWriteTransaction {
         laggingExtensions.remove(name)
         storeState.extensionSnapshots[name] = nil
         didWrite = true
+    }
+
+    /// Empties every table `ext.<name>.*` and removes the state record of extension `name`.
+    private func emptyTables(ofUnregistered name: String) throws {
+        let storage = try writeStorage
+        let prefix = ExtensionTableName.prefix + name + "."
+        let main = try storage.openDatabase(named: nil)
+        var tableNames: [String] = []
+        try storage.forEach(in: main, prefix: Array(prefix.utf8)) { key, _ in
+            tableNames.append(String(decoding: key, as: UTF8.self))
+            return true
+        }
+        try guarded {
+            for tableName in tableNames { try storage.empty(try storage.openDatabase(named: tableName)) }
+        }
+        try setExtensionState(nil, of: name)
     }
 }

@@ -1,5 +1,5 @@
 /// The address of a row: a collection and a key in it.
-public struct RowID: Hashable, Sendable, Comparable, CustomStringConvertible {
+public struct RowID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     /// The collection's name.
     public var collection: String
     /// The key within the collection.
