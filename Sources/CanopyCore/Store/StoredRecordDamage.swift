@@ -1,4 +1,7 @@
 import LMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Says which stored record failed its checksum, in the store's own terms: a row by collection and key, a view page
 /// by table and page number, another record by table and key.
@@ -46,8 +49,17 @@ enum StoredRecordDamage {
 
 extension DatabaseCore {
     /// The name of collection `id` in the database open at `path` in this process, when it is known (read at least once).
+    ///
+    /// Only ever tries the state's lock (this runs on error paths, some of which may hold it), but tries it again for a
+    /// while: another thread holding it briefly (a commit, an observer) must not cost the error its collection's name.
     static func collectionName(id: UInt32, path: String) -> String? {
         guard let core = openCore(path: path) else { return nil }
-        return core.state.withLockIfAvailable { state in state.collections.first { $0.value.id == id }?.key } ?? nil
+        for _ in 0..<10_000 {
+            if let found = core.state.withLockIfAvailable({ state in state.collections.first { $0.value.id == id }?.key }) {
+                return found
+            }
+            sched_yield()
+        }
+        return nil
     }
 }
