@@ -86,11 +86,16 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         let key = cellKey(item, index)
         guard let registration = cells[key] else {
             let known = registeredCellKeys.isEmpty ? "none" : registeredCellKeys.joined(separator: ", ")
-            throw SourceError(.unregisteredKey, "no cell is registered for key '\(key)'; registered keys: \(known)", indexPath: index.indexPath)
+            throw SourceError(.unregisteredKey, "no cell is registered for key '\(key)'; registered keys: \(known)", indexPath: index.indexPath,
+                              key: key)
         }
-        let cell = try container.dequeueCell(withIdentifier: registration.identifier, for: index.indexPath)
-        try registration.configure(cell, item, index)
-        return cell
+        do {
+            let cell = try container.dequeueCell(withIdentifier: registration.identifier, for: index.indexPath)
+            try registration.configure(cell, item, index)
+            return cell
+        } catch let error as SourceError {
+            throw error.adding(indexPath: index.indexPath, reuseIdentifier: registration.identifier, key: key)
+        }
     }
 
     /// The supplementary view of `kind` for a section, dequeued and configured; `nil` when no view of that kind is
@@ -104,11 +109,15 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         guard let registration = registrations[key] else {
             throw SourceError(.unregisteredKey,
                               "no \(kind) view is registered for key '\(key)'; registered keys: \(registrations.keys.sorted().joined(separator: ", "))",
-                              indexPath: index.indexPath)
+                              indexPath: index.indexPath, key: key)
         }
-        let view = try container.dequeueSupplementaryView(kind: kind, identifier: registration.identifier, for: index.indexPath)
-        try registration.configure(view, index)
-        return view
+        do {
+            let view = try container.dequeueSupplementaryView(kind: kind, identifier: registration.identifier, for: index.indexPath)
+            try registration.configure(view, index)
+            return view
+        } catch let error as SourceError {
+            throw error.adding(indexPath: index.indexPath, reuseIdentifier: registration.identifier, key: key)
+        }
     }
 
     /// The registered text of `kind` (header or footer) for a section, or `nil`.

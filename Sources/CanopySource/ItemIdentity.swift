@@ -1,0 +1,46 @@
+import Canopy
+
+/// How an in-memory data source tells its rows apart across changes: an identity per item (which row is which) and
+/// an equality (whether a row that stayed must be reconfigured).
+///
+/// With an identity, assigning or mutating a ``StaticDatasource``'s items or a ``SectionedDatasource``'s sections
+/// computes the changes and applies them to the container as one checked batch: inserts, deletes, moves, and reloads
+/// of rows that stayed but changed (see ``ListDiff``). Without one, the container reloads.
+///
+/// ```swift
+/// struct Task: Identifiable, Equatable { let id: Int; var title: String }
+/// let source = StaticDatasource(items: tasks, factory: factory, container: list, identity: .identifiable)
+/// source.items.remove(at: 2)      // the list gets a batch: one delete
+/// source.items[0].title = "Call"  // one reload
+/// ```
+public struct ItemIdentity<Item> {
+    /// The batch from old sections to new ones; `nil` when identities are not unique (then the container reloads).
+    let batch: (_ old: [[Item]], _ oldSections: [String], _ new: [[Item]], _ newSections: [String]) -> BatchUpdates?
+
+    /// Items identified by `id` and compared by `isEqual`.
+    ///
+    /// Identities must be unique in the whole source (all sections): when two items share one, a change reloads the
+    /// container instead of guessing which went where.
+    public static func by<ID: Hashable>(_ id: @escaping (Item) -> ID, isEqual: @escaping (Item, Item) -> Bool) -> ItemIdentity {
+        ItemIdentity { old, oldSections, new, newSections in
+            ListDiff.batch(from: old, sections: oldSections, to: new, sections: newSections, id: id, isEqual: isEqual)
+        }
+    }
+}
+
+extension ItemIdentity where Item: Equatable {
+    /// Items identified by `id` and compared with `==`.
+    public static func by<ID: Hashable>(_ id: @escaping (Item) -> ID) -> ItemIdentity {
+        by(id, isEqual: ==)
+    }
+}
+
+extension ItemIdentity where Item: Identifiable & Equatable {
+    /// Items identified by their `id` and compared with `==`.
+    public static var identifiable: ItemIdentity { by(\.id, isEqual: ==) }
+}
+
+extension ItemIdentity where Item: Hashable {
+    /// Items identified by their value: a changed item is another item (a delete and an insert), never a reload.
+    public static var value: ItemIdentity { by({ $0 }, isEqual: { _, _ in true }) }
+}
