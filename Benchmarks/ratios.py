@@ -63,6 +63,8 @@ VIEW_RATIOS = [
     ("insert-1m-vs-10k", "insert-in-view-1m canopy", "insert-in-view-10k canopy", (200, 200), "2.0"),
     ("viewport-render-1m-vs-1k", "viewport-1m canopy", "viewport-1k canopy", (20, 20), "1.5"),
     ("terminal-apply-1m-vs-1k", "terminal-apply-1m canopy", "terminal-apply-1k canopy", (1, 1), "1.5"),
+    # The batch of an animated array (10k items, ~1% edits, by identity) against Swift's CollectionDifference.
+    ("array-diff-10k", "array-diff-10k canopy", "array-diff-10k swift", (1, 1), "2.0"),
     ("population-1m", "population-1m view", "population-1m insert", (1_000_000, 1_000_000), "1.5"),
 ]
 

@@ -26,6 +26,19 @@ public struct ItemIdentity<Item> {
             ListDiff.batch(from: old, sections: oldSections, to: new, sections: newSections, id: id, isEqual: isEqual)
         }
     }
+
+    /// The batch from `old` to `new` items of one section (what ``StaticDatasource`` applies), or `nil` when an
+    /// identity is not unique (reload instead).
+    public func changes(from old: [Item], to new: [Item]) -> BatchUpdates? {
+        batch([old], [""], [new], [""])
+    }
+
+    /// The batch from `old` to `new` sections (what ``SectionedDatasource`` applies: sections matched by
+    /// ``DatasourceSection/id``, else header, else position), or `nil` when a section identifier or an item identity
+    /// is not unique (reload instead).
+    public func changes(from old: [DatasourceSection<Item>], to new: [DatasourceSection<Item>]) -> BatchUpdates? {
+        batch(old.map(\.items), old.enumerated().map { $1.matchingID(at: $0) }, new.map(\.items), new.enumerated().map { $1.matchingID(at: $0) })
+    }
 }
 
 extension ItemIdentity where Item: Equatable {

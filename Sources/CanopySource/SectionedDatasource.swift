@@ -18,6 +18,11 @@ public struct DatasourceSection<Item> {
         self.header = header
         self.footer = footer
     }
+
+    /// The identifier the section is matched by when sections change: ``id``, else its header, else its position.
+    func matchingID(at index: Int) -> String {
+        id.map { "id:" + $0 } ?? header.map { "header:" + $0 } ?? "position:\(index)"
+    }
 }
 
 /// A data source over an array of sections held in memory, each with header and footer text.
@@ -66,16 +71,11 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         self.identity = identity
     }
 
-    /// The identifier a section is matched by: its ``DatasourceSection/id``, its header, or its position.
-    static func sectionID(_ section: DatasourceSection<Item>, at index: Int) -> String {
-        section.id ?? section.header.map { "header:" + $0 } ?? "position:\(index)"
-    }
-
     private func sectionsChanged(from old: [DatasourceSection<Item>]) {
         guard let container else { return }
         lastUpdateError = applyChanges(to: container, identity: identity,
-                                       old: old.map(\.items), oldSections: old.enumerated().map { Self.sectionID($1, at: $0) },
-                                       new: sections.map(\.items), newSections: sections.enumerated().map { Self.sectionID($1, at: $0) })
+                                       old: old.map(\.items), oldSections: old.enumerated().map { $1.matchingID(at: $0) },
+                                       new: sections.map(\.items), newSections: sections.enumerated().map { $1.matchingID(at: $0) })
     }
 
     /// The number of sections.

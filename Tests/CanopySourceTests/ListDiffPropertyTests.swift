@@ -1,5 +1,5 @@
 import Canopy
-@testable import CanopySource
+import CanopySource
 import CanopyTerminal
 import CanopyTestSupport
 import Testing
@@ -128,9 +128,7 @@ struct ListDiffPropertyTests {
             let old = sections
             for _ in 0..<Int.random(in: 1...6, using: &random) { randomEdit(&sections, nextID: &nextID, random: &random) }
             let identity = ItemIdentity<Tagged>.identifiable
-            let oldIDs = old.enumerated().map { Source.sectionID($1, at: $0) }
-            let newIDs = sections.enumerated().map { Source.sectionID($1, at: $0) }
-            let batch = try #require(identity.batch(old.map(\.items), oldIDs, sections.map(\.items), newIDs),
+            let batch = try #require(identity.changes(from: old, to: sections),
                                      "seed \(seed) step \(step): unique identities must give a batch")
             let applied = applyBatch(batch, to: old.map(\.items), new: sections.map(\.items), seed: seed)
             #expect(applied == sections.map(\.items), "seed \(seed) step \(step): batch \(batch)")

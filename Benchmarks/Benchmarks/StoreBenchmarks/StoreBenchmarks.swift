@@ -246,5 +246,6 @@ let benchmarks: @Sendable () -> Void = {
 
     viewBenchmarks()
     sourceBenchmarks()
+    arrayDiffBenchmarks()
     peerBenchmarks()
 }
