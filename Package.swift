@@ -49,6 +49,8 @@ let package = Package(
         ], path: "Examples/Reminders/RemindersKit"),
         // The `reminders` tool; `make demo` runs `reminders demo`.
         .executableTarget(name: "reminders", dependencies: ["RemindersKit"], path: "Examples/Reminders/reminders"),
+        // The example of the CanopyTerminal article "A live terminal list in 30 lines" (driven in tmux by a test).
+        .executableTarget(name: "live-list", dependencies: ["Canopy", "CanopyCore", "CanopySource", "CanopyTerminal"], path: "Examples/LiveList"),
         // The child process of the crash test: commits numbered transactions until it is killed.
         .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
@@ -58,7 +60,7 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyCore", "CanopyTestSupport"]),
-        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
     ],
     swiftLanguageModes: [.v6]

@@ -66,6 +66,13 @@ public final class TerminalScreen {
 
     /// Forgets the previous frame: the next draw rewrites every line.
     public func invalidate() { previous = [] }
+
+    /// Clears the whole screen and forgets the previous frame (after a resize, whose reflow leaves unknown content
+    /// on the terminal, and for Ctrl-L): the next draw rewrites every line on a blank screen.
+    public func clear() {
+        write("\u{1B}[0m\u{1B}[H\u{1B}[2J")
+        previous = []
+    }
 }
 
 /// The terminal of the process: its size, raw mode, and key input.
