@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
-        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
     ],
