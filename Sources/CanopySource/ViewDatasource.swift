@@ -216,7 +216,8 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     /// advance (every commit since the previous one, applied as one batch), already applied when it is returned.
     ///
     /// Waiting costs nothing: the data source's ``wakeup`` resumes the loop when any process commits (where the
-    /// wake-up is not active, it also looks every `pollInterval`). Iterate it where the container lives (the main
+    /// wake-up is not active, it also looks every `pollInterval`; where it is, every `pollInterval` or 2 s, whichever is
+    /// longer, as a safety net). Iterate it where the container lives (the main
     /// actor of a UI); the loop ends when its task is cancelled.
     public func changes(pollInterval: Duration = .milliseconds(200)) -> AppliedChanges {
         AppliedChanges(source: self, pollInterval: pollInterval)
@@ -248,7 +249,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
                         if !changeset.isEmpty { return changeset }
                         continue
                     }
-                    await wakeup.wait(after: generation, timeout: wakeup.isActive ? .seconds(2) : pollInterval)
+                    await wakeup.wait(after: generation, timeout: wakeup.isActive ? Swift.max(pollInterval, .seconds(2)) : pollInterval)
                 }
                 return nil
             }

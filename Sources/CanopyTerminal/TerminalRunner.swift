@@ -43,7 +43,8 @@ public final class TerminalRunner {
 
     /// A data source the runner follows: its wake-up and how to apply what arrived.
     private struct Followed {
-        let wakeup: CommitWakeup
+        /// Asked at each turn of the loop: a segmented source rings with the segment it shows.
+        let wakeupNow: () -> CommitWakeup
         let apply: () throws -> Bool
     }
 
@@ -81,7 +82,7 @@ public final class TerminalRunner {
     /// Follows `source`: when its wake-up rings (a commit of any process), the runner applies what arrived to the
     /// list and redraws.
     public func follow<Source: LiveDataSource>(_ source: Source) {
-        followed.append(Followed(wakeup: source.wakeup, apply: { try source.applyPendingChanges() }))
+        followed.append(Followed(wakeupNow: { source.wakeup }, apply: { try source.applyPendingChanges() }))
     }
 
     /// Runs `action` when `key` is pressed (it replaces the built-in meaning of the key, `q` included). An error it
@@ -158,7 +159,7 @@ public final class TerminalRunner {
     private func applyPushes(readable: [Bool], all: Bool) {
         var changed = false
         for (index, source) in followed.enumerated() where all || readable[index] {
-            source.wakeup.acknowledge()
+            source.wakeupNow().acknowledge()
             do {
                 if try source.apply() { changed = true }
             } catch {
@@ -221,9 +222,10 @@ public final class TerminalRunner {
             repaint = false
             var descriptors = [pollfd(fd: inputDescriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)]
-            descriptors += followed.map { pollfd(fd: $0.wakeup.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+            let wakeups = followed.map { $0.wakeupNow() }
+            descriptors += wakeups.map { pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN), revents: 0) }
             // Without inotify (or a wake-up pipe), other processes' commits are looked for every 200 ms.
-            let looks = followed.contains { !$0.wakeup.isActive || $0.wakeup.fileDescriptor < 0 }
+            let looks = wakeups.contains { !$0.isActive || $0.fileDescriptor < 0 }
             let ready = poll(&descriptors, nfds_t(descriptors.count), looks ? 200 : -1)
             if ready < 0 {
                 if errno == EINTR { continue }
