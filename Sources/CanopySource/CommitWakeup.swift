@@ -76,6 +76,21 @@ public final class CommitWakeup: Sendable {
         while buffer.withUnsafeMutableBytes({ read(pipeEnds.read, $0.baseAddress, $0.count) }) > 0 {}
     }
 
+    /// Blocks the calling thread until ``fileDescriptor`` is readable (a ring since the last ``acknowledge()``) or
+    /// `timeout` passes (`nil`: no limit); returns whether it rang. Acknowledge, then look at the database, then wait:
+    /// a ring during the look is not lost.
+    @discardableResult
+    public func waitForRing(timeout: Duration?) -> Bool {
+        let milliseconds = timeout.map { Int32(clamping: $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+        var descriptor = pollfd(fd: pipeEnds.read, events: Int16(POLLIN), revents: 0)
+        while true {
+            // Without a pipe, wait `timeout` (at most 200 ms) and let the caller look.
+            let ready = poll(&descriptor, pipeEnds.read >= 0 ? 1 : 0, pipeEnds.read >= 0 ? milliseconds : (milliseconds < 0 ? 200 : milliseconds))
+            if ready < 0, errno == EINTR { continue }
+            return ready > 0
+        }
+    }
+
     /// Rings: moves the generation, wakes the waiters and makes ``fileDescriptor`` readable.
     public func ring() {
         let waiters = state.withLock { state in
