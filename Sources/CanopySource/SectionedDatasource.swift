@@ -10,14 +10,21 @@ public struct DatasourceSection<Item> {
     public var header: String?
     /// The footer text, or `nil`.
     public var footer: String?
+    /// A model of the section's own (a title and an icon, a calendar…) for the configuration of its header and
+    /// footer views (TaylorSource's and SimpleSource's section models); read it with ``model(as:)``.
+    public var model: Any?
 
     /// Creates a section.
-    public init(id: String? = nil, items: [Item], header: String? = nil, footer: String? = nil) {
+    public init(id: String? = nil, items: [Item], header: String? = nil, footer: String? = nil, model: Any? = nil) {
         self.id = id
         self.items = items
         self.header = header
         self.footer = footer
+        self.model = model
     }
+
+    /// The section's model as `type`, or `nil` when it has none or one of another type.
+    public func model<Model>(as type: Model.Type) -> Model? { model as? Model }
 
     /// The identifier the section is matched by when sections change: ``id``, else its header, else its position.
     func matchingID(at index: Int) -> String {
@@ -80,6 +87,11 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
 
     /// The number of sections.
     public var numberOfSections: Int { sections.count }
+
+    /// The section at `index` (its items, texts and model), or `nil`: what a header configuration reads.
+    public func section(at index: Int) -> DatasourceSection<Item>? {
+        sections.indices.contains(index) ? sections[index] : nil
+    }
 
     /// The number of items of `section`, 0 when there is no such section.
     public func numberOfItems(inSection section: Int) -> Int {

@@ -78,3 +78,24 @@ struct ParityTests {
         #expect(Array(sectioned) == ["a", "b", "c"] && sectioned.count == 3)
     }
 }
+
+@Suite("Section models")
+struct SectionModelTests {
+    struct CalendarModel: Equatable { var title: String; var icon: String }
+
+    @Test("A section carries a model of its own, and its header view is configured from it")
+    func headerFromModel() throws {
+        let container = TestContainer()
+        let factory = Factory<String, TextCell, TextHeader, TestContainer, IndexPathIndex, IndexPathIndex>()
+        let source = SectionedDatasource(sections: [DatasourceSection(id: "work", items: ["a"], model: CalendarModel(title: "Work", icon: "💼")),
+                                                    DatasourceSection(id: "none", items: ["b"])],
+                                         factory: factory, container: container)
+        factory.registerSupplementaryView(kind: .header, .type(TextHeader.self), in: container) { [unowned source] view, index in
+            let model = source.section(at: index.indexPath.section)?.model(as: CalendarModel.self)
+            view.text = model.map { "\($0.icon) \($0.title)" } ?? "(no model)"
+        }
+        #expect(try source.supplementaryView(kind: .header, inSection: 0)?.text == "💼 Work")
+        #expect(try source.supplementaryView(kind: .header, inSection: 1)?.text == "(no model)")
+        #expect(source.section(at: 0)?.model(as: String.self) == nil && source.section(at: 9) == nil)
+    }
+}
