@@ -302,6 +302,11 @@ func parseColour(_ text: String) throws -> TerminalColor {
     return colour
 }
 
+/// "1 item", "2 items".
+enum Plural {
+    static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+}
+
 extension String {
     func trimmingTrailingSpaces() -> String {
         var text = self

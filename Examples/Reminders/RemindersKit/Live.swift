@@ -106,7 +106,7 @@ final class LiveAgenda {
         let tabs = zip(1..., segmented.segments).map { index, segment in
             index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
         }
-        let keys = interactive ? " · ↑↓ select · space done · d delete · t tomorrow · r rename calendar · q quit" : " · live · q quits"
+        let keys = interactive ? " · space done · d delete · t tomorrow · r rename calendar · q quit" : " · live · q quits"
         return tabs.joined(separator: " ") + keys
     }
 
@@ -201,9 +201,4 @@ final class LiveAgenda {
         runner.status = "Rename calendar '\(current.calendar)' to: \(current.text)▏"
         return true
     }
-}
-
-/// "1 item", "2 items".
-enum Plural {
-    static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 }
