@@ -1,4 +1,4 @@
-# Canopy — set-up, tests, demo, benchmarks.
+# Canopy — set-up, tests, demo, benchmarks. Tests use Swift Testing only (`--disable-xctest`: no empty XCTest run first).
 # `make test` and `make demo` work on a machine that has never seen the project: they install liblmdb-dev first
 # when pkg-config cannot find LMDB.
 
@@ -24,7 +24,7 @@ build: deps
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --disable-xctest
 
 # `reminders demo`: a fresh database in a temporary folder, two weeks of items, scripted edits with each changeset.
 demo: deps

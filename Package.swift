@@ -59,8 +59,8 @@ let package = Package(
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"]),
-        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "CanopyCore", "CanopyTestSupport"]),
-        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "CanopyCore", "CanopyTestSupport", "live-list"]),
+        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
+        .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
     ],
     swiftLanguageModes: [.v6]

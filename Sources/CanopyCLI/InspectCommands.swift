@@ -51,7 +51,7 @@ extension CanopyCommand {
             console.line("views        \(views.count)")
             if !views.isEmpty { console.line(ViewSummary.table(views, indent: "  ")) }
             if views.contains(where: \.isStale) {
-                console.line("stale views lag the store (written by a process that did not register them); they are rebuilt when the app registers them.")
+                console.line("stale views lag the store (written by a process that did not register them); the app brings them up to date (from the commit log, or by a rebuild) when it next registers them or writes.")
             }
         }
     }

@@ -10,7 +10,7 @@ extension CanopyCommand {
             discussion: """
                 Exits 0 when all is well and 1 with a report of each problem. Views are checked from their stored tables \
                 (counts add up, stored order holds, each entry points at an existing row once, a filtered view's entries \
-                are in its parent); a stale view is reported as a warning (it is rebuilt at its next registration). \
+                are in its parent); a stale view is reported as a warning (the app brings it up to date when it next registers it or writes). \
                 Example: canopy verify ./db --json
                 """)
 
@@ -90,7 +90,7 @@ extension CanopyCommand {
                 for problem in problems { console.line("problem: \(problem)") }
                 for view in views {
                     for problem in view.problems { console.line("problem: view '\(view.name)': \(problem)") }
-                    if view.stale { console.line("warning: view '\(view.name)' is stale (rows were written without it); it is rebuilt at its next registration") }
+                    if view.stale { console.line("warning: view '\(view.name)' is stale (rows were written without it); the app brings it up to date when it next registers it or writes") }
                 }
                 let viewsText = views.map { "\($0.name) (\($0.entries.map(String.init) ?? "?") entries)" }.joined(separator: ", ")
                 console.line(String(format: "%@: %d tables, %d entries, %d rows, %d views%@ checked in %.2f s",
@@ -193,7 +193,7 @@ extension CanopyCommand {
                 Each line needs collection, key and object (metadata optional). Rows with objectBase64 are stored byte \
                 for byte when the collection's codec matches; others are encoded from their JSON with the collection's \
                 codec. The app's view closures are not here, so every view recorded in the database becomes stale and \
-                is rebuilt when the app next registers it; the output names them. Example: canopy export ./a | canopy import ./b
+                is brought up to date (from the commit log, or rebuilt) when the app next registers it or writes; the output names them. Example: canopy export ./a | canopy import ./b
                 """)
 
         @OptionGroup var database: DatabaseArgument
@@ -302,7 +302,7 @@ extension CanopyCommand {
             } else {
                 console.line("imported \(imported) rows into \(collections.count) collection(s)")
                 if !stale.isEmpty {
-                    console.line("views marked stale (rebuilt when the app next registers them): \(stale.joined(separator: ", "))")
+                    console.line("views left stale (brought up to date when the app next registers them or writes): \(stale.joined(separator: ", "))")
                 }
             }
         }

@@ -8,7 +8,9 @@ extension CanopyCommand {
             abstract: "Print each commit's changes as they happen, also commits of other processes.",
             discussion: """
                 Without --view: the snapshot and the changed, removed keys of each commit. With --view: the view's \
-                changeset as index paths (section, row), as a list UI applies it; --group limits it to one group. \
+                changeset as index paths (section, row), as a list UI applies it; --group limits it to one group. When \
+                another process leaves the view stale (it wrote rows without registering the view), watch says so and \
+                waits until a process that registers the view brings it up to date, then carries on. \
                 Example: canopy watch ./db --view agenda --json | jq .
                 """)
 
@@ -107,15 +109,72 @@ extension CanopyCommand {
             console.line("snapshot \(n.snapshot): " + (parts.isEmpty ? "no row changes" : parts.joined(separator: ", ")))
         }
 
+        /// Prints the view's changesets. The tool cannot maintain the view (it has not the app's closures): when
+        /// another process wrote rows without registering it, the view is stale, and instead of ending, watch says so
+        /// and waits until a process that registers it brings it up to date — then carries on from where it was, the
+        /// next changeset covering everything since (a reload if the view was rebuilt).
         func watchView(_ db: Canopy.Database, _ view: String) async throws {
             let mappings = group.map { ViewMappings(groups: [$0], view: view) } ?? ViewMappings(view: view, groupFilter: { _ in true })
-            let observer = try ViewObserver(database: db, mappings: mappings, connectionOptions: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
-            started(observer.snapshot)
+            let (wakeups, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let watch = db.watchCommits { continuation.yield() }
+            let poll = Duration.milliseconds(pollMilliseconds)
+            let ticker = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: poll)
+                    continuation.yield()
+                }
+            }
+            defer {
+                ticker.cancel()
+                watch.cancel()
+                continuation.finish()
+            }
+            var observer: ViewObserver?
+            var isStale = false
+            func stale(_ error: CanopyError) {
+                guard !isStale else { return }
+                isStale = true
+                if output.json {
+                    console.line(JSONValue.members([("view", .string(view)), ("stale", .bool(true)), ("message", .string(error.message))]).text)
+                } else {
+                    console.line("view \(view) is stale: \(error.message). Waiting for it to be brought up to date (Ctrl-C stops).")
+                }
+            }
+            func current(_ snapshot: UInt64) {
+                guard isStale else { return }
+                isStale = false
+                if output.json {
+                    console.line(JSONValue.members([("view", .string(view)), ("stale", .bool(false)), ("snapshot", .int(snapshot))]).text)
+                } else {
+                    console.line("view \(view) is up to date again at snapshot \(snapshot)")
+                }
+            }
+            do {
+                observer = try ViewObserver(database: db, mappings: mappings, connectionOptions: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+                started(observer?.snapshot ?? 0)
+            } catch let error as CanopyError where error.code == .staleView {
+                stale(error)
+                started(try db.currentSnapshot())
+            }
             var printed = 0
-            for try await changeset in observer.changes(pollInterval: .milliseconds(pollMilliseconds)) {
-                print(changeset)
-                printed += 1
-                if let count, printed >= count { return }
+            for await _ in wakeups {
+                do {
+                    guard let running = observer else {
+                        let made = try ViewObserver(database: db, mappings: mappings, connectionOptions: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+                        observer = made
+                        current(made.snapshot)
+                        continue
+                    }
+                    guard try running.hasNewCommits() else { continue }
+                    let changeset = try running.advance()
+                    current(changeset.toSnapshot)
+                    guard !changeset.isEmpty else { continue }
+                    print(changeset)
+                    printed += 1
+                    if let count, printed >= count { return }
+                } catch let error as CanopyError where error.code == .staleView {
+                    stale(error)
+                }
             }
         }
 

@@ -61,20 +61,31 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     }
 
     /// An index of the objects of type `Object`, by the value `value` returns (`nil` leaves the row out).
-    public static func byObject<Object: Decodable>(
+    public static func byObject<Object: Decodable & SendableMetatype>(
         name: String, versionTag: String = "1", collections: Set<String>? = nil, _ type: Object.Type,
         _ value: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) throws -> ValueCoding.Value?
-    ) -> SecondaryIndex {
+    ) -> SecondaryIndex where ValueCoding.Value: SendableMetatype {
         SecondaryIndex(name: name, versionTag: versionTag, collections: collections) { row in
             try value(row.id.collection, row.id.key, try row.object(as: Object.self))
         }
     }
 
-    /// The collections, as JSON.
+    /// What the index declares besides its indexer — the collections indexed, what the value reads — as JSON with
+    /// sorted keys (through `Codable`); a difference at registration rebuilds the index, as a new version tag does.
     public var options: String {
-        guard let collections else { return "{}" }
-        return "{\"collections\":[\(collections.sorted().map { "\"\($0)\"" }.joined(separator: ","))]}"
+        ExtensionOptionsCoding.encode(Definition(collections: collections?.sorted(), dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata))
     }
+
+    /// The recorded form of ``options``.
+    struct Definition: Codable {
+        var collections: [String]?
+        var dependsOnObject: Bool
+        var dependsOnMetadata: Bool
+    }
+
+    /// How many indexed rows (the first in stored-key order) and rows of the indexed collections the registration's
+    /// check recomputes.
+    static var spotCheckRows: Int { 256 }
 
     func openedTables() throws -> Tables {
         guard let tables = tables.withLock({ $0 }) else {
@@ -106,6 +117,39 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             try opened.entries.put([], forKey: key, in: transaction, appending: true)
         }
         transaction.markWritten()
+    }
+
+    /// Opens the stored tables without writing and recomputes the value of the first rows (in stored-key order) of
+    /// the indexed collections: a stored value that differs, or a row indexed that the indexer now leaves out (or the
+    /// reverse), means the indexer changed without a new version tag, and the registration rebuilds the index. Rows
+    /// whose indexer throws are skipped.
+    public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
+        let opened: Tables
+        if transaction is ReadWriteTransaction, let existing = tables.withLock({ $0 }) {
+            opened = existing
+        } else {
+            guard let entries = try transaction.existingTable("entries", of: name, keys: BytesCoding.self, values: BytesCoding.self),
+                  let rows = try transaction.existingTable("rows", of: name, keys: StoredRowKeyCoding.self, values: BytesCoding.self) else {
+                return .rebuild(because: "its tables are missing")
+            }
+            opened = Tables(entries: entries, rows: rows)
+            tables.withLock { $0 = opened }
+        }
+        var checked = 0
+        var problem: String?
+        try transaction.scanRows(inCollections: collections) { stored in
+            checked += 1
+            let row = IndexedRow(id: stored.id, source: .stored(stored, transaction))
+            let value: ValueCoding.Value?
+            do { value = try indexer(row) } catch { return checked < Self.spotCheckRows }  // cannot be compared: skipped
+            let storedValue = try opened.rows.value(forKey: stored.storedKey, in: transaction)
+            if storedValue != value.map({ Self.escaped($0) }) {
+                problem = value == nil ? "row \(stored.id) is indexed but the indexer now leaves it out"
+                    : "row \(stored.id) has another value than the indexer gives"
+            }
+            return problem == nil && checked < Self.spotCheckRows
+        }
+        return problem.map { .rebuild(because: $0) } ?? .usable
     }
 
     /// The per-transaction writer.
@@ -140,6 +184,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// The value indexed for row `id`, or `nil` when the row is not in the index.
     public func value(of id: RowID, in transaction: ReadTransaction) throws -> ValueCoding.Value? {
+        try transaction.requireCurrentExtension(named: name)
         guard let rowKey = try transaction.storedRowKey(for: id), let escaped = try openedTables().rows.value(forKey: rowKey, in: transaction) else {
             return nil
         }
@@ -148,7 +193,8 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// The number of rows in the index.
     public func count(in transaction: ReadTransaction) throws -> Int {
-        try openedTables().rows.count(in: transaction)
+        try transaction.requireCurrentExtension(named: name)
+        return try openedTables().rows.count(in: transaction)
     }
 
     private func rowIDs(from lower: ValueCoding.Value, through upper: ValueCoding.Value, in transaction: ReadTransaction, limit: Int) throws -> [RowID] {
@@ -159,6 +205,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     func entries(
         from lower: ValueCoding.Value, in transaction: ReadTransaction, limit: Int, while accept: (ValueCoding.Value) -> Bool
     ) throws -> [(value: ValueCoding.Value, id: RowID)] {
+        try transaction.requireCurrentExtension(named: name)
         var result: [(ValueCoding.Value, RowID)] = []
         guard limit > 0 else { return [] }
         let start = Self.escaped(lower)
@@ -264,6 +311,16 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
         func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
             for row in rows { try didRemove(row) }
+        }
+
+        /// Re-indexes each missed row from its current values (the `rows` table finds its old entry); whole
+        /// collections removed in the gap: a rebuild.
+        func catchUp(_ missed: MissedWrites) throws -> Bool {
+            if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
+            for row in missed.rows where index.indexes(row.id.collection) {
+                if let current = row.current { try reindex(current) } else { try remove(row.storedKey) }
+            }
+            return true
         }
 
         func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }

@@ -96,7 +96,7 @@ struct MaintenanceTests {
             try line.write(toFile: file, atomically: true, encoding: .utf8)
             let imported = await canopy("import", path, "--input", file)
             #expect(imported.status == 0, "\(imported.errors)")
-            #expect(imported.output.contains("views marked stale (rebuilt when the app next registers them): by-list, urgent"))
+            #expect(imported.output.contains("views left stale (brought up to date when the app next registers them or writes): by-list, urgent"))
             #expect(await canopy("view", path, "by-list").status == 1)
 
             let database = try Database(path: path, options: .init(durability: .none))
@@ -108,6 +108,42 @@ struct MaintenanceTests {
                 #expect(try view.rowID(at: 0, inGroup: "garden") == RowID(collection: "tasks", key: "t7"))
                 #expect(try txn.view("urgent").count() == 5)
             }
+        }
+    }
+
+    @Test("An app keeps its views registered while `canopy import` (another process) writes; after the app's next write, views and verify tell the truth",
+          .timeLimit(.minutes(1)))
+    func importWhileAppRuns() async throws {
+        let executable = try #require(canopyExecutable, "the canopy executable was not built")
+        try await withFixture { path, directory in
+            let app = try Database(path: path, options: .init(durability: .none))
+            try app.register(byList())
+            try app.register(urgent())
+            let temporary = directory.appending("tmp")
+            do {
+                let database = try Database(path: temporary, options: .init(durability: .none))
+                let chore = Chore(title: "Imported", list: "home", priority: 9, due: Date(timeIntervalSince1970: 1_800_000_000), estimate: 1)
+                try await database.newConnection().readWrite { txn in try txn.set(chore, forKey: "t7", in: tasks) }
+            }
+            let file = directory.appending("one.jsonl")
+            try await canopy("export", temporary).output.write(toFile: file, atomically: true, encoding: .utf8)
+            func run(_ arguments: String...) -> (status: Int32?, output: String) {
+                guard let child = try? ChildProcess(executable, arguments) else { return (nil, "") }
+                let output = child.remainingLines().joined(separator: "\n")
+                return (child.waitForExit(), output)
+            }
+            #expect(run("import", path, "--input", file).status == 0)
+            #expect(run("views", path).output.contains("stale"))
+            // The app writes something else: its views are caught up first, then recorded as current.
+            try await app.newConnection().readWrite { txn in
+                try txn.set(Chore(title: "Mine", list: "work", priority: 1, due: Date(timeIntervalSince1970: 0), estimate: 1), forKey: "t8", in: tasks)
+            }
+            let views = run("views", path).output
+            #expect(!views.contains("stale"), "\(views)")
+            let verify = run("verify", path)
+            #expect(verify.status == 0 && verify.output.hasPrefix("ok"), "\(verify.output)")
+            #expect(run("view", path, "by-list", "--group", "home").output.contains("t7"))
+            #expect(run("view", path, "urgent", "--group", "home").output.contains("t7"))
         }
     }
 

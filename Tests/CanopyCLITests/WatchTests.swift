@@ -69,6 +69,35 @@ struct WatchTests {
         #expect(child.waitForExit() == 0)
     }
 
+    @Test("watch --view on a view another process left stale says so and waits; once the app catches the view up, it carries on",
+          .timeLimit(.minutes(1)))
+    func staleViewWaits() throws {
+        let executable = try #require(canopyExecutable, "the canopy executable was not built")
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        try makeFixture(at: path)
+        let child = try ChildProcess(executable, ["watch", path, "--view", "by-list", "--json", "--count", "1", "--announce",
+                                                  "--poll-milliseconds", "20"])
+        #expect(try JSONValue.parse(try #require(child.nextLine(), "watch did not start"))["watching"]?.stringValue == "by-list")
+        let database = try Database(path: path, options: .init(durability: .none))
+        // This process has not registered the views: its write leaves them stale.
+        try database.newConnection().readWrite { txn in
+            try txn.set(Chore(title: "Sneaked in", list: "home", priority: 2, due: Date(timeIntervalSince1970: 0), estimate: 1), forKey: "t20", in: tasks)
+        }
+        let stale = try JSONValue.parse(try #require(child.nextLine(), "watch said nothing about the stale view"))
+        #expect(stale["stale"]?.boolValue == true, "\(stale)")
+        #expect(stale["message"]?.stringValue?.contains("by-list") == true)
+        // The app registers the views: they are caught up, and watch reports the row it had not seen.
+        try database.register(byList())
+        try database.register(urgent())
+        let again = try JSONValue.parse(try #require(child.nextLine(), "watch ended or said nothing once the view was current"))
+        #expect(again["stale"]?.boolValue == false, "\(again)")
+        let changeset = try JSONValue.parse(try #require(child.nextLine(), "watch printed no changeset after the catch-up"))
+        #expect(Self.changes(changeset).map(\.description) == ["insert tasks/t20 [] -> [0, 3]"], "\(changeset)")
+        #expect(child.waitForExit() == 0)
+    }
+
     @Test("watch without --view prints each commit's snapshot and changed keys as JSON lines", .timeLimit(.minutes(1)))
     func commitLines() throws {
         let executable = try #require(canopyExecutable, "the canopy executable was not built")

@@ -78,7 +78,7 @@ func articleExamples(database: Database, connection: Connection) throws {
 
     // From the articles, verbatim (DocExamplesTests checks it).
     let observation = observer.observe(on: MainActor.shared) { _, result in
-        guard case .success(let changes) = result else { return }
+        guard case .success(let changes) = result, !changes.isEmpty else { return }
         // apply `changes` to the list; observer.read { } here reads the state they lead to
     }
     observation.cancel()

@@ -12,6 +12,9 @@ import Foundation
 //   --with-view            registers `crashWriterView()` (tag "1"), kept up to date by every commit
 //   --view-tag T           with --with-view: registers the view with version tag T (another definition)
 //   --commits N            stops after N commits instead of running until killed
+//   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
+//                          n (a row whose record loses every extension's attachment, and moves in the view's order)
+//   --commit-log-limit N   opens with this commit log limit (a small one prunes commits other processes missed)
 //   --row-bytes N          gives every row a payload of N bytes (grows the map quickly)
 //   --initial-map-size N   opens with this initial map size (bytes)
 //   --hold-read            opens the database, holds a read transaction, prints "holding", and waits to be killed
@@ -36,6 +39,8 @@ let commitLimit = value("--commits").flatMap(Int.init)
 let rowBytes = value("--row-bytes").flatMap(Int.init) ?? 0
 var options = DatabaseOptions(durability: durability)
 if let initial = value("--initial-map-size").flatMap(Int.init) { options.initialMapSize = initial }
+if let limit = value("--commit-log-limit").flatMap(Int.init) { options.commitLogLimit = limit }
+let churn = arguments.contains("--churn")
 
 do {
     if let limit = value("--file-size-limit").flatMap(Int.init) {
@@ -85,6 +90,12 @@ do {
             try txn.set(CrashWriterEntry(number: number, part: "a", payload: payload), forKey: "\(number)-a", in: entries)
             try txn.set(number, forKey: "n", in: counter)
             try txn.set(CrashWriterEntry(number: number, part: "b", payload: payload), forKey: "\(number)-b", in: entries)
+            if churn {
+                _ = try txn.remove(key: "\(number - 1)-a", in: entries)
+                if try txn.remove(key: "\(number - 2)-b", in: entries) {
+                    try txn.set(CrashWriterEntry(number: number, part: "b", payload: payload), forKey: "\(number - 2)-b", in: entries)
+                }
+            }
         }
         say("acked \(number)")  // unbuffered: the test reads it after the kill
         next += 1
@@ -124,7 +135,7 @@ func runNestedChecks(_ database: Database) throws {
     outcome("readWrite-in-readWrite-other") { try first.readWrite { _ in try second.readWrite(write) } }
     outcome("read-in-readWrite-same") { try first.readWrite { _ in try first.read { _ in } } }
     let another = View(name: "another", grouping: .byKey { _, key in key }, sorting: .byKey { _, _, key in SortKey(key) })
-    outcome("register-in-readWrite") { try first.readWrite { _ in try database.register(another) } }
+    outcome("register-in-readWrite") { try first.readWrite { _ in _ = try database.register(another) } }
     outcome("unregister-in-readWrite") { try first.readWrite { _ in try database.unregisterExtension(named: "entries-by-part") } }
     outcome("observer-read-in-observer-read") { try observer.read { _ in try observer.read { _ in } } }
     outcome("observer-advance-in-observer-read") { try observer.read { _ in _ = try observer.advance() } }

@@ -2,6 +2,7 @@ import Canopy
 import CanopyTestSupport
 import Foundation
 import RemindersKit
+import Synchronization
 import Testing
 
 @Suite("reminders, live", .serialized)
@@ -44,6 +45,39 @@ struct LiveTests {
             #expect(done.wait(timeout: .now() + 20) == .success)
             #expect(out.text.contains("[ ] First"))
             #expect(out.text.contains("+ row [0, 1]: Second (#2) added"), "\(out.text)")
+        }
+    }
+
+    @Test("watch survives another process writing without its views (canopy import): the views are caught up and the row shows",
+          .timeLimit(.minutes(1)))
+    func watchSurvivesImport() throws {
+        let canopy = try #require(builtExecutable(named: "canopy"), "the canopy executable was not built")
+        try withDatabasePath { path, directory in
+            #expect(reminders(["add", "reminder", "First", "--due", "today 10:00", "--db", path]).status == 0)
+            // A reminder as `canopy export` prints it, stored byte for byte by `canopy import`, which has no views.
+            let bytes = try BinaryCodec().encode(Reminder(title: "Imported", due: fixedNow.addingTimeInterval(4 * 3600), calendar: "personal"))
+            let line = "{\"collection\":\"reminders\",\"key\":\"77\",\"codec\":\"binary\",\"object\":null,\"objectBase64\":\"\(Data(bytes).base64EncodedString())\"}\n"
+            let input = directory.appending("import.jsonl")
+            try Data(line.utf8).write(to: URL(fileURLWithPath: input))
+            let out = Output()
+            let done = DispatchSemaphore(value: 0)
+            let status = Mutex<Int32?>(nil)
+            let thread = Thread {
+                let context = RemindersContext(environment: [:], now: fixedNow, timeZone: TimeZone(identifier: "UTC") ?? .current,
+                                               output: out.append, errorOutput: out.append)
+                let code = RemindersCLI.run(["watch", "--db", path, "--exit-after", "1"], context: context)
+                status.withLock { $0 = code }
+                done.signal()
+            }
+            thread.start()
+            let deadline = Date().addingTimeInterval(20)
+            while !out.text.contains("Watching"), Date() < deadline { usleep(10_000) }
+            let importer = try ChildProcess(canopy, ["import", path, "--input", input])
+            _ = importer.remainingLines()
+            #expect(importer.waitForExit() == 0)
+            #expect(done.wait(timeout: .now() + 20) == .success)
+            #expect(status.withLock { $0 } == 0, "\(out.text)")
+            #expect(out.text.contains("Imported (#77) added"), "\(out.text)")
         }
     }
 

@@ -139,7 +139,7 @@ struct RemindersCommandTests {
             #expect(!FileManager.default.fileExists(atPath: directory.appending("no")))
 
             let file = directory.appending("file")
-            FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
             let inFile = reminders(["add", "reminder", "X", "--db", file + "/db"])
             #expect(inFile.status == 1 && inFile.err.contains("does not exist (or is not a directory)"))
             let isFile = reminders(["add", "reminder", "X", "--db", file])

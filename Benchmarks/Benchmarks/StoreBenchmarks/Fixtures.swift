@@ -43,6 +43,16 @@ final class CanopyStore {
         }
     }
 
+    /// Closes the database and opens it again, as a new process would (nothing registered, caches empty).
+    func reopen() throws {
+        let options = database.options
+        let cacheLimit = connection.options.objectCacheLimit
+        connection = nil
+        database = nil
+        database = try Database(path: directory.child("db"), options: options)
+        connection = database.newConnection(options: ConnectionOptions(objectCacheLimit: cacheLimit))
+    }
+
     /// Releases the connection and the database (closing the LMDB environment), then removes the directory.
     func close() {
         connection = nil

@@ -338,6 +338,27 @@ func viewBenchmarks() {
         populated.value = nil
     }
 
+    // MARK: Registration of an unchanged, current view over 1M rows: a read that spot-checks the closures.
+
+    let registered = Fixture<CanopyStore>()
+    let checks = Benchmark.Configuration(metrics: [.wallClock, .throughput], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)
+    Benchmark("registration-check-1m canopy", configuration: checks) { benchmark in
+        let store = registered.value!
+        try store.reopen()  // as an app starting: nothing registered, no page directory in memory
+        let view = ViewWorkload.byPriority()
+        benchmark.startMeasurement()
+        let outcome = try store.database.register(view)
+        benchmark.stopMeasurement()
+        precondition(outcome == .current, "the registration of an unchanged view was not a read: \(outcome)")
+    } setup: {
+        let store = CanopyStore(label: "registration-check", cacheLimit: 0, populated: false, durability: .none)
+        try ViewWorkload.load(store.connection, store.collection, 0..<ViewWorkload.largeRowCount)
+        try store.database.register(ViewWorkload.byPriority())
+        registered.value = store
+    } teardown: {
+        registered.value = nil
+    }
+
     Benchmark("population-1m insert", configuration: large) { benchmark in
         let store = CanopyStore(label: "population-insert", cacheLimit: 0, populated: false, durability: .none)
         let collection = store.collection

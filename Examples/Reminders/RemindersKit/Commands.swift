@@ -102,10 +102,14 @@ struct AddEvent: ContextualCommand {
     @Option(help: "Notes.") var notes: String?
 
     func run(in context: RemindersContext) throws {
+        // Checked before the database is opened (or created); read again in the database's time zone.
+        _ = try DateInput(now: context.now, timeZone: context.timeZone).parse(start)
+        _ = try end.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
+        let store = try options.open(context)
+        let context = context.inZone(store.timeZone)
         let dates = DateInput(now: context.now, timeZone: context.timeZone)
         let startDate = try dates.parse(start)
         let endDate = try end.map { try dates.parse($0) } ?? startDate.addingTimeInterval(3600)
-        let store = try options.open(context)
         let id = try store.addEvent(title, start: startDate, end: endDate, calendar: calendar, location: location, notes: notes)
         context.print("Added event #\(id): \(title), \(Format.span(startDate, endDate, context))")
     }
@@ -120,8 +124,10 @@ struct AddReminder: ContextualCommand {
     @Option(help: "The calendar (created when new).") var calendar: String = "Personal"
 
     func run(in context: RemindersContext) throws {
-        let dueDate = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
+        _ = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let store = try options.open(context)
+        let context = context.inZone(store.timeZone)
+        let dueDate = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let id = try store.addReminder(title, due: dueDate, priority: priority, calendar: calendar)
         context.print("Added reminder #\(id): \(title)\(dueDate.map { ", due \(Format.date($0, context))" } ?? "")")
     }
@@ -144,12 +150,13 @@ struct List: ContextualCommand {
             return
         }
         if overdue, day != nil || calendar != nil { throw RemindersError("--overdue can't be combined with --day or --calendar") }
-        let dayGroup = try day.map { Schema.day(of: try DateInput(now: context.now, timeZone: context.timeZone).parse($0), in: context.timeZone) }
+        _ = try day.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let store = try options.open(context, create: false)
+        let context = context.inZone(store.timeZone)
+        let dayGroup = try day.map { Schema.day(of: try DateInput(now: context.now, timeZone: context.timeZone).parse($0), in: context.timeZone) }
         let mappings: ViewMappings
         if overdue {
-            try store.registerOverdue(reference: context.now)
-            mappings = ViewMappings(view: "overdue", groupFilter: { _ in true })
+            mappings = try store.overdueMappings(now: context.now)
         } else if let calendar {
             guard let key = try store.calendarKey(named: calendar) else {
                 throw RemindersError("no calendar is named '\(calendar)'; `reminders calendars` lists them")
@@ -200,8 +207,10 @@ struct Edit: ContextualCommand {
 
     func run(in context: RemindersContext) throws {
         guard title != nil || date != nil || calendar != nil else { throw RemindersError("nothing to change; give --title, --to or --calendar") }
-        let newDate = try date.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
+        _ = try date.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let store = try options.open(context, create: false)
+        let context = context.inZone(store.timeZone)
+        let newDate = try date.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         try store.edit(id, title: title, date: newDate, calendar: calendar)
         context.print("Changed #\(id).")
     }

@@ -53,6 +53,13 @@ public struct RemindersContext {
             demoPause: .milliseconds(isTerminal ? 250 : 0))
     }
 
+    /// This context with dates read and shown in `zone` (the database's, once it is open).
+    public func inZone(_ zone: TimeZone) -> RemindersContext {
+        var zoned = self
+        zoned.timeZone = zone
+        return zoned
+    }
+
     /// Writes `text` and a newline to standard output.
     public func print(_ text: String = "") { output(text + "\n") }
 

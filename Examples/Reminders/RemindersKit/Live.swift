@@ -56,10 +56,9 @@ final class LiveAgenda {
         let size = context.terminalSize ?? (context.width, 24)
         let list = TerminalListView(width: size.columns, height: max(3, size.lines - 2), colour: context.colour)
         self.list = list
-        try store.registerOverdue(reference: context.now)
         let segments = try [
             ViewMappings(view: "agenda", groupFilter: { _ in true }),
-            ViewMappings(view: "overdue", groupFilter: { _ in true }),
+            try store.overdueMappings(now: context.now),
             ViewMappings(view: "by-calendar", groupFilter: { _ in true }),
         ].map { try AgendaList(store: store, mappings: $0, now: context.now, list: list, attach: false) }
         self.segments = segments

@@ -128,28 +128,34 @@ public enum Schema {
         return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 
+    /// The key under which the database records the time zone its days are in (in ``meta``).
+    public static let timeZoneKey = "time-zone"
+
     /// The agenda: events and open reminders grouped by day (in `timeZone`), sorted by time, then title.
+    ///
+    /// The zone is the database's (recorded when it was created, see ``RemindersStore``), not the shell's: the
+    /// definition does not carry it, so every process registers the same definition whatever its `TZ`.
     public static func agendaView(timeZone: TimeZone) -> View {
         View(name: "agenda", grouping: .custom(dependsOnObject: true, dependsOnMetadata: false) { row in
             try group(of: row, timeZone: timeZone, prefix: nil)
-        }, sorting: sorting, versionTag: "1-\(timeZone.identifier)", options: ViewOptions(allowedCollections: ["events", "reminders"]))
+        }, sorting: sorting, versionTag: "2", options: ViewOptions(allowedCollections: ["events", "reminders"]))
     }
 
     /// By calendar: groups `"<calendar> <day>"`, so one calendar's rows are the groups with its key as prefix.
     public static func byCalendarView(timeZone: TimeZone) -> View {
         View(name: "by-calendar", grouping: .custom(dependsOnObject: true, dependsOnMetadata: false) { row in
             try group(of: row, timeZone: timeZone, prefix: true)
-        }, sorting: sorting, versionTag: "1-\(timeZone.identifier)", options: ViewOptions(allowedCollections: ["events", "reminders"]))
+        }, sorting: sorting, versionTag: "2", options: ViewOptions(allowedCollections: ["events", "reminders"]))
     }
 
-    /// Overdue: the agenda's open reminders due before `reference`. A filtered view of the agenda whose version tag is
-    /// the reference minute, so each process that asks rebuilds it for its own "now" (a cheap pass over the agenda).
-    public static func overdueView(reference: Date) -> View {
-        let minute = Int(reference.timeIntervalSince1970 / 60)
-        return FilteredView.make(name: "overdue", parentView: "agenda", versionTag: "1-\(minute)") { _, row in
+    /// Open reminders with a due date, by day and due time: a filtered view of the agenda. Which of them are overdue
+    /// depends on "now", which the definition does not carry (it would change every minute): `list --overdue` shows
+    /// the days before today and, of today, the rows due before now.
+    public static func overdueView() -> View {
+        FilteredView.make(name: "overdue", parentView: "agenda", versionTag: "2") { _, row in
             guard row.collection == reminders.name else { return false }
             let reminder: Reminder = try row.object()
-            return !reminder.done && (reminder.due.map { $0 < reference } ?? false)
+            return !reminder.done && reminder.due != nil
         }
     }
 

@@ -9,7 +9,8 @@ public final class RemindersStore {
     public let database: Database
     /// A connection for the commands' reads and writes.
     public let connection: Connection
-    /// The time zone days are grouped in.
+    /// The time zone days are grouped and shown in: the one the database recorded when it was created (the views'
+    /// definitions don't carry it, so shells with different `TZ` share them).
     public let timeZone: TimeZone
 
     /// Whether a database exists at `path` (a directory holding `data.mdb`).
@@ -17,8 +18,10 @@ public final class RemindersStore {
         FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb"))
     }
 
-    /// Opens the database at `path`, creating it when `create` is set.
+    /// Opens the database at `path`, creating it when `create` is set, and registers every view (registering what is
+    /// already there is a read, so every command can).
     ///
+    /// - Parameter timeZone: the zone of a new database's days; an existing database keeps the one it recorded.
     /// - Throws: ``RemindersError`` when the parent directory is missing or not writable, when `path` is a file, when
     ///   the database belongs to another app, or when Canopy can't open it (the message says why).
     public init(path: String, timeZone: TimeZone, create: Bool = true) throws {
@@ -43,31 +46,42 @@ public final class RemindersStore {
             throw RemindersError("can't open the database at '\(path)': \(error.message)")
         }
         connection = database.newConnection()
-        self.timeZone = timeZone
         // A database of another app: it has collections but not our marker. Checked before anything is written.
-        let (marker, collections) = try connection.read { txn in
-            (try txn.object(forKey: "format", in: Schema.meta), try txn.collectionNames())
+        let (marker, collections, recordedZone) = try connection.read { txn in
+            (try txn.object(forKey: "format", in: Schema.meta), try txn.collectionNames(), try txn.object(forKey: Schema.timeZoneKey, in: Schema.meta))
         }
         if existed, marker != Schema.format, !collections.isEmpty || marker != nil {
             throw RemindersError("'\(path)' holds another app's database (collections: \(collections.sorted().joined(separator: ", "))); pass another --db")
         }
-        // Another store on this path in this process (a test, the TUI's writes) shares the registrations.
-        for view in [Schema.agendaView(timeZone: timeZone), Schema.byCalendarView(timeZone: timeZone)]
+        let zone = recordedZone.flatMap(TimeZone.init(identifier:)) ?? timeZone
+        self.timeZone = zone
+        // Every view, wherever the tool writes, so that none is left stale. Another store on this path in this process
+        // (a test, the TUI's writes) shares the registrations.
+        for view in [Schema.agendaView(timeZone: zone), Schema.byCalendarView(timeZone: zone), Schema.overdueView()]
         where database.registeredExtension(named: view.name) == nil {
             try database.register(view)
         }
-        if marker == nil {
+        if marker == nil || recordedZone == nil {
             try connection.readWrite { txn in
-                try txn.set(Schema.format, forKey: "format", in: Schema.meta)
-                try txn.set(EventCalendar(name: "Personal", colour: .blue), forKey: "personal", in: Schema.calendars)
+                if marker == nil {
+                    try txn.set(Schema.format, forKey: "format", in: Schema.meta)
+                    try txn.set(EventCalendar(name: "Personal", colour: .blue), forKey: "personal", in: Schema.calendars)
+                }
+                try txn.set(zone.identifier, forKey: Schema.timeZoneKey, in: Schema.meta)
             }
         }
     }
 
-    /// Registers the `overdue` filtered view for `reference` (replacing one registered for another time).
-    public func registerOverdue(reference: Date) throws {
-        if database.registeredExtension(named: "overdue") != nil { try database.unregisterExtension(named: "overdue") }
-        try database.register(Schema.overdueView(reference: reference))
+    /// The mappings of `list --overdue`: of the `overdue` view (open reminders with a due date), the days before
+    /// today and, of today, the rows due before `now`.
+    public func overdueMappings(now: Date) throws -> ViewMappings {
+        let today = Schema.day(of: now, in: timeZone)
+        let dueToday = try connection.read { txn in
+            try txn.view("overdue").lowerBound(of: ViewEntry(group: today, orderBytes: SortKey(.ascending(now.timeIntervalSince1970)).bytes))
+        }
+        var mappings = ViewMappings(view: "overdue", groupFilter: { $0 < today || ($0 == today && dueToday > 0) })
+        mappings.setRange(.first(dueToday), forGroup: today)
+        return mappings
     }
 
     // MARK: Reading

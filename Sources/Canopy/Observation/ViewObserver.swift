@@ -62,7 +62,10 @@ public final class ViewObserver: @unchecked Sendable {
         self.connection = database.newConnection(options: connectionOptions)
         var mappings = mappings
         try connection.pin()
-        try connection.read { txn in try mappings.update(with: txn.view(mappings.view)) }
+        let connection = self.connection
+        try Self.catchingUp(database, view: mappings.view, retry: { _ = try connection.advance() }) {
+            try connection.read { txn in try mappings.update(with: txn.view(mappings.view)) }
+        }
         self.currentMappings = Mutex(mappings)
         let signal = CommitSignal()
         self.signal = signal
@@ -161,26 +164,48 @@ public final class ViewObserver: @unchecked Sendable {
     /// ``DatabaseOptions/commitLogLimit`` commits) or the view was rebuilt in the span, the changeset is a reload
     /// (``ViewChangeset/isReload``).
     ///
-    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was unregistered; ``CanopyError/Code/staleView`` when another process wrote without the view registered.
+    /// A view registered in this process that another process left stale (it wrote rows without registering the view)
+    /// is brought up to date first (``Database/catchUpExtensions()``), and the changeset reports those rows.
+    ///
+    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was
+    ///   unregistered; ``CanopyError/Code/staleView`` when another process wrote without the view registered and this
+    ///   process does not register it either (a tool): the observer stays at its snapshot, and a later advance, once
+    ///   a process that registers the view has brought it up to date, reports every change since.
     @discardableResult
     public func advance() throws -> ViewChangeset {
         try gated {
             let current = currentMappings.withLock { $0 }
             let from = current.snapshot ?? 0
-            let notifications: [CommitNotification]
-            do {
-                notifications = try connection.advance(since: from)
-            } catch let error as CanopyError where error.code == .snapshotMismatch {
-                var reloaded = current
-                try connection.read { txn in try reloaded.update(with: txn.view(reloaded.view)) }
-                currentMappings.withLock { $0 = reloaded }
-                return .reload(from: from, mappings: reloaded)
-            }
-            let changeset = try connection.read { txn in
-                try ViewChangeset.compute(notifications: notifications, from: current, reader: txn.view(current.view))
+            let changeset = try Self.catchingUp(database, view: current.view, retry: {}) { () throws -> ViewChangeset in
+                let notifications: [CommitNotification]
+                do {
+                    notifications = try connection.advance(since: from)
+                } catch let error as CanopyError where error.code == .snapshotMismatch {
+                    var reloaded = current
+                    try connection.read { txn in try reloaded.update(with: txn.view(reloaded.view)) }
+                    return .reload(from: from, mappings: reloaded)
+                }
+                return try connection.read { txn in
+                    try ViewChangeset.compute(notifications: notifications, from: current, reader: txn.view(current.view))
+                }
             }
             currentMappings.withLock { $0 = changeset.mappings }
             return changeset
+        }
+    }
+
+    /// Runs `body`; when it finds the view stale (another process wrote rows without registering it) and the view is
+    /// registered in this process, brings it up to date (``Database/catchUpExtensions()``, a write of its own), runs
+    /// `retry` and then `body` again. The catch-up's commit carries the view's changes, so a changeset computed across
+    /// it reports the other process's rows. A view not registered here stays stale: `body`'s ``CanopyError/Code/staleView``
+    /// is thrown.
+    private static func catchingUp<R>(_ database: Database, view: String, retry: () throws -> Void, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as CanopyError where error.code == .staleView && database.registeredExtension(named: view) is View {
+            try database.catchUpExtensions()
+            try retry()
+            return try body()
         }
     }
 

@@ -79,7 +79,7 @@ enum PersistedView {
         let consistent = viewSnapshot.map { "is consistent with snapshot \($0)" } ?? "has no stored state"
         return CanopyError(
             .staleView,
-            "the view '\(name)' \(consistent) but the store is at snapshot \(storeSnapshot): rows were written by a process that did not register the view, so its stored order would be wrong. Open the database once with the app that registers the view (it is rebuilt at registration)",
+            "the view '\(name)' \(consistent) but the store is at snapshot \(storeSnapshot): rows were written by a process that did not register the view, so its stored order would be wrong. A process that registers the view brings it up to date (at registration, at its next write, or with Database.catchUpExtensions())",
             path: path, extensionName: name)
     }
 
@@ -138,10 +138,10 @@ enum PersistedView {
         var viewOptions = ViewOptions()
 
         init(json: String) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return }
-            parent = object["parent"] as? String
-            if let allowed = object["allowedCollections"] as? [String] { viewOptions.allowedCollections = Set(allowed) }
-            if let rerun = object["rerunOnTouch"] as? Bool { viewOptions.rerunOnTouch = rerun }
+            guard let definition = ExtensionOptionsCoding.decode(View.Definition.self, from: json) else { return }
+            parent = definition.parent
+            if let allowed = definition.allowedCollections { viewOptions.allowedCollections = Set(allowed) }
+            if let rerun = definition.rerunOnTouch { viewOptions.rerunOnTouch = rerun }
         }
     }
 }

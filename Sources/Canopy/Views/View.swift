@@ -18,8 +18,12 @@ import Synchronization
 /// try database.register(agenda)
 /// ```
 ///
-/// Changing the closures' behaviour needs a new `versionTag`: the view is then rebuilt at registration. A view that
-/// missed writes (the database was written while it was not registered) is detected and rebuilt too.
+/// Changing the closures' behaviour needs a new `versionTag`: the view is then rebuilt at registration. A changed
+/// ``options`` (allowed collections, parent, what the closures read) rebuilds it too, and registration spot-checks the
+/// closures against a sample of stored entries, so a changed closure without a new tag is rebuilt rather than kept.
+/// A view that missed writes (the database was written by a process that did not register it) is caught up from the
+/// commit log — at registration, or at the start of this process's next write — or rebuilt; a read through it
+/// meanwhile throws ``CanopyError/Code/staleView`` rather than show rows in the wrong place.
 public final class View: StoreExtension {
     enum Source: Sendable {
         case closures(ViewGrouping, ViewSorting)
@@ -82,15 +86,35 @@ public final class View: StoreExtension {
         return []
     }
 
-    /// The recorded options (allowed collections, touch behaviour, parent view) as JSON.
-    public var options: String {
-        var parts: [String] = []
-        if let allowed = viewOptions.allowedCollections {
-            parts.append("\"allowedCollections\":[\(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ","))]")
+    /// Everything the view declares besides its closures, as recorded and compared at registration: allowed
+    /// collections, touch behaviour, parent view, and what the grouping and sorting read (object, metadata). JSON with
+    /// sorted keys, through `Codable`. A difference at registration rebuilds the view, as a new version tag does.
+    public var options: String { ExtensionOptionsCoding.encode(definition) }
+
+    /// The recorded form of ``options``.
+    struct Definition: Codable, Equatable {
+        /// What a closure reads.
+        struct Reads: Codable, Equatable {
+            var object: Bool
+            var metadata: Bool
         }
-        parts.append("\"rerunOnTouch\":\(viewOptions.rerunOnTouch)")
-        if case .filtered(let parent, _) = source { parts.append("\"parent\":\"\(parent)\"") }
-        return "{\(parts.joined(separator: ","))}"
+        var allowedCollections: [String]?
+        var rerunOnTouch: Bool?
+        var parent: String?
+        var grouping: Reads?
+        var sorting: Reads?
+    }
+
+    var definition: Definition {
+        var definition = Definition(allowedCollections: viewOptions.allowedCollections?.sorted(), rerunOnTouch: viewOptions.rerunOnTouch)
+        switch source {
+        case .closures(let grouping, let sorting):
+            definition.grouping = .init(object: grouping.dependsOnObject, metadata: grouping.dependsOnMetadata)
+            definition.sorting = .init(object: sorting.dependsOnObject, metadata: sorting.dependsOnMetadata)
+        case .filtered(let parent, _):
+            definition.parent = parent
+        }
+        return definition
     }
 
     /// What the last population (first registration or rebuild) did, if one ran in this process.
@@ -116,6 +140,27 @@ public final class View: StoreExtension {
             let index = try populate(in: transaction, tables: tables, reason: reason)
             remember(index)
         }
+    }
+
+    /// Opens the view's stored tables without writing and spot-checks them against the closures: the group and sort
+    /// key of a sample of stored entries (spread over the groups: the first, the last and a few between of each
+    /// sampled group, a few hundred rows), and whether the first rows outside the view stay out, are recomputed and
+    /// compared byte for byte. A difference means the closures changed without a new version tag: the registration
+    /// rebuilds the view, saying so. Rows whose closures throw are skipped.
+    public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
+        let writer = (transaction as? ReadWriteTransaction)?.viewWriter(named: name)
+        let tables: ViewTables
+        if let writer {
+            tables = writer.tables
+        } else {
+            guard let existing = try ViewTables.existing(in: transaction, view: name) else { return .rebuild(because: "its tables are missing") }
+            tables = existing
+            state.withLock { $0.tables = existing }
+        }
+        let reader = ViewReader(view: self, index: try writer?.currentIndex() ?? index(in: transaction), transaction: transaction,
+                                tables: tables, writer: writer)
+        if let mismatch = try spotCheck(reader) { return .rebuild(because: mismatch) }
+        return .usable
     }
 
     /// Creates the per-transaction writer that keeps the view up to date.

@@ -45,7 +45,8 @@ extension ViewReader {
     func checkUpToDate() throws {
         if transaction is ReadWriteTransaction { return }
         let snapshots = try transaction.extensionSnapshots()
-        guard let viewSnapshot = snapshots.extensions[view.name], viewSnapshot < snapshots.store else { return }
-        throw PersistedView.staleError(view.name, viewSnapshot: viewSnapshot, storeSnapshot: snapshots.store, path: transaction.databasePath)
+        guard (snapshots.extensions[view.name] ?? 0) < snapshots.store else { return }
+        throw PersistedView.staleError(view.name, viewSnapshot: snapshots.extensions[view.name], storeSnapshot: snapshots.store,
+                                       path: transaction.databasePath)
     }
 }

@@ -4,8 +4,9 @@ extension ReadTransaction {
     /// In a process that did not register the view, a read transaction reads it from its stored tables, as
     /// ``persistedView(_:allowingStale:)`` does.
     /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
-    ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when an
-    ///   unregistered view's stored state lags the store.
+    ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when the view's
+    ///   stored state lags the store (another process wrote rows without registering it): registered here, it is
+    ///   brought up to date by this process's next write transaction or ``Database/catchUpExtensions()``.
     public func view(_ name: String) throws -> ViewReader {
         guard let view = registeredExtension(named: name, as: View.self) else {
             // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
@@ -16,6 +17,7 @@ extension ReadTransaction {
         if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
             return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
         }
+        try requireCurrentExtension(named: name)
         return ViewReader(view: view, index: try view.index(in: self), transaction: self, tables: try view.tables)
     }
 }

@@ -122,21 +122,21 @@ public struct ViewGrouping: Sendable {
     }
 
     /// Groups by the object (decoded as `Object`).
-    public static func byObject<Object: Decodable>(
+    public static func byObject<Object: Decodable & SendableMetatype>(
         _ type: Object.Type, _ group: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) -> String?
     ) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: false) { row in group(row.collection, row.key, try row.object(as: Object.self)) }
     }
 
     /// Groups by the metadata (decoded as `Metadata`, `nil` when absent).
-    public static func byMetadata<Metadata: Decodable>(
+    public static func byMetadata<Metadata: Decodable & SendableMetatype>(
         _ type: Metadata.Type, _ group: @escaping @Sendable (_ collection: String, _ key: String, _ metadata: Metadata?) -> String?
     ) -> ViewGrouping {
         ViewGrouping(dependsOnObject: false, dependsOnMetadata: true) { row in group(row.collection, row.key, try row.metadata(as: Metadata.self)) }
     }
 
     /// Groups by the whole row.
-    public static func byRow<Object: Decodable, Metadata: Decodable>(
+    public static func byRow<Object: Decodable & SendableMetatype, Metadata: Decodable & SendableMetatype>(
         _ objectType: Object.Type, _ metadataType: Metadata.Type,
         _ group: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> String?
     ) -> ViewGrouping {
@@ -165,7 +165,7 @@ public struct ViewSorting: Sendable {
     }
 
     /// Sorts by the object.
-    public static func byObject<Object: Decodable>(
+    public static func byObject<Object: Decodable & SendableMetatype>(
         _ type: Object.Type, _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ object: Object) -> SortKey
     ) -> ViewSorting {
         ViewSorting(dependsOnObject: true, dependsOnMetadata: false) { group, row in
@@ -174,7 +174,7 @@ public struct ViewSorting: Sendable {
     }
 
     /// Sorts by the metadata.
-    public static func byMetadata<Metadata: Decodable>(
+    public static func byMetadata<Metadata: Decodable & SendableMetatype>(
         _ type: Metadata.Type,
         _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ metadata: Metadata?) -> SortKey
     ) -> ViewSorting {
@@ -184,7 +184,7 @@ public struct ViewSorting: Sendable {
     }
 
     /// Sorts by the whole row.
-    public static func byRow<Object: Decodable, Metadata: Decodable>(
+    public static func byRow<Object: Decodable & SendableMetatype, Metadata: Decodable & SendableMetatype>(
         _ objectType: Object.Type, _ metadataType: Metadata.Type,
         _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> SortKey
     ) -> ViewSorting {

@@ -195,9 +195,14 @@ final class ViewWriter: ExtensionTransaction {
 
     private func apply(_ written: WrittenRow, rerun: Bool) throws {
         guard view.viewOptions.allows(written.collection) else { return }
-        let rowKey = written.storedKey
         let slot = try slot
-        let stored = try tables.rowEntry(try written.attachment(at: slot))
+        try apply(written, rerun: rerun, stored: try tables.rowEntry(try written.attachment(at: slot)), attached: true, slot: slot)
+    }
+
+    /// Places `written`, whose entry in the view is `stored` (read from its attachment when `attached`, otherwise
+    /// found in the pages by a catch-up: the record then lacks the attachment, which is set even when the place holds).
+    private func apply(_ written: WrittenRow, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, slot: AttachmentSlot) throws {
+        let rowKey = written.storedKey
         let index = try currentIndex()
         let existing = entry(stored, rowKey: rowKey, index)
         guard rerun else {
@@ -217,6 +222,7 @@ final class ViewWriter: ExtensionTransaction {
         let newEntry = ViewEntry(group: place.group, orderBytes: place.order)
         if let existing, existing == newEntry {
             note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
+            if !attached, let stored { written.setAttachment(stored.encoded, at: slot) }
             return
         }
         if let stored, let existing {
@@ -226,6 +232,56 @@ final class ViewWriter: ExtensionTransaction {
         let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength]))
         written.setAttachment(rowEntry.encoded, at: slot)
         note(written.id, original: existing, current: newEntry, object: written.objectChanged, metadata: written.metadataChanged)
+    }
+
+    // MARK: Catching up
+
+    /// Brings the view up to date with rows written by processes that did not register it (see
+    /// ``ExtensionTransaction/catchUp(_:)``): each missed row is placed again from its current values. The row's old
+    /// entry is its attachment when the record carries one (the view wrote it, and other processes keep it); a row
+    /// without one was new, not in the view, or removed (and maybe written again) in the gap, so its entry, if any,
+    /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed
+    /// in the gap: a rebuild (returns `false`).
+    func catchUp(_ missed: MissedWrites) throws -> Bool {
+        if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return false }
+        let slot = try slot
+        let rows = missed.rows.filter { view.viewOptions.allows($0.id.collection) }
+        var attachedEntries: [ViewTables.RowEntry?] = []
+        var unattached: Set<[UInt8]> = []
+        for row in rows {
+            let entry = try row.current.flatMap { try tables.rowEntry(try $0.attachment(at: slot)) }
+            attachedEntries.append(entry)
+            if entry == nil { unattached.insert(row.storedKey.bytes) }
+        }
+        let fromPages = unattached.isEmpty ? [:] : try entriesInPages(of: unattached)
+        for (row, attachedEntry) in zip(rows, attachedEntries) {
+            let stored = attachedEntry ?? fromPages[row.storedKey.bytes]
+            if let current = row.current {
+                try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, slot: slot)
+            } else {
+                try remove(row.id, rowKey: row.storedKey, stored: stored)
+            }
+        }
+        return true
+    }
+
+    /// The entries of the view whose row keys are in `rowKeys`, found by reading every page (the pages are ordered
+    /// by sort key, not row key).
+    private func entriesInPages(of rowKeys: Set<[UInt8]>) throws -> [[UInt8]: ViewTables.RowEntry] {
+        var found: [[UInt8]: ViewTables.RowEntry] = [:]
+        try tables.pages.forEachBytes(in: transaction) { key, value in
+            guard key.count == 8 else { throw corrupt(view.name, "a page id is malformed") }
+            let page: ViewPage
+            do { page = try ViewPage(decoding: value) } catch { throw corrupt(view.name, "page \(key.loadBigEndianUInt64(at: 0)) is malformed") }
+            for i in 0..<page.count {
+                let rowKey = Array(page.rowKey(at: i))
+                guard rowKeys.contains(rowKey) else { continue }
+                let order = page.orderBytes(at: i)
+                found[rowKey] = ViewTables.RowEntry(groupID: page.groupID, sortKey: Array(order[..<(order.count - rowKey.count)]))
+            }
+            return found.count < rowKeys.count
+        }
+        return found
     }
 
     /// Removes the row's entry from the pages (its attachment goes with the row's record, or is cleared by the caller).

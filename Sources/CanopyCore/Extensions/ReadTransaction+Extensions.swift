@@ -54,7 +54,7 @@ extension ReadTransaction {
         let table = ExtensionTable<K, V>(database: database, name: name, extensionName: extensionName)
         do {
             _ = try storage.statistics(of: database)
-        } catch let error as LMDBError where error.code == .invalid {
+        } catch let error as LMDBError where error.code == .invalidArgument {
             throw CanopyError(
                 .extensionFailed,
                 "the table '\(name)' was opened after this read transaction began (it was created after the database was opened); read it in a new transaction",
@@ -73,11 +73,28 @@ extension ReadTransaction {
     }
 
     /// The snapshot each recorded extension's stored state is consistent with (absent for one that has none), and the
-    /// store's snapshot: an extension whose snapshot is below the store's is stale and is rebuilt at its next
-    /// registration.
+    /// store's snapshot: an extension whose snapshot is below the store's is stale until a process that registers it
+    /// brings it up to date (from the commit log, or by a rebuild) at its registration or next write.
     public func extensionSnapshots() throws -> (store: UInt64, extensions: [String: UInt64]) {
         let state = try DatabaseCore.readState(storage, tables)
         return (state.snapshot, state.extensionSnapshots)
+    }
+
+    /// Throws ``CanopyError/Code/staleView`` when the stored state of extension `name` lags this transaction's
+    /// snapshot: rows were written by a process that did not register it, so reading it would show them missing or
+    /// misplaced. Reads through a registered extension call it; in a read-write transaction it never throws (the
+    /// transaction brought every registered extension up to date when it began).
+    ///
+    /// Cost: the store's state record is decoded once per snapshot and process, then a dictionary lookup.
+    public func requireCurrentExtension(named name: String) throws {
+        if self is ReadWriteTransaction { return }
+        let extensionSnapshot = try core.extensionSnapshots(at: snapshot) { try DatabaseCore.readState(storage, tables) }[name]
+        if let extensionSnapshot, extensionSnapshot >= snapshot { return }
+        let consistent = extensionSnapshot.map { "is consistent with snapshot \($0)" } ?? "has no stored state"
+        throw CanopyError(
+            .staleView,
+            "the extension '\(name)' \(consistent) but this transaction reads snapshot \(snapshot): rows were written by a process that did not register it, so it would show them missing or misplaced. This process registers it: any write transaction brings it up to date first, or call Database.catchUpExtensions(), then read again",
+            path: core.path, extensionName: name)
     }
 
     /// The stored key of row `id`, or `nil` when its collection was never written.

@@ -17,9 +17,14 @@ import LMDB
 /// - Reset: ``ExtensionCommit/isReset`` tells the extension, at commit, that it was rebuilt in the transaction.
 ///
 /// Registration (``Database/register(_:)``) records the extension's name, kind, version tag and options, and the store
-/// tracks, per extension, the snapshot its state is consistent with. When the version tag changed, or the database was
-/// written while the extension was not registered (its snapshot lags the store's), the registration context says so and
-/// the extension rebuilds.
+/// tracks, per extension, the snapshot its state is consistent with. When the version tag, kind or options changed,
+/// the registration context says so and the extension rebuilds. A registration that finds the same definition and a
+/// current state writes nothing (``checkStoredState(in:)``).
+///
+/// Currency: a write transaction never marks an extension's state consistent with its commit unless it was current
+/// when the transaction began. An extension whose state lags (another process wrote rows without registering it) is
+/// brought up to date first, at the start of the write: from the commit log's changed keys
+/// (``ExtensionTransaction/catchUp(_:)``) when the log covers the gap, otherwise by a rebuild.
 public protocol StoreExtension: AnyObject, Sendable {
     /// The unique name of the extension in the database.
     var name: String { get }
@@ -27,7 +32,9 @@ public protocol StoreExtension: AnyObject, Sendable {
     var kind: String { get }
     /// Changing the tag makes the store ask the extension to rebuild its state.
     var versionTag: String { get }
-    /// A description of the options, recorded with the registration (JSON is a good choice).
+    /// Everything the definition declares besides its closures (collections, parent, options), recorded with the
+    /// registration and compared at the next one: a difference rebuilds the extension, as a new version tag does.
+    /// Make it deterministic JSON through `Codable` (``ExtensionOptionsCoding``), never string interpolation.
     var options: String { get }
     /// The names of the extensions whose state this one reads (a filtered view's parent view). Registering it
     /// throws ``CanopyError/Code/extensionDependencyMissing`` unless they are registered; when one of them is rebuilt,
@@ -42,6 +49,16 @@ public protocol StoreExtension: AnyObject, Sendable {
 
     /// Removes the extension's storage (when it is unregistered with `dropStorage`).
     func dropStorage(in transaction: ReadWriteTransaction) throws
+
+    /// Opens the extension's stored state for a registration that found the recorded definition unchanged and the
+    /// state current, and checks it against the definition's closures where it can (a view recomputes the group and
+    /// sort key of a sample of its stored entries). Called in a read transaction (the registration then writes
+    /// nothing), and in the registration's write transaction after a catch-up.
+    ///
+    /// Return ``StoredStateCheck/usable`` when the state can be used as it is, ``StoredStateCheck/rebuild(because:)``
+    /// when the closures disagree with it, ``StoredStateCheck/needsWrite`` (the default) when the extension can only
+    /// be prepared in a write transaction.
+    func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck
 }
 
 extension StoreExtension {
@@ -58,26 +75,42 @@ public struct ExtensionRegistrationContext: Sendable {
     /// The snapshot the extension's stored state is consistent with, or `nil` if it has none.
     public var extensionSnapshot: UInt64?
 
-    /// Why a rebuild is needed, or `nil` when the stored state can be used as it is.
-    public var rebuildReason: String? {
+    /// Why a rebuild is needed, or `nil` when the stored state can be used as it is (or is caught up from the commit
+    /// log by the store).
+    public var rebuildCause: ExtensionRebuildReason? {
         if let forcedRebuildReason { return forcedRebuildReason }
-        guard let previous else { return "first registration" }
-        if previous.versionTag != currentVersionTag { return "version tag changed from '\(previous.versionTag)' to '\(currentVersionTag)'" }
-        if previous.kind != currentKind { return "kind changed from '\(previous.kind)' to '\(currentKind)'" }
-        guard let extensionSnapshot else { return "no stored state" }
-        if extensionSnapshot != storeSnapshot {
-            return "the database was written (snapshot \(extensionSnapshot) → \(storeSnapshot)) while the extension was not registered"
-        }
+        return definitionRebuildReason ?? (catchesUp ? nil : lagRebuildReason)
+    }
+
+    /// ``rebuildCause`` as a sentence.
+    public var rebuildReason: String? { rebuildCause?.description }
+
+    /// Whether the extension must rebuild its state from the rows.
+    public var needsRebuild: Bool { rebuildCause != nil }
+
+    /// A rebuild needed by the definition (new, another tag, kind or options) or a missing state.
+    var definitionRebuildReason: ExtensionRebuildReason? {
+        guard let previous else { return .firstRegistration }
+        if previous.versionTag != currentVersionTag { return .versionTagChanged(from: previous.versionTag, to: currentVersionTag) }
+        if previous.kind != currentKind { return .kindChanged(from: previous.kind, to: currentKind) }
+        if previous.options != currentOptions { return .definitionChanged(from: previous.options, to: currentOptions) }
+        guard extensionSnapshot != nil else { return .noStoredState }
         return nil
     }
 
-    /// Whether the extension must rebuild its state from the rows.
-    public var needsRebuild: Bool { rebuildReason != nil }
+    /// The state lags the store's snapshot.
+    var lagRebuildReason: ExtensionRebuildReason? {
+        guard let extensionSnapshot, extensionSnapshot != storeSnapshot else { return nil }
+        return .missedWrites(extensionSnapshot: extensionSnapshot, storeSnapshot: storeSnapshot)
+    }
 
     let currentVersionTag: String
     let currentKind: String
-    /// Set when a dependency was rebuilt in this transaction.
-    var forcedRebuildReason: String?
+    let currentOptions: String
+    /// Set when a dependency was rebuilt in this transaction, or the stored state failed its check.
+    var forcedRebuildReason: ExtensionRebuildReason?
+    /// Set when the store catches the lagging state up from the commit log instead of rebuilding it.
+    var catchesUp = false
 }
 
 /// An extension's registration as recorded in the database.
@@ -92,6 +125,19 @@ public struct ExtensionRecord: Codable, Sendable, Hashable {
     public var options: String
     /// The store snapshot at registration.
     public var registeredAtSnapshot: UInt64
+    /// The snapshot of the commit that last rebuilt the extension's state (`nil` in records written before it was
+    /// recorded): an extension that depends on this one and is older than that must be rebuilt, not caught up.
+    public var rebuiltAtSnapshot: UInt64?
+
+    /// Creates a record.
+    public init(name: String, kind: String, versionTag: String, options: String, registeredAtSnapshot: UInt64, rebuiltAtSnapshot: UInt64? = nil) {
+        self.name = name
+        self.kind = kind
+        self.versionTag = versionTag
+        self.options = options
+        self.registeredAtSnapshot = registeredAtSnapshot
+        self.rebuiltAtSnapshot = rebuiltAtSnapshot
+    }
 }
 
 /// Hears about the changes of one write transaction on behalf of an extension.
@@ -118,6 +164,11 @@ public protocol ExtensionTransaction: AnyObject {
     func didCommit(snapshot: UInt64)
     /// The transaction rolled back.
     func didRollback()
+    /// Brings the extension's state up to date with rows written by processes that did not register it, at the start
+    /// of a write transaction (or of a registration), before any other change is told. Return `false` when it cannot
+    /// (the default): the store then rebuilds the extension. What it changes is part of this transaction's changes
+    /// (a view reports the rows it moves in its commit payload).
+    func catchUp(_ missed: MissedWrites) throws -> Bool
 }
 
 /// What the store tells an extension at commit.

@@ -62,8 +62,9 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let diskFull = Code("diskFull")
         /// The directory holds an LMDB environment that Canopy did not create (no Canopy format record).
         public static let foreignDatabase = Code("foreignDatabase")
-        /// A view's stored state lags the store: rows were written by a process that did not register the view. The
-        /// message names the view and both snapshots; the view is rebuilt at its next registration.
+        /// A view's (or another extension's) stored state lags the store: rows were written by a process that did not
+        /// register it. The message names it and both snapshots. A process that registers it brings it up to date: at
+        /// registration, at the start of its next write transaction, or with ``Database/catchUpExtensions()``.
         public static let staleView = Code("staleView")
         /// Notifications don't line up (a gap between snapshots).
         public static let snapshotMismatch = Code("snapshotMismatch")

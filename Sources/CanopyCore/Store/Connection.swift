@@ -67,6 +67,7 @@ public final class Connection: @unchecked Sendable {
     ///
     /// - Throws: ``CanopyError/Code/nestedTransaction`` when called inside a transaction of this same connection on
     ///   the same thread; what `body` throws.
+    @discardableResult
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         try enter("read")
         defer { leave() }
@@ -102,6 +103,7 @@ public final class Connection: @unchecked Sendable {
     ///   connection of this database) on the same thread — it would wait for itself; ``CanopyError/Code/databaseFull``
     ///   when the configured maximum map size is reached; ``CanopyError/Code/diskFull`` when the disk is; whatever
     ///   `body` throws (in every case nothing is written).
+    @discardableResult
     public func readWrite<R>(_ body: (ReadWriteTransaction) throws -> R) throws -> R {
         try readWrite(body, isCancelled: nil)
     }
@@ -202,6 +204,7 @@ public final class Connection: @unchecked Sendable {
     ///
     /// - Throws: `CancellationError` when the task is cancelled before the transaction starts; what the synchronous
     ///   ``read(_:)`` throws.
+    @discardableResult
     public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
         try Task.checkCancellation()
         return try await withCheckedThrowingContinuation { continuation in
@@ -217,6 +220,7 @@ public final class Connection: @unchecked Sendable {
     /// Cancellation: when the task is cancelled before the transaction commits — before the call, while it waits for
     /// the write lock, or while `body` runs — nothing is committed and the call throws `CancellationError`. A
     /// transaction that has committed stays committed.
+    @discardableResult
     public func readWrite<R: Sendable>(_ body: @escaping @Sendable (ReadWriteTransaction) throws -> R) async throws -> R {
         try Task.checkCancellation()
         let cancelled = CancellationFlag()

@@ -133,23 +133,85 @@ public final class Database: Sendable {
 
     // MARK: Extensions
 
-    /// Registers an extension (such as a view): records it, lets it create or rebuild its storage in a write
-    /// transaction, and from then on tells it of every change.
+    /// Registers an extension (such as a view): from then on it is told of every change, in every write transaction
+    /// of this process.
     ///
+    /// What it does depends on what the database records (see ``RegistrationOutcome``):
+    /// - the same definition (version tag, kind, ``StoreExtension/options``) and a current state, which the extension's
+    ///   own check accepts (a view recomputes the group and sort key of a sample of its stored entries): nothing is
+    ///   written — a read, which works on a read-only file system and wakes no observer;
+    /// - the same definition, but rows written meanwhile by processes that did not register it: caught up from the
+    ///   commit log's changed keys when the log covers them, otherwise rebuilt;
+    /// - a new or changed definition, or a check that fails: recorded and rebuilt from the rows, with the reason.
+    ///
+    /// - Returns: what the registration did, and why it rebuilt (for logs).
     /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when an extension of that name is already registered;
     ///   ``CanopyError/Code/invalidArgument`` for an empty name or one too long for LMDB's table names;
     ///   ``CanopyError/Code/extensionDependencyMissing`` when a filtered view's parent is not registered;
     ///   ``CanopyError/Code/extensionRebuildFailed`` (or the ``CanopyError`` it threw) when the extension's preparation
-    ///   fails (then nothing is registered); ``CanopyError/Code/nestedTransaction`` inside a transaction.
-    public func register(_ ext: any StoreExtension) throws {
+    ///   fails (then nothing is registered); ``CanopyError/Code/nestedTransaction`` inside a transaction;
+    ///   ``CanopyError/Code/readOnly`` on a read-only database when the registration has to write.
+    @discardableResult
+    public func register(_ ext: any StoreExtension) throws -> RegistrationOutcome {
         try Self.validateExtensionName(ext.name, maxKeySize: core.maxKeySize, path: path)
         guard core.registeredExtension(named: ext.name) == nil else {
             throw CanopyError(.extensionAlreadyRegistered, "an extension with this name is already registered in this process", path: path, extensionName: ext.name)
         }
-        let connection = maintenanceConnection()
-        try connection.readWrite { txn in
-            try txn.registerExtension(ext)
+        for dependency in ext.dependencies where core.registeredExtension(named: dependency) == nil {
+            throw CanopyError(.extensionDependencyMissing, "the extension depends on '\(dependency)', which must be registered first",
+                              path: path, extensionName: ext.name)
         }
+        let connection = maintenanceConnection()
+        // The read: an unchanged definition with a current state that passes its check is registered without a write.
+        let check = {
+            try connection.read { txn -> StoredStateCheck? in
+                guard let record = try txn.extensionRecords().first(where: { $0.name == ext.name }),
+                      record.versionTag == ext.versionTag, record.kind == ext.kind, record.options == ext.options else { return nil }
+                let snapshots = try txn.extensionSnapshots()
+                guard snapshots.extensions[ext.name] == snapshots.store else { return nil }
+                return try ext.checkStoredState(in: txn)
+            }
+        }
+        // The extension's tables may have been created (by another process) after this process opened the database:
+        // each attempt opens the handle of one more of them, which serves the transactions that begin afterwards.
+        var checked: StoredStateCheck?
+        var attempts = 0
+        while true {
+            do {
+                checked = try check()
+                break
+            } catch let error as CanopyError where error.code == .extensionFailed && attempts < 16 {
+                attempts += 1
+            }
+        }
+        if checked == .usable {
+            try core.addExtensionIfAbsent(ext)
+            return .current
+        }
+        return try connection.readWrite { txn in
+            try txn.registerExtension(ext, checked: checked == .needsWrite ? nil : checked)
+        }
+    }
+
+    /// Brings every extension registered in this process whose state lags the store (other processes wrote rows
+    /// without registering it) up to date now, in a write transaction of its own: from the commit log's changed keys
+    /// when it covers them, otherwise by a rebuild. Every write transaction does this first anyway; call it where a
+    /// read found a registered view stale (``CanopyError/Code/staleView``) and there is nothing to write.
+    ///
+    /// - Returns: whether something lagged (and was brought up to date); when nothing did, nothing is written.
+    /// - Throws: ``CanopyError/Code/readOnly`` on a read-only database when something lags; what a write throws.
+    @discardableResult
+    public func catchUpExtensions() throws -> Bool {
+        let connection = newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        let registered = core.extensions.map(\.name)
+        guard !registered.isEmpty else { return false }
+        let lagging = try connection.read { txn in
+            let snapshots = try txn.extensionSnapshots()
+            return registered.contains { snapshots.extensions[$0] != snapshots.store }
+        }
+        guard lagging else { return false }
+        try connection.readWrite { _ in }
+        return true
     }
 
     /// Unregisters the extension named `name` — registered in this process, or only recorded in the database by an

@@ -357,8 +357,35 @@ final class DatabaseCore: Sendable {
         }
     }
 
+    /// ``addExtension(_:)`` for a registration that wrote nothing.
+    /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when another thread registered the name meanwhile.
+    func addExtensionIfAbsent(_ ext: any StoreExtension) throws {
+        let added = state.withLock { state -> Bool in
+            guard !state.extensions.contains(where: { $0.name == ext.name }) else { return false }
+            let firstDependent = state.extensions.firstIndex { $0.dependencies.contains(ext.name) }
+            state.extensions.insert(ext, at: firstDependent ?? state.extensions.endIndex)
+            return true
+        }
+        guard added else {
+            throw CanopyError(.extensionAlreadyRegistered, "an extension with this name is already registered in this process", path: path, extensionName: ext.name)
+        }
+    }
+
     func removeExtension(named name: String) {
         state.withLock { $0.extensions.removeAll { $0.name == name } }
+    }
+
+    // MARK: Extension currency
+
+    /// The extensions' consistent snapshots as recorded at one store snapshot (immutable once committed), so that
+    /// reads through registered extensions check currency without decoding the state record each time.
+    let currencyCache = Mutex<(snapshot: UInt64, extensions: [String: UInt64])?>(nil)
+
+    func extensionSnapshots(at snapshot: UInt64, read: () throws -> StoreState) throws -> [String: UInt64] {
+        if let cached = currencyCache.withLock({ $0 }), cached.snapshot == snapshot { return cached.extensions }
+        let state = try read()
+        currencyCache.withLock { $0 = (state.snapshot, state.extensionSnapshots) }
+        return state.extensionSnapshots
     }
 
     // MARK: Extension definitions

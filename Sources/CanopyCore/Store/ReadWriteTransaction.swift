@@ -27,6 +27,9 @@ public final class ReadWriteTransaction: ReadTransaction {
     var unregisteredExtensions: [String] = []
     /// Extensions rebuilt in this transaction (told so at commit: ``ExtensionCommit/isReset``).
     var rebuiltExtensions: Set<String> = []
+    /// Extensions whose state is consistent with the store in this transaction: current when it began, caught up,
+    /// rebuilt or registered in it. Only these are recorded as consistent with the commit's snapshot.
+    var upToDateExtensions: Set<String> = []
 
     /// Bytes attached to this commit's ``CommitNotification/customPayload``, for observers (who wrote, why).
     public var customPayload: [UInt8]? {
@@ -41,30 +44,37 @@ public final class ReadWriteTransaction: ReadTransaction {
             if !connection.state.isMaintenance { try checkDefinition(of: ext) }
             writers.append((ext.name, try ext.beginWrite(self)))
         }
+        try catchUpStaleExtensions()
     }
 
     /// Throws when the registration recorded in the database no longer matches `ext` as registered in this process:
-    /// another process registered another definition (version tag or kind) of it, or unregistered it. Maintaining
-    /// the extension with this process's definition would leave its state wrong for the other one, silently.
+    /// another process registered another definition (version tag, kind or options) of it, or unregistered it.
+    /// Maintaining the extension with this process's definition would leave its state wrong for the other one,
+    /// silently.
     ///
     /// Cost: one LMDB read and a byte comparison per extension; the record is decoded only when its bytes changed.
     private func checkDefinition(of ext: any StoreExtension) throws {
+        if try definitionMatches(ext) == true { return }
         let name = ext.name
-        let matches: Bool? = try storage.withValue(forKey: Array(name.utf8), in: tables.extensions) { bytes in
+        let recorded = try extensionRecords().first { $0.name == name }
+        let what = recorded.map { "version tag '\($0.versionTag)' (kind '\($0.kind)', options \($0.options))" } ?? "no registration (it was unregistered)"
+        throw CanopyError(
+            .extensionDefinitionMismatch,
+            "extension '\(name)' is registered in this process with version tag '\(ext.versionTag)' (kind '\(ext.kind)', options \(ext.options)), but the database records \(what), written by another process; the write was rolled back so the extension's state stays right. Register the same definition in every process; to take this one, unregister it here and register it again (which rebuilds it)",
+            path: core.path, extensionName: name)
+    }
+
+    /// Whether the recorded registration of `ext` has its version tag, kind and options; `nil` when none is recorded.
+    func definitionMatches(_ ext: any StoreExtension) throws -> Bool? {
+        let name = ext.name
+        return try storage.withValue(forKey: Array(name.utf8), in: tables.extensions) { bytes in
             guard let bytes else { return nil }
             if core.isVerifiedRecord(bytes, of: name) { return true }
             let record = try decodeExtensionRecord(bytes, name: name)
-            guard record.versionTag == ext.versionTag, record.kind == ext.kind else { return false }
+            guard record.versionTag == ext.versionTag, record.kind == ext.kind, record.options == ext.options else { return false }
             core.rememberVerifiedRecord(Array(bytes), of: name)
             return true
         }
-        if matches == true { return }
-        let recorded = try extensionRecords().first { $0.name == name }
-        let what = recorded.map { "version tag '\($0.versionTag)' (kind '\($0.kind)')" } ?? "no registration (it was unregistered)"
-        throw CanopyError(
-            .extensionDefinitionMismatch,
-            "extension '\(name)' is registered in this process with version tag '\(ext.versionTag)' (kind '\(ext.kind)'), but the database records \(what), written by another process; the write was rolled back so the extension's state stays right. Register the same definition in every process; to take this one, unregister it here and register it again (which rebuilds it)",
-            path: core.path, extensionName: name)
     }
 
     override func collectionRecord(_ name: String) throws -> CollectionRecord? {
@@ -209,7 +219,7 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Writes the attachments extensions set on `row` during a write that did not rewrite the row's record itself
     /// (metadata replaced, row touched).
-    private func writePendingAttachments(of row: WrittenRow) throws {
+    func writePendingAttachments(of row: WrittenRow) throws {
         guard !row.pendingAttachments.isEmpty else { return }
         let live = try attachmentSlots().live
         try withRowKey(CollectionRecord(id: row.collectionID, codec: row.codecName), row.key, collection: row.collection) { rowKey in
@@ -467,81 +477,6 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// that the commit advances the snapshot).
     public func markWritten() { didWrite = true }
 
-    func registerExtension(_ ext: any StoreExtension) throws {
-        let nameKey = Array(ext.name.utf8)
-        for dependency in ext.dependencies where registeredExtension(named: dependency) == nil {
-            throw CanopyError(.extensionDependencyMissing, "the extension depends on '\(dependency)', which must be registered first",
-                              path: core.path, extensionName: ext.name)
-        }
-        let previous = try storage.withValue(forKey: nameKey, in: tables.extensions) { bytes in
-            try bytes.map { try decodeExtensionRecord($0, name: ext.name) }
-        }
-        let context = ExtensionRegistrationContext(
-            previous: previous, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
-            currentVersionTag: ext.versionTag, currentKind: ext.kind)
-        try prepare(ext, context: context)
-        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,
-                                     registeredAtSnapshot: storeState.snapshot)
-        let encoded = try JSONDecoderBox.encoder.encode(record)
-        try guarded { try writeStorage.put(Array(encoded), forKey: nameKey, in: tables.extensions) }
-        registeredExtensions.append(ext)
-        // Dependencies hear of each change first: the writer goes before those of extensions that depend on it (an
-        // extension registered again while its dependents stayed registered).
-        let all = core.extensions + registeredExtensions
-        let firstDependent = writers.firstIndex { writer in
-            all.first { $0.name == writer.name }?.dependencies.contains(ext.name) ?? false
-        }
-        writers.insert((ext.name, try ext.beginWrite(self)), at: firstDependent ?? writers.endIndex)
-        didWrite = true
-        if context.needsRebuild { try rebuildDependents(of: ext) }
-    }
-
-    /// Runs `ext`'s prepare (a rebuild when the context says so).
-    private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
-        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again.
-        if context.needsRebuild { try retireAttachmentSlot(of: ext.name) }
-        do {
-            try ext.prepare(in: self, context: context)
-        } catch let error as CanopyError {
-            throw error
-        } catch {
-            throw CanopyError(.extensionRebuildFailed, "the extension failed to prepare or rebuild its storage; nothing was registered", path: core.path,
-                              extensionName: ext.name, underlying: error)
-        }
-        if context.needsRebuild { rebuiltExtensions.insert(ext.name) }
-    }
-
-    /// Prepares again, rebuilding, every registered extension that depends on `ext` (which was just rebuilt and is
-    /// registered in this transaction), transitively: their state was derived from its old state.
-    private func rebuildDependents(of ext: any StoreExtension) throws {
-        let registeredHere = Set(registeredExtensions.map { ObjectIdentifier($0) })
-        for dependent in core.extensions where dependent.dependencies.contains(ext.name) && !registeredHere.contains(ObjectIdentifier(dependent)) {
-            var context = ExtensionRegistrationContext(
-                previous: nil, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[dependent.name],
-                currentVersionTag: dependent.versionTag, currentKind: dependent.kind)
-            context.forcedRebuildReason = "its dependency '\(ext.name)' was rebuilt"
-            try prepare(dependent, context: context)
-            try rebuildDependents(of: dependent)
-        }
-    }
-
-    func unregisterExtension(named name: String, dropStorage: Bool) throws {
-        if dropStorage, let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
-            try ext.dropStorage(in: self)
-        }
-        if dropStorage {
-            // What the extension attached to rows goes with its storage.
-            try retireAttachmentSlot(of: name)
-            try stripRetiredAttachments()
-        }
-        try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
-        writers.removeAll { $0.name == name }
-        registeredExtensions.removeAll { $0.name == name }
-        unregisteredExtensions.append(name)
-        storeState.extensionSnapshots[name] = nil
-        didWrite = true
-    }
-
     // MARK: Commit
 
     /// Writes the store's records and commits. Returns the notification, or `nil` when nothing was written.
@@ -561,7 +496,9 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         var state = storeState
         state.snapshot = snapshot
-        for (name, _) in writers { state.extensionSnapshots[name] = snapshot }
+        // Only an extension that was current when the transaction began (or was caught up, rebuilt or registered in
+        // it) is consistent with this commit: one that lagged and was not brought up to date keeps its snapshot.
+        for (name, _) in writers where upToDateExtensions.contains(name) { state.extensionSnapshots[name] = snapshot }
         // A commit that changed no rows and rebuilt nothing (registering or unregistering an extension) cannot make
         // another extension miss writes: those that were up to date stay up to date, registered here or not.
         if changes.isEmpty && rebuiltExtensions.isEmpty {

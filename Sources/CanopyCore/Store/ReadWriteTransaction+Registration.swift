@@ -1,0 +1,254 @@
+import LMDB
+
+// Extensions in a write transaction: registering, catching up a lagging state, rebuilding, unregistering.
+//
+// The rule these keep: a commit records an extension as consistent with its snapshot only when its state was current
+// when the transaction began, or was brought up to date in it (caught up from the commit log, or rebuilt).
+
+extension ReadWriteTransaction {
+    // MARK: Registering
+
+    /// Registers `ext` in this transaction: rebuilds its state when the definition is new or changed, catches it up
+    /// when it lags, and checks it otherwise.
+    ///
+    /// - Parameter checked: what ``StoreExtension/checkStoredState(in:)`` said in the registration's read, when it ran
+    ///   there (a ``StoredStateCheck/rebuild(because:)`` rebuilds).
+    func registerExtension(_ ext: any StoreExtension, checked: StoredStateCheck? = nil) throws -> RegistrationOutcome {
+        let nameKey = Array(ext.name.utf8)
+        for dependency in ext.dependencies where registeredExtension(named: dependency) == nil {
+            throw CanopyError(.extensionDependencyMissing, "the extension depends on '\(dependency)', which must be registered first",
+                              path: core.path, extensionName: ext.name)
+        }
+        let previous = try storage.withValue(forKey: nameKey, in: tables.extensions) { bytes in
+            try bytes.map { try decodeExtensionRecord($0, name: ext.name) }
+        }
+        var context = ExtensionRegistrationContext(
+            previous: previous, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
+            currentVersionTag: ext.versionTag, currentKind: ext.kind, currentOptions: ext.options)
+        if case .rebuild(let because) = checked { context.forcedRebuildReason = .storedStateMismatch(because) }
+        // An unchanged definition whose state lags is caught up from the commit log when the log covers the gap.
+        var missed: MissedWrites?
+        if context.forcedRebuildReason == nil, context.definitionRebuildReason == nil, let lag = context.lagRebuildReason,
+           let extensionSnapshot = context.extensionSnapshot {
+            if let dependency = try dependencyRebuilt(ext, since: extensionSnapshot) {
+                context.forcedRebuildReason = .dependencyRebuilt(dependency)
+            } else if let gap = try missedWrites(from: extensionSnapshot) {
+                missed = gap
+                context.catchesUp = true
+            } else {
+                context.forcedRebuildReason = lag
+            }
+        }
+        try prepare(ext, context: context)
+        var outcome: RegistrationOutcome = context.rebuildCause.map { .rebuilt($0) } ?? .current
+        registeredExtensions.append(ext)
+        // Dependencies hear of each change first: the writer goes before those of extensions that depend on it (an
+        // extension registered again while its dependents stayed registered).
+        let all = core.extensions + registeredExtensions
+        let firstDependent = writers.firstIndex { writer in
+            all.first { $0.name == writer.name }?.dependencies.contains(ext.name) ?? false
+        }
+        writers.insert((ext.name, try ext.beginWrite(self)), at: firstDependent ?? writers.endIndex)
+        upToDateExtensions.insert(ext.name)
+        if let missed {
+            outcome = try catchUp(ext, missed: missed)
+            // The read could not check a lagging state; check it now that it is caught up.
+            if case .caughtUp = outcome, case .rebuild(let because) = try ext.checkStoredState(in: self) {
+                outcome = .rebuilt(.storedStateMismatch(because))
+                try rebuild(ext, because: .storedStateMismatch(because), dependents: false)
+            }
+        } else if case .current = outcome, checked == nil, case .rebuild(let because) = try ext.checkStoredState(in: self) {
+            outcome = .rebuilt(.storedStateMismatch(because))
+            try rebuild(ext, because: .storedStateMismatch(because), dependents: false)
+        }
+        var rebuiltAt = previous?.rebuiltAtSnapshot
+        if case .rebuilt = outcome { rebuiltAt = storeState.snapshot + 1 }
+        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,
+                                     registeredAtSnapshot: storeState.snapshot, rebuiltAtSnapshot: rebuiltAt)
+        try writeRecord(record)
+        didWrite = true
+        if case .rebuilt = outcome { try rebuildDependents(of: ext) }
+        return outcome
+    }
+
+    private func writeRecord(_ record: ExtensionRecord) throws {
+        let encoded = try JSONDecoderBox.encoder.encode(record)
+        try guarded { try writeStorage.put(Array(encoded), forKey: Array(record.name.utf8), in: tables.extensions) }
+    }
+
+    /// Records that extension `name` is rebuilt by this transaction's commit (its dependents in other processes must
+    /// then rebuild rather than catch up).
+    private func recordRebuild(of name: String) throws {
+        guard var record = try extensionRecords().first(where: { $0.name == name }) else { return }
+        record.rebuiltAtSnapshot = storeState.snapshot + 1
+        try writeRecord(record)
+    }
+
+    /// Runs `ext`'s prepare (a rebuild when the context says so).
+    private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
+        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again.
+        if context.needsRebuild { try retireAttachmentSlot(of: ext.name) }
+        do {
+            try ext.prepare(in: self, context: context)
+        } catch let error as CanopyError {
+            throw error
+        } catch {
+            throw CanopyError(.extensionRebuildFailed, "the extension failed to prepare or rebuild its storage; nothing was registered", path: core.path,
+                              extensionName: ext.name, underlying: error)
+        }
+        if context.needsRebuild { rebuiltExtensions.insert(ext.name) }
+    }
+
+    /// Rebuilds `ext` (registered in this process, its writer in this transaction) from the rows, gives it a new
+    /// writer, and (with `dependents`) rebuilds the extensions that depend on it.
+    private func rebuild(_ ext: any StoreExtension, because reason: ExtensionRebuildReason, dependents: Bool = true) throws {
+        var context = ExtensionRegistrationContext(
+            previous: nil, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
+            currentVersionTag: ext.versionTag, currentKind: ext.kind, currentOptions: ext.options)
+        context.forcedRebuildReason = reason
+        try prepare(ext, context: context)
+        if let index = writers.firstIndex(where: { $0.name == ext.name }) {
+            writers[index] = (ext.name, try ext.beginWrite(self))
+        }
+        upToDateExtensions.insert(ext.name)
+        didWrite = true
+        if !registeredExtensions.contains(where: { $0 === ext }) { try recordRebuild(of: ext.name) }
+        if dependents { try rebuildDependents(of: ext) }
+    }
+
+    /// Prepares again, rebuilding, every extension registered in this process that depends on `ext` (which was just
+    /// rebuilt), transitively: their state was derived from its old state.
+    private func rebuildDependents(of ext: any StoreExtension) throws {
+        let registeredHere = Set(registeredExtensions.map { ObjectIdentifier($0) })
+        for dependent in core.extensions where dependent.dependencies.contains(ext.name) && !registeredHere.contains(ObjectIdentifier(dependent)) {
+            try rebuild(dependent, because: .dependencyRebuilt(ext.name))
+        }
+    }
+
+    // MARK: Catching up
+
+    /// Brings every extension registered in this process whose state lags the store's snapshot up to date, before
+    /// the transaction's own changes: from the commit log when it covers the gap, otherwise by a rebuild. Called when
+    /// the transaction begins. An extension whose recorded definition differs (only possible in a registering
+    /// transaction, which may run regardless) is left as it is, and not recorded as current.
+    func catchUpStaleExtensions() throws {
+        for ext in core.extensions {
+            let name = ext.name
+            if upToDateExtensions.contains(name) { continue }  // rebuilt as a dependent earlier in this loop
+            let extensionSnapshot = storeState.extensionSnapshots[name]
+            if extensionSnapshot == storeState.snapshot {
+                upToDateExtensions.insert(name)
+                continue
+            }
+            if connection.state.isMaintenance, try definitionMatches(ext) != true { continue }
+            guard let extensionSnapshot else {
+                try rebuild(ext, because: .noStoredState)
+                continue
+            }
+            if let dependency = try dependencyRebuilt(ext, since: extensionSnapshot) {
+                try rebuild(ext, because: .dependencyRebuilt(dependency))
+                continue
+            }
+            guard let missed = try missedWrites(from: extensionSnapshot) else {
+                try rebuild(ext, because: .missedWrites(extensionSnapshot: extensionSnapshot, storeSnapshot: storeState.snapshot))
+                continue
+            }
+            _ = try catchUp(ext, missed: missed)
+        }
+    }
+
+    /// Hands `missed` to `ext`'s writer; rebuilds the extension when it cannot catch up.
+    private func catchUp(_ ext: any StoreExtension, missed: MissedWrites) throws -> RegistrationOutcome {
+        guard let writer = writers.first(where: { $0.name == ext.name })?.writer else { return .current }
+        guard try writer.catchUp(missed) else {
+            let reason = ExtensionRebuildReason.missedWrites(extensionSnapshot: missed.fromSnapshot, storeSnapshot: missed.toSnapshot)
+            try rebuild(ext, because: reason)
+            return .rebuilt(reason)
+        }
+        for row in missed.rows {
+            if let current = row.current { try writePendingAttachments(of: current) }
+        }
+        upToDateExtensions.insert(ext.name)
+        didWrite = true
+        return .caughtUp(rows: missed.rows.count)
+    }
+
+    /// The first dependency of `ext` rebuilt after `snapshot` (or whose rebuild was not recorded): `ext`'s state was
+    /// derived from the dependency's old state, and must be rebuilt.
+    private func dependencyRebuilt(_ ext: any StoreExtension, since snapshot: UInt64) throws -> String? {
+        guard !ext.dependencies.isEmpty else { return nil }
+        let records = try extensionRecords()
+        for dependency in ext.dependencies {
+            if rebuiltExtensions.contains(dependency) { return dependency }
+            guard let rebuiltAt = records.first(where: { $0.name == dependency })?.rebuiltAtSnapshot, rebuiltAt <= snapshot else {
+                return dependency
+            }
+        }
+        return nil
+    }
+
+    /// The rows changed or removed after `from` up to the store's snapshot, from the commit log; `nil` when the log no
+    /// longer holds every commit of the gap.
+    func missedWrites(from: UInt64) throws -> MissedWrites? {
+        guard let notifications = try core.notifications(after: from, upTo: storeState.snapshot, in: lmdbWriteStorage) else { return nil }
+        var objects: [String: Set<String>] = [:]
+        var metadata: [String: Set<String>] = [:]
+        var removedCollections: Set<String> = []
+        var removedEverything = false
+        for notification in notifications {
+            removedEverything = removedEverything || notification.removedAll
+            removedCollections.formUnion(notification.removedCollections)
+            for (collection, keys) in notification.changedObjects { objects[collection, default: []].formUnion(keys) }
+            for (collection, keys) in notification.changedMetadata { metadata[collection, default: []].formUnion(keys) }
+            for (collection, keys) in notification.removedKeys {
+                objects[collection, default: []].formUnion(keys)
+                metadata[collection, default: []].formUnion(keys)
+            }
+        }
+        let collections = try collectionNamesByID()
+        var byName: [String: (id: UInt32, codec: String)] = [:]
+        for (id, entry) in collections { byName[entry.name] = (id, entry.codec) }
+        var rows: [MissedRow] = []
+        for collection in Set(objects.keys).union(metadata.keys) {
+            guard let record = byName[collection] else { continue }
+            let objectKeys = objects[collection, default: []]
+            let metadataKeys = metadata[collection, default: []]
+            for key in objectKeys.union(metadataKeys) {
+                let storedKey = StoredRowKey(collectionID: record.id, key: key)
+                let exists = try guardedRead { try storage.withValue(forKey: storedKey.bytes, in: tables.objects) { $0 != nil } }
+                let id = RowID(collection: collection, key: key)
+                let objectChanged = objectKeys.contains(key)
+                let metadataChanged = metadataKeys.contains(key)
+                let current = exists
+                    ? WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: objectChanged,
+                                 metadataChanged: metadataChanged, transaction: self, object: nil, objectBytes: nil, metadata: nil,
+                                 metadataBytes: nil)
+                    : nil
+                rows.append(MissedRow(id: id, storedKey: storedKey, current: current, objectChanged: objectChanged, metadataChanged: metadataChanged))
+            }
+        }
+        rows.sort { $0.storedKey.bytes.lexicographicallyPrecedes($1.storedKey.bytes) }
+        return MissedWrites(fromSnapshot: from, toSnapshot: storeState.snapshot, rows: rows, removedCollections: removedCollections,
+                            removedEverything: removedEverything)
+    }
+
+    // MARK: Unregistering
+
+    func unregisterExtension(named name: String, dropStorage: Bool) throws {
+        if dropStorage, let ext = core.registeredExtension(named: name) ?? registeredExtensions.first(where: { $0.name == name }) {
+            try ext.dropStorage(in: self)
+        }
+        if dropStorage {
+            // What the extension attached to rows goes with its storage.
+            try retireAttachmentSlot(of: name)
+            try stripRetiredAttachments()
+        }
+        try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
+        writers.removeAll { $0.name == name }
+        registeredExtensions.removeAll { $0.name == name }
+        unregisteredExtensions.append(name)
+        upToDateExtensions.remove(name)
+        storeState.extensionSnapshots[name] = nil
+        didWrite = true
+    }
+}

@@ -1,0 +1,170 @@
+import Canopy
+import CanopyIndexes
+import CanopyTestSupport
+import Foundation
+import Testing
+
+/// What a registration checks and writes: an unchanged, current definition is a read; a changed one — options or
+/// closures, without a new version tag — is rebuilt, and the outcome says why.
+@Suite("Registration")
+struct RegistrationTests {
+    static let path = "notes"
+    static let other = TypedCollection<Note, NoMetadata>("others")
+
+    /// Notes by priority bucket, sorted by title (or, with `descending`, by title descending).
+    static func byPriority(descending: Bool = false, bucket: Int = 2, allowed: Set<String>? = ["notes"]) -> View {
+        View(
+            name: "by-priority",
+            grouping: .byObject(Note.self) { _, _, note in "p\(note.priority / bucket)" },
+            sorting: .byObject(Note.self) { _, _, _, note in SortKey(descending ? .descending(note.title) : .ascending(note.title)) },
+            options: ViewOptions(allowedCollections: allowed))
+    }
+
+    static func important(threshold: Int = 5) -> View {
+        FilteredView.make(name: "important", parentView: "by-priority") { _, row in try row.object(as: Note.self).priority >= threshold }
+    }
+
+    static func byTitleLength(offset: Int64 = 0) -> SecondaryIndex<Int64OrderedCoding> {
+        SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-length", collections: ["notes"], Note.self) { _, _, note in
+            Int64(note.title.count) + offset
+        }
+    }
+
+    /// 300 notes over 5 buckets, and 20 rows of another collection.
+    static func fill(_ database: Database) throws {
+        try database.newConnection().readWrite { txn in
+            for i in 0..<300 { try txn.set(Note(title: "note \(1000 + i * 7 % 300)", priority: i % 10), forKey: "n\(i)", in: notes) }
+            for i in 0..<20 { try txn.set(Note(title: "other \(i)", priority: i % 10), forKey: "o\(i)", in: other) }
+        }
+    }
+
+    /// The registered view's rows equal what its definition gives over every row.
+    static func expectBruteForce(_ database: Database, bucket: Int, descending: Bool, collections: [String], threshold: Int = 5) throws {
+        try database.newConnection().read { txn in
+            var expected: [String: [(title: String, key: String, collection: String, priority: Int)]] = [:]
+            for collection in collections {
+                try txn.enumerateObjects(in: TypedCollection<Note, NoMetadata>(collection)) { key, note in
+                    expected["p\(note.priority / bucket)", default: []].append((note.title, key, collection, note.priority))
+                    return true
+                }
+            }
+            let reader = try txn.view("by-priority")
+            #expect(try reader.groups() == expected.keys.sorted())
+            for (group, rows) in expected {
+                let titles = rows.map(\.title).sorted()
+                #expect(try reader.rowIDs(inGroup: group).count == rows.count)
+                let shown = try reader.rowIDs(inGroup: group).map { id in try txn.object(forKey: id.key, in: TypedCollection<Note, NoMetadata>(id.collection))?.title }
+                #expect(shown == (descending ? titles.reversed() : titles), "group \(group)")
+            }
+            #expect(try reader.checkInvariants() == [])
+            if let important = try? txn.view("important") {
+                #expect(try important.count() == expected.values.joined().filter { $0.priority >= threshold }.count)
+            }
+        }
+    }
+
+    static func reopen(_ directory: TemporaryDirectory, readOnly: Bool = false) throws -> Database {
+        try Database(path: directory.appending("db"), options: .init(durability: .none, readOnly: readOnly))
+    }
+
+    @Test("An unchanged, current definition registers with a read: no commit, no snapshot move, even read-only")
+    func unchangedIsARead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            #expect(try database.register(Self.byPriority()) == .rebuilt(.firstRegistration))
+            #expect(try database.register(Self.important()) == .rebuilt(.firstRegistration))
+            #expect(try database.register(Self.byTitleLength()) == .rebuilt(.firstRegistration))
+            try Self.fill(database)
+        }
+        let snapshot = try Self.reopen(directory).currentSnapshot()
+        for readOnly in [false, true] {
+            let database = try Self.reopen(directory, readOnly: readOnly)
+            #expect(try database.register(Self.byPriority()) == .current)
+            #expect(try database.register(Self.important()) == .current)
+            #expect(try database.register(Self.byTitleLength()) == .current)
+            #expect(try database.currentSnapshot() == snapshot)
+            try Self.expectBruteForce(database, bucket: 2, descending: false, collections: ["notes"])
+        }
+    }
+
+    @Test("Allowed collections changed without a new version tag: rebuilt, saying the definition changed")
+    func changedOptionsRebuild() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            try Self.fill(database)
+        }
+        let database = try Self.reopen(directory)
+        let outcome = try database.register(Self.byPriority(allowed: ["notes", "others"]))
+        guard case .rebuilt(.definitionChanged(let from, let to)) = outcome else {
+            Issue.record("expected a rebuild for the changed definition, got \(outcome)")
+            return
+        }
+        #expect(from.contains("\"allowedCollections\":[\"notes\"]") && to.contains("\"allowedCollections\":[\"notes\",\"others\"]"))
+        try Self.expectBruteForce(database, bucket: 2, descending: false, collections: ["notes", "others"])
+    }
+
+    @Test("Sorting or grouping closures changed without a new version tag: the spot check finds it, and the view is rebuilt",
+          arguments: [(3, false), (2, true)])
+    func changedClosuresRebuild(bucket: Int, descending: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            try database.register(Self.important())
+            try Self.fill(database)
+        }
+        let database = try Self.reopen(directory)
+        let outcome = try database.register(Self.byPriority(descending: descending, bucket: bucket))
+        guard case .rebuilt(.storedStateMismatch) = outcome else {
+            Issue.record("expected a rebuild for the changed closures, got \(outcome)")
+            return
+        }
+        // Its filtered view, derived from the old order, is rebuilt with it.
+        #expect(try database.register(Self.important()) == .rebuilt(.dependencyRebuilt("by-priority")))
+        try Self.expectBruteForce(database, bucket: bucket, descending: descending, collections: ["notes"])
+    }
+
+    @Test("A filter changed without a new version tag is rebuilt; so is an index whose indexer changed")
+    func changedFilterAndIndexerRebuild() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            try database.register(Self.important())
+            try database.register(Self.byTitleLength())
+            try Self.fill(database)
+        }
+        let database = try Self.reopen(directory)
+        #expect(try database.register(Self.byPriority()) == .current)
+        let filtered = try database.register(Self.important(threshold: 8))
+        guard case .rebuilt(.storedStateMismatch) = filtered else {
+            Issue.record("expected a rebuild for the changed filter, got \(filtered)")
+            return
+        }
+        let index = Self.byTitleLength(offset: 100)
+        let indexed = try database.register(index)
+        guard case .rebuilt(.storedStateMismatch) = indexed else {
+            Issue.record("expected a rebuild for the changed indexer, got \(indexed)")
+            return
+        }
+        try Self.expectBruteForce(database, bucket: 2, descending: false, collections: ["notes"], threshold: 8)
+        try database.newConnection().read { txn throws in
+            #expect(try index.value(of: RowID(collection: "notes", key: "n1"), in: txn) == Int64("note 1007".count) + 100)
+        }
+    }
+
+    @Test("Options are recorded as JSON through Codable, with sorted keys")
+    func optionsAreCodableJSON() throws {
+        #expect(Self.byPriority(allowed: ["b\"q", "a"]).options
+            == #"{"allowedCollections":["a","b\"q"],"grouping":{"metadata":false,"object":true},"rerunOnTouch":false,"sorting":{"metadata":false,"object":true}}"#)
+        #expect(Self.important().options == #"{"parent":"by-priority","rerunOnTouch":false}"#)
+        #expect(Self.byTitleLength().options == #"{"collections":["notes"],"dependsOnMetadata":false,"dependsOnObject":true}"#)
+    }
+}
