@@ -15,12 +15,19 @@ import Canopy
 /// ```
 public struct ItemIdentity<Item> {
     /// The batch from old sections to new ones; `nil` when identities are not unique (then the container reloads).
+    @usableFromInline
     let batch: (_ old: [[Item]], _ oldSections: [String], _ new: [[Item]], _ newSections: [String]) -> BatchUpdates?
+
+    @usableFromInline
+    init(batch: @escaping (_ old: [[Item]], _ oldSections: [String], _ new: [[Item]], _ newSections: [String]) -> BatchUpdates?) {
+        self.batch = batch
+    }
 
     /// Items identified by `id` and compared by `isEqual`.
     ///
     /// Identities must be unique in the whole source (all sections): when two items share one, a change reloads the
     /// container instead of guessing which went where.
+    @inlinable
     public static func by<ID: Hashable>(_ id: @escaping (Item) -> ID, isEqual: @escaping (Item, Item) -> Bool) -> ItemIdentity {
         ItemIdentity { old, oldSections, new, newSections in
             ListDiff.batch(from: old, sections: oldSections, to: new, sections: newSections, id: id, isEqual: isEqual)
@@ -43,6 +50,7 @@ public struct ItemIdentity<Item> {
 
 extension ItemIdentity where Item: Equatable {
     /// Items identified by `id` and compared with `==`.
+    @inlinable
     public static func by<ID: Hashable>(_ id: @escaping (Item) -> ID) -> ItemIdentity {
         by(id, isEqual: ==)
     }
@@ -50,10 +58,12 @@ extension ItemIdentity where Item: Equatable {
 
 extension ItemIdentity where Item: Identifiable & Equatable {
     /// Items identified by their `id` and compared with `==`.
-    public static var identifiable: ItemIdentity { by(\.id, isEqual: ==) }
+    @inlinable
+    public static var identifiable: ItemIdentity { by({ $0.id }, isEqual: ==) }
 }
 
 extension ItemIdentity where Item: Hashable {
     /// Items identified by their value: a changed item is another item (a delete and an insert), never a reload.
+    @inlinable
     public static var value: ItemIdentity { by({ $0 }, isEqual: { _, _ in true }) }
 }

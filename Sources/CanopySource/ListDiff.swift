@@ -10,9 +10,14 @@ import Canopy
 /// Rows of deleted and inserted sections go with their section. The result satisfies UIKit's batch rules (what
 /// `BatchPlan` in CanopyTerminal checks), and applying it reproduces `new` exactly (the property test in
 /// Tests/CanopySourceTests/ListDiffPropertyTests.swift).
+///
+/// Inlinable, so that it is specialized for the app's item and identity types (hashing through generic witnesses is
+/// several times slower): `array-diff-10k` in Benchmarks/ compares it with Swift's `CollectionDifference`.
+@usableFromInline
 enum ListDiff {
     /// The batch from `old` to `new`; `nil` when a section identifier or a row identity is not unique on one side
     /// (the caller reloads: a batch could not say which of two equal identities went where).
+    @inlinable
     static func batch<Item, ID: Hashable, SectionID: Hashable>(
         from old: [[Item]], sections oldSections: [SectionID], to new: [[Item]], sections newSections: [SectionID],
         id: (Item) -> ID, isEqual: (Item, Item) -> Bool
@@ -38,37 +43,50 @@ enum ListDiff {
         updates.deletedSections = old.indices.filter { newSectionOf[$0] < 0 }
         updates.insertedSections = new.indices.filter { oldSectionOf[$0] < 0 }
 
-        // Rows: where each identity was.
+        // Rows: where each identity was, as a position over all old rows (one hash table; the rest are arrays).
         let oldCount = old.reduce(0) { $0 + $1.count }
-        var oldPlace: [ID: (section: Int, row: Int)] = [:]
-        oldPlace.reserveCapacity(oldCount)
+        var oldPosition: [ID: Int] = [:]
+        oldPosition.reserveCapacity(oldCount)
+        var oldSectionAt = [Int](repeating: 0, count: oldCount)
+        var oldRowAt = [Int](repeating: 0, count: oldCount)
+        var position = 0
         for (section, items) in old.enumerated() {
-            for (row, item) in items.enumerated() where oldPlace.updateValue((section, row), forKey: id(item)) != nil { return nil }
+            for (row, item) in items.enumerated() {
+                guard oldPosition.updateValue(position, forKey: id(item)) == nil else { return nil }
+                oldSectionAt[position] = section
+                oldRowAt[position] = row
+                position += 1
+            }
         }
-        var newIDs = Set<ID>(minimumCapacity: new.reduce(0) { $0 + $1.count })
+        var stayed = [Bool](repeating: false, count: oldCount)
+        var newcomers = Set<ID>()   // identities not in `old`, to catch duplicates among them
         for (section, items) in new.enumerated() {
             // Rows that stay in their (surviving) section: candidates to stay put.
             var stayingOldRows: [Int] = []
             var stayingNewRows: [Int] = []
             for (row, item) in items.enumerated() {
                 let identity = id(item)
-                guard newIDs.insert(identity).inserted else { return nil }
                 let to = ViewIndexPath(section: section, row: row)
-                guard let was = oldPlace[identity] else {
+                guard let was = oldPosition[identity] else {
+                    guard newcomers.insert(identity).inserted else { return nil }
                     if oldSectionOf[section] >= 0 { updates.insertedRows.append(to) }
                     continue
                 }
-                let from = ViewIndexPath(section: was.section, row: was.row)
-                let sectionSurvived = newSectionOf[was.section] >= 0
+                guard !stayed[was] else { return nil }
+                stayed[was] = true
+                let wasSection = oldSectionAt[was]
+                let wasRow = oldRowAt[was]
+                let sectionSurvived = newSectionOf[wasSection] >= 0
                 if oldSectionOf[section] < 0 {
-                    if sectionSurvived { updates.deletedRows.append(from) }
+                    if sectionSurvived { updates.deletedRows.append(ViewIndexPath(section: wasSection, row: wasRow)) }
                 } else if !sectionSurvived {
                     updates.insertedRows.append(to)
-                } else if newSectionOf[was.section] == section {
-                    stayingOldRows.append(was.row)
+                } else if newSectionOf[wasSection] == section {
+                    stayingOldRows.append(wasRow)
                     stayingNewRows.append(row)
                 } else {
-                    updates.movedRows.append(.init(from: from, to: to, changed: !isEqual(old[was.section][was.row], item)))
+                    updates.movedRows.append(.init(from: ViewIndexPath(section: wasSection, row: wasRow), to: to,
+                                                   changed: !isEqual(old[wasSection][wasRow], item)))
                 }
             }
             guard oldSectionOf[section] >= 0, !stayingOldRows.isEmpty else { continue }
@@ -85,10 +103,8 @@ enum ListDiff {
                 }
             }
         }
-        for (section, items) in old.enumerated() where newSectionOf[section] >= 0 {
-            for (row, item) in items.enumerated() where !newIDs.contains(id(item)) {
-                updates.deletedRows.append(ViewIndexPath(section: section, row: row))
-            }
+        for position in 0..<oldCount where !stayed[position] && newSectionOf[oldSectionAt[position]] >= 0 {
+            updates.deletedRows.append(ViewIndexPath(section: oldSectionAt[position], row: oldRowAt[position]))
         }
         updates.deletedRows.sort()
         updates.reloadedRows.sort()
@@ -97,6 +113,7 @@ enum ListDiff {
     }
 
     /// The positions of one longest strictly increasing subsequence of `values` (patience sorting, O(n log n)).
+    @inlinable
     static func longestIncreasingRun(_ values: [Int]) -> [Int] {
         guard !values.isEmpty else { return [] }
         var tails: [Int] = []          // positions: tails[k] ends the best run of length k + 1
