@@ -39,7 +39,7 @@ struct LiveListTests {
         #expect(compiled.count <= 30)
     }
 
-    @Test("In tmux: another process's notes show at once; resizing 100×30 → 60×15 → 100×30 lays rows out again, no stale lines; d deletes; q restores the terminal",
+    @Test("In tmux: another process's notes show at once; d deletes; resizing 100×30 → 60×15 → 100×30 lays rows out again and repaints, no stale or lost lines; q restores the terminal",
           .timeLimit(.minutes(2)))
     func liveListInTmux() throws {
         let binary = try #require(builtExecutable(named: "live-list"), "the live-list example was not built")
@@ -47,18 +47,27 @@ struct LiveListTests {
         defer { directory.remove() }
         let path = directory.appending("notes")
         let database = try openNotes(path)
-        try database.newConnection().readWrite { try $0.set(Note(title: "Buy milk", list: "home"), forKey: "n1", in: notes) }
+        try database.newConnection().readWrite { txn in
+            try txn.set(Note(title: "Aardvark", list: "home"), forKey: "n0", in: notes)
+            try txn.set(Note(title: "Buy milk", list: "home"), forKey: "n1", in: notes)
+        }
 
         let tmux = try Tmux(command: "env NO_COLOR=1 TERM=xterm '\(binary)' '\(path)'", columns: 100, lines: 30)
         defer { tmux.kill() }
         try tmux.waitForScreen("the first note") { $0.contains { $0.contains("Buy milk") } }
         // A second process (this one) commits: the list shows it without a key press (the inotify wake-up).
         try database.newConnection().readWrite { try $0.set(Note(title: "Call Ada", list: "work"), forKey: "n2", in: notes) }
+        // d deletes the selected note (the first); the change comes back through the data source's push, and the
+        // status line says so until the next key (it must survive the resizes below).
+        try tmux.run(["send-keys", "d"])
+        try tmux.waitForScreen("the delete") { screen in
+            !screen.contains { $0.contains("Aardvark") } && screen.last?.hasPrefix("Deleted #n0.") == true
+        }
 
         /// The screen is exactly the frame for `columns`×`lines`: title, the two groups, blank lines, the status line.
-        func expectFrame(columns: Int, lines: Int, status: String = "") throws {
+        func expectFrame(columns: Int, lines: Int, status: String = "Deleted #n0.") throws {
             let screen = try tmux.waitForScreen("a \(columns)×\(lines) frame") { screen in
-                screen.count == lines && screen.contains { $0.hasSuffix("#n2") && $0.count == columns }
+                screen.count == lines && screen.contains { $0.hasSuffix("#n2") && $0.count == columns } && screen.last == status
             }
             let rows = screen.map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) }
             #expect(rows.count == lines)
@@ -79,11 +88,6 @@ struct LiveListTests {
         try tmux.run(["resize-window", "-x", "100", "-y", "30"])
         try expectFrame(columns: 100, lines: 30)
 
-        // d deletes the selected note (the first); the change comes back through the data source's push.
-        try tmux.run(["send-keys", "d"])
-        try tmux.waitForScreen("the delete") { screen in
-            !screen.contains { $0.contains("Buy milk") } && screen.last?.hasPrefix("Deleted #n1.") == true
-        }
         try tmux.run(["send-keys", "q"])
         #expect(try tmux.waitForExit() == "0")
         #expect(try tmux.pane("#{alternate_on}") == "0", "the alternate screen was left")
