@@ -149,4 +149,9 @@ public protocol LiveDataSource: DataSource {
     ///   (it reloaded, so it shows the new state anyway).
     @discardableResult
     func applyPendingChanges() throws -> Bool
+    /// Moves to the latest commit without telling the container, which shows something else (a segment not shown);
+    /// whoever shows this source again takes its rows as they are then. Keeps the source from pinning an old
+    /// snapshot while it is hidden.
+    /// - Throws: what reading the store throws.
+    func skipPendingChanges() throws
 }

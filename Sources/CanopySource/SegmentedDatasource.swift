@@ -11,8 +11,8 @@ import Canopy
 /// ```
 ///
 /// With view-backed segments (``LiveDataSource``s), the segmented source is live too: it rings with the selected
-/// segment and applies that segment's changes. A segment that is not shown stays at its snapshot and catches up
-/// (one changeset) when it is selected again.
+/// segment and applies that segment's changes; the segments not shown move along silently (no snapshot stays pinned
+/// behind), and a segment shows its rows as they are when it is selected.
 public final class SegmentedDatasource<Source: DataSource, Container: ContainerView>: DataSource
 where Container.Cell == Source.Cell, Container.SupplementaryView == Source.SupplementaryView {
     /// The segments' item type.
@@ -101,9 +101,17 @@ extension SegmentedDatasource: LiveDataSource where Source: LiveDataSource {
     /// The wake-up of the segment shown.
     public var wakeup: CommitWakeup { selected.wakeup }
 
-    /// Applies the changes of the segment shown.
+    /// Applies the changes of the segment shown; the others move to the latest commit without telling the container.
     @discardableResult
-    public func applyPendingChanges() throws -> Bool { try selected.applyPendingChanges() }
+    public func applyPendingChanges() throws -> Bool {
+        for (index, segment) in segments.enumerated() where index != selectedIndex { try segment.source.skipPendingChanges() }
+        return try selected.applyPendingChanges()
+    }
+
+    /// Moves every segment to the latest commit without telling the container.
+    public func skipPendingChanges() throws {
+        for segment in segments { try segment.source.skipPendingChanges() }
+    }
 
     /// Shows the segment at `index` (one batch), then brings it to the latest commit (one more batch: the changes
     /// made while it was not shown).

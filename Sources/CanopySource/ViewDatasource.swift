@@ -201,6 +201,12 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         return try !advance().isEmpty
     }
 
+    /// Moves to the latest snapshot without telling the container (see ``LiveDataSource/skipPendingChanges()``).
+    public func skipPendingChanges() throws {
+        guard try hasNewCommits() else { return }
+        _ = try observer.advance()
+    }
+
     /// Applies a changeset the observer produced to the container.
     func apply(_ changeset: ViewChangeset) throws {
         guard !changeset.isEmpty else { return }

@@ -32,6 +32,9 @@ struct SegmentsAndSelectionTests {
             // A commit to the segment not shown, then a switch: the batch is accepted and the commit shows.
             try connection.readWrite { try $0.set(Entry(title: "Tue 2", day: "tue", time: 2), forKey: "3", in: entries) }
             try segmented.applyPendingChanges()
+            // The hidden segment moved along too (it doesn't pin the old snapshot), without a batch to the list.
+            #expect(segmented.segments[1].source.snapshot == (try database.currentSnapshot()))
+            #expect(list.lastBatchError == nil)
             try segmented.selectSegment(1)
             #expect(list.lastBatchError == nil)
             #expect(segmented.title == "Tuesday")
