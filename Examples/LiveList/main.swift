@@ -10,26 +10,27 @@ import Foundation
 struct Note: Codable, Sendable { var title: String; var list: String }
 let notes = TypedCollection<Note, NoMetadata>("notes")
 
-let database = try Database(path: CommandLine.arguments.dropFirst().first ?? "notes.canopy")
-try database.register(View(name: "by-list",
-                           grouping: .byObject(Note.self) { _, _, note in note.list },
-                           sorting: .byObject(Note.self) { _, _, _, note in SortKey(.ascending(note.title)) }))
-
-let list = TerminalListView(colour: TerminalColorPolicy.isEnabled(fileDescriptor: 1, environment: ProcessInfo.processInfo.environment))
-let factory = Factory<Note, TerminalCell, TerminalSupplementaryView, TerminalListView, ViewCellIndex, ViewSupplementaryIndex>()
-factory.registerCell(.type(TerminalCell.self), in: list) { cell, note, index in
-    cell.columns = [TerminalColumn(note.title), TerminalColumn("#" + index.rowID.key, width: .fixed(8), alignment: .right)]
+TerminalRunner.runApp {
+    let database = try Database(path: CommandLine.arguments.dropFirst().first ?? "notes.canopy")
+    try database.register(View(name: "by-list",
+                               grouping: .byObject(Note.self) { _, _, note in note.list },
+                               sorting: .byObject(Note.self) { _, _, _, note in SortKey(.ascending(note.title)) }))
+    let list = TerminalListView(colour: TerminalColorPolicy.isEnabled(fileDescriptor: 1, environment: ProcessInfo.processInfo.environment))
+    let factory = Factory<Note, TerminalCell, TerminalSupplementaryView, TerminalListView, ViewCellIndex, ViewSupplementaryIndex>()
+    factory.registerCell(.type(TerminalCell.self), in: list) { cell, note, index in
+        cell.columns = [TerminalColumn(note.title), TerminalColumn("#" + index.rowID.key, width: .fixed(8), alignment: .right)]
+    }
+    factory.registerHeaderText { index in index.group }
+    let source = try ViewDatasource(database: database, mappings: ViewMappings(view: "by-list", groupFilter: { _ in true }),
+                                    factory: factory, container: list, collection: notes)
+    list.dataSource = source
+    let runner = TerminalRunner(list: list, title: "Notes · ↑↓ select · d delete · q quit")
+    runner.follow(source)
+    runner.bind(.character("d")) { runner in
+        guard let path = list.selectedIndexPath, let id = try source.rowID(at: path) else { return }
+        try database.newConnection().readWrite { _ = try $0.remove(key: id.key, in: notes) }
+        runner.status = "Deleted #\(id.key)."
+    }
+    return try runner.run()
 }
-factory.registerHeaderText { index in index.group }
-let source = try ViewDatasource(database: database, mappings: ViewMappings(view: "by-list", groupFilter: { _ in true }),
-                                factory: factory, container: list, collection: notes)
-list.dataSource = source
-let runner = TerminalRunner(list: list, title: "Notes · ↑↓ select · d delete · q quit")
-runner.follow(source)
-runner.bind(.character("d")) { runner in
-    guard let path = list.selectedIndexPath, let id = try source.rowID(at: path) else { return }
-    try database.newConnection().readWrite { _ = try $0.remove(key: id.key, in: notes) }
-    runner.status = "Deleted #\(id.key)."
-}
-exit(try runner.run().exitStatus)
 // ARTICLE-END

@@ -174,9 +174,14 @@ public final class TerminalRunner {
     /// Runs the list until `q`, the end of input, SIGINT or SIGTERM, restoring the terminal before it returns.
     ///
     /// - Returns: why it stopped (``Outcome/exitStatus`` is the process's exit status).
-    /// - Throws: `SourceError` ``SourceError/Code/runnerUnavailable`` when another runner is running in this process
-    ///   (one terminal, one loop) or the loop can't wait; errors of key bindings and pushes show on the status line.
+    /// - Throws: `SourceError` ``SourceError/Code/runnerUnavailable`` when there is no terminal (``terminalSize`` is
+    ///   `nil`), another runner is running in this process (one terminal, one loop) or the loop can't wait; errors of
+    ///   key bindings and pushes show on the status line.
     public func run() throws -> Outcome {
+        guard let size = terminalSize() else {
+            throw SourceError(.runnerUnavailable,
+                              "standard output is not a terminal; a TerminalRunner draws on one (print TerminalListView.render() instead)")
+        }
         guard signalPipeWrite < 0 else {
             throw SourceError(.runnerUnavailable, "another TerminalRunner is running in this process; run one at a time")
         }
@@ -213,7 +218,7 @@ public final class TerminalRunner {
             close(pipeEnds[0])
             close(pipeEnds[1])
         }
-        if let size = terminalSize() { layout(columns: size.columns, lines: size.lines) }
+        layout(columns: size.columns, lines: size.lines)
         applyPushes(readable: [], all: true)
         running = true
         var repaint = true
@@ -255,6 +260,21 @@ public final class TerminalRunner {
             applyPushes(readable: descriptors.dropFirst(2).map { $0.revents != 0 }, all: ready == 0)
         }
         return .quit
+    }
+}
+
+extension TerminalRunner {
+    /// Runs an app whose `body` sets up a runner and runs it, then exits the process: with the outcome's
+    /// ``Outcome/exitStatus``, or, when `body` throws (a database that can't be opened, no terminal), after printing
+    /// `error: …` to standard error, with status 1 — never a crash.
+    public static func runApp(_ body: () throws -> Outcome) -> Never {
+        do {
+            exit(try body().exitStatus)
+        } catch {
+            let bytes = Array("error: \(error)\n".utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            exit(1)
+        }
     }
 }
 
