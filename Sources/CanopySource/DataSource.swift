@@ -130,16 +130,20 @@ extension EditableDataSource {
         do { return .some(try item(at: indexPath)) } catch { return nil }
     }
 
+    /// Whether the row can be edited: in range, readable, and ``Editing/canEdit`` says yes.
     public func canEdit(at indexPath: ViewIndexPath) -> Bool {
         guard let editing, let item = itemForEditing(at: indexPath) else { return false }
         return editing.canEdit(item, indexPath)
     }
 
+    /// The row's ``Editing/editingStyle`` when it can be edited, else ``EditingStyle/none``.
     public func editingStyle(at indexPath: ViewIndexPath) -> EditingStyle {
         guard let editing, let item = itemForEditing(at: indexPath), editing.canEdit(item, indexPath) else { return .none }
         return editing.editingStyle(item, indexPath)
     }
 
+    /// Commits `action` when the row can be edited and offers it (its editing style).
+    /// - Throws: ``SourceError/Code/editingNotAllowed`` otherwise; what reading the item or the closure throws.
     public func commitEdit(_ action: EditAction, at indexPath: ViewIndexPath) throws {
         guard canEdit(at: indexPath), let editing else {
             throw SourceError(.editingNotAllowed, "the row can't be edited (out of range, no editing closures, or canEdit said no)", indexPath: indexPath)
@@ -152,11 +156,14 @@ extension EditableDataSource {
         try editing.commitEdit(action, item, indexPath)
     }
 
+    /// Whether the row can be moved: in range, readable, and ``Editing/canMove`` says yes.
     public func canMove(at indexPath: ViewIndexPath) -> Bool {
         guard let editing, let item = itemForEditing(at: indexPath) else { return false }
         return editing.canMove(item, indexPath)
     }
 
+    /// Commits a move when the row can be moved and `destination` is a place in range.
+    /// - Throws: ``SourceError/Code/editingNotAllowed`` otherwise; what the closure throws.
     public func commitMove(from source: ViewIndexPath, to destination: ViewIndexPath) throws {
         guard canMove(at: source), destination.section >= 0, destination.section < numberOfSections, destination.row >= 0,
               destination.row <= numberOfItems(inSection: destination.section), let editing else {
