@@ -46,8 +46,14 @@ public final class TerminalListView: ContainerView {
             if width != oldValue { renderedRows = [:] }
         }
     }
-    /// The number of lines the viewport shows.
-    public var height: Int
+    /// The number of lines the viewport shows. When it grows, the viewport shows the new lines above as well as
+    /// below (a list that was scrolled in a small terminal doesn't stay scrolled in a large one).
+    public var height: Int {
+        didSet {
+            height = max(1, height)
+            if height > oldValue { scrollOffset = max(0, scrollOffset - (height - oldValue)) }
+        }
+    }
     /// Whether lines carry ANSI colour (see ``TerminalColorPolicy``).
     public var colour: Bool
     /// Whether a two-column gutter shows the selection (`>`) and, with ``marksChanges``, changed rows (`*`).

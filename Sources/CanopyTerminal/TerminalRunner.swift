@@ -67,6 +67,8 @@ public final class TerminalRunner {
     public var inputDescriptor: Int32 = 0
 
     private let screen: TerminalScreen
+    /// The terminal's lines at the last layout (a frame never has more).
+    private var terminalLines: Int?
     private var bindings: [Key: (TerminalRunner) throws -> Void] = [:]
     private var followed: [Followed] = []
     private var running = false
@@ -106,6 +108,7 @@ public final class TerminalRunner {
     public func layout(columns: Int, lines: Int) {
         list.width = max(1, columns)
         list.height = max(1, lines - chromeLines)
+        terminalLines = max(1, lines)
     }
 
     /// The screen's lines: title, the list's viewport padded to its height, status — each exactly the list's width.
@@ -124,6 +127,11 @@ public final class TerminalRunner {
         if lines.count > listEnd { lines.removeLast(lines.count - listEnd) }
         while lines.count < listEnd { lines.append(blank) }
         lines.append(TerminalStyle(dim: true).apply(to: DisplayWidth.fit(status, to: width), colour: list.colour))
+        // A terminal too short for the title, a row and the status: the title goes first, then rows; the status stays.
+        if let terminalLines, lines.count > terminalLines {
+            if title != nil { lines.removeFirst() }
+            while lines.count > terminalLines, lines.count > 1 { lines.remove(at: lines.count - 2) }
+        }
         return lines
     }
 

@@ -50,3 +50,35 @@ struct TerminalRunnerTests {
         #expect(intercepted == [.down, .up] && runner.list.selectedIndexPath == ViewIndexPath(section: 0, row: 0))
     }
 }
+
+@Suite("Terminal runner, small terminals")
+struct TerminalRunnerSizeTests {
+    @Test("A frame never has more lines than the terminal: the title goes first, the status line stays")
+    func tinyTerminal() {
+        let list = TerminalListView(width: 20, height: 4)
+        let factory = Factory<String, TerminalCell, TerminalSupplementaryView, TerminalListView, IndexPathIndex, IndexPathIndex>()
+        factory.registerCell(.type(TerminalCell.self), in: list) { cell, item, _ in cell.columns = [TerminalColumn(item)] }
+        let source = StaticDatasource(items: ["a", "b", "c"], factory: factory, container: list)
+        list.dataSource = source
+        let runner = TerminalRunner(list: list, title: "Title", write: { _ in })
+        runner.status = "status"
+        for lines in [1, 2, 3] {
+            runner.layout(columns: 10, lines: lines)
+            let frame = runner.frame().map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(frame.count == lines && frame.last == "status", "\(lines): \(frame)")
+        }
+    }
+
+    @Test("A viewport that grows shows the lines above too: a list scrolled in a small terminal comes back to its top")
+    func growingViewport() throws {
+        let list = TerminalListView(width: 20, height: 1)
+        let factory = Factory<String, TerminalCell, TerminalSupplementaryView, TerminalListView, IndexPathIndex, IndexPathIndex>()
+        factory.registerCell(.type(TerminalCell.self), in: list) { cell, item, _ in cell.columns = [TerminalColumn(item)] }
+        factory.registerHeaderText { _ in "Header" }
+        let source = StaticDatasource(items: (0..<10).map { "row \($0)" }, factory: factory, container: list)
+        list.dataSource = source
+        #expect(try list.render().map { $0.trimmingCharacters(in: .whitespaces) } == ["row 0"])   // scrolled to the selection
+        list.height = 4
+        #expect(try list.render().map { $0.trimmingCharacters(in: .whitespaces) } == ["Header", "row 0", "row 1", "row 2"])
+    }
+}
