@@ -160,6 +160,59 @@ struct RegistrationTests {
         }
     }
 
+    @Test("Randomized: rows written, rewritten, touched and removed while the extensions were not registered are caught up at registration exactly",
+          arguments: [UInt64(11), 12, 13, 14])
+    func randomMissedWritesCatchUp(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            try database.register(Self.important())
+            try database.register(Self.byTitleLength())
+            try Self.fill(database)
+        }
+        for round in 0..<6 {
+            do {
+                // Another "process": the database opened without the extensions.
+                let database = try Self.reopen(directory)
+                try database.newConnection().readWrite { txn in
+                    for _ in 0..<Int.random(in: 1...40, using: &random) {
+                        let key = "n\(Int.random(in: 0..<320, using: &random))"
+                        switch Int.random(in: 0..<5, using: &random) {
+                        case 0: _ = try txn.remove(key: key, in: notes)
+                        case 1:
+                            // Removed and written again: the record loses the extensions' attachments.
+                            _ = try txn.remove(key: key, in: notes)
+                            try txn.set(Note(title: "again \(round) \(key)", priority: Int.random(in: 0..<10, using: &random)), forKey: key, in: notes)
+                        case 2: _ = try txn.touchObject(forKey: key, inCollection: "notes")
+                        default:
+                            try txn.set(Note(title: "t\(Int.random(in: 0..<1000, using: &random))", priority: Int.random(in: 0..<10, using: &random)),
+                                        forKey: key, in: notes)
+                        }
+                    }
+                }
+            }
+            let database = try Self.reopen(directory)
+            let outcomes = [try database.register(Self.byPriority()), try database.register(Self.important()), try database.register(Self.byTitleLength())]
+            #expect(outcomes.allSatisfy { if case .caughtUp = $0 { true } else { false } }, "seed \(seed) round \(round): \(outcomes)")
+            try Self.expectBruteForce(database, bucket: 2, descending: false, collections: ["notes"])
+            let index = try #require(database.registeredExtension(named: "by-length") as? SecondaryIndex<Int64OrderedCoding>)
+            try database.newConnection().read { txn in
+                var rows: [(String, Note)] = []
+                try txn.enumerateObjects(in: notes) { key, note in
+                    rows.append((key, note))
+                    return true
+                }
+                for (key, note) in rows {
+                    #expect(try index.value(of: RowID(collection: "notes", key: key), in: txn) == Int64(note.title.count), "seed \(seed) key \(key)")
+                }
+                #expect(try index.count(in: txn) == rows.count, "seed \(seed)")
+            }
+        }
+    }
+
     @Test("Options are recorded as JSON through Codable, with sorted keys")
     func optionsAreCodableJSON() throws {
         #expect(Self.byPriority(allowed: ["b\"q", "a"]).options

@@ -44,6 +44,7 @@ extension ViewReader {
     /// - Throws: ``CanopyError/Code/staleView``, naming the snapshots.
     func checkUpToDate() throws {
         if transaction is ReadWriteTransaction { return }
+        if try transaction.isExtensionCurrent(named: view.name) { return }
         let snapshots = try transaction.extensionSnapshots()
         guard (snapshots.extensions[view.name] ?? 0) < snapshots.store else { return }
         throw PersistedView.staleError(view.name, viewSnapshot: snapshots.extensions[view.name], storeSnapshot: snapshots.store,

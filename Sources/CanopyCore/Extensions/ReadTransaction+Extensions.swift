@@ -88,13 +88,24 @@ extension ReadTransaction {
     /// Cost: the store's state record is decoded once per snapshot and process, then a dictionary lookup.
     public func requireCurrentExtension(named name: String) throws {
         if self is ReadWriteTransaction { return }
-        let extensionSnapshot = try core.extensionSnapshots(at: snapshot) { try DatabaseCore.readState(storage, tables) }[name]
+        let extensionSnapshot = try recordedExtensionSnapshot(of: name)
         if let extensionSnapshot, extensionSnapshot >= snapshot { return }
         let consistent = extensionSnapshot.map { "is consistent with snapshot \($0)" } ?? "has no stored state"
         throw CanopyError(
             .staleView,
             "the extension '\(name)' \(consistent) but this transaction reads snapshot \(snapshot): rows were written by a process that did not register it, so it would show them missing or misplaced. This process registers it: any write transaction brings it up to date first, or call Database.catchUpExtensions(), then read again",
             path: core.path, extensionName: name)
+    }
+
+    /// Whether the stored state of extension `name` is consistent with this transaction's snapshot (the state record
+    /// is decoded once per snapshot and process; a commit of this process leaves it known).
+    public func isExtensionCurrent(named name: String) throws -> Bool {
+        guard let extensionSnapshot = try recordedExtensionSnapshot(of: name) else { return false }
+        return extensionSnapshot >= snapshot
+    }
+
+    private func recordedExtensionSnapshot(of name: String) throws -> UInt64? {
+        try core.extensionSnapshots(at: snapshot) { try DatabaseCore.readState(storage, tables) }[name]
     }
 
     /// The stored key of row `id`, or `nil` when its collection was never written.

@@ -381,6 +381,11 @@ final class DatabaseCore: Sendable {
     /// reads through registered extensions check currency without decoding the state record each time.
     let currencyCache = Mutex<(snapshot: UInt64, extensions: [String: UInt64])?>(nil)
 
+    /// Remembers the extensions' snapshots a commit of this process recorded.
+    func rememberExtensionSnapshots(_ state: StoreState) {
+        currencyCache.withLock { $0 = (state.snapshot, state.extensionSnapshots) }
+    }
+
     func extensionSnapshots(at snapshot: UInt64, read: () throws -> StoreState) throws -> [String: UInt64] {
         if let cached = currencyCache.withLock({ $0 }), cached.snapshot == snapshot { return cached.extensions }
         let state = try read()

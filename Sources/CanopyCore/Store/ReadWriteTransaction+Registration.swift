@@ -49,7 +49,6 @@ extension ReadWriteTransaction {
             all.first { $0.name == writer.name }?.dependencies.contains(ext.name) ?? false
         }
         writers.insert((ext.name, try ext.beginWrite(self)), at: firstDependent ?? writers.endIndex)
-        upToDateExtensions.insert(ext.name)
         if let missed {
             outcome = try catchUp(ext, missed: missed)
             // The read could not check a lagging state; check it now that it is caught up.
@@ -110,7 +109,7 @@ extension ReadWriteTransaction {
         if let index = writers.firstIndex(where: { $0.name == ext.name }) {
             writers[index] = (ext.name, try ext.beginWrite(self))
         }
-        upToDateExtensions.insert(ext.name)
+        laggingExtensions.remove(ext.name)
         didWrite = true
         if !registeredExtensions.contains(where: { $0 === ext }) { try recordRebuild(of: ext.name) }
         if dependents { try rebuildDependents(of: ext) }
@@ -131,16 +130,16 @@ extension ReadWriteTransaction {
     /// the transaction's own changes: from the commit log when it covers the gap, otherwise by a rebuild. Called when
     /// the transaction begins. An extension whose recorded definition differs (only possible in a registering
     /// transaction, which may run regardless) is left as it is, and not recorded as current.
-    func catchUpStaleExtensions() throws {
-        for ext in core.extensions {
+    func catchUpStaleExtensions(_ extensions: [any StoreExtension]) throws {
+        for ext in extensions {
             let name = ext.name
-            if upToDateExtensions.contains(name) { continue }  // rebuilt as a dependent earlier in this loop
             let extensionSnapshot = storeState.extensionSnapshots[name]
-            if extensionSnapshot == storeState.snapshot {
-                upToDateExtensions.insert(name)
+            if extensionSnapshot == storeState.snapshot { continue }
+            if rebuiltExtensions.contains(name) { continue }  // rebuilt as a dependent earlier in this loop
+            if connection.state.isMaintenance, try definitionMatches(ext) != true {
+                laggingExtensions.insert(name)
                 continue
             }
-            if connection.state.isMaintenance, try definitionMatches(ext) != true { continue }
             guard let extensionSnapshot else {
                 try rebuild(ext, because: .noStoredState)
                 continue
@@ -168,7 +167,6 @@ extension ReadWriteTransaction {
         for row in missed.rows {
             if let current = row.current { try writePendingAttachments(of: current) }
         }
-        upToDateExtensions.insert(ext.name)
         didWrite = true
         return .caughtUp(rows: missed.rows.count)
     }
@@ -247,7 +245,7 @@ extension ReadWriteTransaction {
         writers.removeAll { $0.name == name }
         registeredExtensions.removeAll { $0.name == name }
         unregisteredExtensions.append(name)
-        upToDateExtensions.remove(name)
+        laggingExtensions.remove(name)
         storeState.extensionSnapshots[name] = nil
         didWrite = true
     }

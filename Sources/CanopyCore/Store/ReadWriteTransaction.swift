@@ -27,9 +27,11 @@ public final class ReadWriteTransaction: ReadTransaction {
     var unregisteredExtensions: [String] = []
     /// Extensions rebuilt in this transaction (told so at commit: ``ExtensionCommit/isReset``).
     var rebuiltExtensions: Set<String> = []
-    /// Extensions whose state is consistent with the store in this transaction: current when it began, caught up,
-    /// rebuilt or registered in it. Only these are recorded as consistent with the commit's snapshot.
-    var upToDateExtensions: Set<String> = []
+    /// Extensions registered in this process whose state lags the store and was not brought up to date in this
+    /// transaction (only in a registering transaction, for an extension whose recorded definition differs). They are
+    /// not recorded as consistent with the commit's snapshot; every other writer's extension is (it was current when
+    /// the transaction began, or was caught up, rebuilt or registered in it). Empty in nearly every transaction.
+    var laggingExtensions: Set<String> = []
 
     /// Bytes attached to this commit's ``CommitNotification/customPayload``, for observers (who wrote, why).
     public var customPayload: [UInt8]? {
@@ -40,11 +42,12 @@ public final class ReadWriteTransaction: ReadTransaction {
         self.lmdbWriteStorage = storage
         self.storeState = state
         super.init(storage: storage, connection: connection, snapshot: state.snapshot)
-        for ext in core.extensions {
+        let extensions = core.extensions
+        for ext in extensions {
             if !connection.state.isMaintenance { try checkDefinition(of: ext) }
             writers.append((ext.name, try ext.beginWrite(self)))
         }
-        try catchUpStaleExtensions()
+        try catchUpStaleExtensions(extensions)
     }
 
     /// Throws when the registration recorded in the database no longer matches `ext` as registered in this process:
@@ -498,7 +501,9 @@ public final class ReadWriteTransaction: ReadTransaction {
         state.snapshot = snapshot
         // Only an extension that was current when the transaction began (or was caught up, rebuilt or registered in
         // it) is consistent with this commit: one that lagged and was not brought up to date keeps its snapshot.
-        for (name, _) in writers where upToDateExtensions.contains(name) { state.extensionSnapshots[name] = snapshot }
+        for (name, _) in writers where laggingExtensions.isEmpty || !laggingExtensions.contains(name) {
+            state.extensionSnapshots[name] = snapshot
+        }
         // A commit that changed no rows and rebuilt nothing (registering or unregistering an extension) cannot make
         // another extension miss writes: those that were up to date stay up to date, registered here or not.
         if changes.isEmpty && rebuiltExtensions.isEmpty {
@@ -522,6 +527,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         try writeStorage.commit()
         storeState = state
+        core.rememberExtensionSnapshots(state)
         core.remember(newCollections)
         for (name, record) in newCollections { cacheState.collections[name] = record }
         cacheState.cacheSnapshot = snapshot
