@@ -108,4 +108,17 @@ struct LiveListTests {
         #expect(try tmux.waitForExit() == "143")
         #expect(try tmux.pane("#{alternate_on}") == "0", "the alternate screen was left")
     }
+
+    @Test("In tmux: Ctrl-C (SIGINT) restores the terminal and exits with 130", .timeLimit(.minutes(1)))
+    func interruptRestores() throws {
+        let binary = try #require(builtExecutable(named: "live-list"), "the live-list example was not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let tmux = try Tmux(command: "env NO_COLOR=1 TERM=xterm '\(binary)' '\(directory.appending("notes"))'", columns: 80, lines: 20)
+        defer { tmux.kill() }
+        try tmux.waitForScreen("the title") { $0.first?.hasPrefix("Notes") == true }
+        try tmux.run(["send-keys", "C-c"])
+        #expect(try tmux.waitForExit() == "130")
+        #expect(try tmux.pane("#{alternate_on}") == "0", "the alternate screen was left")
+    }
 }
