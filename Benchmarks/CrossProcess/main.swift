@@ -17,7 +17,7 @@ import Glibc
 // Options (environment): XPROC_COMMITS (default 400), XPROC_INTERVAL_MS (default 5), XPROC_IDLE_SECONDS (default 3),
 // XPROC_OVERHEAD_COMMITS (default 2000).
 
-struct Entry: Codable, Sendable {
+struct Entry: Codable, Sendable, BinaryCodecSynthesizedDecoding {
     var number: Int
     var part: String
 }
@@ -26,8 +26,8 @@ let entries = TypedCollection<Entry, NoMetadata>("entries")
 
 func makeView() -> View {
     View(name: "by-part",
-         grouping: .byObject(Entry.self) { _, _, entry in entry.part },
-         sorting: .byObject(Entry.self) { _, _, _, entry in SortKey(.ascending(entry.number)) },
+         grouping: .byObject(entries) { _, entry in entry.part },
+         sorting: .byObject(entries) { _, _, entry in SortKey(.ascending(entry.number)) },
          versionTag: "1")
 }
 

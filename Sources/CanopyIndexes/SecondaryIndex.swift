@@ -13,7 +13,7 @@ import Synchronization
 /// - `rows`: the row's stored key → its escaped value, to find the old entry when the row changes or goes.
 ///
 /// ```swift
-/// let byDue = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-due", Reminder.self) { _, _, reminder in
+/// let byDue = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-due", reminders) { _, reminder in
 ///     Int64(reminder.due.timeIntervalSince1970)
 /// }
 /// try database.register(byDue)
@@ -60,13 +60,15 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         self.dependsOnMetadata = dependsOnMetadata
     }
 
-    /// An index of the objects of type `Object`, by the value `value` returns (`nil` leaves the row out).
-    public static func byObject<Object: Decodable & SendableMetatype>(
-        name: String, versionTag: String = "1", collections: Set<String>? = nil, _ type: Object.Type,
-        _ value: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) throws -> ValueCoding.Value?
+    /// An index of the objects of `collection` (and only of them), by the value `value` returns (`nil` leaves the row
+    /// out). For rows of several collections, use ``init(name:versionTag:collections:dependsOnObject:dependsOnMetadata:indexer:)``
+    /// and decode each row by its collection (``IndexedRow/object(in:)``).
+    public static func byObject<Object, Metadata>(
+        name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>,
+        _ value: @escaping @Sendable (_ key: String, _ object: Object) throws -> ValueCoding.Value?
     ) -> SecondaryIndex where ValueCoding.Value: SendableMetatype {
-        SecondaryIndex(name: name, versionTag: versionTag, collections: collections) { row in
-            try value(row.id.collection, row.id.key, try row.object(as: Object.self))
+        SecondaryIndex(name: name, versionTag: versionTag, collections: [collection.name]) { row in
+            try value(row.id.key, try row.object(in: collection))
         }
     }
 
@@ -361,6 +363,30 @@ public struct IndexedRow {
     /// The row's address.
     public let id: RowID
     let source: Source
+
+    /// The codec recorded for the row's collection.
+    public var codecName: String {
+        switch source {
+        case .written(let row): row.codecName
+        case .stored(let row, _): row.codecName
+        }
+    }
+
+    /// The object, decoded through `collection` (its types and codec).
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
+    ///   ``object(as:)`` throws.
+    public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
+        try collection.checkRow(id, codecName: codecName)
+        return try object(as: Object.self)
+    }
+
+    /// The metadata, decoded through `collection`, or `nil` when the row has none.
+    /// - Throws: as ``object(in:)``.
+    public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        try collection.checkRow(id, codecName: codecName)
+        return try metadata(as: Metadata.self)
+    }
 
     /// The object as `T`.
     /// - Throws: ``CanopyError/Code/decodingFailed`` when it is not a `T`.

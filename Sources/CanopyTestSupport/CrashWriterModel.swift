@@ -29,8 +29,8 @@ public func crashWriterView(versionTag: String = "1") -> View {
     let evenOnly = versionTag != "1"
     return View(
         name: "entries-by-part",
-        grouping: .byObject(CrashWriterEntry.self) { _, _, entry in evenOnly && entry.number % 2 != 0 ? nil : entry.part },
-        sorting: .byObject(CrashWriterEntry.self) { _, _, _, entry in SortKey(.descending(entry.number)) },
+        grouping: .byObject(crashWriterEntries) { _, entry in evenOnly && entry.number % 2 != 0 ? nil : entry.part },
+        sorting: .byObject(crashWriterEntries) { _, _, entry in SortKey(.descending(entry.number)) },
         versionTag: versionTag,
         options: ViewOptions(allowedCollections: [crashWriterEntries.name]))
 }

@@ -31,8 +31,8 @@ let memos = TypedCollection<Memo, NoMetadata>("memos", codec: JSONCodec())
 func byList() -> View {
     View(
         name: "by-list",
-        grouping: .byObject(Chore.self) { _, _, task in task.list },
-        sorting: .byObject(Chore.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
+        grouping: .byObject(tasks) { _, task in task.list },
+        sorting: .byObject(tasks) { _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
         versionTag: "2", options: ViewOptions(allowedCollections: ["tasks"]))
 }
 

@@ -60,9 +60,8 @@ struct ArticleExampleTests {
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
         try database.register(View(
             name: "agenda",
-            grouping: .byObject(ArticleExample.Reminder.self) { _, _, reminder in reminder.day },
-            sorting: .byObject(ArticleExample.Reminder.self) { _, _, _, reminder in SortKey(.ascending(reminder.title)) },
-            options: ViewOptions(allowedCollections: [ArticleExample.reminders.name])))
+            grouping: .byObject(ArticleExample.reminders) { _, reminder in reminder.day },
+            sorting: .byObject(ArticleExample.reminders) { _, _, reminder in SortKey(.ascending(reminder.title)) }))
         try database.newConnection().readWrite { txn in
             try txn.set(ArticleExample.Calendar(name: "Work"), forKey: "c1", in: ArticleExample.calendars)
             try txn.set(ArticleExample.Reminder(title: "Call Ada", calendar: "c1", day: "mon"), forKey: "r1", in: ArticleExample.reminders)

@@ -47,8 +47,8 @@ struct ReadmeExampleTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        try database.register(View(name: "by-list", grouping: .byObject(Reminder.self) { _, _, reminder in reminder.list },
-                                   sorting: .byObject(Reminder.self) { _, _, _, reminder in SortKey(.ascending(reminder.title)) }))
+        try database.register(View(name: "by-list", grouping: .byObject(reminders) { _, reminder in reminder.list },
+                                   sorting: .byObject(reminders) { _, _, reminder in SortKey(.ascending(reminder.title)) }))
         try database.newConnection().readWrite { try $0.set(Reminder(title: "Buy milk", list: "home"), forKey: "r1", in: reminders) }
         let text = try readmeListExample(database: database)
         #expect(text.hasPrefix("home"))

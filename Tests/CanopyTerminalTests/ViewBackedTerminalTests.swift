@@ -16,8 +16,8 @@ typealias TaskFactory = Factory<Task2, TerminalCell, TerminalSupplementaryView, 
 func registerTaskView(_ database: Database) throws {
     try database.register(View(
         name: "tasks-by-group",
-        grouping: .byObject(Task2.self) { _, _, task in "g\(task.group)" },
-        sorting: .byObject(Task2.self) { _, _, _, task in SortKey(.ascending(task.rank)) }))
+        grouping: .byObject(tasks) { _, task in "g\(task.group)" },
+        sorting: .byObject(tasks) { _, _, task in SortKey(.ascending(task.rank)) }))
 }
 
 func makeTaskList(_ database: Database, height: Int) throws -> (TerminalListView, ViewDatasource<Task2, TerminalCell, TerminalSupplementaryView, TerminalListView>) {

@@ -281,10 +281,16 @@ struct ViewObserverTests {
         #expect(inserted == [id("k0")])
         #expect(deleted == [id("k3")])
         #expect(seen.last?.1 == [id("k0"), id("k1"), id("k2")])
-        // An iteration is an observation of its own: the observer itself did not move.
-        #expect(observer.snapshot == startSnapshot)
+        // The observer follows the loop (it let go of its own snapshot): outside the loop too, it shows the state of
+        // the loop's last advance.
+        #expect(observer.snapshot == seen.last?.0.toSnapshot)
+        #expect(observer.snapshot > startSnapshot)
         #expect(try observer.read { txn in try observer.mappings.rowIDs(inSection: 0, reader: txn.view("by-list")) }
-            == [id("k1"), id("k2"), id("k3")])
+            == [id("k0"), id("k1"), id("k2")])
+        // Advancing it from there reports only what came after.
+        try await fixture.writer.readWrite { txn in try txn.remove(key: "k2", in: tasks) }
+        let next = try observer.advance()
+        #expect(next.rowChanges.map(\.id) == [id("k2")] && next.rowChanges.first?.kind == .delete)
     }
 
     @Test("Two loops over one observer each see every change", .timeLimit(.minutes(1)))
@@ -294,17 +300,19 @@ struct ViewObserverTests {
         let observer = fixture.observer
         let commits = 40
         let target = observer.snapshot + UInt64(commits)
-        @Sendable func consume() async throws -> Set<String> {
+        @Sendable func consume(_ sequence: ViewObserver.Changes) async throws -> Set<String> {
             var inserted = Set<String>()
-            for try await changes in observer.changes() {
+            for try await changes in sequence {
                 for change in changes.rowChanges where change.kind == .insert { inserted.insert(change.id.key) }
                 if changes.toSnapshot >= target { break }
             }
             return inserted
         }
-        // Both loops start from the observer's snapshot, whenever their first element is asked for.
-        let first = Task { try await consume() }
-        let second = Task { try await consume() }
+        // Both loops start from the observer's state when their sequences were made, whenever their first element is
+        // asked for (and although the observer follows whichever loop advanced last).
+        let (firstSequence, secondSequence) = (observer.changes(), observer.changes())
+        let first = Task { try await consume(firstSequence) }
+        let second = Task { try await consume(secondSequence) }
         for number in 0..<commits {
             try await fixture.writer.readWrite { txn in
                 try txn.set(TodoItem(title: "n\(number)", list: "a", priority: number), forKey: "new-\(number)", in: tasks)

@@ -10,12 +10,11 @@ func articleExamples(database: Database, connection: Connection) throws {
 
     let agenda = View(
         name: "agenda",
-        grouping: .byObject(Reminder.self) { _, _, reminder in reminder.done ? nil : reminder.day },
-        sorting: .byObject(Reminder.self) { _, _, _, reminder in
+        grouping: .byObject(reminders) { _, reminder in reminder.done ? nil : reminder.day },
+        sorting: .byObject(reminders) { _, _, reminder in
             SortKey(.ascending(reminder.due), .ascending(reminder.title))
         },
-        versionTag: "1",
-        options: ViewOptions(allowedCollections: ["reminders"]))
+        versionTag: "1")
     try database.register(agenda)
 
     try connection.read { txn in

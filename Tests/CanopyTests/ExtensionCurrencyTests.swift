@@ -12,7 +12,7 @@ struct ExtensionCurrencyTests {
     static var writerPath: String? { builtExecutable(named: "CrashWriter") }
 
     static func byNumber() -> SecondaryIndex<Int64OrderedCoding> {
-        SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-number", collections: [crashWriterEntries.name], CrashWriterEntry.self) { _, _, entry in
+        SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-number", crashWriterEntries) { _, entry in
             Int64(entry.number)
         }
     }

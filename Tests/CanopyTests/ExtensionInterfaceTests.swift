@@ -179,7 +179,7 @@ struct ExtensionInterfaceTests {
     func secondaryIndexAnswersLikeAModel(seed: UInt64) throws {
         try withDatabase { database, _ in
             var random = SeededRandom(seed: seed)
-            let byScore = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-score", collections: ["scored"], Scored.self) { _, _, row in
+            let byScore = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-score", scored) { _, row in
                 row.score == 0 ? nil : row.score  // 0 leaves the row out
             }
             try database.register(byScore)
@@ -237,7 +237,7 @@ struct ExtensionInterfaceTests {
             }
             // Population from the row scan gives the same index.
             try database.unregisterExtension(named: "by-score", dropStorage: true)
-            let rebuilt = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-score", collections: ["scored"], Scored.self) { _, _, row in
+            let rebuilt = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-score", scored) { _, row in
                 row.score == 0 ? nil : row.score
             }
             try database.register(rebuilt)
@@ -247,7 +247,7 @@ struct ExtensionInterfaceTests {
 
     @Test func stringValuesKeepByteOrderAcrossLengths() throws {
         try withDatabase { database, _ in
-            let byName = SecondaryIndex<StringUTF8Coding>.byObject(name: "by-name", Scored.self) { _, _, row in row.name }
+            let byName = SecondaryIndex<StringUTF8Coding>.byObject(name: "by-name", scored) { _, row in row.name }
             try database.register(byName)
             let names = ["ab", "a", "abc", "b", "a\u{0}z", "", "aa"]
             try database.newConnection().readWrite { txn in

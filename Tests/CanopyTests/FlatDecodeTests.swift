@@ -4,8 +4,8 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-/// A flat struct of every kind of value the fast path writes.
-private struct Flat: Codable, Sendable, Equatable {
+/// A flat struct of every kind of value the fast path writes, opted in to it.
+private struct Flat: Codable, Sendable, Equatable, BinaryCodecSynthesizedDecoding {
     var id: Int
     var title: String
     var note: String
@@ -48,12 +48,12 @@ private struct FlatReordered: Codable {
     var id: Int
 }
 
-private struct WithOptional: Codable, Equatable {
+private struct WithOptional: Codable, Equatable, BinaryCodecSynthesizedDecoding {
     var a: Int
     var b: String?
 }
 
-private struct RenamedKeys: Codable, Equatable {
+private struct RenamedKeys: Codable, Equatable, BinaryCodecSynthesizedDecoding {
     var title: String
     var count: Int
     enum CodingKeys: String, CodingKey {
@@ -62,7 +62,7 @@ private struct RenamedKeys: Codable, Equatable {
     }
 }
 
-private struct Nested: Codable, Equatable {
+private struct Nested: Codable, Equatable, BinaryCodecSynthesizedDecoding {
     var name: String
     var inner: WithOptional
 }
@@ -72,8 +72,8 @@ private final class Boxed: Codable, @unchecked Sendable {
     init(a: Int) { self.a = a }
 }
 
-/// Decodes its properties by name and in order, but changes them: must opt out.
-private struct Shouting: Codable, Equatable, BinaryCodecGeneralDecoding {
+/// Decodes its properties by name and in order, but changes them: does not opt in.
+private struct Shouting: Codable, Equatable {
     var title: String
     var count: Int
     init(title: String, count: Int) {
@@ -88,12 +88,18 @@ private struct Shouting: Codable, Equatable, BinaryCodecGeneralDecoding {
 }
 
 /// A flat struct larger than the fast path's 256-byte scratch (20 strings, 320 bytes): decoded by the general path.
-private struct Wide: Codable, Equatable {
+private struct Wide: Codable, Equatable, BinaryCodecSynthesizedDecoding {
     var s0 = "a", s1 = "b", s2 = "c", s3 = "d", s4 = "e", s5 = "f", s6 = "g", s7 = "h", s8 = "i", s9 = "j"
     var t0 = "k", t1 = "l", t2 = "m", t3 = "n", t4 = "o", t5 = "p", t6 = "q", t7 = "r", t8 = "s", t9 = "a long string, on the heap"
 }
 
-private struct WrongShape: Codable, Sendable {
+/// A flat struct that qualifies in every way but did not opt in.
+private struct NotOptedIn: Codable, Equatable {
+    var title: String
+    var count: Int
+}
+
+private struct WrongShape: Codable, Sendable, BinaryCodecSynthesizedDecoding {
     var id: String
     var title: Int
 }
@@ -189,6 +195,8 @@ struct FlatDecodeTests {
         #expect(try roundTrip(wide) == wide)
         #expect(try roundTrip(["a", "b"]) == ["a", "b"])
         #expect(isGeneral([String].self))
+        #expect(try roundTrip(NotOptedIn(title: "t", count: 1)) == NotOptedIn(title: "t", count: 1))
+        #expect(isGeneral(NotOptedIn.self), "only types that opt in take the fast path")
     }
 
     @Test func storeReadsAndScansTakeTheFastPathAndKeepTypedErrors() throws {

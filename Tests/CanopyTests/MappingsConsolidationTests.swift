@@ -89,6 +89,50 @@ struct MappingsConsolidationTests {
         #expect(off.consolidationThreshold == 0)
     }
 
+    @Test("A consolidated section named like a listed group switches consolidation off at once")
+    func consolidationNamedLikeAFixedGroup() throws {
+        var mappings = ViewMappings(groups: ["inbox", "work", "home"], view: "by-list")
+        mappings.setConsolidation(threshold: 10, sectionName: "work")
+        #expect(mappings.consolidationThreshold == 0)
+        #expect(mappings.consolidatedSectionName == "")
+        let view = try ObservedView()
+        try view.observe(mappings)
+        let current = view.observers[0].mappings
+        // 9 rows would have consolidated: each group keeps its own section, and "work" names only work's rows.
+        #expect(!current.isConsolidated)
+        #expect(current.numberOfSections == 3)
+        #expect(current.group(forSection: 1) == "work")
+        #expect(view.keys(0) == [["i4", "i2", "i3", "i1", "i5"], ["w2", "w3", "w1"], ["h1"]])
+        // A name that is not a group's still consolidates.
+        var other = ViewMappings(groups: ["inbox", "work", "home"], view: "by-list")
+        other.setConsolidation(threshold: 10, sectionName: "all")
+        #expect(other.consolidationThreshold == 10)
+    }
+
+    @Test("Filtered mappings switch consolidation off at the first update that finds a group of the section's name")
+    func consolidationNamedLikeAFilteredGroup() throws {
+        let view = try ObservedView()
+        var mappings = ViewMappings(view: "by-list", groupFilter: { _ in true })
+        mappings.setConsolidation(threshold: 20, sectionName: "errands")
+        try view.observe(mappings)
+        #expect(view.observers[0].mappings.isConsolidated)
+        #expect(view.observers[0].mappings.group(forSection: 0) == "errands")
+        // A group named "errands" appears: the consolidated section would name it while showing every group.
+        try view.write { txn in try txn.set(Self.task("stamps", 1, list: "errands"), forKey: "e1", in: tasks) }
+        let changes = try view.advance(0)
+        let current = view.observers[0].mappings
+        #expect(current.consolidationThreshold == 0)
+        #expect(!current.isConsolidated)
+        #expect(changes.sections == ["delete section 0 (errands)", "insert section 0 (errands)", "insert section 1 (home)",
+                                     "insert section 2 (inbox)", "insert section 3 (work)"])
+        #expect(view.keys(0) == [["e1"], ["h1"], ["i4", "i2", "i3", "i1", "i5"], ["w2", "w3", "w1"]])
+        #expect(current.group(forSection: 0) == "errands" && current.numberOfItems(inSection: 0) == 1)
+        // It stays off when the group goes again.
+        try view.write { txn in _ = try txn.remove(key: "e1", in: tasks) }
+        _ = try view.advance(0)
+        #expect(!view.observers[0].mappings.isConsolidated)
+    }
+
     @Test("The threshold counts the rows shown (after windows); a window's rows slide inside the consolidated section")
     func consolidationWithWindows() throws {
         let view = try ObservedView()

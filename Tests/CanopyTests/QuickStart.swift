@@ -16,8 +16,8 @@ func quickStart(folder: String) throws {
     // A view: reminders grouped by list, most important first.
     try database.register(View(
         name: "by-list",
-        grouping: .byObject(Reminder.self) { _, _, reminder in reminder.list },
-        sorting: .byObject(Reminder.self) { _, _, _, reminder in
+        grouping: .byObject(reminders) { _, reminder in reminder.list },
+        sorting: .byObject(reminders) { _, _, reminder in
             SortKey(.descending(reminder.priority), .ascending(reminder.title))
         }))
 

@@ -15,8 +15,12 @@ struct RegistrationTests {
     static func byPriority(descending: Bool = false, bucket: Int = 2, allowed: Set<String>? = ["notes"]) -> View {
         View(
             name: "by-priority",
-            grouping: .byObject(Note.self) { _, _, note in "p\(note.priority / bucket)" },
-            sorting: .byObject(Note.self) { _, _, _, note in SortKey(descending ? .descending(note.title) : .ascending(note.title)) },
+            // Over "notes" and, with `allowed`, "others" (two collections of notes): closures over the row.
+            grouping: .custom(dependsOnObject: true, dependsOnMetadata: false) { row in "p\(try row.object(as: Note.self).priority / bucket)" },
+            sorting: .custom(dependsOnObject: true, dependsOnMetadata: false) { _, row in
+                let note = try row.object(as: Note.self)
+                return SortKey(descending ? .descending(note.title) : .ascending(note.title))
+            },
             options: ViewOptions(allowedCollections: allowed))
     }
 
@@ -25,7 +29,7 @@ struct RegistrationTests {
     }
 
     static func byTitleLength(offset: Int64 = 0) -> SecondaryIndex<Int64OrderedCoding> {
-        SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-length", collections: ["notes"], Note.self) { _, _, note in
+        SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-length", notes) { _, note in
             Int64(note.title.count) + offset
         }
     }

@@ -43,8 +43,8 @@ struct ViewPersistenceTests {
     static func makePriorityView(name: String = "by-list", versionTag: String) -> View {
         View(
             name: name,
-            grouping: .byObject(TodoItem.self) { _, _, task in task.done ? nil : "p\(task.priority)" },
-            sorting: .byObject(TodoItem.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
+            grouping: .byObject(tasks) { _, task in task.done ? nil : "p\(task.priority)" },
+            sorting: .byObject(tasks) { _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
             versionTag: versionTag)
     }
 

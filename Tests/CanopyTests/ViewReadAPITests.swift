@@ -25,8 +25,11 @@ struct ViewReadAPITests {
     static func makeBookView() -> View {
         View(
             name: "books",
-            grouping: .byObject(Book.self) { _, _, book in book.genre },
-            sorting: .byObject(Book.self) { _, _, _, book in SortKey(.ascending(book.author), .descending(book.year), .ascending(book.title)) },
+            grouping: .byRow { row in try row.object(as: Book.self).genre },
+            sorting: .byRow { _, row in
+                let book = try row.object(as: Book.self)
+                return SortKey(.ascending(book.author), .descending(book.year), .ascending(book.title))
+            },
             options: ViewOptions(allowedCollections: ["books", "anthology"]))
     }
 
@@ -331,10 +334,11 @@ struct ViewReadAPITests {
     static func makeItemView() -> View {
         View(
             name: "items",
-            grouping: .byObject(Item.self) { _, _, item in item.group },
-            sorting: .byObject(Item.self) { group, _, _, item in
-                SortKey(.ascending(item.flag), .descending(item.rank), group == "g3" ? .descending(item.name) : .ascending(item.name),
-                        .descending(item.score), .ascending(item.when))
+            grouping: .byRow { row in try row.object(as: Item.self).group },
+            sorting: .byRow { group, row in
+                let item = try row.object(as: Item.self)
+                return SortKey(.ascending(item.flag), .descending(item.rank), group == "g3" ? .descending(item.name) : .ascending(item.name),
+                               .descending(item.score), .ascending(item.when))
             })
     }
 

@@ -17,8 +17,8 @@ let tasks = TypedCollection<TodoItem, NoteInfo>("tasks")
 func makeTaskView(name: String = "by-list", versionTag: String = "1", options: ViewOptions = .init()) -> View {
     View(
         name: name,
-        grouping: .byObject(TodoItem.self) { _, _, task in task.done ? nil : task.list },
-        sorting: .byObject(TodoItem.self) { _, _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
+        grouping: .byObject(tasks) { _, task in task.done ? nil : task.list },
+        sorting: .byObject(tasks) { _, _, task in SortKey(.descending(task.priority), .ascending(task.title)) },
         versionTag: versionTag, options: options)
 }
 

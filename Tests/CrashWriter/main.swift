@@ -22,6 +22,9 @@ import Foundation
 //                          prints "failed <code>" and exits 0 (the disk-full test)
 //   --nested-checks        runs every nested transaction call and prints "<case> <error code or ok>" per line (the
 //                          test kills it after a timeout: a hang is a failure)
+//   --read-transforming K  reads the comma-separated keys K, in that order, as the types with transforming
+//                          `init(from:)` of TransformingModels.swift, through a connection without caches, and prints
+//                          one line per key (`describeTransformingRow`)
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let durability = Durability(rawValue: arguments[2]) else {
@@ -72,6 +75,13 @@ do {
         try connection.pin()
         say("holding")
         while true { sleep(60) }
+    }
+    if let keys = value("--read-transforming") {
+        let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+        try connection.read { txn in
+            for key in keys.split(separator: ",") { say(try describeTransformingRow(String(key), in: txn)) }
+        }
+        exit(0)
     }
     if arguments.contains("--nested-checks") {
         try runNestedChecks(database)

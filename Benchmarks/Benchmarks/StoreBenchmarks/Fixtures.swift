@@ -17,7 +17,7 @@ final class CanopyStore {
     let directory: TemporaryDirectory
     private(set) var database: Database!
     private(set) var connection: Connection!
-    let collection = TypedCollection<BenchRecord, NoMetadata>("records")
+    let collection = benchRecords
     /// The workload's random numbers, carried from one iteration to the next.
     var generator = XorShift()
     /// How many iterations ran (to give updates new values).

@@ -21,8 +21,8 @@ enum ViewWorkload {
     static func byPriority() -> View {
         View(
             name: "by-priority",
-            grouping: .byObject(BenchRecord.self) { _, _, record in "p\(record.priority)" },
-            sorting: .byObject(BenchRecord.self) { _, _, _, record in SortKey(.ascending(record.created)) },
+            grouping: .byObject(benchRecords) { _, record in "p\(record.priority)" },
+            sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.created)) },
             versionTag: "1")
     }
 
@@ -30,8 +30,8 @@ enum ViewWorkload {
     static func byState() -> View {
         View(
             name: "by-state",
-            grouping: .byObject(BenchRecord.self) { _, _, record in record.done ? "done" : "open" },
-            sorting: .byObject(BenchRecord.self) { _, _, _, record in SortKey(.ascending(record.title)) },
+            grouping: .byObject(benchRecords) { _, record in record.done ? "done" : "open" },
+            sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.title)) },
             versionTag: "1")
     }
 
@@ -40,7 +40,7 @@ enum ViewWorkload {
         View(
             name: "single",
             grouping: .byKey { _, _ in "all" },
-            sorting: .byObject(BenchRecord.self) { _, _, _, record in SortKey(.ascending(record.id)) },
+            sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.id)) },
             versionTag: "1")
     }
 

@@ -52,8 +52,12 @@ enum Workload {
     static let records: [BenchRecord] = (0..<rowCount).map(record)
 }
 
-/// The object stored by the Canopy workloads: a few strings, integers, a date and a flag.
-struct BenchRecord: Codable, Sendable, Hashable {
+/// The collection of the Canopy workloads (the views are typed for it).
+let benchRecords = TypedCollection<BenchRecord, NoMetadata>("records")
+
+/// The object stored by the Canopy workloads: a few strings, integers, a date and a flag. Its `Decodable` is the
+/// synthesized one, so it opts in to the binary codec's fast path for flat structs.
+struct BenchRecord: Codable, Sendable, Hashable, BinaryCodecSynthesizedDecoding {
     var id: Int
     var title: String
     var note: String

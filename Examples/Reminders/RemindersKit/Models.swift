@@ -154,7 +154,7 @@ public enum Schema {
     public static func overdueView() -> View {
         FilteredView.make(name: "overdue", parentView: "agenda", versionTag: "2") { _, row in
             guard row.collection == reminders.name else { return false }
-            let reminder: Reminder = try row.object()
+            let reminder = try row.object(in: reminders)
             return !reminder.done && reminder.due != nil
         }
     }
@@ -163,10 +163,10 @@ public enum Schema {
         let date: Date?
         let calendar: String
         if row.collection == events.name {
-            let event: Event = try row.object()
+            let event = try row.object(in: events)
             (date, calendar) = (event.start, event.calendar)
         } else {
-            let reminder: Reminder = try row.object()
+            let reminder = try row.object(in: reminders)
             guard !reminder.done else { return nil }
             (date, calendar) = (reminder.due, reminder.calendar)
         }
@@ -176,10 +176,10 @@ public enum Schema {
 
     static let sorting = ViewSorting.custom(dependsOnObject: true, dependsOnMetadata: false) { _, row in
         if row.collection == events.name {
-            let event: Event = try row.object()
+            let event = try row.object(in: events)
             return SortKey(.ascending(event.start.timeIntervalSince1970), .ascending(event.title))
         }
-        let reminder: Reminder = try row.object()
+        let reminder = try row.object(in: reminders)
         return SortKey(.ascending(reminder.due?.timeIntervalSince1970 ?? 0), .ascending(reminder.title))
     }
 }

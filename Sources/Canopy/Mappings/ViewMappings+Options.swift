@@ -211,7 +211,13 @@ extension ViewMappings {
     ///
     /// Inside the consolidated section, the groups' rows follow each other in section order, each group after its
     /// range and reversal. A changeset that crosses the threshold deletes the sections before and inserts the sections
-    /// after. Choose a name that is not a group's.
+    /// after.
+    ///
+    /// The name must not be a group's: a consolidated section named like a group the mappings show would name that
+    /// group (``group(forSection:)``, section changes) while showing every group's rows. As in YapDatabase, such a
+    /// name switches consolidation off (``consolidationThreshold`` 0, ``consolidatedSectionName`` empty): at once for
+    /// mappings over a fixed list of groups that lists it, and for filtered mappings at the first ``update(with:)``
+    /// that finds a group of that name. Check ``consolidationThreshold`` afterwards to see whether it stayed on.
     public mutating func setConsolidation(threshold: Int, sectionName: String) {
         consolidationThreshold = max(0, threshold)
         consolidatedSectionName = sectionName

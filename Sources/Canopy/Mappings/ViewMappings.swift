@@ -63,7 +63,8 @@ public struct ViewMappings: Sendable {
     var sectionsByGroup: [String: Int] = [:]
     /// The place of each flexible window, per group whose range is ``ItemRange/flexible(_:)``.
     var flexibleStates: [String: FlexibleWindowState] = [:]
-    /// Below how many shown rows the groups consolidate into one section (0: never), and that section's name.
+    /// Below how many shown rows the groups consolidate into one section (0: never). Set to 0 when the section's name
+    /// turns out to be a group's (see ``setConsolidation(threshold:sectionName:)``).
     public internal(set) var consolidationThreshold: Int = 0
     /// The name of the one section the groups show as while consolidated (see
     /// ``setConsolidation(threshold:sectionName:)``).
@@ -147,6 +148,12 @@ public struct ViewMappings: Sendable {
         flexibleStates = states
         visibleGroups = allGroups.filter { group in
             options(forGroup: group).sectionKind == .static || (counts[group] ?? 0) > 0
+        }
+        // A consolidated section named like one of the groups would name a real group while showing every group's
+        // rows: as YapDatabase does, such a name switches consolidation off (see setConsolidation).
+        if consolidationThreshold > 0, allGroups.contains(consolidatedSectionName) {
+            consolidationThreshold = 0
+            consolidatedSectionName = ""
         }
         let shown = visibleGroups.map { windowRange(inGroup: $0).count }
         isConsolidated = consolidationThreshold > 0 && !visibleGroups.isEmpty && shown.reduce(0, +) < consolidationThreshold

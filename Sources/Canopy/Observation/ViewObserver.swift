@@ -10,12 +10,18 @@ import Synchronization
 /// moves it to the latest snapshot and returns the changes from the old mappings to the new ones; the commits it passed
 /// over are coalesced into one changeset.
 ///
+/// An observer holds a snapshot only between two advances. While a snapshot is held, LMDB cannot reuse the pages
+/// that later commits free, so the database file grows with every commit: advance whenever commits happen (the loops
+/// and callbacks below do), and don't keep an observer pinned and idle while writers work.
+///
 /// Three ways to use it:
 /// - call ``advance()`` yourself (a UI run loop, a test, a benchmark);
 /// - iterate ``changes(includeEmpty:pollInterval:)``, an `AsyncSequence`. Each iteration is an observation of its own
 ///   (its own pinned snapshot, starting from the observer's state when the iteration was made): two loops over one
 ///   observer each see every change. An iteration advances when asked for its next element, and inside the loop
-///   (in the iterating task) ``read(_:)``, ``mappings`` and ``snapshot`` describe the state the element leads to;
+///   (in the iterating task) ``read(_:)``, ``mappings`` and ``snapshot`` describe the state the element leads to.
+///   Once a loop has advanced, the observer follows it: it lets go of its own snapshot, and outside the loop too it
+///   describes the state of the loop's latest advance (of the loop that advanced last, when there are several);
 /// - ``observe(on:includeEmpty:pollInterval:_:)`` with a callback, delivered on an actor you name (the main actor for a
 ///   UI), or ``observe(includeEmpty:pollInterval:_:)`` from a background task.
 ///
@@ -49,6 +55,10 @@ public final class ViewObserver: @unchecked Sendable {
     private let iterations = Mutex<[Int: ViewObserver]>([:])
     /// Wakes the observer when another process commits (CommitWakeup.swift); polling remains the fallback.
     private let crossProcessWakeup: CommitWatch
+    /// The iteration of ``changes(includeEmpty:pollInterval:)`` that advanced last, which this observer follows: its
+    /// own connection is then unpinned (it holds no old snapshot), and its state is the iteration's. Set and cleared
+    /// under ``gate``.
+    private let followed = Mutex<ViewObserver?>(nil)
 
     /// Opens a connection, pins it to the latest snapshot and updates `mappings` there.
     ///
@@ -108,17 +118,44 @@ public final class ViewObserver: @unchecked Sendable {
         signal.fire()
     }
 
-    /// The mappings at ``snapshot`` (inside a loop over ``changes(includeEmpty:pollInterval:)``: that iteration's).
+    /// The mappings at ``snapshot`` (inside a loop over ``changes(includeEmpty:pollInterval:)``: that iteration's;
+    /// elsewhere, once a loop has advanced: the loop's).
     public var mappings: ViewMappings {
         if let iteration = currentIteration { return iteration.mappings }
-        return currentMappings.withLock { $0 }
+        return observedMappings
     }
 
     /// The snapshot the observer is pinned to (inside a loop over ``changes(includeEmpty:pollInterval:)``: that
-    /// iteration's).
+    /// iteration's; elsewhere, once a loop has advanced: the loop's).
     public var snapshot: UInt64 {
-        if let iteration = currentIteration { return iteration.snapshot }
-        return currentMappings.withLock { $0.snapshot ?? 0 }
+        mappings.snapshot ?? 0
+    }
+
+    /// The observer's state outside any iteration's task: its own, or that of the iteration it follows.
+    private var observedMappings: ViewMappings {
+        if let followed = followed.withLock({ $0 }) { return followed.mappings }
+        return currentMappings.withLock { $0 }
+    }
+
+    /// Called by an iteration that has just advanced: the observer follows it and lets go of its own snapshot, which
+    /// would otherwise keep every page freed since from being reused for as long as the loop runs.
+    fileprivate func follow(_ iteration: ViewObserver) {
+        // Under the gate: a read of this observer in progress finishes on the snapshot it started with.
+        try? gated {
+            followed.withLock { $0 = iteration }
+            connection.unpin()
+        }
+    }
+
+    /// The observer's own state, taking it back from the iteration it followed: its connection pinned again (to the
+    /// latest snapshot; the caller advances from the returned mappings). For callers holding ``gate``.
+    private func ownState() throws -> ViewMappings {
+        guard let iteration = followed.withLock({ $0 }) else { return currentMappings.withLock { $0 } }
+        let mappings = iteration.mappings
+        try connection.pin()
+        currentMappings.withLock { $0 = mappings }
+        followed.withLock { $0 = nil }
+        return mappings
     }
 
     /// Runs `body` in a read transaction at ``snapshot`` — the state the last changeset leads to (inside a loop over
@@ -129,7 +166,10 @@ public final class ViewObserver: @unchecked Sendable {
     ///   same thread; what `body` throws.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         if let iteration = currentIteration { return try iteration.read(body) }
-        return try gated { try connection.read(body) }
+        return try gated {
+            if let followed = followed.withLock({ $0 }) { return try followed.read(body) }
+            return try connection.read(body)
+        }
     }
 
     /// The thread inside ``gate`` (0 when none), so that a nested call is a typed error rather than a hang.
@@ -174,7 +214,7 @@ public final class ViewObserver: @unchecked Sendable {
     @discardableResult
     public func advance() throws -> ViewChangeset {
         try gated {
-            let current = currentMappings.withLock { $0 }
+            let current = try ownState()
             let from = current.snapshot ?? 0
             let changeset = try Self.catchingUp(database, view: current.view, retry: {}) { () throws -> ViewChangeset in
                 let notifications: [CommitNotification]
@@ -214,9 +254,9 @@ public final class ViewObserver: @unchecked Sendable {
     @discardableResult
     public func setMappings(_ newMappings: ViewMappings) throws -> ViewChangeset {
         try gated {
+            let from = try ownState().snapshot ?? 0
             var updated = newMappings
             try connection.read { txn in try updated.update(with: txn.view(updated.view)) }
-            let from = currentMappings.withLock { $0.snapshot ?? 0 }
             currentMappings.withLock { $0 = updated }
             return .reload(from: from, mappings: updated)
         }
@@ -226,17 +266,24 @@ public final class ViewObserver: @unchecked Sendable {
     /// since the previous one.
     ///
     /// Each iteration (each `for try await` loop) is an independent observation with its own pinned snapshot,
-    /// starting from this observer's state when the loop starts: two loops each see every change, and neither moves
-    /// this observer. An iteration advances only when the next element is asked for, and while the loop body runs,
-    /// ``read(_:)``, ``mappings`` and ``snapshot`` — called from the iterating task — describe the state the element
-    /// leads to. The loop ends when its task is cancelled.
+    /// starting from this observer's state when `changes()` was called: two loops over sequences made at the same
+    /// state each see every change. An iteration
+    /// advances whenever commits happen (also those its elements skip) and yields when the next element is asked for;
+    /// while the loop body runs, ``read(_:)``, ``mappings`` and ``snapshot`` — called from the iterating task —
+    /// describe the state the element leads to. It holds its snapshot only between two advances.
+    ///
+    /// Once an iteration has advanced, this observer follows it: it lets go of its own snapshot (so that no old
+    /// snapshot stays pinned for as long as the loop runs, which would keep LMDB from reusing freed pages and grow the
+    /// file with every commit), and outside the loop's task too ``read(_:)``, ``mappings`` and ``snapshot`` describe
+    /// the state of that iteration's latest advance — after the loop ends as well, until ``advance()`` or
+    /// ``setMappings(_:)`` moves the observer on from there. The loop ends when its task is cancelled.
     ///
     /// - Parameters:
     ///   - includeEmpty: whether to also yield empty changesets (commits that didn't touch what the mappings show).
     ///   - pollInterval: how often to look for commits of other processes where the inotify wake-up is unavailable
     ///     (where it is active, their commits wake the observer within a millisecond and the poll runs every 2 s).
     public func changes(includeEmpty: Bool = false, pollInterval: Duration = .milliseconds(200)) -> Changes {
-        Changes(observer: self, includeEmpty: includeEmpty, pollInterval: pollInterval)
+        Changes(observer: self, start: observedMappings, includeEmpty: includeEmpty, pollInterval: pollInterval)
     }
 
     /// Calls `callback` with each changeset (or the error that ended the observation), isolated to `actor` — the main
@@ -291,12 +338,15 @@ public final class ViewObserver: @unchecked Sendable {
         /// One changeset per advance.
         public typealias Element = ViewChangeset
         let observer: ViewObserver
+        /// The observer's state when ``ViewObserver/changes(includeEmpty:pollInterval:)`` was called.
+        let start: ViewMappings
         let includeEmpty: Bool
         let pollInterval: Duration
 
-        /// Makes an iterator: a new, independent observation starting from the observer's current state.
+        /// Makes an iterator: a new, independent observation starting from the observer's state when the sequence
+        /// was made.
         public func makeAsyncIterator() -> Iterator {
-            Iterator(iteration: Iteration(parent: observer, start: observer.currentMappings.withLock { $0 }),
+            Iterator(iteration: Iteration(parent: observer, start: start),
                      includeEmpty: includeEmpty, pollInterval: pollInterval)
         }
 
@@ -313,6 +363,7 @@ public final class ViewObserver: @unchecked Sendable {
                     let generation = observer.commitGeneration
                     if try observer.hasNewCommits() {
                         let changeset = try observer.advance()
+                        iteration.parentFollows()
                         if includeEmpty || !changeset.isEmpty {
                             iteration.attach(to: ViewObserver.currentTaskKey)
                             return changeset
@@ -351,6 +402,12 @@ public final class ViewObserver: @unchecked Sendable {
                     child = made
                     return made
                 }
+            }
+
+            /// The parent follows this iteration, which has just advanced (see ``ViewObserver/follow(_:)``).
+            func parentFollows() {
+                guard let child = lock.withLock({ child }) else { return }
+                parent.follow(child)
             }
 
             func attach(to task: Int?) {

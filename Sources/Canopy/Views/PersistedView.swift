@@ -117,8 +117,8 @@ enum PersistedView {
         }
         return View(
             name: record.name,
-            grouping: ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, closure: { _ in throw unavailable }),
-            sorting: ViewSorting(dependsOnObject: false, dependsOnMetadata: false, closure: { _, _ in throw unavailable }),
+            grouping: ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, collection: nil, closure: { _ in throw unavailable }),
+            sorting: ViewSorting(dependsOnObject: false, dependsOnMetadata: false, collection: nil, closure: { _, _ in throw unavailable }),
             versionTag: record.versionTag, options: options.viewOptions)
     }
 

@@ -10,13 +10,19 @@ import Synchronization
 /// ``ReadTransaction/view(_:)``.
 ///
 /// ```swift
+/// let reminders = TypedCollection<Reminder, NoMetadata>("reminders")
 /// let agenda = View(
 ///     name: "agenda",
-///     grouping: .byObject(Reminder.self) { _, _, reminder in reminder.done ? nil : reminder.day },
-///     sorting: .byObject(Reminder.self) { _, _, _, reminder in SortKey(.ascending(reminder.due), .ascending(reminder.title)) },
+///     grouping: .byObject(reminders) { _, reminder in reminder.done ? nil : reminder.day },
+///     sorting: .byObject(reminders) { _, _, reminder in SortKey(.ascending(reminder.due), .ascending(reminder.title)) },
 ///     versionTag: "1")
 /// try database.register(agenda)
 /// ```
+///
+/// The typed forms of grouping and sorting take a ``TypedCollection``: the view then holds only that collection's rows
+/// (its ``viewOptions`` allow only it), so a write to another collection never reaches a closure that would fail to
+/// decode it. A view over several collections groups and sorts with ``ViewGrouping/byRow(_:)`` and
+/// ``ViewSorting/byRow(_:)``.
 ///
 /// Changing the closures' behaviour needs a new `versionTag`: the view is then rebuilt at registration. A changed
 /// ``options`` (allowed collections, parent, what the closures read) rebuilds it too, and registration spot-checks the
@@ -36,9 +42,13 @@ public final class View: StoreExtension {
     public let kind: String
     /// Changing the tag rebuilds the view at registration.
     public let versionTag: String
-    /// The view's options.
+    /// The view's options. The typed forms of grouping and sorting limit ``ViewOptions/allowedCollections`` to their
+    /// collection.
     public let viewOptions: ViewOptions
     let source: Source
+    /// Why the definition can hold no row (a grouping and a sorting typed for different collections, a typed form
+    /// for a collection the options don't allow): registration refuses it.
+    let definitionError: String?
     let progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
 
     struct State {
@@ -65,7 +75,16 @@ public final class View: StoreExtension {
         self.name = name
         self.kind = "view"
         self.versionTag = versionTag
-        self.viewOptions = options
+        var effective = options
+        var definitionError: String?
+        for typed in [grouping.collection, sorting.collection].compactMap({ $0 }) {
+            if let allowed = effective.allowedCollections, !allowed.contains(typed) {
+                definitionError = "the view's typed closures read collection '\(typed)', which its other closure or its allowedCollections (\(allowed.sorted())) exclude: it could hold no row; type both closures for one collection, or use byRow for several"
+            }
+            effective.allowedCollections = [typed]
+        }
+        self.viewOptions = effective
+        self.definitionError = definitionError
         self.source = .closures(grouping, sorting)
         self.progress = progress
     }
@@ -76,6 +95,7 @@ public final class View: StoreExtension {
         self.kind = "filtered-view"
         self.versionTag = versionTag
         self.viewOptions = options
+        self.definitionError = nil
         self.source = .filtered(parent: parent, filter: filter)
         self.progress = progress
     }
@@ -134,6 +154,9 @@ public final class View: StoreExtension {
     /// Opens the view's tables and populates them when needed (see ``ExtensionRegistrationContext``). The store
     /// prepares a filtered view again, with a rebuild, whenever its parent is rebuilt (``dependencies``).
     public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+        if let definitionError {
+            throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
+        }
         let tables = try ViewTables.open(in: transaction, view: name)
         state.withLock { $0.tables = tables }
         if let reason = context.rebuildReason {
@@ -148,6 +171,9 @@ public final class View: StoreExtension {
     /// compared byte for byte. A difference means the closures changed without a new version tag: the registration
     /// rebuilds the view, saying so. Rows whose closures throw are skipped.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
+        if let definitionError {
+            throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
+        }
         let writer = (transaction as? ReadWriteTransaction)?.viewWriter(named: name)
         let tables: ViewTables
         if let writer {

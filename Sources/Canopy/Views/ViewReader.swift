@@ -24,7 +24,8 @@ extension ReadTransaction {
 
 /// Reads one view inside one transaction: groups, counts, rows by position, positions of rows.
 ///
-/// Valid only inside the transaction it came from. Position queries don't scan groups: they use the view's counted
+/// Valid only inside the transaction it came from: once that transaction's closure has returned, every call throws
+/// ``CanopyError/Code/transactionEnded``. Position queries don't scan groups: they use the view's counted
 /// page directory and read one page.
 public struct ViewReader {
     let view: View
@@ -41,19 +42,30 @@ public struct ViewReader {
 
     /// The names of the groups that hold at least one row, sorted by their UTF-8 bytes.
     public func groups() throws -> [String] {
-        index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        try transaction.checkActive()
+        return index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// The number of non-empty groups.
-    public func numberOfGroups() throws -> Int { index.groups.count }
+    public func numberOfGroups() throws -> Int {
+        try transaction.checkActive()
+        return index.groups.count
+    }
 
     /// The number of rows in `group` (0 for a group that is empty or unknown).
-    public func count(inGroup group: String) throws -> Int { index.groups[group]?.count ?? 0 }
+    public func count(inGroup group: String) throws -> Int {
+        try transaction.checkActive()
+        return index.groups[group]?.count ?? 0
+    }
 
     /// The number of rows in the whole view.
-    public func count() throws -> Int { index.totalCount }
+    public func count() throws -> Int {
+        try transaction.checkActive()
+        return index.totalCount
+    }
 
     func page(_ id: UInt64) throws -> ViewPage {
+        try transaction.checkActive()
         if let writer { return try writer.page(id) }
         return try tables.readPage(id, transaction)
     }

@@ -93,6 +93,22 @@ public final class ViewRow {
         }
     }
 
+    /// The object, decoded through `collection` (its types and codec).
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
+    ///   ``object(as:)`` throws.
+    public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
+        try collection.checkRow(id, codecName: codecName)
+        return try object(as: Object.self)
+    }
+
+    /// The metadata, decoded through `collection`, or `nil` when the row has none.
+    /// - Throws: as ``object(in:)``.
+    public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        try collection.checkRow(id, codecName: codecName)
+        return try metadata(as: Metadata.self)
+    }
+
     static func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
         guard let codec = Codecs.named(codecName) else {
             throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec",
@@ -110,94 +126,121 @@ public final class ViewRow {
 /// How a view puts rows into groups: a closure returning the group's name, or `nil` to leave the row out.
 ///
 /// The variants say what the closure reads, so that the view re-runs it only when that part of a row changes (as
-/// YapDatabase's withKey / withObject / withMetadata / withRow).
+/// YapDatabase's withKey / withObject / withMetadata / withRow). The typed forms take a ``TypedCollection``: their
+/// closure sees only that collection's rows (the view holds no other), decoded with its types and codec. For rows of
+/// several collections, use ``byRow(_:)`` and decode each row by its collection (``ViewRow/object(in:)``).
 public struct ViewGrouping: Sendable {
     let dependsOnObject: Bool
     let dependsOnMetadata: Bool
+    /// The one collection a typed form sees, or `nil` for the forms that see every collection.
+    let collection: String?
     let closure: @Sendable (ViewRow) throws -> String?
 
     /// Groups by collection and key only.
     public static func byKey(_ group: @escaping @Sendable (_ collection: String, _ key: String) -> String?) -> ViewGrouping {
-        ViewGrouping(dependsOnObject: false, dependsOnMetadata: false) { row in group(row.collection, row.key) }
+        ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, collection: nil) { row in group(row.collection, row.key) }
     }
 
-    /// Groups by the object (decoded as `Object`).
-    public static func byObject<Object: Decodable & SendableMetatype>(
-        _ type: Object.Type, _ group: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object) -> String?
+    /// Groups the rows of `collection` by their objects; the view holds no row of another collection.
+    public static func byObject<Object, Metadata>(
+        _ collection: TypedCollection<Object, Metadata>, _ group: @escaping @Sendable (_ key: String, _ object: Object) -> String?
     ) -> ViewGrouping {
-        ViewGrouping(dependsOnObject: true, dependsOnMetadata: false) { row in group(row.collection, row.key, try row.object(as: Object.self)) }
-    }
-
-    /// Groups by the metadata (decoded as `Metadata`, `nil` when absent).
-    public static func byMetadata<Metadata: Decodable & SendableMetatype>(
-        _ type: Metadata.Type, _ group: @escaping @Sendable (_ collection: String, _ key: String, _ metadata: Metadata?) -> String?
-    ) -> ViewGrouping {
-        ViewGrouping(dependsOnObject: false, dependsOnMetadata: true) { row in group(row.collection, row.key, try row.metadata(as: Metadata.self)) }
-    }
-
-    /// Groups by the whole row.
-    public static func byRow<Object: Decodable & SendableMetatype, Metadata: Decodable & SendableMetatype>(
-        _ objectType: Object.Type, _ metadataType: Metadata.Type,
-        _ group: @escaping @Sendable (_ collection: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> String?
-    ) -> ViewGrouping {
-        ViewGrouping(dependsOnObject: true, dependsOnMetadata: true) { row in
-            group(row.collection, row.key, try row.object(as: Object.self), try row.metadata(as: Metadata.self))
+        ViewGrouping(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name) { row in
+            group(row.key, try row.object(in: collection))
         }
+    }
+
+    /// Groups the rows of `collection` by their metadata (`nil` when a row has none); the view holds no row of
+    /// another collection.
+    public static func byMetadata<Object, Metadata>(
+        _ collection: TypedCollection<Object, Metadata>, _ group: @escaping @Sendable (_ key: String, _ metadata: Metadata?) -> String?
+    ) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: false, dependsOnMetadata: true, collection: collection.name) { row in
+            group(row.key, try row.metadata(in: collection))
+        }
+    }
+
+    /// Groups the rows of `collection` by object and metadata; the view holds no row of another collection.
+    public static func byRow<Object, Metadata>(
+        _ collection: TypedCollection<Object, Metadata>,
+        _ group: @escaping @Sendable (_ key: String, _ object: Object, _ metadata: Metadata?) -> String?
+    ) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: collection.name) { row in
+            group(row.key, try row.object(in: collection), try row.metadata(in: collection))
+        }
+    }
+
+    /// Groups rows of any collection by the whole row: the closure has the row's collection in hand and decodes what
+    /// it needs (``ViewRow/object(in:)``, ``ViewRow/metadata(in:)``). Limit the collections with
+    /// ``ViewOptions/allowedCollections``.
+    public static func byRow(_ group: @escaping @Sendable (_ row: ViewRow) throws -> String?) -> ViewGrouping {
+        ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: nil, closure: group)
     }
 
     /// A grouping from any closure over a ``ViewRow``, declaring what it reads.
     public static func custom(
         dependsOnObject: Bool, dependsOnMetadata: Bool, _ group: @escaping @Sendable (ViewRow) throws -> String?
     ) -> ViewGrouping {
-        ViewGrouping(dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata, closure: group)
+        ViewGrouping(dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata, collection: nil, closure: group)
     }
 }
 
 /// How a view orders rows within a group: a ``SortKey`` per row (ties are broken by collection, then key).
+///
+/// As for ``ViewGrouping``, the typed forms take a ``TypedCollection`` and see only its rows; ``byRow(_:)`` sees rows
+/// of any collection.
 public struct ViewSorting: Sendable {
     let dependsOnObject: Bool
     let dependsOnMetadata: Bool
+    /// The one collection a typed form sees, or `nil` for the forms that see every collection.
+    let collection: String?
     let closure: @Sendable (_ group: String, _ row: ViewRow) throws -> SortKey
 
     /// Sorts by collection and key only.
     public static func byKey(_ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String) -> SortKey) -> ViewSorting {
-        ViewSorting(dependsOnObject: false, dependsOnMetadata: false) { group, row in sortKey(group, row.collection, row.key) }
+        ViewSorting(dependsOnObject: false, dependsOnMetadata: false, collection: nil) { group, row in sortKey(group, row.collection, row.key) }
     }
 
-    /// Sorts by the object.
-    public static func byObject<Object: Decodable & SendableMetatype>(
-        _ type: Object.Type, _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ object: Object) -> SortKey
+    /// Sorts the rows of `collection` by their objects; the view holds no row of another collection.
+    public static func byObject<Object, Metadata>(
+        _ collection: TypedCollection<Object, Metadata>,
+        _ sortKey: @escaping @Sendable (_ group: String, _ key: String, _ object: Object) -> SortKey
     ) -> ViewSorting {
-        ViewSorting(dependsOnObject: true, dependsOnMetadata: false) { group, row in
-            sortKey(group, row.collection, row.key, try row.object(as: Object.self))
+        ViewSorting(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name) { group, row in
+            sortKey(group, row.key, try row.object(in: collection))
         }
     }
 
-    /// Sorts by the metadata.
-    public static func byMetadata<Metadata: Decodable & SendableMetatype>(
-        _ type: Metadata.Type,
-        _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ metadata: Metadata?) -> SortKey
+    /// Sorts the rows of `collection` by their metadata; the view holds no row of another collection.
+    public static func byMetadata<Object, Metadata>(
+        _ collection: TypedCollection<Object, Metadata>,
+        _ sortKey: @escaping @Sendable (_ group: String, _ key: String, _ metadata: Metadata?) -> SortKey
     ) -> ViewSorting {
-        ViewSorting(dependsOnObject: false, dependsOnMetadata: true) { group, row in
-            sortKey(group, row.collection, row.key, try row.metadata(as: Metadata.self))
+        ViewSorting(dependsOnObject: false, dependsOnMetadata: true, collection: collection.name) { group, row in
+            sortKey(group, row.key, try row.metadata(in: collection))
         }
     }
 
-    /// Sorts by the whole row.
-    public static func byRow<Object: Decodable & SendableMetatype, Metadata: Decodable & SendableMetatype>(
-        _ objectType: Object.Type, _ metadataType: Metadata.Type,
-        _ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> SortKey
+    /// Sorts the rows of `collection` by object and metadata; the view holds no row of another collection.
+    public static func byRow<Object, Metadata>(
+        _ collection: TypedCollection<Object, Metadata>,
+        _ sortKey: @escaping @Sendable (_ group: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> SortKey
     ) -> ViewSorting {
-        ViewSorting(dependsOnObject: true, dependsOnMetadata: true) { group, row in
-            sortKey(group, row.collection, row.key, try row.object(as: Object.self), try row.metadata(as: Metadata.self))
+        ViewSorting(dependsOnObject: true, dependsOnMetadata: true, collection: collection.name) { group, row in
+            sortKey(group, row.key, try row.object(in: collection), try row.metadata(in: collection))
         }
+    }
+
+    /// Sorts rows of any collection by the whole row, which the closure decodes by its collection.
+    public static func byRow(_ sortKey: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> SortKey) -> ViewSorting {
+        ViewSorting(dependsOnObject: true, dependsOnMetadata: true, collection: nil, closure: sortKey)
     }
 
     /// A sorting from any closure, declaring what it reads.
     public static func custom(
         dependsOnObject: Bool, dependsOnMetadata: Bool, _ sortKey: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> SortKey
     ) -> ViewSorting {
-        ViewSorting(dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata, closure: sortKey)
+        ViewSorting(dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata, collection: nil, closure: sortKey)
     }
 }
 

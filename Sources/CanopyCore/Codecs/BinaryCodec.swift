@@ -42,10 +42,11 @@ import Foundation
 /// As in JSON, a `nil` wrapped in another optional (`.some(.none)`) under a key reads back as `nil`, and when a key
 /// is written twice the decoder finds the first value.
 ///
-/// Flat structs of strings, numbers, Bools and Dates with synthesized `Decodable` are decoded by a fast path that
-/// writes the values straight into the struct (the codec learns from the first value of a type whether it qualifies);
-/// it decodes exactly what `init(from:)` would, and a type whose `init(from:)` changes the values it reads opts out
-/// with ``BinaryCodecGeneralDecoding``.
+/// Every value is decoded through its type's `init(from:)`, unless the type opts in to the fast path for flat structs
+/// with ``BinaryCodecSynthesizedDecoding``: a struct of strings, numbers, Bools and Dates whose `Decodable` is the
+/// synthesized one is then decoded by writing the values straight into the struct, without `init(from:)`. The marker is
+/// a promise the codec cannot check from values; a type whose `init(from:)` changes, checks or defaults what it reads
+/// must not conform.
 ///
 /// Decoding reads the bytes in place and checks every read against their bounds: truncated or corrupt bytes throw
 /// `DecodingError.dataCorrupted` (with a ``CodecError`` of code ``CodecError/Code/malformedBytes`` as the underlying
@@ -112,13 +113,12 @@ public struct BinaryCodec: Codec {
         return withUnsafeMutableBytes(of: &scratch) { $0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: T.self).move() }
     }
 
-    /// Decodes `T` for the first time: through the general path, recording what its `init(from:)` asks for, to learn
-    /// whether later values can take the fast path.
+    /// Decodes `T` for the first time: through the general path; for a type that opted in to the fast path
+    /// (``BinaryCodecSynthesizedDecoding``), recording what its `init(from:)` asks for, to lay out its plan.
     private func decodeLearning<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        // Types the general path reads by their tag, and types that opted out, never take the fast path.
-        if FlatFieldKind(T.self) != nil || T.self == Data.self || T.self == [String].self || T.self == [Int].self
-            || T.self == [Double].self || T.self is any BinaryCodecGeneralDecoding.Type
-        {
+        // Only types that promise a synthesized `Decodable` may take the fast path: whether an `init(from:)` changes
+        // what it reads cannot be learned from values (a lowercasing init leaves a lowercase value as it is).
+        guard T.self is any BinaryCodecSynthesizedDecoding.Type, FlatFieldKind(T.self) == nil else {
             FlatDecodePlans.remember(.general, for: T.self)
             return try decodeGeneral(T.self, from: bytes)
         }

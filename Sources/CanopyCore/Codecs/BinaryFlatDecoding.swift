@@ -6,28 +6,42 @@ import Synchronization
 // or a Date (what synthesized `Decodable` does for such a struct) is decoded by reading its map's entries in order and
 // writing each value straight into the struct's memory, without `init(from:)`, containers or coding keys.
 //
-// Whether a type qualifies is learned from a real decode: the first time the codec decodes a type, it decodes it
-// through the general path with a recording decoder wrapped around the real one (so that decode returns what the
-// general path returns, and can fail no other way), which notes every call `init(from:)` makes. The type qualifies
-// when those calls were one keyed container and one primitive decode per stored property (the names and types that
-// `Mirror` lists, in its order), when the struct's size and alignment are those of its properties laid out in that
-// order, and when every property of the decoded value holds, bit for bit, the value its call returned. A type that
-// does not qualify is always decoded through the general path.
+// Only types that opt in with ``BinaryCodecSynthesizedDecoding`` take it: whether an `init(from:)` changes the values
+// it reads (lowercases a string, clamps a number) cannot be learned from values — a value the change leaves as it is
+// looks the same — so the codec never guesses. For a type that opted in, its plan (keys, kinds, offsets) is laid out
+// from the first decode, made through the general path with a recording decoder wrapped around the real one (so that
+// decode returns what the general path returns, and can fail no other way), which notes every call `init(from:)`
+// makes. The plan exists when those calls were one keyed container and one primitive decode per stored property (the
+// names and types that `Mirror` lists, in its order), when the struct's size and alignment are those of its
+// properties laid out in that order, and when every property of the decoded value holds, bit for bit, the value its
+// call returned (a check of the layout). Otherwise the type is always decoded through the general path.
 //
 // The fast path reads with the general path's own bounds-checked readers; it succeeds only when the bytes are a map of
 // exactly those keys in that order with values of those types. Anything else (corrupt or truncated bytes, another
 // order, missing or extra keys, a nil) makes it give up — releasing what it wrote — and the value is decoded through
-// the general path, which returns it or throws the usual typed error. So the fast path decodes exactly what the
-// general path decodes.
-//
-// A type whose `init(from:)` decodes every property by name and in order but changes the values on the way in (trims
-// strings, clamps numbers) would be decoded without those changes: such types opt out with
-// ``BinaryCodecGeneralDecoding``.
+// the general path, which returns it or throws the usual typed error.
 
-/// Marks a type that the binary codec must always decode through its `init(from:)`, never through its fast path for
-/// flat structs (see ``BinaryCodec``): for a type whose `init(from:)` decodes each stored property under its own name
-/// but changes or checks the values it reads.
-public protocol BinaryCodecGeneralDecoding: Decodable {}
+/// Opts a type in to the binary codec's fast path for flat structs (see ``BinaryCodec``), with a promise: decoding
+/// the type is exactly what the `Decodable` conformance the compiler synthesizes for a struct does — each stored
+/// property, in declaration order, decoded under its own name from one keyed container and stored as read.
+///
+/// The codec then writes the values straight into the struct without calling `init(from:)`, containers or coding
+/// keys. It cannot check the promise from values: a type whose `init(from:)` changes what it reads
+/// (lowercases, trims, clamps), validates it or fills defaults must not conform, or its values would be read without
+/// those changes. Types that don't conform — the default — are always decoded through `init(from:)`. A conforming
+/// type that does not fit the fast path (a property that is not a string, an integer, a floating-point number, a Bool
+/// or a Date; custom coding keys; more than 256 bytes) is decoded through `init(from:)` too.
+///
+/// ```swift
+/// struct Point: Codable, Sendable, BinaryCodecSynthesizedDecoding { var x: Double; var y: Double; var label: String }
+/// ```
+public protocol BinaryCodecSynthesizedDecoding: Decodable {}
+
+/// Earlier versions' opt-out of the fast path, which is now opt-in (``BinaryCodecSynthesizedDecoding``): a type that
+/// doesn't opt in is always decoded through its `init(from:)`, so this marker changes nothing. Kept so that code
+/// written for those versions compiles.
+@available(*, deprecated, message: "types are decoded through init(from:) unless they conform to BinaryCodecSynthesizedDecoding; remove this conformance")
+public typealias BinaryCodecGeneralDecoding = Decodable
 
 /// The kinds of property values the fast path writes.
 enum FlatFieldKind: Sendable {

@@ -42,6 +42,14 @@ public class ReadTransaction {
     /// Marks the transaction as ended (its closure returned).
     func end() { isActive = false }
 
+    /// Throws ``CanopyError/Code/transactionEnded`` once the transaction's closure has returned: for readers built on
+    /// a transaction that answer from memory (a view's counted page directory), so that every read of an ended
+    /// transaction fails, not only those that reach LMDB.
+    @inline(__always)
+    package func checkActive() throws(CanopyError) {
+        guard isActive else { throw endedError() }
+    }
+
     var tables: StoreTables { core.tables }
     var cacheState: ConnectionState { connection.state }
 
@@ -176,15 +184,30 @@ public class ReadTransaction {
 
     /// The object stored for `key` in `collection`, or `nil`.
     ///
-    /// Served from the connection's cache when it holds the object; otherwise read and decoded, then cached.
+    /// Served from the connection's cache when it holds the object; otherwise read and decoded, then cached. A cache
+    /// hit obeys the same rules as a read: it throws once the transaction has ended, and when the handle's codec is
+    /// not the collection's.
     /// - Throws: ``CanopyError/Code/decodingFailed`` (naming the collection and key) when the bytes cannot be decoded;
-    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec.
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec;
+    ///   ``CanopyError/Code/transactionEnded`` when the transaction is used after its closure returned.
     public func object<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         let caches = cacheState.objectCache
         if caches.count > 0, let cache = caches.cache(for: collection.name, as: Object.self), let slot = cache.slot(for: CacheKey(key)) {
+            try checkCachedRead(collection.name, collection.codec)
             return cache.value(at: slot, as: Object.self)
         }
         return try uncachedObject(forKey: key, in: collection)
+    }
+
+    /// The checks a read makes before it reaches LMDB, for a read the cache answers: the transaction is active, and
+    /// the handle's codec is the collection's (a cached value exists only for a collection that has a record).
+    @inline(__always)
+    final func checkCachedRead(_ collection: String, _ codec: any Codec) throws {
+        guard isActive else { throw endedError() }
+        guard let record = try collectionRecord(collection) else { return }
+        // The common case without a call through the existential: the binary codec, recorded for the collection.
+        if Swift.type(of: codec) == BinaryCodec.self, record.codec == BinaryCodec.codecName { return }
+        try checkCodec(record, codec, collection: collection)
     }
 
     /// ``object(forKey:in:)`` past the cache. Apart, so that the hit path has no optional of the generic type (which,
@@ -201,10 +224,11 @@ public class ReadTransaction {
 
     /// The metadata stored for `key` in `collection`, or `nil` when the row or its metadata is absent.
     ///
-    /// Reads only the metadata: the object is not decoded.
+    /// Reads only the metadata: the object is not decoded. Cache hits obey the rules of ``object(forKey:in:)``.
     public func metadata<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
         let caches = cacheState.metadataCache
         if caches.count > 0, let cache = caches.cache(for: collection.name, as: Metadata.self), let slot = cache.slot(for: CacheKey(key)) {
+            try checkCachedRead(collection.name, collection.codec)
             return cache.value(at: slot, as: Metadata.self)
         }
         return try uncachedMetadata(forKey: key, in: collection)
@@ -425,7 +449,10 @@ public class ReadTransaction {
     }
 
     /// The underlying LMDB transaction, for extensions that read their own tables.
-    public var lmdbTransaction: LMDB.ReadTransaction { lmdbStorage }
+    /// - Throws: ``CanopyError/Code/transactionEnded`` once the transaction's closure has returned.
+    public var lmdbTransaction: LMDB.ReadTransaction {
+        get throws(CanopyError) { try storage }
+    }
 
     /// The database's path.
     public var databasePath: String { core.path }

@@ -26,3 +26,26 @@ public struct NoMetadata: Codable, Sendable, Hashable {
     /// Creates the (empty) value.
     public init() {}
 }
+
+extension TypedCollection {
+    /// Checks that a row read by an extension (a view's or an index's closure) belongs to this collection and was
+    /// stored with this handle's codec, before its bytes are decoded as `Object` or `Metadata`.
+    ///
+    /// - Parameters:
+    ///   - id: the row.
+    ///   - codecName: the codec recorded for the row's collection.
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec.
+    public func checkRow(_ id: RowID, codecName: String) throws {
+        guard id.collection == name else {
+            throw CanopyError(.invalidArgument, "the row is in collection '\(id.collection)', not in '\(name)': read it through a handle of its own collection",
+                              collection: id.collection, key: id.key)
+        }
+        guard codecName == codec.name else {
+            throw CanopyError(
+                .codecMismatch,
+                "the collection is stored with codec '\(codecName)' but was accessed with codec '\(codec.name)'; use a handle with the codec it was written with",
+                collection: id.collection, key: id.key)
+        }
+    }
+}
