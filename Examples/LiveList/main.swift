@@ -13,8 +13,8 @@ let notes = TypedCollection<Note, NoMetadata>("notes")
 TerminalRunner.runApp {
     let database = try Database(path: CommandLine.arguments.dropFirst().first ?? "notes.canopy")
     try database.register(View(name: "by-list",
-                               grouping: .byObject(Note.self) { _, _, note in note.list },
-                               sorting: .byObject(Note.self) { _, _, _, note in SortKey(.ascending(note.title)) }))
+                               grouping: .byObject(notes) { _, note in note.list },
+                               sorting: .byObject(notes) { _, _, note in SortKey(.ascending(note.title)) }))
     let list = TerminalListView(colour: TerminalColorPolicy.isEnabled(fileDescriptor: 1, environment: ProcessInfo.processInfo.environment))
     let factory = Factory<Note, TerminalCell, TerminalSupplementaryView, TerminalListView, ViewCellIndex, ViewSupplementaryIndex>()
     factory.registerCell(.type(TerminalCell.self), in: list) { cell, note, index in

@@ -82,8 +82,8 @@ struct PushTests {
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
         try database.register(View(
             name: "by-day",
-            grouping: .byObject(Entry.self) { _, _, entry in entry.day },
-            sorting: .byObject(Entry.self) { _, _, _, entry in SortKey(.ascending(entry.time), .ascending(entry.title)) },
+            grouping: .byObject(entries) { _, entry in entry.day },
+            sorting: .byObject(entries) { _, _, entry in SortKey(.ascending(entry.time), .ascending(entry.title)) },
             options: ViewOptions(allowedCollections: ["entries"])))
         let container = TestContainer()
         let factory = Factory<Entry, TextCell, TextHeader, TestContainer, ViewCellIndex, ViewSupplementaryIndex>()

@@ -13,8 +13,8 @@ private let notes = TypedCollection<Note, NoMetadata>("notes")
 private func openNotes(_ path: String) throws -> Database {
     let database = try Database(path: path)
     try database.register(View(name: "by-list",
-                               grouping: .byObject(Note.self) { _, _, note in note.list },
-                               sorting: .byObject(Note.self) { _, _, _, note in SortKey(.ascending(note.title)) }))
+                               grouping: .byObject(notes) { _, note in note.list },
+                               sorting: .byObject(notes) { _, _, note in SortKey(.ascending(note.title)) }))
     return database
 }
 
