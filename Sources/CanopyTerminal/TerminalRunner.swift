@@ -209,6 +209,8 @@ public final class TerminalRunner {
                 _ = write(signalPipeWrite, &byte, 1)
             }
             sigemptyset(&action.sa_mask)
+            // Writes and reads interrupted by a resize carry on (poll(2) still returns EINTR, and the loop turns).
+            action.sa_flags = SA_RESTART
             var old = sigaction()
             sigaction(number, &action, &old)
             previous.append(old)

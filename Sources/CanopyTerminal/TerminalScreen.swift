@@ -28,6 +28,7 @@ public final class TerminalScreen {
                 guard let base = buffer.baseAddress else { return -1 }
                 return Glibc.write(1, base + offset, buffer.count - offset)
             }
+            if written < 0, errno == EINTR { continue }   // a signal (a resize) interrupted the write: go on
             if written <= 0 { return }
             offset += written
         }

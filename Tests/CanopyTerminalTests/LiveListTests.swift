@@ -89,7 +89,8 @@ struct LiveListTests {
         try expectFrame(columns: 100, lines: 30)
 
         try tmux.run(["send-keys", "q"])
-        #expect(try tmux.waitForExit() == "0")
+        let status = try tmux.waitForExit()
+        #expect(status == "0", "exit status \(status); screen: \((try? tmux.screen()) ?? [])")
         #expect(try tmux.pane("#{alternate_on}") == "0", "the alternate screen was left")
     }
 

@@ -68,7 +68,11 @@ struct Tmux {
     func waitForExit() throws -> String {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            if try pane("#{pane_dead}") == "1" { return try pane("#{pane_dead_status}") }
+            if try pane("#{pane_dead}") == "1" {
+                let status = try pane("#{pane_dead_status}")
+                // A command killed by a signal has no status: say which signal.
+                return status.isEmpty ? "signal \(try pane("#{pane_dead_signal}"))" : status
+            }
             usleep(20_000)
         }
         Issue.record("the command did not exit")
