@@ -34,7 +34,10 @@ public struct CLIFailure: Error, CustomStringConvertible {
         if let failure = error as? CLIFailure { return failure }
         if let canopy = error as? CanopyError {
             switch canopy.code {
-            case .cannotOpen, .incompatibleFormat, .alreadyOpen:
+            case .incompatibleFormat:
+                // The message says what to do (upgrade, or which release reads it).
+                return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)")
+            case .cannotOpen, .alreadyOpen:
                 return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)" + (canopy.path.map { " (\($0))" } ?? "")
                                   + ". Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
             case .foreignDatabase:

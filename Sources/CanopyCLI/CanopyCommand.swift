@@ -19,7 +19,7 @@ struct CanopyCommand: AsyncParsableCommand {
         version: CanopyVersion.description,
         subcommands: [
             Info.self, Collections.self, Keys.self, Get.self, Views.self, Groups.self, ViewRows.self, Watch.self,
-            Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self,
+            Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self,
         ])
 }
 

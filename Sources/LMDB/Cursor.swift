@@ -48,8 +48,13 @@ public final class Cursor {
         // its last entry): there is no current entry.
         if rc == LMDBError.Code.invalidArgument.rawValue && op == MDB_GET_CURRENT { return nil }
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_get", database) }
-        return Entry(key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                     value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        let foundKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+        let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        guard database.checksummed else { return Entry(key: foundKey, value: stored) }
+        guard let payload = ValueChecksum.payload(of: stored, key: foundKey) else {
+            throw ValueChecksum.mismatch("mdb_cursor_get", path: transaction.environment.path, database: database, key: foundKey)
+        }
+        return Entry(key: foundKey, value: payload)
     }
 
     /// Moves to the first entry. `nil` when the database is empty.
@@ -93,8 +98,17 @@ public final class Cursor {
                             database: database.name, hint: "Cursor writes need an open write transaction")
         }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        guard database.checksummed else {
+            var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+            if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
+            return
+        }
+        let sealed = ValueChecksum.sealed(value, key: key)
+        let rc = sealed.withUnsafeBytes { bytes in
+            var v = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            return mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        }
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
     }
 

@@ -32,13 +32,26 @@ public struct Database: Sendable, Hashable {
     public let handle: UInt32
     /// The database's name, or `nil` for the unnamed main database.
     public let name: String?
+    /// Whether each value carries a ``ValueChecksum`` trailer, written by every put through this handle and checked
+    /// (then hidden) by every read: a value whose bytes changed on disk throws ``LMDBError/Code/checksumMismatch``
+    /// instead of being returned. A property of the handle, not of the stored database: the same database read through
+    /// ``withoutChecksums`` shows the trailers (for tools that check every value and report, or that upgrade values
+    /// written without them). Not for `duplicateSort` databases (the trailer would change how values sort).
+    public let checksummed: Bool
 
     /// Creates a handle value; use ``Environment/openDatabase(named:flags:create:)`` or
-    /// ``ReadTransaction/openDatabase(named:flags:)`` to get a real one.
-    package init(handle: UInt32, name: String?) {
+    /// ``ReadTransaction/openDatabase(named:flags:checksummed:)`` to get a real one.
+    package init(handle: UInt32, name: String?, checksummed: Bool = false) {
         self.handle = handle
         self.name = name
+        self.checksummed = checksummed
     }
+
+    /// The same database, read and written with value checksums (see ``checksummed``).
+    public var withChecksums: Database { Database(handle: handle, name: name, checksummed: true) }
+
+    /// The same database, its values read and written as stored, trailers included (see ``checksummed``).
+    public var withoutChecksums: Database { Database(handle: handle, name: name, checksummed: false) }
 }
 
 /// Flags for a put (`mdb_put`, `mdb_cursor_put`).

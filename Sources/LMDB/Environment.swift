@@ -44,8 +44,11 @@ public final class Environment: @unchecked Sendable {
     /// Without ``EnvironmentOptions/Flags/noSubdirectory`` the directory must exist; LMDB creates `data.mdb` and
     /// `lock.mdb` inside it.
     /// - Throws: ``LMDBError`` with `.noSuchFile` for a missing directory, `.permissionDenied` for a location that
-    ///   cannot be written, `.invalid` for a file that is not an LMDB database, `.versionMismatch` for another format.
+    ///   cannot be written, `.invalid` for a file that is not an LMDB database, `.versionMismatch` for another format,
+    ///   `.fileTruncated` for a data file shorter than the pages its meta page claims (checked before mapping it).
     public init(path: String, options: EnvironmentOptions = .init()) throws {
+        // Before LMDB maps the file: a truncated file would end the process with SIGBUS at its first missing page.
+        try DataFileCheck.check(environmentPath: path, flags: options.flags)
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create", path: path)
         guard let env else { throw LMDBError(code: .outOfMemory, operation: "mdb_env_create", path: path) }

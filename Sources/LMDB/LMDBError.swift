@@ -89,8 +89,21 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The file would exceed the process's file size limit (`EFBIG`, `RLIMIT_FSIZE`).
         public static let fileTooLarge = Code(rawValue: EFBIG)
 
+        /// Not an LMDB code: a value of a checksummed ``Database`` does not match its CRC32C (see ``ValueChecksum``);
+        /// the file was changed outside LMDB. ``LMDBError/key`` names the value's key.
+        public static let checksumMismatch = Code(rawValue: -30_700)
+
+        /// Not an LMDB code: the data file is shorter than the pages its meta page claims (a copy cut short, a
+        /// truncated file); the environment was not opened, since reading a missing page would end the process with
+        /// SIGBUS.
+        public static let fileTruncated = Code(rawValue: -30_701)
+
         /// LMDB's own description of the code (`mdb_strerror`).
-        public var description: String { String(cString: mdb_strerror(rawValue)) }
+        public var description: String {
+            if self == .checksumMismatch { return "a stored value does not match its checksum" }
+            if self == .fileTruncated { return "the data file is truncated" }
+            return String(cString: mdb_strerror(rawValue))
+        }
     }
 
     /// What went wrong.
@@ -103,20 +116,24 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     public var database: String?
     /// A sentence that says what to do about it, when there is something to say.
     public var hint: String?
+    /// The key involved, when the failure concerns one value (``Code/checksumMismatch``).
+    public var key: [UInt8]?
 
     /// Creates an error.
-    public init(code: Code, operation: String, path: String? = nil, database: String? = nil, hint: String? = nil) {
+    public init(code: Code, operation: String, path: String? = nil, database: String? = nil, hint: String? = nil, key: [UInt8]? = nil) {
         self.code = code
         self.operation = operation
         self.path = path
         self.database = database
         self.hint = hint
+        self.key = key
     }
 
     /// A one-line description: the operation, the code with LMDB's message, where, and what to do.
     public var description: String {
         var text = "\(operation) failed: \(code.description) (\(code.rawValue))"
         if let database { text += ", database '\(database)'" }
+        if let key { text += ", key \(key.prefix(64).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined(separator: " "))" }
         if let path { text += ", at \(path)" }
         if let hint { text += ". \(hint)" }
         return text

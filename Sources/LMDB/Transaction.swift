@@ -1,5 +1,13 @@
 import CLMDB
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A read-only LMDB transaction: a consistent snapshot of the environment.
 ///
 /// Obtained only inside ``Environment/read(_:)`` (or as the base class of a ``WriteTransaction``), and valid only
@@ -91,11 +99,18 @@ public class ReadTransaction {
     ///
     /// The handle becomes usable by transactions that begin after this one commits (for a read transaction: after it
     /// ends). A handle opened in a write transaction that aborts is closed.
-    public func openDatabase(named name: String?, flags: Database.Flags = []) throws -> Database {
+    ///
+    /// With `checksummed`, each value carries a CRC32C trailer, written and checked by this handle (see
+    /// ``Database/checksummed``).
+    public func openDatabase(named name: String?, flags: Database.Flags = [], checksummed: Bool = false) throws -> Database {
+        if checksummed && flags.contains(.duplicateSort) {
+            throw LMDBError(code: .invalidArgument, operation: "mdb_dbi_open", path: environment.path, database: name,
+                            hint: "A duplicateSort database cannot carry value checksums (they would change how values sort)")
+        }
         var dbi: MDB_dbi = 0
         let rc = mdb_dbi_open(try liveHandle, name, flags.rawValue, &dbi)
         if rc != 0 { throw failure(rc, "mdb_dbi_open", Database(handle: 0, name: name ?? "(main)")) }
-        return Database(handle: dbi, name: name)
+        return Database(handle: dbi, name: name, checksummed: checksummed)
     }
 
     /// B-tree figures of `database` (`mdb_stat`).
@@ -116,6 +131,7 @@ public class ReadTransaction {
     /// Calls `body` with the value stored for `key`, or `nil` when there is none, without copying it.
     ///
     /// The buffer points into the memory map and is valid only inside `body`.
+    /// - Throws: ``LMDBError/Code/checksumMismatch`` when `database` is checksummed and the value fails its check.
     @inlinable
     public func withValue<R>(
         forKey key: UnsafeRawBufferPointer, in database: Database, _ body: (UnsafeRawBufferPointer?) throws -> R
@@ -123,7 +139,14 @@ public class ReadTransaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = mdb_get(try liveHandle, database.handle, &k, &v)
-        if rc == 0 { return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
+        if rc == 0 {
+            let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            guard database.checksummed else { return try body(stored) }
+            guard let payload = ValueChecksum.payload(of: stored, key: key) else {
+                throw ValueChecksum.mismatch("mdb_get", path: environment.path, database: database, key: key)
+            }
+            return try body(payload)
+        }
         if rc == MDB_NOTFOUND { return try body(nil) }
         throw failure(rc, "mdb_get", database)
     }
@@ -228,6 +251,12 @@ public final class WriteTransaction: ReadTransaction {
     ///   key or one longer than ``Environment/maxKeySize``; `.mapFull` when the map is full.
     @inlinable
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in database: Database, flags: PutFlags = []) throws {
+        if database.checksummed {
+            // Reserved in the map, then copied once and sealed there (no intermediate buffer).
+            return try putReserving(value.count, forKey: key, in: database, flags: flags) { stored in
+                if value.count > 0 { stored.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
+            }
+        }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(try liveHandle, database.handle, &k, &v, flags.rawValue)
@@ -250,10 +279,27 @@ public final class WriteTransaction: ReadTransaction {
         orExisting existing: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_put(try liveHandle, database.handle, &k, &v, UInt32(MDB_NOOVERWRITE))
-        if rc == 0 { return nil }
-        if rc == MDB_KEYEXIST { return try existing(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
+        let checksummed = database.checksummed
+        var v = checksummed
+            ? MDB_val(mv_size: value.count + ValueChecksum.size, mv_data: nil)
+            : MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(try liveHandle, database.handle, &k, &v, UInt32(MDB_NOOVERWRITE) | (checksummed ? UInt32(MDB_RESERVE) : 0))
+        if rc == 0 {
+            if checksummed {
+                let stored = UnsafeMutableRawBufferPointer(start: v.mv_data, count: v.mv_size)
+                if value.count > 0 { stored.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
+                ValueChecksum.seal(stored, key: key)
+            }
+            return nil
+        }
+        if rc == MDB_KEYEXIST {
+            let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            guard checksummed else { return try existing(stored) }
+            guard let payload = ValueChecksum.payload(of: stored, key: key) else {
+                throw ValueChecksum.mismatch("mdb_put", path: environment.path, database: database, key: key)
+            }
+            return try existing(payload)
+        }
         throw failure(rc, "mdb_put", database)
     }
 
@@ -264,10 +310,12 @@ public final class WriteTransaction: ReadTransaction {
         _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
     ) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: count, mv_data: nil)
+        let checksummed = database.checksummed
+        var v = MDB_val(mv_size: checksummed ? count + ValueChecksum.size : count, mv_data: nil)
         let rc = mdb_put(try liveHandle, database.handle, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
         if rc != 0 { throw failure(rc, "mdb_put", database) }
         try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+        if checksummed { ValueChecksum.seal(UnsafeMutableRawBufferPointer(start: v.mv_data, count: v.mv_size), key: key) }
     }
 
     /// Deletes `key` (and all its values in a `duplicateSort` database). Returns whether it existed.
@@ -337,7 +385,12 @@ public final class WriteTransaction: ReadTransaction {
         let txn = try liveHandle
         handle = nil
         if !isChild { environment.transactionEnded() }
-        let rc = mdb_txn_commit(txn)
+        var rc = mdb_txn_commit(txn)
+        if rc == EIO, let cause = ShortWriteCause.diskFullCode(
+            dataFile: DataFileCheck.dataFilePath(environmentPath: environment.path, flags: environment.flags),
+            pageSize: environment.statistics().pageSize) {
+            rc = cause  // a write cut short by a full disk or the file size limit, not a failing disk
+        }
         if rc != 0 { throw failure(rc, "mdb_txn_commit", nil) }
     }
 }

@@ -91,11 +91,12 @@ struct BadInputTests {
     @Test("a corrupted value: get and view report it, verify fails naming it, --raw prints the bytes")
     func corruptedValue() async throws {
         try await withFixture { path, _ in
-            // Overwrite the stored object of tasks/t3 with bytes no codec reads (keeping the flag byte: no metadata).
+            // Overwrite the stored object of tasks/t3 with bytes no codec reads (keeping the flag byte: no metadata),
+            // with a valid checksum (the codec's turn; a changed byte is the next test).
             do {
                 let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
-                let collections = try environment.openDatabase(named: "canopy.collections")
-                let objects = try environment.openDatabase(named: "canopy.objects")
+                let collections = try environment.openDatabase(named: "canopy.collections").withChecksums
+                let objects = try environment.openDatabase(named: "canopy.objects").withChecksums
                 try environment.write { txn in
                     let record = try #require(try txn.value(forKey: Array("tasks".utf8), in: collections))
                     let rowKey = Array(record.prefix(4)) + Array("t3".utf8)

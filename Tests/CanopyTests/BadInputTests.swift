@@ -6,9 +6,10 @@ import Testing
 
 @Suite("Bad input gives typed errors and loses nothing")
 struct BadInputTests {
-    /// Overwrites the stored bytes of every row of the objects table with `bytes` (after the flag byte).
+    /// Overwrites the stored bytes of every row of the objects table with `bytes` (after the flag byte), with valid
+    /// checksums: what the decoders make of bytes that are not their type's (a flipped byte fails its checksum first).
     func corruptEveryRow(of database: Canopy.Database, with bytes: [UInt8]) throws {
-        let table = try database.environment.openDatabase(named: "canopy.objects")
+        let table = try database.environment.openDatabase(named: "canopy.objects").withChecksums
         try database.environment.write { txn throws in
             var keys: [[UInt8]] = []
             try txn.forEach(in: table) { key, _ in keys.append(Array(key)); return true }

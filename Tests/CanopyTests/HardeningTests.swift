@@ -307,7 +307,7 @@ struct HardeningTests {
             // A malformed extension record is reported, not skipped.
             try database.register(crashWriterView())
             try database.environment.write { txn in
-                let table = try txn.openDatabase(named: "canopy.extensions")
+                let table = try txn.openDatabase(named: "canopy.extensions", checksummed: true)  // a valid checksum: the decoder's turn
                 try txn.put(Array("not json".utf8), forKey: Array("entries-by-part".utf8), in: table)
             }
             let corrupt = #expect(throws: CanopyError.self) { _ = try database.recordedExtensions() }

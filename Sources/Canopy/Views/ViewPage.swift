@@ -7,7 +7,8 @@
 ///
 /// Pages stay at or under ``maxBytes`` so that LMDB keeps them inline in its leaf pages (no overflow pages to copy on
 /// write), and so that two full pages fill one 4 KiB LMDB page: a node is 8 bytes of header, the 8-byte page id and
-/// the value, plus a 2-byte pointer, and a leaf holds 4,080 bytes (2 × (2 + 8 + 8 + 2,016) = 4,068).
+/// the value (with the store's 4-byte checksum), plus a 2-byte pointer, and a leaf holds 4,080 bytes
+/// (2 × (2 + 8 + 8 + 2,016 + 4) = 4,076).
 struct ViewPage {
     static let maxEntries = 64
     static let maxBytes = 2_016
@@ -42,8 +43,11 @@ struct ViewPage {
         var entryReader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[Self.headerSize...]))
         for _ in 0..<count {
             offsets.append(entryReader.offset)
-            _ = try entryReader.readVarint()  // sort key length
+            let sortKeyLength = try entryReader.readVarint()
             let length = try entryReader.readVarint()
+            // The row key follows the sort key within the order bytes: a sort key longer than them (a changed byte)
+            // would make the row key's range run backwards, which ``rowKey(at:)`` must never see.
+            guard sortKeyLength <= length else { throw ByteReader.Malformed(offset: entryReader.offset) }
             try entryReader.need(Int(clamping: length))
             entryReader.offset += Int(length)
         }

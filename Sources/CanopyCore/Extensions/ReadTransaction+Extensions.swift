@@ -41,7 +41,7 @@ extension ReadTransaction {
         let database: LMDB.Database
         if let rw = self as? ReadWriteTransaction {
             do {
-                database = try rw.writeStorage.openDatabase(named: full)
+                database = try rw.writeStorage.openDatabase(named: full, checksummed: true)
             } catch let error as LMDBError where error.code == .notFound {
                 return nil
             }
@@ -237,7 +237,7 @@ extension ReadWriteTransaction {
     public func openTable<K: TableCoding, V: TableCoding>(
         _ name: String, of extensionName: String, keys: K.Type, values: V.Type
     ) throws -> ExtensionTable<K, V> {
-        let database = try guarded { try writeStorage.openDatabase(named: ExtensionTableName.full(name, of: extensionName), flags: .create) }
+        let database = try guarded { try writeStorage.openDatabase(named: ExtensionTableName.full(name, of: extensionName), flags: .create, checksummed: true) }
         return ExtensionTable(database: database, name: name, extensionName: extensionName)
     }
 
@@ -387,7 +387,7 @@ extension DatabaseCore {
         writeLock.lock()
         defer { writeLock.unlock() }
         do {
-            let database = try environment.read { txn in try txn.openDatabase(named: name) }
+            let database = try environment.read { txn in try txn.openDatabase(named: name, checksummed: true) }
             tableHandles.withLock { $0[name] = database }
             return database
         } catch let error as LMDBError where error.code == .notFound {
@@ -411,7 +411,7 @@ extension DatabaseCore {
                 return true
             }
             for name in names {
-                if let database = try? txn.openDatabase(named: name) { tableHandles.withLock { $0[name] = database } }
+                if let database = try? txn.openDatabase(named: name, checksummed: true) { tableHandles.withLock { $0[name] = database } }
             }
         }
     }

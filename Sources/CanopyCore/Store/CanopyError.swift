@@ -137,6 +137,8 @@ extension CanopyError {
                     .transactionEnded,
                     "the transaction was used after its closure returned; a transaction is valid only inside read { } or readWrite { }",
                     path: path, collection: collection, key: key, underlying: lmdb)
+            case .checksumMismatch:
+                return StoredRecordDamage.error(lmdb, path: path)
             case .ioError:
                 return CanopyError(.storage, "an I/O error occurred reading or writing the database file (check the disk); the transaction was rolled back",
                                    path: path, collection: collection, key: key, underlying: lmdb)

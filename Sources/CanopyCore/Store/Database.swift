@@ -22,7 +22,9 @@ public final class Database: Sendable {
     ///
     /// - Throws: ``CanopyError`` with ``CanopyError/Code/cannotOpen`` for a missing parent directory, a location that
     ///   cannot be written, or a file that is not an LMDB database; ``CanopyError/Code/incompatibleFormat`` for a
-    ///   database of another format; ``CanopyError/Code/alreadyOpen`` when this process already has the path open with
+    ///   database of another format (a `canopy/3` file is upgraded in place by a read-write open, in one transaction,
+    ///   and refused by a read-only one); ``CanopyError/Code/corruptStore`` for a damaged file (truncated, a broken
+    ///   meta page, a store record that fails its checksum); ``CanopyError/Code/alreadyOpen`` when this process already has the path open with
     ///   other options.
     public init(path: String, options: DatabaseOptions = .init()) throws {
         core = try DatabaseCore.open(path: path, options: options)
@@ -35,6 +37,10 @@ public final class Database: Sendable {
 
     /// The absolute path of the database directory.
     public var path: String { core.path }
+
+    /// When this process's first open of the database upgraded it in place from the previous format (`canopy/3`,
+    /// values without checksums) to the current one: the number of records it sealed. `nil` when no upgrade happened.
+    public var upgradedRecordCount: Int? { core.upgradedRecordCount }
 
     /// The options the database was opened with.
     public var options: DatabaseOptions { core.options }

@@ -13,6 +13,8 @@ final class DatabaseCore: Sendable {
     let options: DatabaseOptions
     let path: String
     let maxKeySize: Int
+    /// The records sealed when this open upgraded the file from `canopy/3` (see ``FormatUpgrade``), or `nil`.
+    let upgradedRecordCount: Int?
 
     /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
     let writeLock = NSLock()
@@ -70,6 +72,12 @@ final class DatabaseCore: Sendable {
         }
     }
 
+    /// The core open on `path` (canonical) in this process, if any (`nil` while the registry is busy: this serves
+    /// error messages, which must never wait for the lock of an open in progress).
+    static func openCore(path: String) -> DatabaseCore? {
+        registry.withLockIfAvailable { $0[path]?.core } ?? nil
+    }
+
     /// Creates the database directory if needed (not its parents) and returns its absolute, resolved path.
     private static func canonicalPath(_ path: String, options: DatabaseOptions) throws -> String {
         guard !path.isEmpty else {
@@ -117,6 +125,7 @@ final class DatabaseCore: Sendable {
                     flags: flags, mapSize: min(options.initialMapSize, options.maximumMapSize),
                     maxDatabases: options.maxTables, maxReaders: options.maxReaders, fileMode: options.fileMode))
         } catch let error as LMDBError {
+            if let damage = DamagedFile.error(opening: error, path: path) { throw damage }
             let what: String
             switch error.code {
             case .invalid: what = "the directory holds a file that is not an LMDB database"
@@ -132,28 +141,38 @@ final class DatabaseCore: Sendable {
 
         let tables: StoreTables
         var initialState = StoreState()
+        var upgraded: Int?
         do {
             if options.readOnly {
                 tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
+                try environment.read { txn in try Self.checkFormat(txn, tables, path: path, readOnly: true) }
                 initialState = try environment.read { txn in try Self.readState(txn, tables) }
-                try environment.read { txn in try Self.checkFormat(txn, tables, path: path) }
             } else {
-                (tables, initialState) = try environment.write { txn in
+                (tables, initialState) = try Self.writeGrowingMap(environment, options: options, path: path) { txn in
                     try Self.refuseForeignEnvironment(txn, path: path, options: options)
                     let tables = try StoreTables.open(in: txn, create: true)
-                    let format = try txn.value(forKey: Array("format".utf8), in: tables.info)
-                    if format == nil {
-                        try txn.put(Array(StoreTables.formatTag.utf8), forKey: Array("format".utf8), in: tables.info)
+                    switch try tables.format(in: txn) {
+                    case nil:
+                        try tables.writeFormat(in: txn)
                         try txn.put(StoreState().encoded, forKey: Array("state".utf8), in: tables.info)
-                    } else {
-                        try Self.checkFormat(txn, tables, path: path)
+                    case StoreTables.upgradableFormatTag?:
+                        upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
+                    default:
+                        try Self.checkFormat(txn, tables, path: path, readOnly: false)
                     }
                     return (tables, try Self.readState(txn, tables))
                 }
             }
         } catch let error as CanopyError {
             throw error
+        } catch let error as LMDBError where error.code == .checksumMismatch {
+            throw StoredRecordDamage.error(error, path: path)
+        } catch let error as LMDBError where error.code == .corrupted || error.code == .pageNotFound {
+            throw DamagedFile.damaged("LMDB found a broken page reading the store's records (\(error.code))", path: path, underlying: error)
         } catch let error as LMDBError where error.code == .notFound {
+            if DamagedFile.holdsCanopyTables(path: path) {
+                throw DamagedFile.damaged("its main table (reached through the meta pages) lists no Canopy format record", path: path, underlying: error)
+            }
             throw CanopyError(.foreignDatabase, "the directory holds an LMDB database that Canopy did not create (no Canopy format record)",
                               path: path, underlying: error)
         } catch {
@@ -164,13 +183,13 @@ final class DatabaseCore: Sendable {
         self.options = options
         self.path = path
         self.maxKeySize = environment.maxKeySize
+        self.upgradedRecordCount = upgraded
         self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
     }
 
     /// Throws ``CanopyError/Code/foreignDatabase`` when the environment holds data but no Canopy format record —
     /// an LMDB database of another program, which Canopy must not add its tables to — unless the options allow it.
     private static func refuseForeignEnvironment(_ txn: LMDB.WriteTransaction, path: String, options: DatabaseOptions) throws {
-        guard !options.adoptForeignEnvironment else { return }
         let main = try txn.openDatabase(named: nil)
         var foreignNames: [String] = []
         var hasCanopyInfo = false
@@ -183,20 +202,45 @@ final class DatabaseCore: Sendable {
         }
         if hasCanopyInfo { return }
         let count = try txn.count(of: main)
-        guard count > 0 else { return }
+        if DamagedFile.holdsCanopyTables(path: path) {
+            // Canopy's tables are in the file but not in the main table its meta page leads to: damage, not a new
+            // or foreign environment (initializing or adopting it would write into the broken file).
+            throw DamagedFile.damaged("its main table (reached through the meta pages) lists \(count == 0 ? "no tables" : "no Canopy format record")", path: path)
+        }
+        guard !options.adoptForeignEnvironment, count > 0 else { return }
         throw CanopyError(
             .foreignDatabase,
             "the directory holds an LMDB database that Canopy did not create (\(count) entries in its main table, such as \(foreignNames.map { "'\($0)'" }.joined(separator: ", "))) and no Canopy format record; Canopy leaves it untouched. Open another directory, or set DatabaseOptions.adoptForeignEnvironment to add Canopy's tables to it",
             path: path)
     }
 
-    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String) throws {
-        let format = try txn.value(forKey: Array("format".utf8), in: tables.info).map { String(decoding: $0, as: UTF8.self) }
-        guard format == StoreTables.formatTag else {
+    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws {
+        let format = try tables.format(in: txn)
+        if format == StoreTables.formatTag { return }
+        if format == StoreTables.upgradableFormatTag && readOnly {
             throw CanopyError(
                 .incompatibleFormat,
-                "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)' (canopy/3 changed how views are stored). Nothing was changed: export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration)",
+                "the store format is '\(StoreTables.upgradableFormatTag)'; this build reads '\(StoreTables.formatTag)' (every record checksummed) and upgrades a '\(StoreTables.upgradableFormatTag)' file in place, in one transaction, when it opens it for writing. Opened read-only, nothing was changed: upgrade it with `canopy upgrade \(path)` (close the processes of older builds first), or open it read-write once",
                 path: path)
+        }
+        throw CanopyError(
+            .incompatibleFormat,
+            "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)' and upgrades '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
+            path: path)
+    }
+
+    /// Runs `body` in a write transaction of its own; when the map is full (an upgrade rewrites every record), grows
+    /// the map (doubling, up to the maximum) and runs it again.
+    private static func writeGrowingMap<R>(
+        _ environment: Environment, options: DatabaseOptions, path: String, _ body: (LMDB.WriteTransaction) throws -> R
+    ) throws -> R {
+        while true {
+            do {
+                return try environment.write(body)
+            } catch let error as LMDBError where error.code == .mapFull && environment.mapSize < options.maximumMapSize {
+                let current = environment.mapSize
+                try environment.setMapSize(min(options.maximumMapSize, current * 2))
+            }
         }
     }
 

@@ -74,13 +74,13 @@ public class ReadTransaction {
         }
         var nameBytes = name
         let record: CollectionRecord? = try nameBytes.withUTF8 { utf8 in
-            try storage.withValue(forKey: UnsafeRawBufferPointer(utf8), in: tables.collections) { bytes in
+            try guardedRead { try storage.withValue(forKey: UnsafeRawBufferPointer(utf8), in: tables.collections) { bytes in
                 guard let bytes else { return nil }
                 guard let record = CollectionRecord(decoding: bytes) else {
                     throw CanopyError(.corruptStore, "the collection's record is malformed", path: core.path, collection: name)
                 }
                 return record
-            }
+            } }
         }
         if let record {
             cacheState.collections[name] = record
@@ -139,6 +139,9 @@ public class ReadTransaction {
         } catch var error as CanopyError {
             error.path = core.path
             throw error
+        } catch {
+            // LMDB's errors (a record that fails its checksum, a broken page) as the store's, inside the closure too.
+            throw CanopyError.wrap(error, path: core.path, collection: collection, key: key)
         }
     }
 
@@ -364,7 +367,7 @@ public class ReadTransaction {
         guard let record = try collectionRecord(collection) else { return }
         let collectionPrefix = RowKey.prefix(collectionID: record.id)
         let fullPrefix = collectionPrefix + Array(prefix.utf8)
-        try storage.forEach(in: tables.objects, prefix: fullPrefix, reverse: reverse) { rowKey, value in
+        try guardedRead { try storage.forEach(in: tables.objects, prefix: fullPrefix, reverse: reverse) { rowKey, value in
             let key = RowKey.key(of: rowKey)
             if let after {
                 let beyond = reverse
@@ -374,7 +377,7 @@ public class ReadTransaction {
             }
             guard let flags = value.first, let object = StoredRecord.objectBytes(value) else { return true }
             return try body(key, object, flags & 1 != 0)
-        }
+        } }
     }
 
     /// Visits the objects of `collection` in key order while `body` returns `true`; `filter` (on the key) skips rows
@@ -415,12 +418,12 @@ public class ReadTransaction {
     ) throws {
         guard let record = try collectionRecord(collection.name) else { return }
         try checkCodec(record, collection.codec, collection: collection.name)
-        try storage.forEach(in: tables.metadata, prefix: RowKey.prefix(collectionID: record.id)) { rowKey, bytes in
+        try guardedRead { try storage.forEach(in: tables.metadata, prefix: RowKey.prefix(collectionID: record.id)) { rowKey, bytes in
             let key = RowKey.key(of: rowKey)
             if let filter, !filter(key) { return true }
             let metadata = try decode(Metadata.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             return try body(key, metadata)
-        }
+        } }
     }
 
     // MARK: Extensions

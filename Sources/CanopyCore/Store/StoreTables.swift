@@ -11,6 +11,11 @@ import LMDB
 ///
 /// A row key is the collection's 4-byte big-endian id followed by the key's UTF-8 bytes, so the rows of one collection
 /// are contiguous and ordered by key.
+///
+/// Every value of these tables and of the extensions' tables (`ext.<name>.<table>`) carries a CRC32C trailer
+/// (format `canopy/4`; LMDB's ``LMDB/ValueChecksum``), written and checked by the handles below: a changed byte reads
+/// as ``CanopyError/Code/corruptStore``, never as a wrong value. The format record is read as stored, trailer or not:
+/// it says whether the others have one (``FormatUpgrade`` adds them to a `canopy/3` file).
 struct StoreTables: Sendable {
     let info: LMDB.Database
     let collections: LMDB.Database
@@ -19,17 +24,38 @@ struct StoreTables: Sendable {
     let commits: LMDB.Database
     let extensions: LMDB.Database
 
-    static let formatTag = "canopy/3"
+    /// The format this build writes and reads.
+    static let formatTag = "canopy/4"
+    /// The format a read-write open upgrades in place (see ``FormatUpgrade``).
+    static let upgradableFormatTag = "canopy/3"
+    /// The key of the format record in `canopy.info`.
+    static let formatKey = Array("format".utf8)
 
     static func open(in txn: LMDB.ReadTransaction, create: Bool) throws -> StoreTables {
         let flags: LMDB.Database.Flags = create ? [.create] : []
         return StoreTables(
-            info: try txn.openDatabase(named: "canopy.info", flags: flags),
-            collections: try txn.openDatabase(named: "canopy.collections", flags: flags),
-            objects: try txn.openDatabase(named: "canopy.objects", flags: flags),
-            metadata: try txn.openDatabase(named: "canopy.metadata", flags: flags),
-            commits: try txn.openDatabase(named: "canopy.commits", flags: flags),
-            extensions: try txn.openDatabase(named: "canopy.extensions", flags: flags))
+            info: try txn.openDatabase(named: "canopy.info", flags: flags, checksummed: true),
+            collections: try txn.openDatabase(named: "canopy.collections", flags: flags, checksummed: true),
+            objects: try txn.openDatabase(named: "canopy.objects", flags: flags, checksummed: true),
+            metadata: try txn.openDatabase(named: "canopy.metadata", flags: flags, checksummed: true),
+            commits: try txn.openDatabase(named: "canopy.commits", flags: flags, checksummed: true),
+            extensions: try txn.openDatabase(named: "canopy.extensions", flags: flags, checksummed: true))
+    }
+
+    /// The format record, or `nil` when there is none. Read as stored, since it says whether values carry checksums:
+    /// with a valid trailer it is `canopy/4` or later; without, an earlier format (or a damaged record, which then
+    /// reads as an unknown format).
+    func format(in txn: LMDB.ReadTransaction) throws -> String? {
+        try txn.withValue(forKey: Self.formatKey, in: info.withoutChecksums) { stored in
+            guard let stored else { return nil }
+            let tag = Self.formatKey.withUnsafeBytes { key in ValueChecksum.payload(of: stored, key: key) } ?? stored
+            return String(decoding: tag, as: UTF8.self)
+        }
+    }
+
+    /// Writes this build's format record (with its checksum, as every value of `canopy.info`).
+    func writeFormat(in txn: LMDB.WriteTransaction) throws {
+        try txn.put(Array(Self.formatTag.utf8), forKey: Self.formatKey, in: info)
     }
 }
 

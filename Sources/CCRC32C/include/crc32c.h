@@ -1,0 +1,19 @@
+#ifndef CANOPY_CRC32C_H
+#define CANOPY_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Continues a CRC32C (Castagnoli) over `length` bytes at `data`. Start with 0; the result of one call is the `crc`
+/// of the next, so a value spread over several buffers is checksummed piece by piece. Uses the CPU's crc32
+/// instruction (SSE4.2 on x86-64, the CRC extension on ARMv8) where it has one, a table otherwise; both give the same
+/// result.
+uint32_t canopy_crc32c(uint32_t crc, const void *data, size_t length);
+
+/// 1 when canopy_crc32c uses a CPU instruction, 0 when it uses the table.
+int canopy_crc32c_is_hardware(void);
+
+/// canopy_crc32c computed with the table only (tests compare it with the instruction).
+uint32_t canopy_crc32c_portable(uint32_t crc, const void *data, size_t length);
+
+#endif

@@ -1,0 +1,53 @@
+import LMDB
+
+/// Says which stored record failed its checksum, in the store's own terms: a row by collection and key, a view page
+/// by table and page number, another record by table and key.
+enum StoredRecordDamage {
+    /// The ``CanopyError/Code/corruptStore`` for a value that failed its checksum (``LMDBError/Code/checksumMismatch``).
+    /// `collectionNames` names collections by id (else the ones this process has read are used).
+    static func error(_ lmdb: LMDBError, path: String?, collectionNames: [UInt32: String] = [:]) -> CanopyError {
+        let table = lmdb.database ?? "(main)"
+        let key = lmdb.key ?? []
+        var collection: String?
+        var rowKey: String?
+        var place = "table '\(table)', key \(describe(key))"
+        if table == "canopy.objects" || table == "canopy.metadata", let id = key.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
+            let name = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
+            let keyText = key.withUnsafeBytes { RowKey.key(of: $0) }
+            (collection, rowKey) = (name, keyText)
+            place = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
+        } else if key.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == "canopy.commits" {
+            let number = key.withUnsafeBytes { $0.loadBigEndianUInt64(at: 0) }
+            place = table == "canopy.commits" ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
+        }
+        var extensionName: String?
+        if table == "canopy.extensions" {
+            extensionName = String(decoding: key, as: UTF8.self)
+        } else if table.hasPrefix(ExtensionTableName.prefix), let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
+            extensionName = String(table[table.index(table.startIndex, offsetBy: ExtensionTableName.prefix.count)..<dot])
+        } else if table == "canopy.info", let name = String(validating: key, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
+            extensionName = String(name.dropFirst(ExtensionTableName.prefix.count).dropLast(".state".count))
+        }
+        return CanopyError(
+            .corruptStore,
+            "\(place) does not match its checksum: the file was changed outside Canopy (a damaged disk, a copy cut short or edited). Nothing was read from it; restore a backup (`canopy verify` lists every damaged record)",
+            path: path, collection: collection, key: rowKey, extensionName: extensionName, underlying: lmdb)
+    }
+
+    /// A key for a message: its text when it is printable UTF-8, otherwise hexadecimal.
+    static func describe(_ key: [UInt8]) -> String {
+        if let text = String(validating: key, as: UTF8.self), !text.isEmpty,
+           text.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || $0.properties.numericType != nil || "._-/:@".unicodeScalars.contains($0) }) {
+            return "'\(text)'"
+        }
+        return key.prefix(32).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() + (key.count > 32 ? "…" : "")
+    }
+}
+
+extension DatabaseCore {
+    /// The name of collection `id` in the database open at `path` in this process, when it is known (read at least once).
+    static func collectionName(id: UInt32, path: String) -> String? {
+        guard let core = openCore(path: path) else { return nil }
+        return core.state.withLockIfAvailable { state in state.collections.first { $0.value.id == id }?.key } ?? nil
+    }
+}
