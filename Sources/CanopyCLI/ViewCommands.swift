@@ -68,7 +68,7 @@ extension CanopyCommand {
 
         func validate() throws {
             if offset < 0 { throw ValidationError("--offset must be 0 or more") }
-            if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+            if limit < 1 { throw ValidationError("--limit must be 1 or more (groups DIR VIEW gives the counts)") }
         }
 
         struct Row {

@@ -39,7 +39,8 @@ public final class TerminalListView: ContainerView {
     public var dataSource: (any DataSource<TerminalCell, TerminalSupplementaryView>)? {
         didSet { reloadData() }
     }
-    /// The width of every line, in terminal columns. Changing it lays every row out again at the next render.
+    /// The width of every line, in terminal columns. Changing it (the terminal was resized) renders every row again at
+    /// the new width.
     public var width: Int {
         didSet {
             width = max(1, width)
@@ -54,10 +55,15 @@ public final class TerminalListView: ContainerView {
             if height > oldValue { scrollOffset = max(0, scrollOffset - (height - oldValue)) }
         }
     }
-    /// Whether lines carry ANSI colour (see ``TerminalColorPolicy``).
-    public var colour: Bool
-    /// Whether a two-column gutter shows the selection (`>`) and, with ``marksChanges``, changed rows (`*`).
-    public var showsSelection: Bool = false
+    /// Whether lines carry ANSI colour (see ``TerminalColorPolicy``). Changing it renders every row again.
+    public var colour: Bool {
+        didSet { if colour != oldValue { renderedRows = [:] } }
+    }
+    /// Whether a two-column gutter shows the selection (`>`) and, with ``marksChanges``, changed rows (`*`). Changing
+    /// it renders every row again (the gutter takes two columns from the rows).
+    public var showsSelection: Bool = false {
+        didSet { if showsSelection != oldValue { renderedRows = [:] } }
+    }
     /// Whether rows inserted, moved or reloaded by the last batch are marked until ``clearMarks()``.
     public var marksChanges: Bool = false
 

@@ -86,6 +86,10 @@ struct BadInputTests {
         #expect(await canopy("keys", "/tmp/x", "c", "--limit", "-1").status == 2)
         #expect(await canopy("watch", "/tmp/x", "--group", "g").status == 2)
         #expect(await canopy("import", "/tmp/x", "--codec", "xml").status == 2)
+        // A page of no rows said "no rows of N" and offered "next page: --offset 0", the page it had just shown.
+        let emptyPage = await canopy("view", "/tmp/x", "v", "--limit", "0")
+        #expect(emptyPage.status == 2)
+        #expect(emptyPage.errors.contains("--limit must be 1 or more"))
     }
 
     @Test("a corrupted value: get and view report it, verify fails naming it, --raw prints the bytes")

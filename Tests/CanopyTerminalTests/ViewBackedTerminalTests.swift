@@ -100,4 +100,28 @@ struct ViewBackedTerminalTests {
         #expect(list.cellsConfigured == 5)
         withExtendedLifetime(source) {}
     }
+
+    /// Found resizing `reminders tui` in tmux: after the terminal shrank, rows kept their old width (they wrapped onto
+    /// the next line), because rows rendered before were reused whatever the width.
+    @Test("A new width (the terminal resized), colour or gutter renders every row again, each line exactly the new width")
+    func resizeRendersRowsAgain() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        try registerTaskView(database)
+        try database.newConnection().readWrite { txn in
+            for index in 0..<5 { try txn.set(Task2(title: "a title of some length \(index)", group: 0, rank: index), forKey: "k\(index)", in: tasks) }
+        }
+        let (list, source) = try makeTaskList(database, height: 6)
+        #expect(try list.render().allSatisfy { DisplayWidth.of($0) == 40 })
+        for width in [25, 70, 12] {
+            list.width = width
+            let lines = try list.render()
+            #expect(lines.count == 6)
+            #expect(lines.allSatisfy { DisplayWidth.of($0) == width }, "width \(width): \(lines)")
+        }
+        list.showsSelection = true
+        #expect(try list.render().allSatisfy { DisplayWidth.of($0) == 12 })
+        withExtendedLifetime(source) {}
+    }
 }

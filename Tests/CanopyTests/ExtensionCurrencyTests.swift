@@ -150,6 +150,33 @@ struct ExtensionCurrencyTests {
         #expect(try !database.catchUpExtensions())
     }
 
+    /// Found trying issue 14's work: after a tool imported a row the app's type cannot decode, every write of the app
+    /// failed with a decoding error about that row and no word of the view or of the other process — as if the row
+    /// being written were at fault.
+    @Test("A row another process wrote that the view's closures cannot decode: the write fails naming the view, the row, and what to do",
+          .timeLimit(.minutes(5)))
+    func undecodableMissedRowNamesTheView() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        try database.register(crashWriterView())
+        try Self.seed(database)
+        try Self.runWriter(path, ["--write-undecodable", "foreign"])
+        let before = try database.currentSnapshot()
+        let error = #expect(throws: CanopyError.self) {
+            try database.newConnection().readWrite { txn in
+                try txn.set(CrashWriterEntry(number: 100, part: "a"), forKey: "mine", in: crashWriterEntries)
+            }
+        }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.extensionName == "entries-by-part")
+        #expect(error?.key == "foreign")
+        #expect(error?.message.contains("written by a process that did not register it") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("Fix or remove the row") == true)
+        #expect(try database.currentSnapshot() == before)
+    }
+
     @Test("Registering in a fresh process after another wrote: caught up at registration, then registering again writes nothing",
           .timeLimit(.minutes(5)))
     func registrationCatchesUpThenReads() throws {

@@ -83,6 +83,15 @@ do {
         }
         exit(0)
     }
+    if let key = value("--write-undecodable") {
+        // A row of the entries' collection that CrashWriterEntry cannot decode (as a tool's import of another shape
+        // would write), without any extension registered.
+        try database.newConnection().readWrite { txn in
+            try txn.setStoredRow(objectBytes: try BinaryCodec().encode(["number": "not a number"]), metadataBytes: nil, forKey: key,
+                                 inCollection: crashWriterEntries.name, codecName: BinaryCodec().name)
+        }
+        exit(0)
+    }
     if arguments.contains("--nested-checks") {
         try runNestedChecks(database)
         exit(0)

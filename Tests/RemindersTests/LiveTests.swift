@@ -161,4 +161,42 @@ struct LiveTests {
             try Self.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
         }
     }
+
+    /// Found resizing the tui in tmux: after the window shrank the rows disappeared (only the title and the day's
+    /// header were drawn again), and a key press brought back the selected row at its old width, wrapped.
+    @Test("tui in tmux redraws every row at the new width when the terminal is resized", .timeLimit(.minutes(1)))
+    func tuiRedrawsOnResize() throws {
+        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
+        let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "reminder", "Already there", "--due", "today 10:00", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Second one", "--due", "today 11:00", "--db", path]).status == 0)
+            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
+            try Self.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-s", "tui", "-x", "100", "-y", "20",
+                                      "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
+            defer { _ = try? Self.shell(tmuxPath, ["-L", socket, "kill-server"]) }
+            func screen() throws -> String { try Self.shell(tmuxPath, ["-L", socket, "capture-pane", "-p", "-t", "tui"]).output }
+            /// Both rows shown whole on one line each, ending with their ids.
+            func rowsWhole(_ text: String) -> Bool {
+                let lines = text.split(separator: "\n")
+                return lines.contains { $0.contains("[ ] Already there") && $0.hasSuffix("#1") }
+                    && lines.contains { $0.contains("[ ] Second one") && $0.hasSuffix("#2") }
+            }
+            func waitForRows() throws -> Bool {
+                let deadline = Date().addingTimeInterval(15)
+                while Date() < deadline {
+                    if rowsWhole(try screen()) { return true }
+                    usleep(20_000)
+                }
+                return false
+            }
+            #expect(try waitForRows(), "screen: \((try? screen()) ?? "")")
+            for (columns, lines) in [(60, 12), (90, 16)] {
+                try Self.shell(tmuxPath, ["-L", socket, "resize-window", "-t", "tui", "-x", "\(columns)", "-y", "\(lines)"])
+                #expect(try waitForRows(), "\(columns)x\(lines) screen: \((try? screen()) ?? "")")
+            }
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "-t", "tui", "q"])
+        }
+    }
 }

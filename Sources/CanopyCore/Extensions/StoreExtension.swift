@@ -182,8 +182,9 @@ public struct ExtensionCommit: Sendable, Hashable {
 
 /// A row being written, as extensions see it.
 ///
-/// The object and metadata are available as the Swift values the writer passed (when the write carried them) and as
-/// stored bytes; parts the write did not carry are read from the transaction on demand.
+/// The object and metadata are available as Swift values — as every later read returns them: the writer's values for
+/// a type that opts in to ``BinaryCodecSynthesizedDecoding``, otherwise decoded through the type's `init(from:)` from
+/// the bytes just encoded — and as stored bytes; parts the write did not carry are read from the transaction on demand.
 public final class WrittenRow {
     /// The row's address.
     public let id: RowID
@@ -290,7 +291,8 @@ public final class WrittenRow {
         return bytes
     }
 
-    /// The object as `T`: the writer's value when it has that type, otherwise decoded with the collection's codec.
+    /// The object as `T`: the value a read returns (see the type's overview) when it has that type, otherwise decoded
+    /// with the collection's codec.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
         if let value = objectValue as? T { return value }
         let value: T = try transaction.decode(T.self, bytes: try objectBytes(), codecName: codecName, id: id)

@@ -50,7 +50,7 @@ extension ReadWriteTransaction {
         }
         writers.insert((ext.name, try ext.beginWrite(self)), at: firstDependent ?? writers.endIndex)
         if let missed {
-            outcome = try catchUp(ext, missed: missed)
+            outcome = try sayingCatchUp(of: ext) { try catchUp(ext, missed: missed) }
             // The read could not check a lagging state; check it now that it is caught up.
             if case .caughtUp = outcome, case .rebuild(let because) = try ext.checkStoredState(in: self) {
                 outcome = .rebuilt(.storedStateMismatch(because))
@@ -132,28 +132,46 @@ extension ReadWriteTransaction {
     /// transaction, which may run regardless) is left as it is, and not recorded as current.
     func catchUpStaleExtensions(_ extensions: [any StoreExtension]) throws {
         for ext in extensions {
-            let name = ext.name
-            let extensionSnapshot = storeState.extensionSnapshots[name]
-            if extensionSnapshot == storeState.snapshot { continue }
-            if rebuiltExtensions.contains(name) { continue }  // rebuilt as a dependent earlier in this loop
-            if connection.state.isMaintenance, try definitionMatches(ext) != true {
-                laggingExtensions.insert(name)
-                continue
-            }
-            guard let extensionSnapshot else {
-                try rebuild(ext, because: .noStoredState)
-                continue
-            }
-            if let dependency = try dependencyRebuilt(ext, since: extensionSnapshot) {
-                try rebuild(ext, because: .dependencyRebuilt(dependency))
-                continue
-            }
-            guard let missed = try missedWrites(from: extensionSnapshot) else {
-                try rebuild(ext, because: .missedWrites(extensionSnapshot: extensionSnapshot, storeSnapshot: storeState.snapshot))
-                continue
-            }
-            _ = try catchUp(ext, missed: missed)
+            try sayingCatchUp(of: ext) { try catchUpIfStale(ext) }
         }
+    }
+
+    /// Runs `body`, which brings `ext` up to date; a failure (a closure that cannot decode a row another process wrote)
+    /// is about those rows, not about what the caller writes, so its error names the extension and says so.
+    private func sayingCatchUp<R>(of ext: any StoreExtension, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch var error as CanopyError where error.extensionName == nil {
+            error.extensionName = ext.name
+            error.message = "bringing '\(ext.name)' up to date with rows written by a process that did not register it failed, "
+                + "and nothing was written: \(error.message). Fix or remove the row named here, then try again"
+            throw error
+        }
+    }
+
+    /// Brings `ext` up to date when its state lags (see ``catchUpStaleExtensions(_:)``).
+    private func catchUpIfStale(_ ext: any StoreExtension) throws {
+        let name = ext.name
+        let extensionSnapshot = storeState.extensionSnapshots[name]
+        if extensionSnapshot == storeState.snapshot { return }
+        if rebuiltExtensions.contains(name) { return }  // rebuilt as a dependent earlier in the loop
+        if connection.state.isMaintenance, try definitionMatches(ext) != true {
+            laggingExtensions.insert(name)
+            return
+        }
+        guard let extensionSnapshot else {
+            try rebuild(ext, because: .noStoredState)
+            return
+        }
+        if let dependency = try dependencyRebuilt(ext, since: extensionSnapshot) {
+            try rebuild(ext, because: .dependencyRebuilt(dependency))
+            return
+        }
+        guard let missed = try missedWrites(from: extensionSnapshot) else {
+            try rebuild(ext, because: .missedWrites(extensionSnapshot: extensionSnapshot, storeSnapshot: storeState.snapshot))
+            return
+        }
+        _ = try catchUp(ext, missed: missed)
     }
 
     /// Hands `missed` to `ext`'s writer; rebuilds the extension when it cannot catch up.

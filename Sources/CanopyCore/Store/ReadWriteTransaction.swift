@@ -133,9 +133,14 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Stores `object` for `key` in `collection`, with `metadata` (or none: existing metadata is removed).
     ///
+    /// Views, other extensions and the connection's cache get the object as every later read returns it: decoded
+    /// from the stored bytes through the type's `init(from:)` (which may lowercase, clamp or fill defaults), or the
+    /// value itself for a type that opts in to ``BinaryCodecSynthesizedDecoding``.
+    ///
     /// - Throws: ``CanopyError/Code/keyTooLong`` when the key exceeds LMDB's key size (507 bytes of UTF-8);
     ///   ``CanopyError/Code/encodingFailed``; ``CanopyError/Code/codecMismatch`` when the collection was written with
-    ///   another codec.
+    ///   another codec; ``CanopyError/Code/decodingFailed`` when the type's `init(from:)` rejects what it encoded
+    ///   (nothing is written: no read could return it).
     public func set<Object, Metadata>(
         _ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>, metadata: Metadata? = nil
     ) throws {
@@ -143,7 +148,29 @@ public final class ReadWriteTransaction: ReadTransaction {
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
-        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: object, metadata: metadata)
+        let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+        let readMetadata = try metadata.flatMap { value in try metadataBytes.map { try readBack(value, bytes: $0, codec: collection.codec, id: id) } }
+        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+    }
+
+    /// The value a read of the row will return, which is what the caches keep and the extensions (views) see: the
+    /// written value itself only for a type that promises synthesized decoding (``BinaryCodecSynthesizedDecoding``),
+    /// otherwise `bytes` decoded through the type's `init(from:)` — which may lowercase, clamp or fill defaults, so the
+    /// value as passed could differ from every later read (a view would group it as no reader sees it, and this
+    /// connection's cache would return it while other processes read the decoded one).
+    ///
+    /// - Throws: ``CanopyError/Code/decodingFailed`` when the type cannot decode what it encodes (its `init(from:)`
+    ///   rejects the value): the row is not written, since no read could return it.
+    func readBack<T: Decodable>(_ value: T, bytes: [UInt8], codec: any Codec, id: RowID) throws -> T {
+        if T.self is any BinaryCodecSynthesizedDecoding.Type { return value }
+        do {
+            return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
+        } catch let error as CanopyError {
+            throw CanopyError(
+                .decodingFailed,
+                "the value written cannot be read back: \(String(reflecting: T.self))'s init(from:) rejects what its encode(to:) wrote with codec '\(codec.name)'; nothing was written",
+                path: core.path, collection: id.collection, key: id.key, underlying: error.underlying ?? error)
+        }
     }
 
     /// Writes a row's stored bytes (object, and metadata or none), then tells the caches, the change log and the
@@ -241,7 +268,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     /// Replaces the object of an existing row, keeping its metadata. Does nothing and returns `false` when there is no
-    /// row for `key`.
+    /// row for `key`. As with ``set(_:forKey:in:metadata:)``, extensions and caches get the object as a read returns
+    /// it, and a value its type cannot decode again is ``CanopyError/Code/decodingFailed``.
     @discardableResult
     public func replace<Object, Metadata>(_ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Bool {
         guard let record = try collectionRecord(collection.name) else { return false }
@@ -259,6 +287,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             }
         }
         guard let previous else { return false }
+        let object = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
         didWrite = true
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
@@ -280,7 +309,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     /// Replaces (or with `nil` removes) the metadata of an existing row, keeping its object. Does nothing and returns
-    /// `false` when there is no row for `key`.
+    /// `false` when there is no row for `key`. Extensions and caches get the metadata as a read returns it (see
+    /// ``set(_:forKey:in:metadata:)``).
     @discardableResult
     public func replaceMetadata<Object, Metadata>(
         _ metadata: Metadata?, forKey key: String, in collection: TypedCollection<Object, Metadata>
@@ -289,6 +319,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         try checkCodec(record, collection.codec, collection: collection.name)
         let id = RowID(collection: collection.name, key: key)
         let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
+        let metadata = try metadata.flatMap { value in try metadataBytes.map { try readBack(value, bytes: $0, codec: collection.codec, id: id) } }
         let newFlag: UInt8 = metadataBytes == nil ? 0 : 1
         let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
             try guarded {
