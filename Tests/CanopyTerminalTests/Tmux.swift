@@ -68,10 +68,13 @@ struct Tmux {
     func waitForExit() throws -> String {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
+            // tmux marks the pane dead when its terminal closes, which can be before it has reaped the command:
+            // wait until it knows the status (or, for a command killed by a signal, the signal).
             if try pane("#{pane_dead}") == "1" {
                 let status = try pane("#{pane_dead_status}")
-                // A command killed by a signal has no status: say which signal.
-                return status.isEmpty ? "signal \(try pane("#{pane_dead_signal}"))" : status
+                if !status.isEmpty { return status }
+                let signal = try pane("#{pane_dead_signal}")
+                if !signal.isEmpty { return "signal \(signal)" }
             }
             usleep(20_000)
         }
