@@ -37,12 +37,16 @@ public struct CLIFailure: Error, CustomStringConvertible {
             case .incompatibleFormat:
                 // The message says what to do (upgrade, or which release reads it).
                 return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)")
+            case .cannotOpen where canopy.message.contains("symbolic link"):
+                return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)")
             case .cannotOpen, .alreadyOpen:
                 return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)" + (canopy.path.map { " (\($0))" } ?? "")
                                   + ". Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
             case .foreignDatabase:
                 return CLIFailure(.cannotOpen, "cannot open the database: not a Canopy database: \(canopy.message)" + (canopy.path.map { " (\($0))" } ?? "")
                                   + ". Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
+            case .permissionDenied:
+                return CLIFailure(.cannotOpen, "cannot open the database: \(canopy.message)")
             case .staleView:
                 return CLIFailure(.failed, "stale view: \(canopy.message)")
             default:

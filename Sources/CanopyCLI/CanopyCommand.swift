@@ -13,21 +13,28 @@ struct CanopyCommand: AsyncParsableCommand {
             Every command takes the database directory (the one holding data.mdb and lock.mdb). Inspection opens it \
             read-only and never changes it, also while another process writes. Read commands print JSON with --json.
 
-            Exit codes: 0 success, 1 a check failed or something was not found, 2 usage, 3 the database cannot be \
-            opened (missing, not a Canopy database, a newer format, no permission).
+            Exit codes: 0 success, 1 a check failed, something was not found, or the database is damaged (a crash \
+            inside LMDB is contained in a child process and reported), 2 usage, 3 the database cannot be opened \
+            (missing, not a Canopy database, a newer format, no permission).
             """,
         version: CanopyVersion.description,
         subcommands: [
             Info.self, Collections.self, Keys.self, Get.self, Views.self, Groups.self, ViewRows.self, Watch.self,
-            Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self,
+            Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self, WalkTables.self,
         ])
 }
 
 /// Runs `canopy` commands.
 public enum CanopyCLI {
     /// Runs the command line of this process and exits with its status.
+    ///
+    /// The command runs in a child process (this executable again), so that a crash inside liblmdb on a damaged file
+    /// ends with a report and status 1, never a signal (see ``CrashContainment``).
     public static func main() async {
-        let status = await run(Array(CommandLine.arguments.dropFirst()))
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        CrashContainment.startChildIfContained()
+        if let status = CrashContainment.runContained(arguments) { exit(status) }
+        let status = await run(arguments)
         exit(status)
     }
 

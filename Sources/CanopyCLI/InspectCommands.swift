@@ -88,7 +88,7 @@ extension CanopyCommand {
         @Argument(help: "The collection.") var collection: String
         @Option(help: "Only keys starting with this prefix.") var prefix = ""
         @Option(help: "Only keys after this one (the last key of the previous page).") var after: String?
-        @Option(help: "At most this many keys.") var limit: Int?
+        @Option(parsing: .unconditional, help: "At most this many keys (0 or more).") var limit: Int?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -104,7 +104,7 @@ extension CanopyCommand {
             if output.json {
                 console.line(JSONValue.array(keys.map { .string($0) }).text)
             } else {
-                for key in keys { console.line(key) }
+                for key in keys { console.line(printable(key)) }
             }
         }
     }

@@ -15,8 +15,12 @@ extension CanopyCommand {
                 """)
 
         @OptionGroup var database: DatabaseArgument
-        @Option(help: "Report at most this many problems per check.") var maxProblems = 100
+        @Option(parsing: .unconditional, help: "Report at most this many problems per check.") var maxProblems = 100
         @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if maxProblems < 1 { throw ValidationError("--max-problems must be 1 or more") }
+        }
 
         struct ViewResult {
             var name: String
@@ -28,31 +32,11 @@ extension CanopyCommand {
         func run() throws {
             let started = ContinuousClock.now
             let db = try database.openReadOnly()
-            var problems: [String] = []
-            var tableCount = 0
-            var entryCount = 0
-            try db.environment.read { txn in
-                for name in try txn.databaseNames() {
-                    tableCount += 1
-                    do {
-                        var checksum: UInt64 = 0
-                        try txn.forEach(in: txn.openDatabase(named: name)) { key, value in
-                            entryCount += 1
-                            // Touch a byte of every 512 so that every page (overflow pages too) is read.
-                            var offset = 0
-                            while offset < value.count {
-                                checksum &+= UInt64(value[offset])
-                                offset += 512
-                            }
-                            checksum &+= UInt64(key.count) &+ UInt64(value.last ?? 0)
-                            return true
-                        }
-                        _ = checksum
-                    } catch {
-                        problems.append("table \(name) cannot be read: \(error)")
-                    }
-                }
-            }
+            let walk = try TableWalk.run(db.environment)
+            var problems = walk.problems
+            let tableCount = walk.tables
+            let entryCount = walk.entries
+            Breadcrumb.phase("checking rows and views")
             var rows = 0
             var views: [ViewResult] = []
             try db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
@@ -100,10 +84,33 @@ extension CanopyCommand {
         }
     }
 
+    /// Walks every table (hidden): what a contained `canopy` runs after a crash to find where LMDB crashes.
+    struct WalkTables: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "walk-tables", abstract: "Read every entry of every table (used after a crash to locate the damage).",
+            shouldDisplay: false)
+
+        @Argument(help: "The database directory.") var path: String
+
+        func run() throws {
+            Breadcrumb.database(path)
+            Breadcrumb.phase("opening the environment (LMDB reads the meta pages)")
+            let environment = try Environment(path: path, options: EnvironmentOptions(flags: [.readOnly], maxDatabases: 4096))
+            let walk = try TableWalk.run(environment)
+            console.line("\(walk.tables) tables, \(walk.entries) entries")
+            for problem in walk.problems { console.line("problem: \(problem)") }
+            if !walk.problems.isEmpty { throw ExitCode(CLIFailure.Status.failed.rawValue) }
+        }
+    }
+
     struct Backup: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy the database while it is in use: a consistent snapshot, also while writers run.",
-            discussion: "DEST is created (it must not exist, or be an empty directory). Example: canopy backup ./db /backups/db-2026-11-23 --compact")
+            discussion: """
+                DEST is created (it must not exist, or be an empty directory). The copy is written as \
+                DEST/data.mdb.partial-<pid>, flushed to disk and then named data.mdb: a killed backup never leaves a \
+                half-written data.mdb. Example: canopy backup ./db /backups/db-2026-11-23 --compact
+                """)
 
         @OptionGroup var database: DatabaseArgument
         @Argument(help: "The directory to copy into.") var destination: String
@@ -116,7 +123,7 @@ extension CanopyCommand {
             var isDirectory: ObjCBool = false
             if manager.fileExists(atPath: destination, isDirectory: &isDirectory) {
                 guard isDirectory.boolValue, (try? manager.contentsOfDirectory(atPath: destination).isEmpty) == true else {
-                    throw CLIFailure(.failed, "'\(destination)' exists and is not an empty directory; choose a new path")
+                    throw CLIFailure(.failed, "'\(destination)' exists and is not an empty directory (it may hold an interrupted backup's data.mdb.partial-<pid>); choose a new path or remove it")
                 }
             } else {
                 do {
@@ -198,7 +205,7 @@ extension CanopyCommand {
 
         @OptionGroup var database: DatabaseArgument
         @Option(help: "Read this file instead of standard input.") var input: String?
-        @Option(help: "Rows per write transaction.") var batchSize = 1000
+        @Option(parsing: .unconditional, help: "Rows per write transaction.") var batchSize = 1000
         @Option(help: "The codec of collections the import creates, when a line does not name one: binary or json.") var codec = "binary"
         @OptionGroup var output: OutputOptions
 
@@ -237,9 +244,20 @@ extension CanopyCommand {
                         objectBytes: try bytes("objectBase64"), metadataBytes: try bytes("metadataBase64"))
         }
 
+        /// The next input line; a read error (an unreadable file, a device error) says where and what was kept.
+        func nextLine(_ reader: LineReader) throws -> String? {
+            do { return try reader.next() } catch {
+                throw CLIFailure(.failed, "cannot read \(input.map { "'\($0)'" } ?? "standard input"): \(error.localizedDescription); the batches before it were imported")
+            }
+        }
+
         func run() throws {
             let reader: LineReader
             if let input {
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+                    throw CLIFailure(.failed, "'\(input)' is a directory; --input takes a file of JSON lines (as `canopy export` prints them). Nothing was imported")
+                }
                 guard let handle = FileHandle(forReadingAtPath: input) else {
                     throw CLIFailure(.failed, "cannot read '\(input)'; check the path and its permissions")
                 }
@@ -247,7 +265,17 @@ extension CanopyCommand {
             } else {
                 reader = LineReader(FileHandle.standardInput)
             }
-            let db = try database.open(readOnly: false, create: true)
+            // Opening for writing takes the write lock (the format record): another process's transaction delays it.
+            let errorConsole = console
+            let opening = DispatchWorkItem { [path = database.path] in
+                errorConsole.error("note: \(WriteLockWait(databasePath: (path as NSString).standardizingPath, waited: .seconds(3)))")
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 3, execute: opening)
+            let db: Canopy.Database
+            do {
+                defer { opening.cancel() }
+                db = try database.open(readOnly: false, create: true)
+            }
             let connection = db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
             var lineNumber = 0
             var imported = 0
@@ -256,7 +284,8 @@ extension CanopyCommand {
             func flush() throws {
                 guard !batch.isEmpty else { return }
                 let rows = batch
-                try connection.readWrite { txn in
+                let errorConsole = console
+                try connection.readWrite(reportingWaitAfter: .seconds(3), { errorConsole.error("note: \($0)") }) { txn in
                     for row in rows {
                         let recorded = try txn.codecName(ofCollection: row.collection)
                         let target = recorded ?? row.codec.flatMap { Codecs.named($0) == nil ? nil : $0 } ?? codec
@@ -283,7 +312,7 @@ extension CanopyCommand {
                 batch.removeAll(keepingCapacity: true)
                 console.progress("imported \(imported) rows")
             }
-            while let text = try reader.next() {
+            while let text = try nextLine(reader) {
                 lineNumber += 1
                 if text.allSatisfy(\.isWhitespace) { continue }
                 batch.append(try Self.parse(text, lineNumber: lineNumber))

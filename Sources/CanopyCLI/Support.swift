@@ -8,6 +8,11 @@ struct DatabaseArgument: ParsableArguments {
     @Argument(help: "The database directory (it holds data.mdb and lock.mdb).")
     var path: String
 
+    @Flag(name: .customLong("no-lock"), help: ArgumentHelp(
+        "Read without the lock file: for a read-only copy (read-only media, a lock.mdb that cannot be written).",
+        discussion: "Safe only when no process writes the database meanwhile: without the lock file a writer may reuse the pages being read."))
+    var noLock = false
+
     /// Opens the database read-only: nothing in it changes.
     func openReadOnly() throws -> Canopy.Database {
         try open(readOnly: true)
@@ -15,20 +20,43 @@ struct DatabaseArgument: ParsableArguments {
 
     /// Opens the database for writing; with `create`, a missing database directory is created (not its parents).
     func open(readOnly: Bool, create: Bool = false) throws -> Canopy.Database {
+        let advice = "Pass the directory that holds a Canopy database's data.mdb and lock.mdb."
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-        if !exists && !create {
-            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' does not exist. Pass the directory that holds a Canopy database's data.mdb and lock.mdb.")
+        if !exists && errno == EACCES {
+            throw CLIFailure(.cannotOpen, "cannot open the database: permission denied: '\(path)' cannot be reached by this user (a directory on the way lacks x permission); run as its owner or change the permissions")
         }
-        if exists && isDirectory.boolValue && !FileManager.default.fileExists(atPath: path + "/data.mdb") && !create {
-            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' is a directory without data.mdb, not a Canopy database. Pass the directory that holds data.mdb and lock.mdb.")
+        if !exists && !create {
+            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' does not exist. \(advice)")
         }
         if exists && !isDirectory.boolValue {
             throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' is a file; a Canopy database is a directory holding data.mdb and lock.mdb.")
         }
+        let dataFile = path + "/data.mdb"
+        if exists && !create && access(dataFile, F_OK) != 0 {
+            if errno == EACCES {
+                throw CLIFailure(.cannotOpen, "cannot open the database: permission denied: the directory '\(path)' cannot be searched by this user (it needs x permission); run as its owner or change the permissions")
+            }
+            let partial = (try? FileManager.default.contentsOfDirectory(atPath: path))?.first { $0.hasPrefix("data.mdb" + Environment.partialCopySuffix) }
+            if let partial {
+                throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' holds only \(partial), the unfinished copy of an interrupted `canopy backup`, not a database. Remove the directory and back up again.")
+            }
+            throw CLIFailure(.cannotOpen, "cannot open the database: '\(path)' is a directory without data.mdb, not a Canopy database. Pass the directory that holds data.mdb and lock.mdb.")
+        }
+        let lockFile = path + "/lock.mdb"
+        let lockExisted = access(lockFile, F_OK) == 0
+        Breadcrumb.database(path)
+        Breadcrumb.phase("opening the database (LMDB reads the meta pages, Canopy its records)")
         do {
-            return try Database(path: path, options: DatabaseOptions(maxTables: 1024, readOnly: readOnly))
+            if noLock && !readOnly {
+                throw CLIFailure(.usage, "--no-lock is for inspection only: this command writes, and writing needs the lock file")
+            }
+            let database = try Database(path: path, options: DatabaseOptions(maxTables: 1024, readOnly: readOnly, noLock: noLock))
+            Breadcrumb.phase("reading the database")
+            return database
         } catch {
+            // Inspection changes nothing: a lock file LMDB created for a database that could not be opened goes.
+            if readOnly && !lockExisted { unlink(lockFile) }
             throw CLIFailure.from(error)
         }
     }
@@ -66,6 +94,28 @@ struct TextTable {
         }
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
+}
+
+/// `text` safe to print to a terminal: control characters (C0, DEL, C1) — which data may hold, and which a terminal
+/// would obey (an escape sequence can recolour, move the cursor, retitle the window) — shown escaped as `\u{1B}`;
+/// backslashes doubled so that the escaped form cannot be forged.
+func printable(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { isControl($0) || $0 == "\\" }) else { return text }
+    var out = ""
+    for scalar in text.unicodeScalars {
+        if scalar == "\\" {
+            out += "\\\\"
+        } else if isControl(scalar) {
+            out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
 }
 
 /// Byte counts for people.

@@ -43,7 +43,7 @@ extension CanopyCommand {
                 console.line(JSONValue.array(groups.map { .members([("group", .string($0.name)), ("rows", .int($0.rows))]) }).text)
             } else {
                 var table = TextTable("GROUP", "ROWS")
-                for g in groups { table.add(g.name, String(g.rows)) }
+                for g in groups { table.add(printable(g.name), String(g.rows)) }
                 console.line(table.render())
             }
         }
@@ -61,8 +61,8 @@ extension CanopyCommand {
         @OptionGroup var database: DatabaseArgument
         @Argument(help: "The view (or filtered view).") var view: String
         @Option(help: "Only this group.") var group: String?
-        @Option(help: "Skip this many rows.") var offset = 0
-        @Option(help: "Print at most this many rows.") var limit = 100
+        @Option(parsing: .unconditional, help: "Skip this many rows (0 or more).") var offset = 0
+        @Option(parsing: .unconditional, help: "Print at most this many rows (0 or more).") var limit = 100
         @Flag(help: "From the last row to the first.") var reverse = false
         @OptionGroup var output: OutputOptions
 
@@ -144,7 +144,7 @@ extension CanopyCommand {
             }
             var table = TextTable("GROUP", "INDEX", "COLLECTION", "KEY", "OBJECT")
             for row in rows {
-                table.add(row.group, String(row.index), row.id.collection, row.id.key, row.object.map { summary($0) } ?? "(\(row.problem ?? "?"))")
+                table.add(printable(row.group), String(row.index), printable(row.id.collection), printable(row.id.key), printable(row.object.map { summary($0) } ?? "(\(row.problem ?? "?"))"))
             }
             console.line(table.render())
             console.line(footer)
@@ -155,10 +155,10 @@ extension CanopyCommand {
         static func renderList(_ rows: [Row], width: Int, colour: Bool) throws -> String {
             var sections: [DatasourceSection<Row>] = []
             for row in rows {
-                if sections.last?.header == row.group {
+                if sections.last?.header == printable(row.group) {
                     sections[sections.count - 1].items.append(row)
                 } else {
-                    sections.append(DatasourceSection(items: [row], header: row.group))
+                    sections.append(DatasourceSection(items: [row], header: printable(row.group)))
                 }
             }
             let list = TerminalListView(width: max(20, width), height: rows.count + 2 * sections.count, colour: colour)
@@ -166,8 +166,8 @@ extension CanopyCommand {
             factory.registerCell(.type(TerminalCell.self), in: list) { cell, row, _ in
                 cell.columns = [
                     TerminalColumn(String(row.index), width: .fixed(7), alignment: .right),
-                    TerminalColumn("\(row.id.collection)/\(row.id.key)", width: .fixed(28)),
-                    TerminalColumn(row.object.map { summary($0) } ?? "(\(row.problem ?? "?"))"),
+                    TerminalColumn(printable("\(row.id.collection)/\(row.id.key)"), width: .fixed(28)),
+                    TerminalColumn(printable(row.object.map { summary($0) } ?? "(\(row.problem ?? "?"))")),
                 ]
             }
             let source = SectionedDatasource(sections: sections, factory: factory, container: list)

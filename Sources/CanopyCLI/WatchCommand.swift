@@ -17,8 +17,8 @@ extension CanopyCommand {
         @OptionGroup var database: DatabaseArgument
         @Option(help: "Show the changesets of this view.") var view: String?
         @Option(help: "With --view: only this group (one section).") var group: String?
-        @Option(help: "Stop after this many commits (without --view) or changesets (with --view).") var count: Int?
-        @Option(help: "Fallback polling interval in milliseconds, used where no wake-up is available.") var pollMilliseconds = 200
+        @Option(parsing: .unconditional, help: "Stop after this many commits (without --view) or changesets (with --view).") var count: Int?
+        @Option(parsing: .unconditional, help: "Fallback polling interval in milliseconds, used where no wake-up is available.") var pollMilliseconds = 200
         @Flag(help: "Print a line when watching starts (for scripts that wait for it).") var announce = false
         @OptionGroup var output: OutputOptions
 
@@ -98,13 +98,13 @@ extension CanopyCommand {
                 let metadata = n.changedMetadata[collection, default: []]
                 for key in objects.union(metadata).sorted() {
                     let what = objects.contains(key) && metadata.contains(key) ? "" : objects.contains(key) ? " (object)" : " (metadata)"
-                    parts.append("changed \(collection)/\(key)\(what)")
+                    parts.append("changed \(printable(collection))/\(printable(key))\(what)")
                 }
             }
             for (collection, keys) in n.removedKeys.sorted(by: { $0.key < $1.key }) {
-                for key in keys.sorted() { parts.append("removed \(collection)/\(key)") }
+                for key in keys.sorted() { parts.append("removed \(printable(collection))/\(printable(key))") }
             }
-            for collection in n.removedCollections.sorted() { parts.append("removed collection \(collection)") }
+            for collection in n.removedCollections.sorted() { parts.append("removed collection \(printable(collection))") }
             if n.removedAll { parts.append("removed everything") }
             console.line("snapshot \(n.snapshot): " + (parts.isEmpty ? "no row changes" : parts.joined(separator: ", ")))
         }
@@ -151,6 +151,10 @@ extension CanopyCommand {
             }
             do {
                 observer = try ViewObserver(database: db, mappings: mappings, connectionOptions: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+                if let group, let groups = try observer?.read({ txn in try txn.persistedView(view, allowingStale: true).groups() }),
+                   !groups.contains(group) {
+                    console.error("note: view '\(printable(view))' has no group '\(printable(group))' yet (its groups: \(groups.isEmpty ? "none" : groups.map(printable).joined(separator: ", "))); waiting for rows to enter it")
+                }
                 started(observer?.snapshot ?? 0)
             } catch let error as CanopyError where error.code == .staleView {
                 stale(error)
@@ -199,8 +203,8 @@ extension CanopyCommand {
                 return
             }
             console.line("snapshot \(c.fromSnapshot) -> \(c.toSnapshot): \(c.sectionChanges.count) section change(s), \(c.rowChanges.count) row change(s)")
-            for change in c.sectionChanges { console.line("  \(change)") }
-            for change in c.rowChanges { console.line("  \(change)") }
+            for change in c.sectionChanges { console.line("  " + printable("\(change)")) }
+            for change in c.rowChanges { console.line("  " + printable("\(change)")) }
         }
     }
 }

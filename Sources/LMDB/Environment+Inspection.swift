@@ -89,3 +89,52 @@ extension ReadTransaction {
         try statistics(of: Database(handle: 0, name: "(free list)"))
     }
 }
+
+extension Environment {
+    /// The process that holds the environment's write lock now (it has a write transaction open), read from the lock
+    /// file; `nil` when no process holds it, or when it cannot be told.
+    ///
+    /// LMDB does not say who holds its writer mutex. On Linux with glibc, a robust POSIX mutex in the shared lock file
+    /// records its owner's thread id; this reads it there (checking the lock file's magic number first) and maps the
+    /// thread to its process through `/proc`. Elsewhere, and with ``EnvironmentOptions/Flags/noLock``, it is `nil`.
+    public func writeLockHolder() -> Int32? {
+        guard !flags.contains(.noLock) else { return nil }
+        return Self.writeLockHolder(lockFile: flags.contains(.noSubdirectory) ? path + "-lock" : path + "/lock.mdb")
+    }
+
+    /// ``writeLockHolder()`` for the environment whose lock file is `lockFile`, without opening it (for a process
+    /// whose open itself waits for the write lock).
+    public static func writeLockHolder(lockFile: String) -> Int32? {
+        #if os(Linux) && (arch(x86_64) || arch(arm64))
+        let descriptor = open(lockFile, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        // MDB_txninfo: magic (4), format (4), reader mutex (40), txnid (8), reader count (4), padded to a 64-byte cache
+        // line; then the writer mutex, whose glibc layout is lock (4), count (4), owner thread id (4).
+        var header = [UInt8](repeating: 0, count: 76)
+        guard pread(descriptor, &header, header.count, 0) == header.count else { return nil }
+        let magic = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self) }
+        guard magic == 0xBEEF_C0DE else { return nil }
+        let owner = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 72, as: Int32.self) } & 0x3FFF_FFFF
+        guard owner > 0 else { return nil }
+        // The thread's process: the Tgid line of /proc/<tid>/status.
+        guard let status = try? readText("/proc/\(owner)/status"),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Tgid:") }),
+              let process = Int32(line.dropFirst(5).trimmingPrefix(while: { $0 == " " || $0 == "\t" })) else { return owner }
+        return process
+        #else
+        return nil
+        #endif
+    }
+}
+
+/// The text of a small file (a /proc entry), or nil.
+private func readText(_ path: String) throws -> String? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes = [UInt8](repeating: 0, count: 4096)
+    let count = read(descriptor, &bytes, bytes.count)
+    guard count > 0 else { return nil }
+    return String(decoding: bytes.prefix(count), as: UTF8.self)
+}

@@ -243,28 +243,64 @@ public final class Environment: @unchecked Sendable {
     /// Copies the environment to an existing empty directory (or to a file with ``EnvironmentOptions/Flags/noSubdirectory``)
     /// while it is in use (a hot backup), optionally compacting: free pages are left out and pages renumbered.
     ///
+    /// The copy is atomic: it is written to a temporary name next to the destination (``partialCopySuffix`` and this
+    /// process's id after `data.mdb`), flushed to disk, and only then given its name — so a copy killed half way
+    /// leaves a `data.mdb.partial-<pid>` file, never a half-written `data.mdb` that would be mistaken for a database.
     /// The copy's data file is created with `fileMode` (default `0o600`: a backup is as private as the database).
+    /// - Throws: ``LMDBError`` with the `errno` of the failing call: `EEXIST` when the destination already has a data
+    ///   file, `ENOSPC` when the disk fills (the partial file is removed).
     public func copy(to destination: String, compact: Bool = false, fileMode: UInt32 = 0o600) throws {
         let flags: UInt32 = compact ? UInt32(MDB_CP_COMPACT) : 0
         let file = self.flags.contains(.noSubdirectory) ? destination : destination + "/data.mdb"
+        let partial = file + Self.partialCopySuffix + "\(getpid())"
+        var existing = stat()
+        if lstat(file, &existing) == 0 {
+            throw LMDBError(code: LMDBError.Code(rawValue: EEXIST), operation: "mdb_env_copy2", path: path,
+                            hint: "\(file) exists: the destination must be an existing directory without a data.mdb")
+        }
         // mdb_env_copy2 would create the file 0666 & ~umask; open it ourselves with the mode asked for.
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(fileMode))
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode_t(fileMode))
         guard descriptor >= 0 else {
             throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "mdb_env_copy2", path: path,
-                            hint: "cannot create \(file): the destination must be an existing directory without a data.mdb")
+                            hint: "cannot create \(partial): the destination must be an existing, writable directory")
         }
-        defer { close(descriptor) }
         _ = fchmod(descriptor, mode_t(fileMode))  // the umask may have taken bits away
-        // The copy runs a read transaction of its own: a use of the map.
+        var isOpen = true
         do {
+            // The copy runs a read transaction of its own: a use of the map.
             try withAccess {
                 try check(mdb_env_copyfd2(handle, descriptor, flags), "mdb_env_copyfd2", path: path)
             }
+            guard fsync(descriptor) == 0 else {
+                throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "fsync", path: path, hint: "the copy could not be flushed to disk")
+            }
+            close(descriptor)
+            isOpen = false
+            // link + unlink: gives the copy its name only if nothing took that name meanwhile (rename would replace it).
+            if link(partial, file) == 0 {
+                unlink(partial)
+            } else if errno == EEXIST {
+                throw LMDBError(code: LMDBError.Code(rawValue: EEXIST), operation: "link", path: path,
+                                hint: "\(file) appeared while the copy was written; the copy is left out")
+            } else if rename(partial, file) != 0 {  // a filesystem without hard links
+                throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "rename", path: path, hint: "cannot name the copy \(file)")
+            }
+            let directory = String(file[..<(file.lastIndex(of: "/") ?? file.startIndex)])
+            let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directoryDescriptor >= 0 {
+                _ = fsync(directoryDescriptor)  // the new name survives a system crash
+                close(directoryDescriptor)
+            }
         } catch {
-            unlink(file)
+            if isOpen { close(descriptor) }
+            unlink(partial)
             throw error
         }
     }
+
+    /// What follows `data.mdb` in the name of a copy being written by ``copy(to:compact:fileMode:)`` (then the
+    /// writing process's id): a file of that name is an unfinished copy, never a database.
+    public static let partialCopySuffix = ".partial-"
 
     /// The largest key LMDB accepts in this environment, in bytes (511 with the default build).
     public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }

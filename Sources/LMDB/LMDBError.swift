@@ -72,6 +72,8 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let noSuchFile = Code(rawValue: ENOENT)
         /// `EACCES`: permission denied.
         public static let permissionDenied = Code(rawValue: EACCES)
+        /// `EPERM`: the operation is not permitted (an immutable or append-only file, a mount option...).
+        public static let operationNotPermitted = Code(rawValue: EPERM)
         /// `EROFS`: the file system is read-only.
         public static let readOnlyFileSystem = Code(rawValue: EROFS)
         /// `EINVAL`: an invalid parameter.
@@ -152,7 +154,7 @@ extension LMDBError.Code {
         case .badValueSize: return "LMDB keys must be 1 to 511 bytes long."
         case .badReaderSlot: return "Open the environment with noThreadLocalStorage to use read transactions across threads."
         case .noSuchFile: return "Check that the directory exists."
-        case .permissionDenied, .readOnlyFileSystem: return "Check the file permissions, or open the environment read-only."
+        case .permissionDenied, .operationNotPermitted, .readOnlyFileSystem: return "Check the file permissions, or open the environment read-only."
         default: return nil
         }
     }

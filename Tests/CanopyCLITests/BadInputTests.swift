@@ -164,4 +164,101 @@ struct BadInputTests {
             #expect(rows["rows"]?.elements.first?["key"]?.stringValue == "t9")
         }
     }
+
+    @Test("import --input DIR: a clear error, and no database is created")
+    func importFromADirectory() async throws {
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let result = await canopy("import", directory.appending("new"), "--input", directory.path)
+        #expect(result.status == 1 && result.errors.contains("is a directory"), "\(result.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("new")))
+    }
+
+    @Test("inspecting another program's data.mdb leaves no lock.mdb behind")
+    func foreignLeavesNoLockFile() async throws {
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let other = directory.appending("other")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: false)
+        do {
+            let environment = try Environment(path: other, options: EnvironmentOptions(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "theirs", create: true)
+            try environment.write { txn in try txn.put(Array("v".utf8), forKey: Array("k".utf8), in: table) }
+        }
+        let path = directory.appending("db")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: other + "/data.mdb", toPath: path + "/data.mdb")
+        for command in ["info", "verify", "keys"] {
+            let result = await canopy(command == "keys" ? [command, path, "c"] : [command, path])
+            #expect(result.status == 3, "\(command): \(result.errors)")
+            #expect(!FileManager.default.fileExists(atPath: path + "/lock.mdb"), "\(command) left lock.mdb behind")
+        }
+    }
+
+    @Test("keys, view and watch print control characters from the data escaped, never raw to the terminal")
+    func controlCharactersAreEscaped() async throws {
+        try await withFixture { path, _ in
+            let hostile = "evil\u{1B}]0;owned\u{07}\u{1B}[2J"
+            do {
+                let database = try Database(path: path, options: .init(durability: .none))
+                try database.register(byList())
+                try database.register(urgent())
+                try await database.newConnection().readWrite { txn in
+                    try txn.set(Chore(title: "x", list: "home\u{1B}[31m", priority: 4, due: Date(timeIntervalSince1970: 0), estimate: 1), forKey: hostile, in: tasks)
+                }
+            }
+            let keys = await canopy("keys", path, "tasks")
+            #expect(!keys.output.contains("\u{1B}") && !keys.output.contains("\u{07}"), "\(keys.output.debugDescription)")
+            #expect(keys.output.contains("evil\\u{1B}]0;owned\\u{7}\\u{1B}[2J"), "\(keys.output.debugDescription)")
+            let view = await canopy("view", path, "by-list")
+            #expect(!view.output.contains("\u{1B}"), "\(view.output.debugDescription)")
+            #expect(view.output.contains("home\\u{1B}[31m"))
+            let groups = await canopy("groups", path, "by-list")
+            #expect(!groups.output.contains("\u{1B}"))
+            // JSON escapes them itself.
+            #expect(try await canopy("keys", path, "tasks", "--json").json().elements.contains(.string(hostile)))
+        }
+    }
+
+    @Test("--limit -1 and other negative counts: exit 2 saying the value must be 0 or more (not \"missing value\")")
+    func negativeCounts() async throws {
+        try await withFixture { path, _ in
+            let keys = await canopy("keys", path, "tasks", "--limit", "-1")
+            #expect(keys.status == 2 && keys.errors.contains("--limit must be 0 or more"), "\(keys.errors)")
+            let view = await canopy("view", path, "by-list", "--offset", "-3")
+            #expect(view.status == 2 && view.errors.contains("--offset must be 0 or more"), "\(view.errors)")
+            let verify = await canopy("verify", path, "--max-problems", "-1")
+            #expect(verify.status == 2 && verify.errors.contains("--max-problems must be 1 or more"), "\(verify.errors)")
+        }
+    }
+
+    @Test("watch --group of a group that does not exist yet says so, then waits for it")
+    func watchMissingGroup() throws {
+        guard let executable = canopyExecutable else {
+            Issue.record("the canopy executable was not built next to the tests")
+            return
+        }
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        try makeFixture(at: path)
+        let errors = directory.appending("errors.txt")
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["watch", path, "--view", "by-list", "--group", "garden", "--count", "1", "--announce"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        // The note comes before the announcement: once the announcement is read, the note is in the file.
+        let announced = output.fileHandleForReading.availableData
+        #expect(String(decoding: announced, as: UTF8.self).contains("watching"))
+        let note = try String(contentsOfFile: errors, encoding: .utf8)
+        #expect(note.contains("view 'by-list' has no group 'garden' yet") && note.contains("home, work"), "\(note)")
+    }
 }

@@ -2,6 +2,7 @@ import Canopy
 import CanopyCLI
 import CanopyTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("canopy: backup, export and import")
@@ -199,3 +200,57 @@ struct HotBackupTests {
 
 /// The CrashWriter executable (a writer that commits until killed), built next to the test bundle.
 let crashWriterExecutable: String? = builtExecutable(named: "CrashWriter")
+
+@Suite("canopy: a write blocked behind another process")
+struct WriteLockWaitTests {
+    @Test("import behind another process's write transaction says which process holds the write lock, then completes",
+          .timeLimit(.minutes(2)))
+    func blockedWriterSaysWhoHoldsTheLock() throws {
+        guard let canopyPath = canopyExecutable, let writer = builtExecutable(named: "CrashWriter") else {
+            Issue.record("the canopy and CrashWriter executables were not built next to the tests")
+            return
+        }
+        try withFixtureSync { path, directory in
+            let holder = try ChildProcess(writer, [path, "none", "--hold-write"])
+            defer { holder.kill9() }
+            #expect(holder.nextLine() == "holding")
+            let input = directory.appending("rows.jsonl")
+            try #"{"collection":"notes","key":"n1","object":{"text":"hi"}}"#.write(toFile: input, atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: canopyPath)
+            process.arguments = ["import", path, "--input", input]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            // The note comes after a few seconds of waiting; read standard error until it does (bounded).
+            let noted = DispatchSemaphore(value: 0)
+            let text = Mutex("")
+            Thread {
+                while true {
+                    let chunk = errors.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    let all = text.withLock { $0 += String(decoding: chunk, as: UTF8.self); return $0 }
+                    if all.contains("write lock") { noted.signal() }
+                }
+                noted.signal()
+            }.start()
+            #expect(noted.wait(timeout: .now() + 60) == .success)
+            let note = text.withLock { $0 }
+            #expect(note.contains("held by process \(holder.processID)"), "\(note)")
+            holder.kill9()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(text.withLock { $0 })")
+        }
+    }
+}
+
+/// A temporary directory with the fixture database, for tests that are not async.
+func withFixtureSync(_ body: (_ path: String, _ directory: TemporaryDirectory) throws -> Void) throws {
+    let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+    defer { directory.remove() }
+    let path = directory.appending("db")
+    try makeFixture(at: path)
+    try body(path, directory)
+}
+

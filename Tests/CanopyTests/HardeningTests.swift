@@ -364,6 +364,56 @@ struct HardeningTests {
         #expect(try database.newConnection().read { txn in try txn.count(inCollection: "entries") } == acknowledged)
     }
 
+    /// Runs a system tool; whether it succeeded.
+    static func system(_ arguments: [String]) -> Bool {
+        guard let tool = ["/usr/bin/", "/bin/"].map({ $0 + arguments[0] }).first(where: FileManager.default.isExecutableFile(atPath:)) else { return false }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = Array(arguments.dropFirst())
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    @Test("A full file system (a 3 MB tmpfs the test mounts when it runs as root) is diskFull, rolls back, and loses nothing",
+          .timeLimit(.minutes(2)))
+    func diskFullOnAFullFileSystem() throws {
+        guard getuid() == 0 else {
+            print("skipped: mounting a small tmpfs needs root")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let mountPoint = directory.appending("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+        guard Self.system(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mountPoint]) else {
+            print("skipped: cannot mount a tmpfs here (no CAP_SYS_ADMIN)")
+            return
+        }
+        defer { _ = Self.system(["umount", mountPoint]) }
+        let path = mountPoint + "/db"
+        do { _ = try Database(path: path, options: .init(durability: .full)) }
+        // No file size limit that matters: the writer commits 8 KB rows until the file system is full.
+        let child = try ChildProcess(try Self.writer(), [path, "full", "--file-size-limit", "\(1 << 40)"])
+        let lines = child.remainingLines()
+        #expect(child.waitForExit(seconds: 60) == 0)
+        // LMDB reports a write that only partly fits as EIO; Canopy tells it from a failing disk by the free space.
+        #expect(lines.last == "failed diskFull", "\(lines.suffix(3))")
+        let acknowledged = lines.compactMap { $0.hasPrefix("acked ") ? Int($0.dropFirst(6)) : nil }.max() ?? 0
+        #expect(acknowledged > 10)
+        // Room again: every acknowledged row is there, and writing works.
+        #expect(Self.system(["mount", "-o", "remount,size=16m", mountPoint]))
+        do {
+            let database = try Database(path: path, options: .init(durability: .full))
+            let connection = database.newConnection()
+            #expect(try connection.read { txn in try txn.count(inCollection: "entries") } == acknowledged)
+            try connection.readWrite { txn in try txn.set(CrashWriterEntry(number: 0, part: "after"), forKey: "after", in: crashWriterEntries) }
+            #expect(try connection.read { txn in try txn.count(inCollection: "entries") } == acknowledged + 1)
+        }
+    }
+
     // MARK: 7. Nested calls
 
     @Test("Nested calls are supported or a typed error at once — never a hang (checked in a child with a timeout)",

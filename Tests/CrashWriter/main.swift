@@ -22,6 +22,10 @@ import Foundation
 //                          prints "failed <code>" and exits 0 (the disk-full test)
 //   --nested-checks        runs every nested transaction call and prints "<case> <error code or ok>" per line (the
 //                          test kills it after a timeout: a hang is a failure)
+//   --hold-write           opens the database, begins a write transaction, prints "holding", and waits to be killed
+//   --read-all             opens the database read-only and reads it through the API as an app would: every entry
+//                          decoded, the view's groups and every row of it; prints "ok <rows> <view rows>" (exit 0) or
+//                          "error <code>" (exit 1) — the corruption test's API reader
 //   --read-transforming K  reads the comma-separated keys K, in that order, as the types with transforming
 //                          `init(from:)` of TransformingModels.swift, through a connection without caches, and prints
 //                          one line per key (`describeTransformingRow`)
@@ -69,12 +73,48 @@ do {
         say("never failed")
         exit(1)
     }
+    if arguments.contains("--read-all") {
+        options.readOnly = true
+        do {
+            let database = try Database(path: arguments[1], options: options)
+            let (rows, viewRows) = try database.newConnection().read { txn in
+                var rows = 0
+                try txn.enumerateObjects(in: crashWriterEntries) { _, _ in
+                    rows += 1
+                    return true
+                }
+                let view = try txn.view(crashWriterView().name)
+                var viewRows = 0
+                for group in try view.groups() {
+                    for id in try view.rowIDs(inGroup: group) {
+                        guard try txn.object(forKey: id.key, in: crashWriterEntries) != nil else {
+                            throw CanopyError(.corruptStore, "the view lists \(id.key), which is not stored")
+                        }
+                        viewRows += 1
+                    }
+                }
+                return (rows, viewRows)
+            }
+            say("ok \(rows) \(viewRows)")
+            exit(0)
+        } catch let error as CanopyError {
+            say("error \(error.code)")
+            FileHandle.standardError.write(Data("CrashWriter: \(error)\n".utf8))
+            exit(1)
+        }
+    }
     let database = try Database(path: arguments[1], options: options)
     if arguments.contains("--hold-read") {
         let connection = database.newConnection()
         try connection.pin()
         say("holding")
         while true { sleep(60) }
+    }
+    if arguments.contains("--hold-write") {
+        try database.newConnection().readWrite { _ in
+            say("holding")
+            while true { sleep(60) }
+        }
     }
     if let keys = value("--read-transforming") {
         let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))

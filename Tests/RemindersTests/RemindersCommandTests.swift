@@ -158,7 +158,7 @@ struct RemindersCommandTests {
 
             let listMissing = reminders(["list", "--db", path])
             #expect(listMissing.status == 0 && listMissing.out.hasPrefix("Nothing yet"))
-            #expect(!RemindersStore.exists(at: path))
+            #expect(!(try RemindersStore.exists(at: path)))
         }
     }
 
@@ -181,7 +181,7 @@ struct RemindersCommandTests {
         try withDatabasePath { _, directory in
             let result = reminders(["add", "reminder", "X"], environment: ["XDG_DATA_HOME": directory.path])
             #expect(result.status == 0)
-            #expect(RemindersStore.exists(at: directory.appending("reminders")))
+            #expect((try? RemindersStore.exists(at: directory.appending("reminders"))) == true)
             #expect(reminders(["list"], environment: ["XDG_DATA_HOME": directory.path]).out.contains("[ ] X"))
         }
     }
@@ -228,6 +228,46 @@ struct RemindersCommandTests {
                 #expect(arguments.suffix(2) == ["--db", path], "\(command)")
                 #expect(throws: Never.self, "\(command)") { _ = try RemindersCommand.parseAsRoot(arguments) }
             }
+        }
+    }
+
+    @Test("Blank titles and calendar names are refused; control characters in a title are printed escaped")
+    func blankAndControlCharacters() throws {
+        try withDatabasePath { path, _ in
+            for title in ["", "   ", "\n\n", " \t\n "] {
+                let result = reminders(["add", "reminder", title, "--db", path])
+                #expect(result.status == 1 && result.err.contains("the title is blank"), "\(title.debugDescription): \(result.err)")
+            }
+            let blankCalendar = reminders(["add", "event", "Lunch", "--start", "tomorrow 12:00", "--calendar", " ", "--db", path])
+            #expect(blankCalendar.status == 1 && blankCalendar.err.contains("the calendar name is blank"), "\(blankCalendar.err)")
+            #expect(reminders(["calendars", "add", "\n", "--db", path]).err.contains("the calendar name is blank"))
+            let escape = reminders(["add", "reminder", "Pay \u{1B}[2Jrent", "--db", path])
+            #expect(escape.status == 0)
+            #expect(!escape.out.contains("\u{1B}") && escape.out.contains("Pay \\u{1B}[2Jrent"), "\(escape.out.debugDescription)")
+        }
+    }
+
+    @Test("The default database's missing folders are created 0700, whatever the umask")
+    func privateFolders() throws {
+        guard let executable = builtExecutable(named: "reminders") else {
+            Issue.record("the reminders executable was not built next to the tests")
+            return
+        }
+        let directory = try TemporaryDirectory(prefix: "reminders-test")
+        defer { directory.remove() }
+        let data = directory.appending("a/b")
+        // A child with umask 000 (the umask is per process: changing it here would touch every test running now).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "umask 000; exec \"$0\" add reminder X", executable]
+        process.environment = ["XDG_DATA_HOME": data, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for folder in [directory.appending("a"), data] {
+            let mode = (try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int) ?? -1
+            #expect(mode == 0o700, "\(folder): \(String(mode, radix: 8))")
         }
     }
 }

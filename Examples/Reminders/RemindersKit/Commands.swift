@@ -23,7 +23,9 @@ struct DatabaseOptions: ParsableArguments {
     func open(_ context: RemindersContext, create: Bool = true) throws -> RemindersStore {
         let path = context.databasePath(db)
         if db == nil, create {
-            try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            // Private whatever the umask: the folders hold the user's agenda.
+            try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
         }
         return try RemindersStore(path: path, timeZone: context.timeZone, create: create)
     }
@@ -111,7 +113,7 @@ struct AddEvent: ContextualCommand {
         let startDate = try dates.parse(start)
         let endDate = try end.map { try dates.parse($0) } ?? startDate.addingTimeInterval(3600)
         let id = try store.addEvent(title, start: startDate, end: endDate, calendar: calendar, location: location, notes: notes)
-        context.print("Added event #\(id): \(title), \(Format.span(startDate, endDate, context))")
+        context.print("Added event #\(id): \(Format.printable(title)), \(Format.span(startDate, endDate, context))")
     }
 }
 
@@ -129,7 +131,7 @@ struct AddReminder: ContextualCommand {
         let context = context.inZone(store.timeZone)
         let dueDate = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let id = try store.addReminder(title, due: dueDate, priority: priority, calendar: calendar)
-        context.print("Added reminder #\(id): \(title)\(dueDate.map { ", due \(Format.date($0, context))" } ?? "")")
+        context.print("Added reminder #\(id): \(Format.printable(title))\(dueDate.map { ", due \(Format.date($0, context))" } ?? "")")
     }
 }
 
@@ -145,7 +147,7 @@ struct List: ContextualCommand {
 
     func run(in context: RemindersContext) throws {
         let path = context.databasePath(options.db)
-        guard RemindersStore.exists(at: path) else {
+        guard try RemindersStore.exists(at: path) else {
             if json { context.print("{\"sections\":[]}") } else { context.print("Nothing yet: no database at \(path). Add something with `reminders add event` or `reminders add reminder`.") }
             return
         }
@@ -261,7 +263,7 @@ struct CalendarAdd: ContextualCommand {
         let parsed = try colour.map(parseColour)
         let store = try options.open(context)
         _ = try store.addCalendar(name, colour: parsed)
-        context.print("Added calendar \(name).")
+        context.print("Added calendar \(Format.printable(name)).")
     }
 }
 
@@ -274,7 +276,7 @@ struct CalendarRename: ContextualCommand {
     func run(in context: RemindersContext) throws {
         let store = try options.open(context, create: false)
         let touched = try store.changeCalendar(name, newName: newName)
-        context.print("Renamed \(name) to \(newName) (\(Plural.count(touched, "item"))).")
+        context.print("Renamed \(Format.printable(name)) to \(Format.printable(newName)) (\(Plural.count(touched, "item"))).")
     }
 }
 
@@ -300,7 +302,7 @@ struct CalendarDelete: ContextualCommand {
     func run(in context: RemindersContext) throws {
         let store = try options.open(context, create: false)
         try store.deleteCalendar(name)
-        context.print("Deleted calendar \(name).")
+        context.print("Deleted calendar \(Format.printable(name)).")
     }
 }
 
@@ -326,6 +328,14 @@ extension String {
 
 /// Dates as the tool prints them.
 enum Format {
+    /// `text` safe for a terminal: control characters (an escape sequence in a title would be obeyed) shown escaped.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return text }
+        return text.unicodeScalars.map { scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}" : String(scalar)
+        }.joined()
+    }
+
     static func formatter(_ format: String, _ context: RemindersContext) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_GB")

@@ -10,7 +10,7 @@ struct Demo: ContextualCommand {
 
     func run(in context: RemindersContext) throws {
         let path = db ?? FileManager.default.temporaryDirectory.appendingPathComponent("reminders-demo-\(UUID().uuidString.prefix(8))").path
-        guard !RemindersStore.exists(at: path) else { throw RemindersError("'\(path)' holds a database already; the demo starts from a fresh one") }
+        guard !(try RemindersStore.exists(at: path)) else { throw RemindersError("'\(path)' holds a database already; the demo starts from a fresh one") }
         try DemoScript(path: path, context: context).run()
     }
 }

@@ -14,8 +14,12 @@ public final class RemindersStore {
     public let timeZone: TimeZone
 
     /// Whether a database exists at `path` (a directory holding `data.mdb`).
-    public static func exists(at path: String) -> Bool {
-        FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb"))
+    public static func exists(at path: String) throws -> Bool {
+        let data = (path as NSString).appendingPathComponent("data.mdb")
+        if access(data, F_OK) == 0 { return true }
+        // Missing, or hidden by a directory this user cannot search: the latter must not read as "no database".
+        guard errno == EACCES else { return false }
+        throw RemindersError("permission denied: '\(path)' or a directory above it cannot be searched by this user, so its database cannot be read; run as its owner or change the permissions")
     }
 
     /// Opens the database at `path`, creating it when `create` is set, and registers every view (registering what is
@@ -33,7 +37,7 @@ public final class RemindersStore {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw RemindersError("'\(path)' is a file, not a reminders database (a database is a directory); pass another --db")
         }
-        let existed = Self.exists(at: path)
+        let existed = try Self.exists(at: path)
         if !existed {
             guard create else { throw RemindersError("no reminders database at '\(path)' yet; add something with `reminders add`") }
             guard access(parent.isEmpty ? "." : parent, W_OK) == 0 else {
@@ -143,6 +147,7 @@ public final class RemindersStore {
     /// Adds an event; returns its ID.
     public func addEvent(_ title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil) throws -> String {
         try Self.checkTitle(title)
+        try Self.checkCalendarName(calendar)
         guard end >= start else { throw RemindersError("the event ends before it starts; give an --end after --start") }
         return try connection.readWrite { txn in
             let id = try nextID(in: txn)
@@ -155,6 +160,7 @@ public final class RemindersStore {
     /// Adds a reminder; returns its ID.
     public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String) throws -> String {
         try Self.checkTitle(title)
+        try Self.checkCalendarName(calendar)
         guard (0...3).contains(priority) else { throw RemindersError("priority must be 0 (none) to 3 (high), not \(priority)") }
         return try connection.readWrite { txn in
             let id = try nextID(in: txn)
@@ -164,9 +170,14 @@ public final class RemindersStore {
         }
     }
 
-    static func checkTitle(_ title: String) throws {
-        guard !title.trimmingCharacters(in: .whitespaces).isEmpty else { throw RemindersError("the title is empty") }
+    /// Refuses a title (or, with `what`, a calendar name) that shows nothing: empty, blank, only newlines.
+    static func checkTitle(_ title: String, what: String = "title") throws {
+        guard !title.trimmingCharacters(in: .whitespacesAndNewlines.union(.controlCharacters)).isEmpty else {
+            throw RemindersError("the \(what) is blank; give one with something to read")
+        }
     }
+
+    static func checkCalendarName(_ name: String) throws { try checkTitle(name, what: "calendar name") }
 
     /// Marks the reminder `id` done (or open again).
     public func setDone(_ id: String, done: Bool = true) throws {
@@ -178,6 +189,7 @@ public final class RemindersStore {
     /// Changes an item: its title, its date (an event keeps its duration), its calendar.
     public func edit(_ id: String, title: String? = nil, date: Date? = nil, calendar: String? = nil) throws {
         if let title { try Self.checkTitle(title) }
+        if let calendar { try Self.checkCalendarName(calendar) }
         let item = try item(id)
         try connection.readWrite { txn in
             let calendarKey = try calendar.map { try self.calendarKey(forName: $0, in: txn) }
@@ -224,7 +236,7 @@ public final class RemindersStore {
 
     /// Adds a calendar; returns its key.
     public func addCalendar(_ name: String, colour: TerminalColor?) throws -> String {
-        try Self.checkTitle(name)
+        try Self.checkCalendarName(name)
         guard try calendarKey(named: name) == nil else { throw RemindersError("a calendar named '\(name)' exists already") }
         return try connection.readWrite { txn in
             let key = try calendarKey(forName: name, in: txn)
@@ -246,7 +258,7 @@ public final class RemindersStore {
     /// - Returns: the number of rows touched.
     @discardableResult
     public func changeCalendar(_ name: String, newName: String? = nil, colour: TerminalColor? = nil) throws -> Int {
-        if let newName { try Self.checkTitle(newName) }
+        if let newName { try Self.checkCalendarName(newName) }
         guard let key = try calendarKey(named: name) else {
             throw RemindersError("no calendar is named '\(name)'; `reminders calendars` lists them")
         }

@@ -61,10 +61,7 @@ final class CommitBeacon: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let delay: UInt64? = state.withLock { state in
             if state.descriptor == nil {
-                let opened = open(directory + "/" + Self.fileName, O_RDWR | O_CREAT | O_CLOEXEC, mode_t(mode))
-                var byte: UInt8 = 1
-                // The file holds one byte, so that reading it is an access that inotify reports.
-                if opened >= 0 { _ = pwrite(opened, &byte, 1, 0) }
+                let opened = Self.openSignalFile(directory + "/" + Self.fileName, mode: mode)
                 state.descriptor = opened
                 state.lastTouch = now
                 return nil
@@ -87,6 +84,25 @@ final class CommitBeacon: Sendable {
                 state.trailingTouchScheduled = false
             }
         }
+    }
+
+    /// Opens the signal file without following a symbolic link (`O_NOFOLLOW`: a link fails with `ELOOP`, and the
+    /// database open refuses links anyway), creating it with `O_EXCL` when missing — never through a dangling link —
+    /// with its one byte, so that reading it is an access that inotify reports. -1 when it cannot be opened.
+    static func openSignalFile(_ file: String, mode: UInt32) -> Int32 {
+        for _ in 0..<2 {
+            var descriptor = open(file, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+            if descriptor < 0 && errno == ENOENT {
+                descriptor = open(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+                if descriptor < 0 && errno == EEXIST { continue }  // another process created it meanwhile: open that one
+            }
+            guard descriptor >= 0 else { return -1 }
+            // The write is this commit's wake-up (watchers see the modification), and gives a new file its byte.
+            var byte: UInt8 = 1
+            _ = pwrite(descriptor, &byte, 1, 0)
+            return descriptor
+        }
+        return -1
     }
 
     /// Reads the byte (IN_ACCESS): wakes watchers without dirtying the inode, as a write would (its mtime).
@@ -144,7 +160,7 @@ final class CommitWatcher: Sendable {
     }
 
     #if os(Linux)
-    private static let fileMask = UInt32(IN_ACCESS | IN_MODIFY)
+    private static let fileMask = UInt32(IN_ACCESS | IN_MODIFY) | UInt32(IN_DONT_FOLLOW)
     private static let directoryMask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
     #endif
     /// Whether the watch is on the signal file (else on the directory).

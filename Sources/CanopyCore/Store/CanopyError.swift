@@ -1,5 +1,13 @@
 import LMDB
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An error of the Canopy store, with the context needed to act on it.
 ///
 /// Switch on ``code``; read ``description`` for a sentence that names the database, collection, key, extension and
@@ -16,6 +24,9 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
 
         /// The database could not be opened (missing parent directory, permissions, not an LMDB file...).
         public static let cannotOpen = Code("cannotOpen")
+        /// The process lacks a permission the operation needs (`EACCES`, `EPERM`): the message names the file or
+        /// directory and the permission needed (reading the data file, writing the lock file, searching the directory...).
+        public static let permissionDenied = Code("permissionDenied")
         /// The database is already open in this process with different options.
         public static let alreadyOpen = Code("alreadyOpen")
         /// The file was written by an incompatible version of Canopy.
@@ -118,6 +129,16 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// Below this many free bytes on the database's file system, an I/O error from LMDB is reported as ``CanopyError/Code/diskFull``.
+let diskFullThreshold: UInt64 = 1 << 20
+
+/// The bytes an unprivileged process may still write on the file system holding `path` (`statvfs`), if known.
+func freeBytes(at path: String) -> UInt64? {
+    var status = statvfs()
+    guard statvfs(path, &status) == 0 else { return nil }
+    return UInt64(status.f_bavail) * UInt64(status.f_frsize)
+}
+
 extension CanopyError {
     /// Wraps any error thrown by a lower layer into a CanopyError with context; CanopyErrors pass through.
     static func wrap(_ error: any Error, path: String?, collection: String? = nil, key: String? = nil) -> any Error {
@@ -139,7 +160,17 @@ extension CanopyError {
                     path: path, collection: collection, key: key, underlying: lmdb)
             case .checksumMismatch:
                 return StoredRecordDamage.error(lmdb, path: path)
+            case .permissionDenied, .operationNotPermitted:
+                return CanopyError(.permissionDenied, "permission denied reading or writing the database files: \(lmdb.description); check their owner and permissions",
+                                   path: path, collection: collection, key: key, underlying: lmdb)
             case .ioError:
+                // LMDB turns a short write (what a full file system gives a pwrite that only partly fits) into EIO.
+                if let path, let free = freeBytes(at: path), free < diskFullThreshold {
+                    return CanopyError(
+                        .diskFull,
+                        "the disk is full (\(free) bytes free where the database is; LMDB reported the short write as an I/O error); the transaction was rolled back and nothing was lost: free space and retry",
+                        path: path, collection: collection, key: key, underlying: lmdb)
+                }
                 return CanopyError(.storage, "an I/O error occurred reading or writing the database file (check the disk); the transaction was rolled back",
                                    path: path, collection: collection, key: key, underlying: lmdb)
             default:

@@ -20,11 +20,13 @@ public final class Database: Sendable {
 
     /// Opens the database at `path`, creating the directory (not its parents) and the files when missing.
     ///
-    /// - Throws: ``CanopyError`` with ``CanopyError/Code/cannotOpen`` for a missing parent directory, a location that
-    ///   cannot be written, or a file that is not an LMDB database; ``CanopyError/Code/incompatibleFormat`` for a
-    ///   database of another format (a `canopy/3` file is upgraded in place by a read-write open, in one transaction,
-    ///   and refused by a read-only one); ``CanopyError/Code/corruptStore`` for a damaged file (truncated, a broken
-    ///   meta page, a store record that fails its checksum); ``CanopyError/Code/alreadyOpen`` when this process already has the path open with
+    /// - Throws: ``CanopyError`` with ``CanopyError/Code/cannotOpen`` for a missing parent directory, a file that is
+    ///   not an LMDB database, or a `lock.mdb` or signal file that is a symbolic link (naming it);
+    ///   ``CanopyError/Code/permissionDenied`` naming the file or directory and the permission it needs;
+    ///   ``CanopyError/Code/incompatibleFormat`` for a database of another format (a `canopy/3` file is upgraded in
+    ///   place by a read-write open, in one transaction, and refused by a read-only one);
+    ///   ``CanopyError/Code/corruptStore`` for a damaged file (truncated, a broken meta page, a store record that fails
+    ///   its checksum); ``CanopyError/Code/alreadyOpen`` when this process already has the path open with
     ///   other options.
     public init(path: String, options: DatabaseOptions = .init()) throws {
         core = try DatabaseCore.open(path: path, options: options)
@@ -74,6 +76,9 @@ public final class Database: Sendable {
     /// The directory is created when missing (its parent must exist) and must otherwise be empty. The backup is as
     /// private as the database: the directory gets mode `0700` and `data.mdb` the database's
     /// ``DatabaseOptions/fileMode`` (default `0600`). Open the backup with `Database(path: directory)`.
+    ///
+    /// The backup is atomic: the copy is written as `data.mdb.partial-<pid>`, flushed to disk, and only then named
+    /// `data.mdb`, so a process killed during a backup leaves no `data.mdb` that could be mistaken for a database.
     /// - Throws: ``CanopyError/Code/invalidArgument`` when the directory is not empty or is a file;
     ///   ``CanopyError/Code/cannotOpen`` when it cannot be created; ``CanopyError/Code/diskFull``.
     public func backup(to directory: String, compact: Bool = true) throws {

@@ -86,6 +86,9 @@ final class DatabaseCore: Sendable {
         let url = URL(fileURLWithPath: path)
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
+        if let problem = FilePermissions.searchProblem(url.path) {
+            throw CanopyError(.permissionDenied, problem, path: url.path)
+        }
         if manager.fileExists(atPath: url.path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
                 throw CanopyError(.cannotOpen, "the path is a file; a Canopy database is a directory", path: url.path)
@@ -117,6 +120,13 @@ final class DatabaseCore: Sendable {
         }
         if options.readOnly { flags.insert(.readOnly) }
         if options.writeMap && !options.readOnly { flags.insert(.writeMap) }
+        if options.noLock {
+            guard options.readOnly else {
+                throw CanopyError(.invalidArgument, "noLock (no lock file) is for read-only inspection: set readOnly too", path: path)
+            }
+            flags.insert(.noLock)
+        }
+        try Self.refuseSymbolicLinks(in: path)
         let environment: Environment
         do {
             environment = try Environment(
@@ -130,7 +140,12 @@ final class DatabaseCore: Sendable {
             switch error.code {
             case .invalid: what = "the directory holds a file that is not an LMDB database"
             case .versionMismatch: what = "the database was written by an incompatible LMDB version"
-            case .permissionDenied, .readOnlyFileSystem: what = "permission denied: the directory or its files cannot be written (open read-only to read it)"
+            case .permissionDenied, .operationNotPermitted:
+                throw CanopyError(.permissionDenied, FilePermissions.problem(inDatabase: path, readOnly: options.readOnly), path: path, underlying: error)
+            case .readOnlyFileSystem:
+                what = options.readOnly
+                    ? "the database is on a read-only file system, where its lock file cannot be written; inspect it without the lock file (DatabaseOptions.noLock, `canopy --no-lock`), safe only when no process writes"
+                    : "the database is on a read-only file system: open it read-only"
             case .noSuchFile: what = "the database files do not exist"
             default: what = "LMDB could not open the environment"
             }
@@ -185,6 +200,21 @@ final class DatabaseCore: Sendable {
         self.maxKeySize = environment.maxKeySize
         self.upgradedRecordCount = upgraded
         self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
+    }
+
+    /// Throws ``CanopyError/Code/cannotOpen`` naming the file when `lock.mdb` or the commit signal file is a symbolic
+    /// link: LMDB writes the lock file it opens, and writers read (and create) the signal file, so a link would make
+    /// opening the database — read-only too — write into whatever file the link points at.
+    static func refuseSymbolicLinks(in directory: String) throws {
+        for name in ["lock.mdb", CommitBeacon.fileName] {
+            let file = directory + "/" + name
+            var status = stat()
+            guard lstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { continue }
+            throw CanopyError(
+                .cannotOpen,
+                "\(file) is a symbolic link; Canopy does not follow links in the database directory (opening would write into the file it points at). Remove the link (the file is recreated) and open again",
+                path: file)
+        }
     }
 
     /// Throws ``CanopyError/Code/foreignDatabase`` when the environment holds data but no Canopy format record —

@@ -48,6 +48,12 @@ public struct DatabaseOptions: Sendable, Hashable {
     /// - the data file is extended to the map size at once (sparse on Linux filesystems: `ls -l` shows the map size,
     ///   `du` the pages used).
     public var writeMap: Bool
+    /// Open without LMDB's lock file (`MDB_NOLOCK`), for inspecting a read-only copy: a backup on read-only media, a
+    /// directory whose `lock.mdb` cannot be written or created. Requires ``readOnly``.
+    ///
+    /// Safe only when no process writes the database meanwhile: without the lock file, readers are not registered, so
+    /// a writer may reuse the pages a read is looking at, and the read sees torn or wrong data.
+    public var noLock: Bool
 
     /// Creates options.
     public init(
@@ -60,7 +66,8 @@ public struct DatabaseOptions: Sendable, Hashable {
         readOnly: Bool = false,
         commitLogLimit: Int = 1024,
         adoptForeignEnvironment: Bool = false,
-        writeMap: Bool = false
+        writeMap: Bool = false,
+        noLock: Bool = false
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -72,6 +79,7 @@ public struct DatabaseOptions: Sendable, Hashable {
         self.commitLogLimit = commitLogLimit
         self.adoptForeignEnvironment = adoptForeignEnvironment
         self.writeMap = writeMap
+        self.noLock = noLock
     }
 }
 
