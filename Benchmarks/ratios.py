@@ -61,6 +61,7 @@ VIEW_RATIOS = [
     # What the flexible window and the drawing dependencies add to a changeset (same 300-row group): informs only.
     ("changeset-flexible-vs-plain-300", "changeset-group-flexible-300 canopy", "changeset-group-300 canopy", (1, 1), "report"),
     ("insert-1m-vs-10k", "insert-in-view-1m canopy", "insert-in-view-10k canopy", (200, 200), "2.0"),
+    ("manual-move-1m-vs-10k", "manual-move-1m canopy", "manual-move-10k canopy", (200, 200), "2.0"),
     ("viewport-render-1m-vs-1k", "viewport-1m canopy", "viewport-1k canopy", (20, 20), "1.5"),
     ("terminal-apply-1m-vs-1k", "terminal-apply-1m canopy", "terminal-apply-1k canopy", (1, 1), "1.5"),
     # The batch of an animated array (10k items, ~1% edits, by identity) against Swift's CollectionDifference.

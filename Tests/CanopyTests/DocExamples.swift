@@ -1,7 +1,7 @@
 import Canopy
 import Foundation
 
-/// The code blocks of the DocC articles Views.md and Observation.md, in order and verbatim (indented), so that compiling
+/// The code blocks of the DocC articles Views.md, Observation.md and ManualLists.md, in order and verbatim (indented), so that compiling
 /// the tests compiles the articles and DocExamplesTests runs them on a fresh database.
 func articleExamples(database: Database, connection: Connection) throws {
     // From the articles, verbatim (DocExamplesTests checks it).
@@ -81,4 +81,22 @@ func articleExamples(database: Database, connection: Connection) throws {
         // apply `changes` to the list; observer.read { } here reads the state they lead to
     }
     observation.cancel()
+
+    // From the articles, verbatim (DocExamplesTests checks it).
+    struct Chore: Codable, Sendable { var title: String }
+    let chores = TypedCollection<Chore, NoMetadata>("chores")
+    try database.register(ManualView.make(name: "focus", collections: [chores.name]))
+
+    try connection.readWrite { txn in
+        for (key, title) in [("t1", "Write report"), ("t2", "Call Ann"), ("t3", "Buy milk")] {
+            try txn.set(Chore(title: title), forKey: key, in: chores)
+        }
+        let focus = try txn.manualList("focus")
+        try focus.append(key: "t1", inCollection: chores.name)
+        try focus.append(key: "t2", inCollection: chores.name)
+        try focus.insert(key: "t3", inCollection: chores.name, at: 0)  // t3 t1 t2
+        try focus.move(from: 2, to: 0)                                   // t2 t3 t1
+    }
+    let order = try connection.read { txn in try txn.view("focus").rowIDs(inGroup: "focus").map(\.key) }
+    print(order)  // ["t2", "t3", "t1"]
 }

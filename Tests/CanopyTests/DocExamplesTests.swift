@@ -25,12 +25,12 @@ struct DocExamplesTests {
         return blocks
     }
 
-    @Test("Every code block of the Views and Observation articles is in DocExamples.swift, in order")
+    @Test("Every code block of the Views, Observation and Manual lists articles is in DocExamples.swift, in order")
     func articlesAreCompiled() throws {
         let compiled = try String(contentsOf: Self.root.appendingPathComponent("Tests/CanopyTests/DocExamples.swift"), encoding: .utf8)
             .split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         var searchFrom = 0
-        for article in ["Views.md", "Observation.md"] {
+        for article in ["Views.md", "Observation.md", "ManualLists.md"] {
             let blocks = try Self.blocks(ofArticle: article)
             #expect(!blocks.isEmpty, "\(article) has no swift block")
             for (number, block) in blocks.enumerated() {
@@ -55,5 +55,7 @@ struct DocExamplesTests {
         try articleExamples(database: database, connection: connection)
         let today = try connection.read { txn in try txn.view("agenda").rowIDs(inGroup: "today") }
         #expect(today == [RowID(collection: "reminders", key: "r1")])
+        let focus = try connection.read { txn in try txn.view("focus").rowIDs(inGroup: "focus").map(\.key) }
+        #expect(focus == ["t2", "t3", "t1"])
     }
 }

@@ -245,6 +245,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     viewBenchmarks()
+    manualBenchmarks()
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()

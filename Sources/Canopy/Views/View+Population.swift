@@ -39,7 +39,7 @@ extension View {
         }
 
         switch source {
-        case .closures:
+        case .closures, .manual:
             let total = try transaction.count()
             let slot = try transaction.writableAttachmentSlot(for: name)
             // The row scan visits rows in stored-key order and attaches each row's entry to its record as it goes.

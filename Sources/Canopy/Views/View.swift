@@ -34,6 +34,9 @@ public final class View: StoreExtension {
     enum Source: Sendable {
         case closures(ViewGrouping, ViewSorting)
         case filtered(parent: String, filter: @Sendable (_ group: String, _ row: ViewRow) throws -> Bool)
+        /// A manual list (``ManualView``): one group, rows in the order the app gave them, kept in the view's `order`
+        /// table (row key → order key).
+        case manual(group: String)
     }
 
     /// The view's name, unique among the database's extensions.
@@ -56,6 +59,8 @@ public final class View: StoreExtension {
         /// Recently used committed indexes by view version.
         var indexes: [(version: UInt64, index: ViewIndex)] = []
         var lastPopulation: PopulationReport?
+        /// A manual view's order table (row key → order key), opened at registration.
+        var order: ManualOrderTable?
     }
     let state = Mutex(State())
     static let cachedVersions = 8
@@ -100,6 +105,17 @@ public final class View: StoreExtension {
         self.progress = progress
     }
 
+    init(manualName name: String, group: String, versionTag: String, collections: Set<String>) {
+        self.name = name
+        self.kind = "view"
+        self.versionTag = versionTag
+        // A move or an insertion re-places the row by touching it: the view must re-run its placement on a touch.
+        self.viewOptions = ViewOptions(allowedCollections: collections, rerunOnTouch: true)
+        self.definitionError = collections.isEmpty ? "a manual view needs at least one collection" : nil
+        self.source = .manual(group: group)
+        self.progress = nil
+    }
+
     /// A filtered view depends on its parent view: registered after it, told of each change after it, rebuilt with it.
     public var dependencies: [String] {
         if case .filtered(let parent, _) = source { return [parent] }
@@ -123,6 +139,8 @@ public final class View: StoreExtension {
         var parent: String?
         var grouping: Reads?
         var sorting: Reads?
+        /// A manual view's one group.
+        var manualGroup: String?
     }
 
     var definition: Definition {
@@ -133,8 +151,20 @@ public final class View: StoreExtension {
             definition.sorting = .init(object: sorting.dependsOnObject, metadata: sorting.dependsOnMetadata)
         case .filtered(let parent, _):
             definition.parent = parent
+        case .manual(let group):
+            definition.manualGroup = group
         }
         return definition
+    }
+
+    /// A manual view's order table.
+    var manualOrder: ManualOrderTable {
+        get throws {
+            guard let order = state.withLock({ $0.order }) else {
+                throw CanopyError(.extensionNotRegistered, "the manual view is not registered; register it with Database.register(_:)", extensionName: name)
+            }
+            return order
+        }
     }
 
     /// What the last population (first registration or rebuild) did, if one ran in this process.
@@ -159,6 +189,12 @@ public final class View: StoreExtension {
         }
         let tables = try ViewTables.open(in: transaction, view: name)
         state.withLock { $0.tables = tables }
+        if case .manual = source {
+            let order = try ManualOrderTable.open(in: transaction, view: name)
+            state.withLock { $0.order = order }
+            // Rows removed while the list was not maintained (a rebuild after missed writes) leave the list for good.
+            if context.rebuildReason != nil { try order.removeMissingRows(in: transaction) }
+        }
         if let reason = context.rebuildReason {
             let index = try populate(in: transaction, tables: tables, reason: reason)
             remember(index)
@@ -174,6 +210,10 @@ public final class View: StoreExtension {
         if let definitionError {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
+        if case .manual = source {
+            guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
+            state.withLock { $0.order = order }
+        }
         let writer = (transaction as? ReadWriteTransaction)?.viewWriter(named: name)
         let tables: ViewTables
         if let writer {
@@ -182,6 +222,7 @@ public final class View: StoreExtension {
             guard let existing = try ViewTables.existing(in: transaction, view: name) else { return .rebuild(because: "its tables are missing") }
             tables = existing
             state.withLock { $0.tables = existing }
+
         }
         let reader = ViewReader(view: self, index: try writer?.currentIndex() ?? index(in: transaction), transaction: transaction,
                                 tables: tables, writer: writer)
@@ -198,7 +239,8 @@ public final class View: StoreExtension {
     public func dropStorage(in transaction: ReadWriteTransaction) throws {
         let tables = try ViewTables.open(in: transaction, view: name)
         try tables.dropAll(in: transaction)
-        state.withLock { $0.tables = nil; $0.indexes = [] }
+        if case .manual = source { try ManualOrderTable.open(in: transaction, view: name).table.drop(in: transaction) }
+        state.withLock { $0.tables = nil; $0.indexes = []; $0.order = nil }
     }
 
     // MARK: Indexes
@@ -245,6 +287,10 @@ public final class View: StoreExtension {
             guard let group = parentIndex.groupNames[entry.groupID] else { return nil }
             guard try filter(group, row) else { return nil }
             return (group, entry.sortKey.count, entry.order(rowKey: rowKey))
+        case .manual(let group):
+            guard let order = try manualOrder.table.value(forKey: rowKey, in: transaction) else { return nil }
+            let sortKey = ManualOrderTable.sortKey(order)
+            return (group, sortKey.count, sortKey + rowKey.bytes)
         }
     }
 
@@ -256,6 +302,8 @@ public final class View: StoreExtension {
                 || (metadataChanged && (grouping.dependsOnMetadata || sorting.dependsOnMetadata))
         case .filtered:
             return objectChanged || metadataChanged
+        case .manual:
+            return false
         }
     }
 }

@@ -99,6 +99,14 @@ final class ViewWriter: ExtensionTransaction {
     func didRemove(_ row: RemovedRow) throws {
         guard view.viewOptions.allows(row.collection) else { return }
         try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: try slot)))
+        try forgetManualOrder(of: row.storedKey)
+    }
+
+    /// A row removed from the store leaves a manual list for good: its order key goes with it, so a row written
+    /// again under the same key is not silently back in the list.
+    private func forgetManualOrder(of rowKey: StoredRowKey) throws {
+        guard case .manual = view.source else { return }
+        _ = try view.manualOrder.table.remove(rowKey, in: transaction)
     }
 
     func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
@@ -106,6 +114,7 @@ final class ViewWriter: ExtensionTransaction {
         let slot = try slot
         for row in rows {
             try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(try row.attachment(at: slot)))
+            try forgetManualOrder(of: row.storedKey)
         }
     }
 
@@ -260,6 +269,7 @@ final class ViewWriter: ExtensionTransaction {
                 try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, slot: slot)
             } else {
                 try remove(row.id, rowKey: row.storedKey, stored: stored)
+                try forgetManualOrder(of: row.storedKey)
             }
         }
         return true

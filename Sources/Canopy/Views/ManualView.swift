@@ -1,0 +1,33 @@
+/// Creates manual views: lists in the order the app (its user) gives them, rather than an order computed from rows.
+///
+/// A manual view is a ``View`` with one group: the app inserts rows at positions, moves them and removes them with a
+/// ``ManualListEditor`` (``ReadWriteTransaction/manualList(_:)``). Everything that reads views works on it unchanged:
+/// ``ReadTransaction/view(_:)`` and its position queries (as cheap as in any view), ``ViewMappings``,
+/// ``ViewObserver`` and its changesets (a move is a move), data sources, and the `canopy` tool.
+///
+/// ```swift
+/// let focus = ManualView.make(name: "focus", collections: ["reminders"])
+/// try database.register(focus)
+/// try database.readWrite { txn in
+///     let list = try txn.manualList("focus")
+///     try list.append(key: "milk", inCollection: "reminders")
+///     try list.insert(key: "bread", inCollection: "reminders", at: 0)
+///     try list.move(from: 1, to: 0)
+/// }
+/// ```
+///
+/// Rules:
+/// 1. A row is in the list once; it must exist in one of the view's collections when it is inserted.
+/// 2. Removing a row from the store removes it from the list; writing a row again under the same key does not put it
+///    back. Updating a row keeps its place (the changeset reports an update).
+/// 3. The order is stored in the view's own `order` table and survives reopening and rebuilding the view.
+/// 4. An insertion or move re-places the row by touching it (``ReadWriteTransaction/touchRow(forKey:inCollection:)``):
+///    other views report that row as updated in the same commit, and caches of the row reload it.
+public enum ManualView {
+    /// A manual view named `name` over rows of `collections`, whose one group is `group` (the view's name when `nil`).
+    ///
+    /// Changing `collections` or `group` rebuilds the view's pages at registration; the order is kept.
+    public static func make(name: String, collections: Set<String>, group: String? = nil, versionTag: String = "1") -> View {
+        View(manualName: name, group: group ?? name, versionTag: versionTag, collections: collections)
+    }
+}
