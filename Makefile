@@ -5,7 +5,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: deps test demo bench bench-xproc build clean
+.PHONY: deps test demo bench bench-xproc build clean docs docs-check
 
 deps:
 	@if ! pkg-config --exists lmdb 2>/dev/null; then \
@@ -51,6 +51,19 @@ bench: deps
 # observer, commit cost of the wake-up (Benchmarks/CrossProcess). About 20 seconds after the build.
 bench-xproc: deps
 	cd Benchmarks && $(SWIFT) build -c release --product CrossProcessBench && .build/release/CrossProcessBench
+
+# Every DocC catalog rendered to static HTML in .build/docs/site (fails on any DocC warning): Tools/docs/render.sh.
+docs: deps
+	Tools/docs/render.sh
+
+# The rendered landing pages and one article per catalog, opened in headless chromium (Debian's; installed when
+# missing): each shows its title and links to other pages (Tools/docs/check.py).
+docs-check: docs
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "chromium not found: installing Debian's chromium with apt-get (headless page checks)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	fi
+	python3 Tools/docs/check.py
 
 clean:
 	rm -rf .build Benchmarks/.build

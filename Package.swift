@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -16,6 +17,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Operational logs and metrics, the server ecosystem's APIs (DatabaseOptions.logger, .metricsFactory).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // The C library, found through pkg-config; Debian/Ubuntu install it with `apt-get install liblmdb-dev`.
@@ -31,7 +35,9 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB", "CCRC32C"]),
         // The object store: collections, codecs, connections, caches, commits and notifications, and the extension
         // interface (typed tables, row scan, dependencies) that views and other extensions are built on.
-        .target(name: "CanopyCore", dependencies: ["LMDB"]),
+        .target(name: "CanopyCore", dependencies: [
+            "LMDB", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ]),
         // Views, mappings, changesets and observation, built only on CanopyCore's public extension interface (this
         // module does not see the store's internals, nor LMDB); re-exports CanopyCore, so `import Canopy` is all an
         // app needs. Targets below that use Canopy also name CanopyCore: an incremental build then recompiles them
@@ -62,11 +68,19 @@ let package = Package(
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // Fixtures/: database files written by earlier releases (read by path, see FormatUpgradeTests).
-        .testTarget(name: "CanopyTests", dependencies: ["Canopy", "CanopyCore", "CanopyIndexes", "CanopyTestSupport", "CrashWriter"],
-                    exclude: ["Fixtures"]),
+        .testTarget(name: "CanopyTests", dependencies: [
+            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "CanopyTestSupport", "CrashWriter",
+            .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+            .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ], exclude: ["Fixtures"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// swift-docc-plugin only for `make docs` (which sets CANOPY_DOCS=1): the build, the tests and CI never fetch or build it.
+if ProcessInfo.processInfo.environment["CANOPY_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -70,6 +70,10 @@ VIEW_RATIOS = [
     # Registering an unchanged, current 1M-row view (a read: the page directory loaded and a few hundred entries
     # recomputed by the closures) against the rebuild it replaces: informs only.
     ("registration-check-1m-vs-population", "registration-check-1m canopy", "population-1m view", (1, 1), "report"),
+    # The durable change feed: a 1-row commit with the feed's values kept against the same without the feed, and the
+    # feed of 100k commits read through Database.readChanges against a raw cursor over its table (informs only).
+    ("feed-commit-overhead", "feed-commit feed", "feed-commit plain", (1_000, 1_000), "1.2"),
+    ("feed-read-100k", "feed-read-100k canopy", "feed-read-100k raw", (100_000, 100_000), "report"),
 ]
 
 ENTRY_BYTES_REPORT = os.path.join(tempfile.gettempdir(), "canopy-bench-view-entry-bytes.txt")

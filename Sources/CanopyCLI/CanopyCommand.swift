@@ -20,7 +20,7 @@ struct CanopyCommand: AsyncParsableCommand {
         version: CanopyVersion.description,
         subcommands: [
             Info.self, Collections.self, Keys.self, Get.self, Views.self, Groups.self, ViewRows.self, Watch.self,
-            Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self, WalkTables.self,
+            Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self, WalkTables.self, Changes.self,
         ])
 }
 
@@ -29,7 +29,7 @@ public enum CanopyCLI {
     /// Runs the command line of this process and exits with its status.
     ///
     /// The command runs in a child process (this executable again), so that a crash inside liblmdb on a damaged file
-    /// ends with a report and status 1, never a signal (see ``CrashContainment``).
+    /// ends with a report and status 1, never a signal (see `CrashContainment`).
     public static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         CrashContainment.startChildIfContained()

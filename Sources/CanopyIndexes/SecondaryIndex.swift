@@ -46,6 +46,10 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// Creates an index whose values `indexer` computes from the row.
     /// - Parameters:
+    ///   - name: the index's name, unique among the database's extensions.
+    ///   - versionTag: change it whenever `indexer`'s results change (the index is rebuilt at registration).
+    ///   - collections: the collections indexed, or `nil` for all.
+    ///   - indexer: the row's value, or `nil` to leave the row out.
     ///   - dependsOnObject: whether the value depends on the object (an update of the object re-indexes the row).
     ///   - dependsOnMetadata: whether it depends on the metadata.
     public init(
@@ -373,8 +377,8 @@ public struct IndexedRow {
     }
 
     /// The object, decoded through `collection` (its types and codec).
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
-    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
         try collection.checkRow(id, codecName: codecName)
@@ -389,7 +393,7 @@ public struct IndexedRow {
     }
 
     /// The object as `T`.
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when it is not a `T`.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when it is not a `T`.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
         switch source {
         case .written(let row): return try row.object(as: T.self)

@@ -2,7 +2,7 @@ import Canopy
 /// What UITableView is to TaylorSource: a list that registers how to make cells and supplementary views, vends them
 /// for index paths, reloads, and applies batches of section and row changes.
 ///
-/// ``CanopyTerminal``'s `TerminalListView` is the container of this package's apps; tests use small containers of
+/// `CanopyTerminal`'s `TerminalListView` is the container of this package's apps; tests use small containers of
 /// their own.
 public protocol ContainerView<Cell, SupplementaryView>: AnyObject {
     /// The type of the rows' views.

@@ -1,7 +1,7 @@
 import Canopy
 
-/// A data source backed by a Canopy view: a ``ViewMappings`` turns the view's groups into sections, its own
-/// ``ViewObserver`` pins a snapshot, and every ``advance()`` applies the changeset of the commits since to the
+/// A data source backed by a Canopy view: a ``/Canopy/ViewMappings`` turns the view's groups into sections, its own
+/// ``/Canopy/ViewObserver`` pins a snapshot, and every ``advance()`` applies the changeset of the commits since to the
 /// container as one batch.
 ///
 /// Cells are configured inside the observer's pinned read: the ``ViewCellIndex`` they receive carries the index path
@@ -64,7 +64,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     ///   - factory: vends the cells.
     ///   - container: receives the batches.
     ///   - item: reads the item of a row.
-    /// - Throws: what ``ViewObserver/init(database:mappings:connectionOptions:)`` throws.
+    /// - Throws: what ``/Canopy/ViewObserver/init(database:mappings:connectionOptions:)`` throws.
     public init(database: Database, mappings: ViewMappings, factory: SourceFactory, container: Container,
                 item: @escaping ItemReader) throws {
         self.observer = try ViewObserver(database: database, mappings: mappings)
@@ -180,7 +180,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     /// Moves to the latest snapshot and applies the changes to the container: a reload, or one batch.
     ///
     /// - Returns: the changeset applied.
-    /// - Throws: what ``ViewObserver/advance()`` throws; ``SourceError/Code/invalidBatch`` when the container rejected
+    /// - Throws: what ``/Canopy/ViewObserver/advance()`` throws; ``SourceError/Code/invalidBatch`` when the container rejected
     ///   the batch (it reloaded, so it shows the new state anyway).
     @discardableResult
     public func advance() throws -> ViewChangeset {

@@ -7,7 +7,7 @@ import CanopySource
 /// terminal's width (truncated by display width, columns aligned), and renders only the rows of its viewport — a
 /// 50-row viewport over a 1M-row view configures about 50 cells. Batch updates are checked as UIKit checks them
 /// (sections and rows after = before − deletes + inserts, indexes in range, no row both deleted and reloaded): a
-/// violation is a ``SourceError/Code/invalidBatch`` error, and the list reloads before throwing, so it never shows a
+/// violation is a ``/CanopySource/SourceError/Code/invalidBatch`` error, and the list reloads before throwing, so it never shows a
 /// garbled state.
 ///
 /// ```swift
@@ -160,7 +160,7 @@ public final class TerminalListView: ContainerView {
 
     /// Applies a batch after checking it against the rows shown and the data source's counts.
     ///
-    /// - Throws: ``SourceError/Code/invalidBatch`` describing the first violation; the list has reloaded.
+    /// - Throws: ``/CanopySource/SourceError/Code/invalidBatch`` describing the first violation; the list has reloaded.
     public func performBatchUpdates(_ updates: BatchUpdates) throws {
         let after = currentCounts()
         do {

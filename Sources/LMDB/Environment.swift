@@ -111,7 +111,7 @@ public final class Environment: @unchecked Sendable {
     /// progress, in any thread of this process.
     ///
     /// ``read(_:)`` and ``write(_:)`` do this for you. Layers that keep a transaction open between uses (a pinned
-    /// snapshot from ``beginRead()``) must make every use of it, and every pointer into the map it hands out, stay
+    /// snapshot from `beginRead()`) must make every use of it, and every pointer into the map it hands out, stay
     /// inside a `withAccess` scope; between scopes the transaction may stay open while another thread grows the map.
     /// Scopes nest on one thread at no cost. Don't wait, inside a scope, for another thread that grows the map.
     @inline(__always)

@@ -360,7 +360,7 @@ public final class WriteTransaction: ReadTransaction {
     /// Deletes `database` from the environment and closes its handle (`mdb_drop` with 1).
     ///
     /// LMDB closes the handle at once, even if this transaction aborts later (the database then survives): reopen it
-    /// with ``ReadTransaction/openDatabase(named:flags:)`` rather than keep using the old handle.
+    /// with ``ReadTransaction/openDatabase(named:flags:checksummed:)`` rather than keep using the old handle.
     public func drop(_ database: Database) throws {
         let rc = mdb_drop(try liveHandle, database.handle, 1)
         if rc != 0 { throw failure(rc, "mdb_drop", database) }

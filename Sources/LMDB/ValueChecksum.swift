@@ -28,7 +28,7 @@ public enum CRC32C {
 /// The 4-byte trailer of a value in a checksummed ``Database``: the CRC32C of the key followed by the value's bytes,
 /// big-endian. Covering the key too means a value that moved to another key (a damaged branch or leaf) fails as well.
 ///
-/// The one encode/verify pair: ``seal(_:key:)`` writes the trailer after the payload; ``payload(of:key:)`` checks it
+/// The one encode/verify pair: `seal(_:key:)` writes the trailer after the payload; ``payload(of:key:)`` checks it
 /// and returns the payload. Every read and write of a checksummed database goes through them.
 public enum ValueChecksum {
     /// Bytes the trailer adds to each value.

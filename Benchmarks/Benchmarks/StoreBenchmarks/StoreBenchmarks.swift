@@ -249,4 +249,5 @@ let benchmarks: @Sendable () -> Void = {
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()
+    feedBenchmarks()
 }

@@ -26,7 +26,7 @@ extension ViewCommitChanges {
     }
 
     /// Decodes the bytes a view added to a commit notification.
-    /// - Throws: ``CanopyError/Code/corruptStore`` when they are malformed.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when they are malformed.
     public static func decode(_ bytes: [UInt8]) throws -> ViewCommitChanges {
         do {
             return try bytes.withUnsafeBytes { buffer in

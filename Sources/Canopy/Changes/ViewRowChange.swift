@@ -62,7 +62,7 @@ public struct ViewRowChange: Hashable, Sendable {
     }
 }
 
-/// The changes of one view in one commit, as carried in ``CommitNotification/extensionPayloads``.
+/// The changes of one view in one commit, as carried in ``/CanopyCore/CommitNotification/extensionPayloads``.
 public struct ViewCommitChanges: Hashable, Sendable {
     /// The rows that changed, one record per row.
     public var rows: [ViewRowChange]

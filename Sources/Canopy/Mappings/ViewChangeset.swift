@@ -144,14 +144,14 @@ extension ViewChangeset {
     ///
     /// - Parameters:
     ///   - notifications: the notifications of every commit after `mappings.snapshot` up to `reader.snapshot`, in order
-    ///     (what ``Connection/advance()`` returns for a connection pinned at `mappings.snapshot`).
+    ///     (what ``/CanopyCore/Connection/advance()`` returns for a connection pinned at `mappings.snapshot`).
     ///   - mappings: the mappings as the UI shows them now, updated at the snapshot the span starts from.
     ///   - reader: a reader of the view at the snapshot the span ends with.
     /// - Returns: the changes, with the mappings updated to `reader`'s snapshot.
-    /// - Throws: ``CanopyError/Code/snapshotMismatch`` when the notifications don't run without a gap from
+    /// - Throws: ``/CanopyCore/CanopyError/Code/snapshotMismatch`` when the notifications don't run without a gap from
     ///   `mappings.snapshot` to `reader.snapshot` (or the mappings were never updated);
-    ///   ``CanopyError/Code/invalidArgument`` when `reader` reads another view; ``CanopyError/Code/corruptStore`` when a
-    ///   notification's view payload is malformed; ``CanopyError/Code/staleView`` when another process wrote
+    ///   ``/CanopyCore/CanopyError/Code/invalidArgument`` when `reader` reads another view; ``/CanopyCore/CanopyError/Code/corruptStore`` when a
+    ///   notification's view payload is malformed; ``/CanopyCore/CanopyError/Code/staleView`` when another process wrote
     ///   rows without registering the view (its stored state lags the store); what reading the view throws.
     public static func compute(notifications: [CommitNotification], from mappings: ViewMappings, reader: ViewReader) throws -> ViewChangeset {
         guard reader.name == mappings.view else {
@@ -202,8 +202,8 @@ extension ViewChangeset {
     ///   - new: the mappings to show, at the same snapshot.
     ///   - reader: a reader of the view at that snapshot.
     /// - Returns: the changes, with ``mappings`` = `new`.
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when the mappings are of another view than `reader`, or differ in
-    ///   their groups, section kinds, reversal or drawing dependencies; ``CanopyError/Code/snapshotMismatch`` when
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the mappings are of another view than `reader`, or differ in
+    ///   their groups, section kinds, reversal or drawing dependencies; ``/CanopyCore/CanopyError/Code/snapshotMismatch`` when
     ///   either mappings or `reader` is at another snapshot; what reading the view throws.
     public static func compute(from old: ViewMappings, to new: ViewMappings, reader: ViewReader) throws -> ViewChangeset {
         try old.checkReader(reader)

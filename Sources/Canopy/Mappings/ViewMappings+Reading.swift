@@ -14,8 +14,8 @@ extension ViewMappings {
 
     /// The row shown at `indexPath`, read with `reader`; `nil` when there is no such row.
     ///
-    /// - Throws: ``CanopyError/Code/snapshotMismatch`` when `reader` reads another snapshot than the mappings describe
-    ///   (index paths would point at the wrong rows); ``CanopyError/Code/invalidArgument`` for a reader of another view.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/snapshotMismatch`` when `reader` reads another snapshot than the mappings describe
+    ///   (index paths would point at the wrong rows); ``/CanopyCore/CanopyError/Code/invalidArgument`` for a reader of another view.
     public func rowID(at indexPath: ViewIndexPath, reader: ViewReader) throws -> RowID? {
         try checkReader(reader)
         guard let (group, index) = position(at: indexPath) else { return nil }

@@ -113,7 +113,7 @@ public struct ViewMappings: Sendable {
 
     /// Reads the groups and their counts from `reader` and remembers its snapshot.
     ///
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when `reader` reads another view than ``view``; what the reader
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when `reader` reads another view than ``view``; what the reader
     ///   throws.
     public mutating func update(with reader: ViewReader) throws {
         guard reader.name == view else {

@@ -26,7 +26,7 @@ import Synchronization
 ///   UI), or ``observe(includeEmpty:pollInterval:_:)`` from a background task.
 ///
 /// Commits of this process wake the observer at once; commits of other processes (which share the database file) wake
-/// it through inotify on the database's commit signal file (``Database/watchCommits(_:)``), or, where that is
+/// it through inotify on the database's commit signal file (``/CanopyCore/Database/watchCommits(_:)``), or, where that is
 /// unavailable, are noticed by polling every `pollInterval` — they come with the same changesets, read from the
 /// persisted commit log.
 ///
@@ -66,7 +66,7 @@ public final class ViewObserver: @unchecked Sendable {
     ///   - database: the database.
     ///   - mappings: which groups of which view to show, and how.
     ///   - connectionOptions: the options of the observer's connection (its caches serve ``read(_:)``).
-    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when the mappings' view is not registered; what reading throws.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when the mappings' view is not registered; what reading throws.
     public init(database: Database, mappings: ViewMappings, connectionOptions: ConnectionOptions = .init()) throws {
         self.database = database
         self.connection = database.newConnection(options: connectionOptions)
@@ -162,7 +162,7 @@ public final class ViewObserver: @unchecked Sendable {
     /// ``changes(includeEmpty:pollInterval:)``, in the iterating task: the state the current element leads to). The
     /// observer doesn't advance while `body` runs.
     ///
-    /// - Throws: ``CanopyError/Code/nestedTransaction`` when called inside another `read` of this observer on the
+    /// - Throws: ``/CanopyCore/CanopyError/Code/nestedTransaction`` when called inside another `read` of this observer on the
     ///   same thread; what `body` throws.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         if let iteration = currentIteration { return try iteration.read(body) }
@@ -201,14 +201,14 @@ public final class ViewObserver: @unchecked Sendable {
     /// or when the commits didn't touch the view's rows or sections).
     ///
     /// When the commit log no longer holds every commit passed over (the observer stayed behind for more than
-    /// ``DatabaseOptions/commitLogLimit`` commits) or the view was rebuilt in the span, the changeset is a reload
+    /// ``/CanopyCore/DatabaseOptions/commitLogLimit`` commits) or the view was rebuilt in the span, the changeset is a reload
     /// (``ViewChangeset/isReload``).
     ///
     /// A view registered in this process that another process left stale (it wrote rows without registering the view)
-    /// is brought up to date first (``Database/catchUpExtensions()``), and the changeset reports those rows.
+    /// is brought up to date first (``/CanopyCore/Database/catchUpExtensions()``), and the changeset reports those rows.
     ///
-    /// - Throws: what reading the view throws; ``CanopyError/Code/extensionNotRegistered`` when the view was
-    ///   unregistered; ``CanopyError/Code/staleView`` when another process wrote without the view registered and this
+    /// - Throws: what reading the view throws; ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when the view was
+    ///   unregistered; ``/CanopyCore/CanopyError/Code/staleView`` when another process wrote without the view registered and this
     ///   process does not register it either (a tool): the observer stays at its snapshot, and a later advance, once
     ///   a process that registers the view has brought it up to date, reports every change since.
     @discardableResult
@@ -220,6 +220,7 @@ public final class ViewObserver: @unchecked Sendable {
                 let notifications: [CommitNotification]
                 do {
                     notifications = try connection.advance(since: from)
+                    connection.recordObserverLag(UInt64(notifications.count))
                 } catch let error as CanopyError where error.code == .snapshotMismatch {
                     var reloaded = current
                     try connection.read { txn in try reloaded.update(with: txn.view(reloaded.view)) }

@@ -10,13 +10,15 @@ extension ReadTransaction {
     /// process that maintained it left it, which is right only when no rows were written since by a process that did
     /// not register it; when they were, this throws rather than return a silently wrong list.
     ///
-    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is recorded in the database (the
+    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when no view of that name is recorded in the database (the
     ///   message lists the views that are), or inside a read-write transaction of a process that did not register it;
-    ///   ``CanopyError/Code/staleView`` when the view's stored state is consistent with an older snapshot than the
-    ///   store's (naming both); ``CanopyError/Code/corruptStore`` when its tables are malformed.
+    ///   ``/CanopyCore/CanopyError/Code/staleView`` when the view's stored state is consistent with an older snapshot than the
+    ///   store's (naming both); ``/CanopyCore/CanopyError/Code/corruptStore`` when its tables are malformed.
     ///
-    /// - Parameter allowingStale: read a stale view as it is stored instead of throwing (for tools that show what is
-    ///   stored, marked as stale).
+    /// - Parameters:
+    ///   - name: the view's name.
+    ///   - allowingStale: read a stale view as it is stored instead of throwing (for tools that show what is
+    ///     stored, marked as stale).
     public func persistedView(_ name: String, allowingStale: Bool = false) throws -> ViewReader {
         if registeredExtension(named: name) is View { return try view(name) }
         guard !(self is ReadWriteTransaction) else {

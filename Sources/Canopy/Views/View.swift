@@ -6,8 +6,8 @@ import Synchronization
 /// A view puts each row in a group (or leaves it out) with its ``ViewGrouping`` and orders the rows of a group by
 /// the ``SortKey`` of its ``ViewSorting``; ties break by collection (in the order collections were first written), then
 /// key. Its state lives in LMDB tables written in the same transaction as the rows, so a reopened database has its
-/// views without recomputing them. Register it with ``Database/register(_:)``; read it with
-/// ``ReadTransaction/view(_:)``.
+/// views without recomputing them. Register it with ``/CanopyCore/Database/register(_:)``; read it with
+/// ``CanopyCore/ReadTransaction/view(_:)``.
 ///
 /// ```swift
 /// let reminders = TypedCollection<Reminder, NoMetadata>("reminders")
@@ -19,7 +19,7 @@ import Synchronization
 /// try database.register(agenda)
 /// ```
 ///
-/// The typed forms of grouping and sorting take a ``TypedCollection``: the view then holds only that collection's rows
+/// The typed forms of grouping and sorting take a ``/CanopyCore/TypedCollection``: the view then holds only that collection's rows
 /// (its ``viewOptions`` allow only it), so a write to another collection never reaches a closure that would fail to
 /// decode it. A view over several collections groups and sorts with ``ViewGrouping/byRow(_:)`` and
 /// ``ViewSorting/byRow(_:)``.
@@ -29,7 +29,7 @@ import Synchronization
 /// closures against a sample of stored entries, so a changed closure without a new tag is rebuilt rather than kept.
 /// A view that missed writes (the database was written by a process that did not register it) is caught up from the
 /// commit log — at registration, or at the start of this process's next write — or rebuilt; a read through it
-/// meanwhile throws ``CanopyError/Code/staleView`` rather than show rows in the wrong place.
+/// meanwhile throws ``/CanopyCore/CanopyError/Code/staleView`` rather than show rows in the wrong place.
 public final class View: StoreExtension {
     enum Source: Sendable {
         case closures(ViewGrouping, ViewSorting)
@@ -181,7 +181,7 @@ public final class View: StoreExtension {
 
     // MARK: StoreExtension
 
-    /// Opens the view's tables and populates them when needed (see ``ExtensionRegistrationContext``). The store
+    /// Opens the view's tables and populates them when needed (see ``/CanopyCore/ExtensionRegistrationContext``). The store
     /// prepares a filtered view again, with a rebuild, whenever its parent is rebuilt (``dependencies``).
     public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
         if let definitionError {

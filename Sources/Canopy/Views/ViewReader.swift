@@ -3,10 +3,10 @@ extension ReadTransaction {
     /// own changes so far).
     /// In a process that did not register the view, a read transaction reads it from its stored tables, as
     /// ``persistedView(_:allowingStale:)`` does.
-    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
-    ///   (in a read-write transaction) or recorded in the database; ``CanopyError/Code/staleView`` when the view's
+    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process
+    ///   (in a read-write transaction) or recorded in the database; ``/CanopyCore/CanopyError/Code/staleView`` when the view's
     ///   stored state lags the store (another process wrote rows without registering it): registered here, it is
-    ///   brought up to date by this process's next write transaction or ``Database/catchUpExtensions()``.
+    ///   brought up to date by this process's next write transaction or ``/CanopyCore/Database/catchUpExtensions()``.
     public func view(_ name: String) throws -> ViewReader {
         guard let view = registeredExtension(named: name, as: View.self) else {
             // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
@@ -25,7 +25,7 @@ extension ReadTransaction {
 /// Reads one view inside one transaction: groups, counts, rows by position, positions of rows.
 ///
 /// Valid only inside the transaction it came from: once that transaction's closure has returned, every call throws
-/// ``CanopyError/Code/transactionEnded``. Position queries don't scan groups: they use the view's counted
+/// ``/CanopyCore/CanopyError/Code/transactionEnded``. Position queries don't scan groups: they use the view's counted
 /// page directory and read one page.
 public struct ViewReader {
     let view: View

@@ -54,8 +54,8 @@ public final class ViewRow {
     public var key: String { id.key }
 
     /// The object as `T` (decoded once and kept).
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
-    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
         switch source {
         case .written(let written):
@@ -71,8 +71,8 @@ public final class ViewRow {
     }
 
     /// The metadata as `T`, or `nil` when the row has none.
-    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
-    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func metadata<T: Decodable>(as type: T.Type = T.self) throws -> T? {
         if case .some(.some(let value)) = decodedMetadata, let typed = value as? T { return typed }
         if case .some(.none) = decodedMetadata { return nil }
@@ -94,8 +94,8 @@ public final class ViewRow {
     }
 
     /// The object, decoded through `collection` (its types and codec).
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
-    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
         try collection.checkRow(id, codecName: codecName)
@@ -126,7 +126,7 @@ public final class ViewRow {
 /// How a view puts rows into groups: a closure returning the group's name, or `nil` to leave the row out.
 ///
 /// The variants say what the closure reads, so that the view re-runs it only when that part of a row changes (as
-/// YapDatabase's withKey / withObject / withMetadata / withRow). The typed forms take a ``TypedCollection``: their
+/// YapDatabase's withKey / withObject / withMetadata / withRow). The typed forms take a ``/CanopyCore/TypedCollection``: their
 /// closure sees only that collection's rows (the view holds no other), decoded with its types and codec. For rows of
 /// several collections, use ``byRow(_:)`` and decode each row by its collection (``ViewRow/object(in:)``).
 public struct ViewGrouping: Sendable {
@@ -187,7 +187,7 @@ public struct ViewGrouping: Sendable {
 
 /// How a view orders rows within a group: a ``SortKey`` per row (ties are broken by collection, then key).
 ///
-/// As for ``ViewGrouping``, the typed forms take a ``TypedCollection`` and see only its rows; ``byRow(_:)`` sees rows
+/// As for ``ViewGrouping``, the typed forms take a ``/CanopyCore/TypedCollection`` and see only its rows; ``byRow(_:)`` sees rows
 /// of any collection.
 public struct ViewSorting: Sendable {
     let dependsOnObject: Bool

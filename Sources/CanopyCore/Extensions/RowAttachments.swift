@@ -1,6 +1,6 @@
 import LMDB
 
-/// Where an extension's per-row record lives inside each row's stored record (see ``StoredRecord``): a number the
+/// Where an extension's per-row record lives inside each row's stored record (see `StoredRecord`): a number the
 /// store assigns to the extension, new each time the extension is rebuilt, so that records of an older state are never
 /// read as current ones.
 ///

@@ -83,6 +83,12 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code("storage")
         /// An argument is out of range or malformed.
         public static let invalidArgument = Code("invalidArgument")
+        /// The change feed is not enabled on the database (``Database/enableChangeFeed()``).
+        public static let changeFeedDisabled = Code("changeFeedDisabled")
+        /// The change feed does not hold the commits asked for: they were pruned (no consumer checkpoint held them, or
+        /// one held more than ``DatabaseOptions/changeFeedConsumerLimit``) or came before the feed was enabled. Reload
+        /// the state and continue from the current snapshot.
+        public static let changeFeedGap = Code("changeFeedGap")
     }
 
     /// What went wrong.
@@ -97,7 +103,7 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
     public var key: String?
     /// The extension (view) involved.
     public var extensionName: String?
-    /// The underlying error (an ``LMDBError``, a `DecodingError`, ...), if any.
+    /// The underlying error (an `LMDBError` of the LMDB module, a `DecodingError`, ...), if any.
     public var underlying: (any Error)?
 
     /// Creates an error.

@@ -29,7 +29,7 @@ public struct WriteLockWait: Sendable, CustomStringConvertible {
 }
 
 extension Connection {
-    /// Runs `body` in a write transaction like ``readWrite(_:)``, and calls `report` once (on another thread) if the
+    /// Runs `body` in a write transaction like ``readWrite(_:)-14mnh``, and calls `report` once (on another thread) if the
     /// transaction has not begun after `delay` — another process holds the write lock — saying which process holds it.
     ///
     /// For tools, so that a write blocked behind another process's long transaction does not wait silently.

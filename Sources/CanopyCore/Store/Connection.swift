@@ -140,13 +140,16 @@ public final class Connection: @unchecked Sendable {
             core.writeLock.unlock()
         }
         var attempt = 0
+        let started = ContinuousClock.now
         while true {
             attempt += 1
             if isCancelled?() == true { throw CancellationError() }
             let outcome: WriteAttempt<R> = try core.environment.withAccess {
                 let txn: ReadWriteTransaction
                 do {
+                    let waitStart = core.logger.logLevel <= .debug ? ContinuousClock.now : nil
                     let storage = try core.environment.beginWrite()
+                    if let waitStart { core.didWaitForWriteLock(since: waitStart) }
                     let state = try DatabaseCore.readState(storage, core.tables)
                     do {
                         try self.state.synchronizeCaches(to: state.snapshot, core: core, txn: storage)
@@ -166,6 +169,7 @@ public final class Connection: @unchecked Sendable {
                     txn.end()
                     if let notification {
                         core.didCommit(notification)
+                        core.recordCommit(startedAt: started, bytesWritten: txn.bytesWritten)
                         core.clearStaleReadersPeriodically()
                     }
                     return .committed(result)

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Logging
 import Synchronization
 
 /// The shared state of one open database file in this process: the LMDB environment, the store's tables, the
@@ -10,7 +11,12 @@ import Synchronization
 final class DatabaseCore: Sendable {
     let environment: Environment
     let tables: StoreTables
+    /// The change feed's tables; `nil` only in a database opened read-only that no writer of this build has opened.
+    let feedTables: FeedTables?
     let options: DatabaseOptions
+    /// Operational logs (``DatabaseOptions/logger``) and metrics (``DatabaseMetrics``).
+    let logger: Logger
+    let metrics: DatabaseMetrics
     let path: String
     let maxKeySize: Int
     /// The records sealed when this open upgraded the file from `canopy/3` (see ``FormatUpgrade``), or `nil`.
@@ -152,14 +158,16 @@ final class DatabaseCore: Sendable {
             throw CanopyError(.cannotOpen, what, path: path, underlying: error)
         }
         // Readers of processes that died (kill -9) keep their slots until someone clears them.
-        _ = try? environment.readerCheck()
+        let clearedReaderSlots = (try? environment.readerCheck()) ?? 0
 
         let tables: StoreTables
         var initialState = StoreState()
         var upgraded: Int?
+        var feedTables: FeedTables?
         do {
             if options.readOnly {
                 tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
+                feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn, commitLog: tables.commits) }
                 try environment.read { txn in try Self.checkFormat(txn, tables, path: path, readOnly: true) }
                 initialState = try environment.read { txn in try Self.readState(txn, tables) }
             } else {
@@ -175,6 +183,7 @@ final class DatabaseCore: Sendable {
                     default:
                         try Self.checkFormat(txn, tables, path: path, readOnly: false)
                     }
+                    feedTables = try FeedTables.create(in: txn, commitLog: tables.commits)
                     return (tables, try Self.readState(txn, tables))
                 }
             }
@@ -195,11 +204,15 @@ final class DatabaseCore: Sendable {
         }
         self.environment = environment
         self.tables = tables
+        self.feedTables = feedTables
         self.options = options
+        self.logger = options.logger
+        self.metrics = DatabaseMetrics(path: path, factory: options.metricsFactory)
         self.path = path
         self.maxKeySize = environment.maxKeySize
         self.upgradedRecordCount = upgraded
         self.state = Mutex(State(lastCommittedSnapshot: initialState.snapshot))
+        didClearReaderSlots(clearedReaderSlots)
     }
 
     /// Throws ``CanopyError/Code/cannotOpen`` naming the file when `lock.mdb` or the commit signal file is a symbolic
@@ -492,6 +505,7 @@ final class DatabaseCore: Sendable {
         let target = min(options.maximumMapSize, max(current * 2, current + (16 << 20)))
         do {
             try environment.setMapSize(target)
+            didGrowMap(from: current, to: target)
             return true
         } catch {
             throw CanopyError(.storage, "cannot grow the map from \(current) to \(target) bytes: the system refused the mapping",
@@ -503,6 +517,8 @@ final class DatabaseCore: Sendable {
 
     /// Commits since the reader table was last checked for slots of dead processes.
     let commitsSinceReaderCheck = Atomic<Int>(0)
+    /// Periodic reader checks so far (every 32nd also looks for old pinned snapshots, when the logger would warn).
+    let readerChecks = Atomic<Int>(0)
     /// How often (in commits) a running writer clears dead readers' slots.
     static let readerCheckInterval = 32
 
@@ -514,6 +530,7 @@ final class DatabaseCore: Sendable {
         guard commitsSinceReaderCheck.add(1, ordering: .relaxed).newValue >= Self.readerCheckInterval else { return }
         commitsSinceReaderCheck.store(0, ordering: .relaxed)
         // A failure here (a lock-file error) would show up in the next transaction; it must not fail this commit.
-        _ = try? environment.readerCheck()
+        didClearReaderSlots((try? environment.readerCheck()) ?? 0)
+        recordEnvironmentGauges(check: readerChecks.add(1, ordering: .relaxed).newValue)
     }
 }

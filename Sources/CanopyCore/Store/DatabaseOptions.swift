@@ -1,3 +1,6 @@
+import CoreMetrics
+import Logging
+
 /// How much a commit waits for the disk: the trade-off between durability and write latency.
 public enum Durability: String, Sendable, Hashable, CaseIterable, Codable {
     /// fsync the data and the meta page on every commit: a committed transaction survives a power loss.
@@ -48,6 +51,31 @@ public struct DatabaseOptions: Sendable, Hashable {
     /// - the data file is extended to the map size at once (sparse on Linux filesystems: `ls -l` shows the map size,
     ///   `du` the pages used).
     public var writeMap: Bool
+    /// The most commits a change feed consumer's checkpoint may hold in the feed (default 100,000). A consumer further
+    /// behind stops holding it: older records are pruned and the consumer's next read throws
+    /// ``CanopyError/Code/changeFeedGap``. Past half of it, the database's logger warns at each pruning (every 64
+    /// commits). See ``Database/registerFeedConsumer(named:after:)``.
+    public var changeFeedConsumerLimit: Int
+    /// Where the database logs operational events and records its metrics (see ``DatabaseTelemetry``). Not compared
+    /// with the other options: a second `Database` opened on the same path in this process shares the first one's.
+    public var telemetry: DatabaseTelemetry
+
+    /// The swift-log logger for operational events (default: prints nothing). The database logs at `debug` what an
+    /// operator may want to see (the map grew, dead processes' reader slots cleared, an extension rebuilt and why, a
+    /// write that waited for another process's write lock) and at `warning` only what needs action (a pinned
+    /// snapshot holding the file's pages for many commits, a change feed consumer far behind). Nothing is formatted
+    /// below the logger's level.
+    public var logger: Logger {
+        get { telemetry.logger }
+        set { telemetry.logger = newValue }
+    }
+
+    /// The swift-metrics factory the database's metrics go to (``DatabaseTelemetry``); `nil` (default) for
+    /// `MetricsSystem.factory`.
+    public var metricsFactory: (any MetricsFactory)? {
+        get { telemetry.metricsFactory }
+        set { telemetry.metricsFactory = newValue }
+    }
     /// Open without LMDB's lock file (`MDB_NOLOCK`), for inspecting a read-only copy: a backup on read-only media, a
     /// directory whose `lock.mdb` cannot be written or created. Requires ``readOnly``.
     ///
@@ -67,6 +95,8 @@ public struct DatabaseOptions: Sendable, Hashable {
         commitLogLimit: Int = 1024,
         adoptForeignEnvironment: Bool = false,
         writeMap: Bool = false,
+        changeFeedConsumerLimit: Int = 100_000,
+        telemetry: DatabaseTelemetry = .init(),
         noLock: Bool = false
     ) {
         self.durability = durability
@@ -79,6 +109,8 @@ public struct DatabaseOptions: Sendable, Hashable {
         self.commitLogLimit = commitLogLimit
         self.adoptForeignEnvironment = adoptForeignEnvironment
         self.writeMap = writeMap
+        self.changeFeedConsumerLimit = changeFeedConsumerLimit
+        self.telemetry = telemetry
         self.noLock = noLock
     }
 }

@@ -35,7 +35,7 @@ extension ReadTransaction {
         } }
     }
 
-    /// Checks every stored row and record of the store (not the views' structure; see ``ViewReader/checkStructure()``)
+    /// Checks every stored row and record of the store (not the views' structure; see `ViewReader.checkStructure()` in Canopy)
     /// and returns the problems found, at most `limit` of them (empty when all is well): every value of the store's
     /// tables and of the extensions' tables matches its checksum; the format and state records decode; every
     /// collection record decodes; every row's collection id is recorded; every object and metadata value decodes with
@@ -112,6 +112,13 @@ extension ReadTransaction {
             return true
         }
         try storage.forEach(in: tables.commits.withoutChecksums) { key, stored in
+            if let feedSnapshot = FeedRecord.snapshot(ofKey: key) {
+                guard let value = ValueChecksum.payload(of: stored, key: key) else { return true }  // reported above
+                do { _ = try FeedRecord.decode(value, snapshot: feedSnapshot, path: core.path) } catch {
+                    report("the change feed record of snapshot \(feedSnapshot) is malformed")
+                }
+                return true
+            }
             let snapshot = key.count == 8 ? key.loadBigEndianUInt64(at: 0) : 0
             guard let value = ValueChecksum.payload(of: stored, key: key) else { return true }  // reported above
             do { _ = try CommitNotification(decoding: value) } catch { report("the commit log entry of snapshot \(snapshot) is malformed") }

@@ -2,7 +2,7 @@ import LMDB
 
 /// A read transaction of a ``Connection``: a consistent snapshot of the database.
 ///
-/// Obtained only inside ``Connection/read(_:)`` (or as the base of a ``ReadWriteTransaction``) and valid only inside
+/// Obtained only inside ``Connection/read(_:)-4nflk`` (or as the base of a ``ReadWriteTransaction``) and valid only inside
 /// that closure; it must not escape it. Reads go through the connection's caches.
 public class ReadTransaction {
     let lmdbStorage: LMDB.ReadTransaction

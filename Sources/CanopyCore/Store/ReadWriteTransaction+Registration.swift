@@ -96,6 +96,7 @@ extension ReadWriteTransaction {
                               extensionName: ext.name, underlying: error)
         }
         if context.needsRebuild { rebuiltExtensions.insert(ext.name) }
+        if let reason = context.rebuildReason { core.didRebuildExtension(ext.name, reason: reason) }
     }
 
     /// Rebuilds `ext` (registered in this process, its writer in this transaction) from the rows, gives it a new

@@ -3,7 +3,7 @@ import LMDB
 
 /// A read-write transaction of a ``Connection``: everything a ``ReadTransaction`` does, plus writes.
 ///
-/// Obtained only inside ``Connection/readWrite(_:)``, valid only inside that closure and on its thread. It commits when
+/// Obtained only inside ``Connection/readWrite(_:)-14mnh``, valid only inside that closure and on its thread. It commits when
 /// the closure returns and rolls back when it throws. Writes go through to the connection's caches; registered
 /// extensions (views) hear of every change and update their state in the same transaction.
 public final class ReadWriteTransaction: ReadTransaction {
@@ -20,6 +20,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     var storeState: StoreState
     var changes = ChangeLog()
     var didWrite = false
+    /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
+    var bytesWritten = 0
     var sawMapFull = false
     var newCollections: [String: CollectionRecord] = [:]
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
@@ -217,6 +219,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             }
         }
         didWrite = true
+        bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
         if let object {
             cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
         } else {
@@ -289,6 +292,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         guard let previous else { return false }
         let object = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
         didWrite = true
+        bytesWritten += objectBytes.count
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
         var attachments = previous.attachments
@@ -343,6 +347,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         guard replaced else { return false }
         didWrite = true
+        bytesWritten += metadataBytes?.count ?? 0
         if let metadata {
             cacheState.metadataCache.set(metadata, forKey: key, in: collection.name)
         } else {
@@ -555,6 +560,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                     _ = try writeStorage.delete(SnapshotKey.bytes(old), in: tables.commits)
                 }
             }
+            try recordInChangeFeed(notification)
         }
         try writeStorage.commit()
         storeState = state

@@ -1,0 +1,81 @@
+import LMDB
+
+extension ReadWriteTransaction {
+    /// Records `notification`'s commit in the change feed, with the values of the rows it set, when the feed is
+    /// enabled; every ``ChangeFeedLog/pruneInterval`` commits, prunes the records no consumer needs any more.
+    ///
+    /// Runs in ``commit()`` after the commit log entry: one read of `canopy.info` when the feed is off.
+    func recordInChangeFeed(_ notification: CommitNotification) throws {
+        guard let feedTables = core.feedTables, try ChangeFeedLog.enabledSince(storage, info: tables.info) != nil else { return }
+        var changes: [FeedChange] = []
+        if notification.removedAll { changes.append(FeedChange(kind: .removeAll, collection: "")) }
+        for collection in notification.removedCollections.sorted() {
+            changes.append(FeedChange(kind: .removeCollection, collection: collection))
+        }
+        let collections = Set(notification.changedObjects.keys).union(notification.changedMetadata.keys).union(notification.removedKeys.keys)
+        for collection in collections.sorted() {
+            let set = notification.changedObjects[collection, default: []].union(notification.changedMetadata[collection, default: []])
+            let removed = notification.removedKeys[collection, default: []]
+            let record = try collectionRecord(collection)
+            for key in set.union(removed).sorted() {
+                guard let record, !removed.contains(key), let row = try feedRow(record, key: key, collection: collection) else {
+                    changes.append(FeedChange(kind: .remove, collection: collection, key: key))
+                    continue
+                }
+                changes.append(FeedChange(kind: .set, collection: collection, key: key, codec: record.codec,
+                                          objectBytes: row.object, metadataBytes: row.metadata))
+            }
+        }
+        let snapshot = notification.snapshot
+        try writeStorage.put(FeedRecord.encode(FeedCommit(snapshot: snapshot, changes: changes)), forKey: FeedRecord.key(snapshot),
+                             in: feedTables.feed)
+        if snapshot % ChangeFeedLog.pruneInterval == 0 { try pruneChangeFeed(feedTables, snapshot: snapshot) }
+    }
+
+    /// The object and metadata bytes of a row as this transaction leaves it; `nil` when there is no such row.
+    private func feedRow(_ record: CollectionRecord, key: String, collection: String) throws -> (object: [UInt8], metadata: [UInt8]?)? {
+        try withRowKey(record, key, collection: collection) { rowKey in
+            let stored: (object: [UInt8], hasMetadata: Bool)? = try storage.withValue(forKey: rowKey, in: tables.objects) { value in
+                guard let value else { return nil }
+                guard let flags = value.first, let object = StoredRecord.objectBytes(value) else {
+                    throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: collection, key: key)
+                }
+                return (Array(object), flags & StoredRecord.hasMetadata != 0)
+            }
+            guard let stored else { return nil }
+            let metadata = stored.hasMetadata ? try storage.withValue(forKey: rowKey, in: tables.metadata) { $0.map { Array($0) } } : nil
+            return (stored.object, metadata)
+        }
+    }
+
+    /// Deletes the feed records that are older than the log keeps (``DatabaseOptions/commitLogLimit``) and that every
+    /// consumer has acknowledged; a consumer more than ``DatabaseOptions/changeFeedConsumerLimit`` commits behind
+    /// stops holding the feed (it gets ``CanopyError/Code/changeFeedGap`` when it reads next).
+    private func pruneChangeFeed(_ feedTables: FeedTables, snapshot: UInt64) throws {
+        let keep = UInt64(max(1, core.options.commitLogLimit))
+        var floor = snapshot > keep ? snapshot - keep : 0
+        let consumers = try ChangeFeedLog.consumers(storage, feedTables)
+        for checkpoint in consumers.values { floor = min(floor, checkpoint) }
+        let consumerLimit = UInt64(max(1, core.options.changeFeedConsumerLimit))
+        let hardFloor = snapshot > consumerLimit ? snapshot - consumerLimit : 0
+        floor = max(floor, hardFloor)
+        core.reportFeedConsumers(consumers, snapshot: snapshot, limit: consumerLimit)
+        guard floor > 0 else { return }
+        try deleteFeedRecords(in: feedTables, through: floor)
+    }
+
+    /// Deletes the feed's records of snapshots up to `last` (all of them with `.max`), leaving the notifications.
+    func deleteFeedRecords(in feedTables: FeedTables, through last: UInt64) throws {
+        try writeStorage.withCursor(in: feedTables.feed) { cursor in
+            var entry = try cursor.first()
+            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
+                if FeedRecord.snapshot(ofKey: current.key) != nil {
+                    try cursor.deleteCurrent()
+                    entry = try cursor.current()
+                } else {
+                    entry = try cursor.next()
+                }
+            }
+        }
+    }
+}
