@@ -64,6 +64,8 @@ VIEW_RATIOS = [
     ("manual-move-1m-vs-10k", "manual-move-1m canopy", "manual-move-10k canopy", (200, 200), "2.0"),
     ("viewport-render-1m-vs-1k", "viewport-1m canopy", "viewport-1k canopy", (20, 20), "1.5"),
     ("terminal-apply-1m-vs-1k", "terminal-apply-1m canopy", "terminal-apply-1k canopy", (1, 1), "1.5"),
+    # The batch of an animated array (10k items, ~1% edits, by identity) against Swift's CollectionDifference.
+    ("array-diff-10k", "array-diff-10k canopy", "array-diff-10k swift", (1, 1), "2.0"),
     ("population-1m", "population-1m view", "population-1m insert", (1_000_000, 1_000_000), "1.5"),
     # Registering an unchanged, current 1M-row view (a read: the page directory loaded and a few hundred entries
     # recomputed by the closures) against the rebuild it replaces: informs only.

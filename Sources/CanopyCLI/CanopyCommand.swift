@@ -18,6 +18,7 @@ struct CanopyCommand: AsyncParsableCommand {
             inside LMDB is contained in a child process and reported), 2 usage, 3 the database cannot be opened \
             (missing, not a Canopy database, a newer format, no permission).
             """,
+        version: CanopyVersion.description,
         subcommands: [
             Info.self, Collections.self, Keys.self, Get.self, Views.self, Groups.self, ViewRows.self, Watch.self,
             Stat.self, Verify.self, Backup.self, Export.self, Import.self, Readers.self, Upgrade.self, WalkTables.self, Changes.self,

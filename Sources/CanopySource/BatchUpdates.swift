@@ -44,8 +44,9 @@ public struct BatchUpdates: Hashable, Sendable, CustomStringConvertible {
         self.reloadedRows = reloadedRows
     }
 
-    /// The batch of a Canopy changeset (its updates become reloads at their original index paths).
-    public init(_ changeset: ViewChangeset) {
+    /// The batch of the row and section changes of a changeset (its updates become reloads at their original index
+    /// paths). A reload changeset has none: use ``ContainerUpdate/init(_:)``, which says "reload" for it.
+    init(changesOf changeset: ViewChangeset) {
         self.init()
         for change in changeset.sectionChanges {
             switch change.kind {
@@ -81,5 +82,23 @@ public struct BatchUpdates: Hashable, Sendable, CustomStringConvertible {
         parts += movedRows.map { "\($0.from)->\($0.to)" }
         parts += reloadedRows.map { "~\($0)" }
         return parts.isEmpty ? "(no changes)" : parts.joined(separator: " ")
+    }
+}
+
+/// What a container does for a changeset: reload everything, or apply one batch.
+///
+/// A reload is its own case, never an empty batch, so it can't be taken for "nothing changed".
+public enum ContainerUpdate: Hashable, Sendable {
+    /// Forget the rows shown and ask the data source again (the changeset is a reload).
+    case reload
+    /// Apply the batch (possibly empty: nothing the container shows changed).
+    case batch(BatchUpdates)
+
+    /// The update for `changeset`: ``reload`` for a reload changeset, else the batch of its changes.
+    public init(_ changeset: ViewChangeset) {
+        switch changeset.kind {
+        case .reload: self = .reload
+        case .changes: self = .batch(BatchUpdates(changesOf: changeset))
+        }
     }
 }

@@ -31,8 +31,12 @@ public protocol DataSource<Cell, SupplementaryView>: AnyObject {
 
     /// Whether the row at `indexPath` can be edited (deleted or inserted); `false` out of range.
     func canEdit(at indexPath: ViewIndexPath) -> Bool
+    /// The edit the row at `indexPath` offers (UIKit's editing style): none, delete or insert; ``EditingStyle/none``
+    /// out of range or when ``canEdit(at:)`` says no.
+    func editingStyle(at indexPath: ViewIndexPath) -> EditingStyle
     /// Commits a delete or insert at `indexPath`.
-    /// - Throws: ``SourceError/Code/editingNotAllowed`` when the row can't be edited; what the closure throws.
+    /// - Throws: ``SourceError/Code/editingNotAllowed`` when the row can't be edited or offers another edit than
+    ///   `action` (``editingStyle(at:)``); what the closure throws.
     func commitEdit(_ action: EditAction, at indexPath: ViewIndexPath) throws
     /// Whether the row at `indexPath` can be moved; `false` out of range.
     func canMove(at indexPath: ViewIndexPath) -> Bool
@@ -65,12 +69,33 @@ public enum EditAction: Hashable, Sendable {
     case insert
 }
 
+/// The edit a row offers (TaylorSource's `editActionForItemAtIndexPath`, UIKit's editing style).
+public enum EditingStyle: Hashable, Sendable {
+    /// The row can't be edited.
+    case none
+    /// The row can be deleted.
+    case delete
+    /// A row can be inserted at the row.
+    case insert
+
+    /// The action this style allows, or `nil` for ``none``.
+    public var action: EditAction? {
+        switch self {
+        case .none: nil
+        case .delete: .delete
+        case .insert: .insert
+        }
+    }
+}
+
 /// The editing closures of a data source (TaylorSource's `canEditItemAtIndexPath`, `commitEditActionForItemAtIndexPath`,
 /// `canMoveItemAtIndexPath`, `commitMoveItemAtIndexPathToIndexPath`). Every closure is asked only for index paths in
 /// range.
 public struct Editing<Item> {
     /// Whether the item at the index path can be deleted or inserted.
     public var canEdit: (Item?, ViewIndexPath) -> Bool
+    /// The edit the item offers when it can be edited; by default ``EditingStyle/delete``.
+    public var editingStyle: (Item?, ViewIndexPath) -> EditingStyle
     /// Commits a delete or insert.
     public var commitEdit: (EditAction, Item?, ViewIndexPath) throws -> Void
     /// Whether the item can be moved.
@@ -78,12 +103,14 @@ public struct Editing<Item> {
     /// Commits a move.
     public var commitMove: (ViewIndexPath, ViewIndexPath) throws -> Void
 
-    /// Creates editing closures; by default nothing can be moved.
+    /// Creates editing closures; by default every row can be deleted (not inserted at) and nothing can be moved.
     public init(canEdit: @escaping (Item?, ViewIndexPath) -> Bool = { _, _ in true },
+                editingStyle: @escaping (Item?, ViewIndexPath) -> EditingStyle = { _, _ in .delete },
                 commitEdit: @escaping (EditAction, Item?, ViewIndexPath) throws -> Void,
                 canMove: @escaping (Item?, ViewIndexPath) -> Bool = { _, _ in false },
                 commitMove: @escaping (ViewIndexPath, ViewIndexPath) throws -> Void = { _, _ in }) {
         self.canEdit = canEdit
+        self.editingStyle = editingStyle
         self.commitEdit = commitEdit
         self.canMove = canMove
         self.commitMove = commitMove
@@ -96,23 +123,47 @@ protocol EditableDataSource: DataSource {
 }
 
 extension EditableDataSource {
-    public func canEdit(at indexPath: ViewIndexPath) -> Bool {
-        guard contains(indexPath), let editing else { return false }
-        return editing.canEdit(try? item(at: indexPath), indexPath)
+    /// The item at `indexPath` for an editing question: `.some(item)` (possibly nil: a row without an item), or
+    /// `nil` when the row is out of range or its item can't be read — a row that can't be read can't be edited.
+    private func itemForEditing(at indexPath: ViewIndexPath) -> Item?? {
+        guard contains(indexPath) else { return nil }
+        do { return .some(try item(at: indexPath)) } catch { return nil }
     }
 
+    /// Whether the row can be edited: in range, readable, and ``Editing/canEdit`` says yes.
+    public func canEdit(at indexPath: ViewIndexPath) -> Bool {
+        guard let editing, let item = itemForEditing(at: indexPath) else { return false }
+        return editing.canEdit(item, indexPath)
+    }
+
+    /// The row's ``Editing/editingStyle`` when it can be edited, else ``EditingStyle/none``.
+    public func editingStyle(at indexPath: ViewIndexPath) -> EditingStyle {
+        guard let editing, let item = itemForEditing(at: indexPath), editing.canEdit(item, indexPath) else { return .none }
+        return editing.editingStyle(item, indexPath)
+    }
+
+    /// Commits `action` when the row can be edited and offers it (its editing style).
+    /// - Throws: ``SourceError/Code/editingNotAllowed`` otherwise; what reading the item or the closure throws.
     public func commitEdit(_ action: EditAction, at indexPath: ViewIndexPath) throws {
-        guard action == .insert || canEdit(at: indexPath), let editing else {
+        guard canEdit(at: indexPath), let editing else {
             throw SourceError(.editingNotAllowed, "the row can't be edited (out of range, no editing closures, or canEdit said no)", indexPath: indexPath)
         }
-        try editing.commitEdit(action, contains(indexPath) ? try item(at: indexPath) : nil, indexPath)
+        let item = try item(at: indexPath)
+        let style = editing.editingStyle(item, indexPath)
+        guard style.action == action else {
+            throw SourceError(.editingNotAllowed, "the row offers \(style == .none ? "no edit" : "\(style)"), not \(action)", indexPath: indexPath)
+        }
+        try editing.commitEdit(action, item, indexPath)
     }
 
+    /// Whether the row can be moved: in range, readable, and ``Editing/canMove`` says yes.
     public func canMove(at indexPath: ViewIndexPath) -> Bool {
-        guard contains(indexPath), let editing else { return false }
-        return editing.canMove(try? item(at: indexPath), indexPath)
+        guard let editing, let item = itemForEditing(at: indexPath) else { return false }
+        return editing.canMove(item, indexPath)
     }
 
+    /// Commits a move when the row can be moved and `destination` is a place in range.
+    /// - Throws: ``SourceError/Code/editingNotAllowed`` otherwise; what the closure throws.
     public func commitMove(from source: ViewIndexPath, to destination: ViewIndexPath) throws {
         guard canMove(at: source), destination.section >= 0, destination.section < numberOfSections, destination.row >= 0,
               destination.row <= numberOfItems(inSection: destination.section), let editing else {

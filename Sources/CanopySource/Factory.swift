@@ -29,7 +29,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     private let supplementaryKey: (SupplementaryKind, SupplementaryIndex) -> String
     private var cells: [String: (identifier: String, configure: CellConfiguration)] = [:]
     private var supplementaries: [SupplementaryKind: [String: (identifier: String, configure: SupplementaryConfiguration)]] = [:]
-    private var texts: [SupplementaryKind: (SupplementaryIndex) -> String?] = [:]
+    private var texts: [SupplementaryKind: [String: (SupplementaryIndex) -> String?]] = [:]
 
     /// Creates a factory.
     ///
@@ -62,11 +62,17 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         supplementaries[kind, default: [:]][key] = (descriptor.identifier, configuration)
     }
 
-    /// Registers the header text of each section (`nil`: no header for that section).
-    public func registerHeaderText(_ text: @escaping (SupplementaryIndex) -> String?) { texts[.header] = text }
+    /// Registers the header text of the sections whose supplementary key (the factory's `supplementaryKey` closure,
+    /// asked with ``SupplementaryKind/header``) is `key` (`nil`: no header for that section).
+    public func registerHeaderText(key: String = Factory.defaultKey, _ text: @escaping (SupplementaryIndex) -> String?) {
+        texts[.header, default: [:]][key] = text
+    }
 
-    /// Registers the footer text of each section (`nil`: no footer for that section).
-    public func registerFooterText(_ text: @escaping (SupplementaryIndex) -> String?) { texts[.footer] = text }
+    /// Registers the footer text of the sections whose supplementary key (asked with ``SupplementaryKind/footer``)
+    /// is `key` (`nil`: no footer for that section).
+    public func registerFooterText(key: String = Factory.defaultKey, _ text: @escaping (SupplementaryIndex) -> String?) {
+        texts[.footer, default: [:]][key] = text
+    }
 
     /// The keys with a cell registration, sorted.
     public var registeredCellKeys: [String] { cells.keys.sorted() }
@@ -86,11 +92,16 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         let key = cellKey(item, index)
         guard let registration = cells[key] else {
             let known = registeredCellKeys.isEmpty ? "none" : registeredCellKeys.joined(separator: ", ")
-            throw SourceError(.unregisteredKey, "no cell is registered for key '\(key)'; registered keys: \(known)", indexPath: index.indexPath)
+            throw SourceError(.unregisteredKey, "no cell is registered for key '\(key)'; registered keys: \(known)", indexPath: index.indexPath,
+                              key: key)
         }
-        let cell = try container.dequeueCell(withIdentifier: registration.identifier, for: index.indexPath)
-        try registration.configure(cell, item, index)
-        return cell
+        do {
+            let cell = try container.dequeueCell(withIdentifier: registration.identifier, for: index.indexPath)
+            try registration.configure(cell, item, index)
+            return cell
+        } catch let error as SourceError {
+            throw error.adding(indexPath: index.indexPath, reuseIdentifier: registration.identifier, key: key)
+        }
     }
 
     /// The supplementary view of `kind` for a section, dequeued and configured; `nil` when no view of that kind is
@@ -104,20 +115,29 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
         guard let registration = registrations[key] else {
             throw SourceError(.unregisteredKey,
                               "no \(kind) view is registered for key '\(key)'; registered keys: \(registrations.keys.sorted().joined(separator: ", "))",
-                              indexPath: index.indexPath)
+                              indexPath: index.indexPath, key: key)
         }
-        let view = try container.dequeueSupplementaryView(kind: kind, identifier: registration.identifier, for: index.indexPath)
-        try registration.configure(view, index)
-        return view
+        do {
+            let view = try container.dequeueSupplementaryView(kind: kind, identifier: registration.identifier, for: index.indexPath)
+            try registration.configure(view, index)
+            return view
+        } catch let error as SourceError {
+            throw error.adding(indexPath: index.indexPath, reuseIdentifier: registration.identifier, key: key)
+        }
     }
 
-    /// The registered text of `kind` (header or footer) for a section, or `nil`.
+    /// The registered text of `kind` (header or footer) for a section, chosen by the section's supplementary key;
+    /// `nil` when no text is registered for that key.
     public func supplementaryText(kind: SupplementaryKind, at index: SupplementaryIndex) -> String? {
-        texts[kind]?(index)
+        guard let registrations = texts[kind], !registrations.isEmpty else { return nil }
+        return registrations[supplementaryKey(kind, index)]?(index)
     }
+
+    /// The keys with a text registration of `kind`, sorted.
+    public func registeredTextKeys(kind: SupplementaryKind) -> [String] { (texts[kind] ?? [:]).keys.sorted() }
 
     /// Whether any supplementary view or text of `kind` is registered.
     public func hasSupplementary(kind: SupplementaryKind) -> Bool {
-        texts[kind] != nil || !(supplementaries[kind] ?? [:]).isEmpty
+        !(texts[kind] ?? [:]).isEmpty || !(supplementaries[kind] ?? [:]).isEmpty
     }
 }

@@ -58,16 +58,39 @@ public struct ReuseDescriptor<View> {
     }
 }
 
-/// The kind of a supplementary view: a header, a footer, or a kind of your own.
+/// The kind of a supplementary view: the header, the footer, or a kind of your own.
+///
+/// Kinds of your own live in their own namespace: `SupplementaryKind("header")` is a custom kind named "header", not
+/// the section header (``header``), so a custom kind can never be drawn, or replaced, as a header by accident.
 public struct SupplementaryKind: Hashable, Sendable, CustomStringConvertible {
-    /// The kind's name.
-    public let rawValue: String
-    /// A kind of your own (such as `"badge"`).
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    private enum Storage: Hashable, Sendable {
+        case header
+        case footer
+        case custom(String)
+    }
+    private let storage: Storage
+
+    /// A kind of your own (such as `"badge"`); never equal to ``header`` or ``footer``, whatever its name.
+    public init(_ name: String) { storage = .custom(name) }
+    private init(storage: Storage) { self.storage = storage }
+
     /// The section header.
-    public static let header = SupplementaryKind("header")
+    public static let header = SupplementaryKind(storage: .header)
     /// The section footer.
-    public static let footer = SupplementaryKind("footer")
-    /// The kind's name.
-    public var description: String { rawValue }
+    public static let footer = SupplementaryKind(storage: .footer)
+
+    /// The name of a custom kind; `nil` for the header and the footer.
+    public var customName: String? {
+        if case .custom(let name) = storage { return name }
+        return nil
+    }
+
+    /// `header`, `footer`, or `custom(name)`.
+    public var description: String {
+        switch storage {
+        case .header: "header"
+        case .footer: "footer"
+        case .custom(let name): "custom(\(name))"
+        }
+    }
 }

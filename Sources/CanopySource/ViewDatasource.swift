@@ -17,11 +17,19 @@ import Canopy
 /// try source.advance()   // after commits: the list gets a batch of updates
 /// ```
 ///
+/// Pushes: the data source's ``wakeup`` rings when any process commits; ``applyPendingChanges()`` then applies what
+/// arrived. A `TerminalRunner` (CanopyTerminal) follows it without polling; async code iterates ``changes()``, the
+/// applied changesets, and ``didApply`` is called after each one:
+///
+/// ```swift
+/// for try await changeset in source.changes() { status = "\(changeset.rowChanges.count) rows changed" }
+/// ```
+///
 /// Related objects: the view's changesets name only rows of the view. When a row shows something read from another
 /// object (a calendar's name), whoever changes that object must also touch the rows that show it
 /// (`ReadWriteTransaction.touchObject`) in the same commit: the touch is an update in the next changeset, and the
 /// container reconfigures those rows. The `reminders` example does this when a calendar is renamed.
-public final class ViewDatasource<Item, Cell, SupplementaryView, Container: ContainerView>: EditableDataSource
+public final class ViewDatasource<Item, Cell, SupplementaryView, Container: ContainerView>: EditableDataSource, LiveDataSource
 where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     /// The factory type of this data source.
     public typealias SourceFactory = Factory<Item, Cell, SupplementaryView, Container, ViewCellIndex, ViewSupplementaryIndex>
@@ -33,14 +41,17 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     public let observer: ViewObserver
     /// The factory that vends the cells.
     public let factory: SourceFactory
-    /// The container the cells are dequeued from and the batches go to.
-    public let container: Container
+    /// The container the cells are dequeued from and the batches go to (held weakly: the container keeps its data
+    /// source, not the other way round).
+    public private(set) weak var container: Container?
     /// The list's title.
     public var title: String?
     /// The editing closures, or `nil` when nothing can be edited.
     public var editing: Editing<Item>?
     /// Called after each non-empty changeset was applied to the container (or failed to apply: the container reloaded).
     public var didApply: ((ViewChangeset) -> Void)?
+    /// Rings when any process commits to the database (see ``LiveDataSource``); made at first use.
+    public private(set) lazy var wakeup = CommitWakeup(database: observer.database)
     private let readItem: ItemReader
     /// The transaction of a ``withConsistentReads(_:)`` in progress.
     private var session: ReadTransaction?
@@ -138,7 +149,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
             }
             let read = PinnedRead(txn)
             defer { read.invalidate() }
-            return try factory.cell(for: item, in: container, at: ViewCellIndex(indexPath: indexPath, rowID: id, read: read))
+            return try factory.cell(for: item, in: requireContainer(container, indexPath), at: ViewCellIndex(indexPath: indexPath, rowID: id, read: read))
         }
     }
 
@@ -150,7 +161,7 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
             let read = PinnedRead(txn)
             defer { read.invalidate() }
             return try factory.supplementaryView(
-                kind: kind, in: container, at: ViewSupplementaryIndex(group: group, indexPath: ViewIndexPath(section: section, row: 0), read: read))
+                kind: kind, in: requireContainer(container, ViewIndexPath(section: section, row: 0)), at: ViewSupplementaryIndex(group: group, indexPath: ViewIndexPath(section: section, row: 0), read: read))
         }
     }
 
@@ -181,14 +192,78 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     /// Whether commits were made after ``snapshot`` (by any process).
     public func hasNewCommits() throws -> Bool { try observer.hasNewCommits() }
 
+    /// Applies the commits made since ``snapshot`` to the container, if there are any.
+    /// - Returns: whether the container changed.
+    /// - Throws: what ``advance()`` throws.
+    @discardableResult
+    public func applyPendingChanges() throws -> Bool {
+        guard try hasNewCommits() else { return false }
+        return try !advance().isEmpty
+    }
+
+    /// Moves to the latest snapshot without telling the container (see ``LiveDataSource/skipPendingChanges()``).
+    public func skipPendingChanges() throws {
+        guard try hasNewCommits() else { return }
+        _ = try observer.advance()
+    }
+
     /// Applies a changeset the observer produced to the container.
     func apply(_ changeset: ViewChangeset) throws {
         guard !changeset.isEmpty else { return }
         defer { didApply?(changeset) }
-        if changeset.isReload {
-            container.reloadData()
-        } else {
-            try container.performBatchUpdates(BatchUpdates(changeset))
+        guard let container else { return }
+        switch ContainerUpdate(changeset) {
+        case .reload: container.reloadData()
+        case .batch(let batch): try container.performBatchUpdates(batch)
+        }
+    }
+
+    /// The changesets applied to the container as commits arrive, as an `AsyncSequence`: each element is one
+    /// advance (every commit since the previous one, applied as one batch), already applied when it is returned.
+    ///
+    /// Waiting costs nothing: the data source's ``wakeup`` resumes the loop when any process commits (where the
+    /// wake-up is not active, it also looks every `pollInterval`; where it is, every `pollInterval` or 2 s, whichever is
+    /// longer, as a safety net). Iterate it where the container lives (the main
+    /// actor of a UI); the loop ends when its task is cancelled.
+    public func changes(pollInterval: Duration = .milliseconds(200)) -> AppliedChanges {
+        AppliedChanges(source: self, pollInterval: pollInterval)
+    }
+
+    /// The changesets applied by a ``ViewDatasource``; see ``ViewDatasource/changes(pollInterval:)``.
+    public struct AppliedChanges: AsyncSequence {
+        /// One applied changeset.
+        public typealias Element = ViewChangeset
+        /// The data source.
+        let source: ViewDatasource
+        let pollInterval: Duration
+
+        /// An iterator; iterators of one data source share its state (each element is applied once).
+        public func makeAsyncIterator() -> Iterator { Iterator(source: source, pollInterval: pollInterval) }
+
+        /// Waits for a wake-up, applies what arrived, returns it; `nil` when the task is cancelled.
+        public struct Iterator: AsyncIteratorProtocol {
+            let source: ViewDatasource
+            let pollInterval: Duration
+
+            /// The next applied, non-empty changeset, in the caller's isolation.
+            public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> ViewChangeset? {
+                let wakeup = source.wakeup
+                while !Task.isCancelled {
+                    let generation = wakeup.generation
+                    if try source.hasNewCommits() {
+                        let changeset = try source.advance()
+                        if !changeset.isEmpty { return changeset }
+                        continue
+                    }
+                    await wakeup.wait(after: generation, timeout: wakeup.isActive ? Swift.max(pollInterval, .seconds(2)) : pollInterval)
+                }
+                return nil
+            }
+
+            /// The next applied, non-empty changeset.
+            public mutating func next() async throws -> ViewChangeset? {
+                try await next(isolation: nil)
+            }
         }
     }
 
@@ -198,23 +273,33 @@ where Container.Cell == Cell, Container.SupplementaryView == SupplementaryView {
     }
 }
 
-extension ViewDatasource: Collection {
+extension ViewDatasource: RandomAccessCollection {
     /// A position over all rows, section by section.
     public typealias Index = Int
-    /// The item of a row, or `nil` when it has none or can't be read.
-    public typealias Element = Item?
+    /// The item of a row, or why it can't be shown: the read failed, or the row has no item.
+    public typealias Element = Result<Item, SourceError>
 
     /// 0.
     public var startIndex: Int { 0 }
     /// The number of rows shown.
     public var endIndex: Int { mappings.numberOfItems }
-    /// The next position.
-    public func index(after index: Int) -> Int { index + 1 }
 
-    /// The item at the `position`-th row (counting section by section), `nil` when out of range or unreadable.
-    public subscript(position: Int) -> Item? {
-        guard let indexPath = indexPath(forPosition: position) else { return nil }
-        return (try? item(at: indexPath)) ?? nil
+    /// The item at the `position`-th row (counting section by section), or the error reading it: never a silent
+    /// `nil` (``SourceError/Code/rowFailed`` with the store's error underneath, or ``SourceError/Code/indexOutOfRange``).
+    public subscript(position: Int) -> Result<Item, SourceError> {
+        guard let indexPath = indexPath(forPosition: position) else {
+            return .failure(SourceError(.indexOutOfRange, "no row at position \(position) (\(mappings.numberOfItems) rows)"))
+        }
+        do {
+            guard let item = try item(at: indexPath) else {
+                return .failure(SourceError(.rowFailed, "the row at \(indexPath) has no item (the item reader returned nil)", indexPath: indexPath))
+            }
+            return .success(item)
+        } catch let error as SourceError {
+            return .failure(error)
+        } catch {
+            return .failure(SourceError(.rowFailed, "the item at \(indexPath) could not be read", indexPath: indexPath, underlying: error))
+        }
     }
 
     /// The index path of the `position`-th row, or `nil` when out of range.

@@ -34,17 +34,27 @@ public final class TerminalListView: ContainerView {
         case footer(section: Int)
     }
 
-    /// The data source (held weakly, as UIKit does: keep it alive yourself). Setting it reloads.
-    public weak var dataSource: (any DataSource<TerminalCell, TerminalSupplementaryView>)? {
+    /// The data source, held strongly (unlike UIKit: a list whose data source went away would silently show
+    /// nothing). The data sources of CanopySource hold their container weakly, so there is no cycle. Setting it reloads.
+    public var dataSource: (any DataSource<TerminalCell, TerminalSupplementaryView>)? {
         didSet { reloadData() }
     }
     /// The width of every line, in terminal columns. Changing it (the terminal was resized) renders every row again at
     /// the new width.
     public var width: Int {
-        didSet { if width != oldValue { renderedRows = [:] } }
+        didSet {
+            width = max(1, width)
+            if width != oldValue { renderedRows = [:] }
+        }
     }
-    /// The number of lines the viewport shows.
-    public var height: Int
+    /// The number of lines the viewport shows. When it grows, the viewport shows the new lines above as well as
+    /// below (a list that was scrolled in a small terminal doesn't stay scrolled in a large one).
+    public var height: Int {
+        didSet {
+            height = max(1, height)
+            if height > oldValue { scrollOffset = max(0, scrollOffset - (height - oldValue)) }
+        }
+    }
     /// Whether lines carry ANSI colour (see ``TerminalColorPolicy``). Changing it renders every row again.
     public var colour: Bool {
         didSet { if colour != oldValue { renderedRows = [:] } }
@@ -65,6 +75,10 @@ public final class TerminalListView: ContainerView {
     public private(set) var lastBatchError: SourceError?
     /// How many cells were configured since the list was made (each costs a read of the data source).
     public private(set) var cellsConfigured: Int = 0
+    /// The rows and sections the last render could not show (an item that can't be read, a cell or header whose
+    /// configuration threw), each shown as an error line in its place while the other rows render; empty when all
+    /// rendered.
+    public private(set) var lastErrors: [SourceError] = []
     /// The rows marked as changed by the last batches.
     public private(set) var markedRows: Set<ViewIndexPath> = []
 
@@ -121,7 +135,7 @@ public final class TerminalListView: ContainerView {
 
     /// A supplementary view from the pool or a new one.
     public func dequeueSupplementaryView(kind: SupplementaryKind, identifier: String, for indexPath: ViewIndexPath) throws -> TerminalSupplementaryView {
-        let poolKey = "\(kind.rawValue)/\(identifier)"
+        let poolKey = "\(kind)/\(identifier)"
         if var pool = supplementaryPool[poolKey], let view = pool.popLast() {
             supplementaryPool[poolKey] = pool
             view.prepareForReuse()
@@ -167,7 +181,10 @@ public final class TerminalListView: ContainerView {
             marks.formUnion(updates.reloadedRows.compactMap { plan.finalPathOfReloaded($0) })
             markedRows = marks
             sectionCounts = after
-            if let selectedPath, let newPath = plan.finalPath(of: selectedPath) ?? plan.finalPathOfReloaded(selectedPath) {
+            // The selection follows its row: where it stayed, was reloaded or moved to (a deleted row leaves the
+            // selection at its position).
+            if let selectedPath, let newPath = plan.finalPath(of: selectedPath) ?? plan.finalPathOfReloaded(selectedPath)
+                ?? updates.movedRows.first(where: { $0.from == selectedPath })?.to {
                 selection = position(of: newPath)
             }
             clampSelection()
@@ -306,8 +323,9 @@ public final class TerminalListView: ContainerView {
     /// The viewport's lines as text, each exactly ``width`` columns wide (plus escape sequences when ``colour`` is on).
     ///
     /// Rows shown before and untouched by batches since are not configured again; the others are configured through
-    /// the data source inside one consistent read.
-    /// - Throws: what the data source throws configuring a cell (the factory's typed errors).
+    /// the data source inside one consistent read. A row or section that can't be shown (its item can't be read, its
+    /// configuration throws) is an error line in its place, and is listed in ``lastErrors``: the other rows render.
+    /// - Throws: what opening the data source's consistent read throws (a view-backed source reads the store).
     public func render() throws -> [String] {
         guard let dataSource else { return [] }
         let lines = visibleLines()
@@ -315,35 +333,67 @@ public final class TerminalListView: ContainerView {
         let rowWidth = max(1, width - gutter)
         let selected = selectedIndexPath
         var kept: [ViewIndexPath: String] = [:]
+        var errors: [SourceError] = []
         let output: [String] = try dataSource.withConsistentReads {
-            try lines.map { line -> String in
+            lines.map { line -> String in
                 switch line {
                 case .header(let section), .footer(let section):
                     let kind: SupplementaryKind = { if case .header = line { return .header } else { return .footer } }()
-                    return try supplementaryLine(kind: kind, section: section, dataSource: dataSource)
+                    do {
+                        return try supplementaryLine(kind: kind, section: section, dataSource: dataSource)
+                    } catch {
+                        let failure = Self.rowError(error, at: ViewIndexPath(section: section, row: 0), what: "the \(kind) of section \(section)")
+                        errors.append(failure)
+                        return errorLine(failure, width: width)
+                    }
                 case .row(let indexPath):
-                    let body: String
+                    var body: String
                     if let cached = renderedRows[indexPath] {
                         body = cached
+                        kept[indexPath] = body
                     } else {
-                        let cell = try dataSource.cell(at: indexPath)
-                        cellsConfigured += 1
-                        body = cell.render(width: rowWidth, colour: colour)
-                        recycle(cell)
+                        do {
+                            let cell = try dataSource.cell(at: indexPath)
+                            cellsConfigured += 1
+                            body = cell.render(width: rowWidth, colour: colour)
+                            recycle(cell)
+                            kept[indexPath] = body
+                        } catch {
+                            let failure = Self.rowError(error, at: indexPath, what: "the row at \(indexPath)")
+                            errors.append(failure)
+                            body = errorLine(failure, width: rowWidth)
+                        }
                     }
-                    kept[indexPath] = body
                     guard showsSelection else { return body }
                     let isSelected = indexPath == selected
                     let mark = marksChanges && markedRows.contains(indexPath) ? "*" : " "
                     let prefix = (isSelected ? ">" : " ") + mark
-                    if colour && isSelected { return TerminalStyle(reverse: true).apply(to: prefix, colour: true) + body }
+                    if colour && isSelected {
+                        // The whole row in reverse video; the cell's own styles end with a reset, so they are renewed.
+                        let reverse = "\u{1B}[7m"
+                        return reverse + prefix + body.replacingOccurrences(of: "\u{1B}[0m", with: "\u{1B}[0m" + reverse) + "\u{1B}[0m"
+                    }
                     if colour && mark == "*" { return TerminalStyle(foreground: .yellow, bold: true).apply(to: prefix, colour: true) + body }
                     return prefix + body
                 }
             }
         }
         renderedRows = kept
+        lastErrors = errors
         return output
+    }
+
+    /// A failure to show a row or section as a ``SourceError`` with the index path.
+    static func rowError(_ error: any Error, at indexPath: ViewIndexPath, what: String) -> SourceError {
+        if let error = error as? SourceError { return error.adding(indexPath: indexPath) }
+        return SourceError(.rowFailed, "\(what) could not be shown", indexPath: indexPath, underlying: error)
+    }
+
+    /// The line shown in place of a row or section that failed: `⚠ [0, 3] <what went wrong>`, `width` columns.
+    private func errorLine(_ error: SourceError, width: Int) -> String {
+        let reason = error.underlying.map { "\($0)" } ?? error.message
+        let text = "⚠ \(error.indexPath.map { "\($0) " } ?? "")\(error.code): \(reason)"
+        return TerminalStyle(foreground: .red).apply(to: DisplayWidth.fit(text, to: width), colour: colour)
     }
 
     /// The viewport as one string, lines separated by newlines (no trailing newline).

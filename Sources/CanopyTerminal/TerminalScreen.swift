@@ -28,6 +28,7 @@ public final class TerminalScreen {
                 guard let base = buffer.baseAddress else { return -1 }
                 return Glibc.write(1, base + offset, buffer.count - offset)
             }
+            if written < 0, errno == EINTR { continue }   // a signal (a resize) interrupted the write: go on
             if written <= 0 { return }
             offset += written
         }
@@ -66,6 +67,13 @@ public final class TerminalScreen {
 
     /// Forgets the previous frame: the next draw rewrites every line.
     public func invalidate() { previous = [] }
+
+    /// Clears the whole screen and forgets the previous frame (after a resize, whose reflow leaves unknown content
+    /// on the terminal, and for Ctrl-L): the next draw rewrites every line on a blank screen.
+    public func clear() {
+        write("\u{1B}[0m\u{1B}[H\u{1B}[2J")
+        previous = []
+    }
 }
 
 /// The terminal of the process: its size, raw mode, and key input.

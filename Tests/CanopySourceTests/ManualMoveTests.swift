@@ -32,7 +32,7 @@ struct ManualMoveTests {
     }
 
     static func titles(_ source: ViewDatasource<Entry, TextCell, TextHeader, TestContainer>) -> [String?] {
-        Array(source).map { $0?.title }
+        Array(source).map { try? $0.get().title }
     }
 
     @Test("A committed move persists, and the next advance is that move", arguments: [false, true])

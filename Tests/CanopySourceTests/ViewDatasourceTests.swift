@@ -21,7 +21,7 @@ struct ViewDatasourceTests {
             try source.advance()
             #expect(container.batches.last == BatchUpdates(insertedRows: [ViewIndexPath(section: 0, row: 1)]))
             #expect(try source.item(at: ViewIndexPath(section: 0, row: 1))?.title == "Standup")
-            #expect(Array(source).map { $0?.title } == ["Dentist", "Standup"])
+            #expect(Array(source).map { try? $0.get().title } == ["Dentist", "Standup"])
         }
     }
 
@@ -127,7 +127,10 @@ struct ViewDatasourceTests {
             }
             #expect(try source.supplementaryView(kind: .header, inSection: 7) == nil)
             #expect(source.supplementaryText(kind: .header, inSection: -1) == nil)
-            #expect(source[5] == nil && source[-1] == nil)
+            for position in [5, -1] {
+                guard case .failure(let error) = source[position] else { Issue.record("a row at \(position)"); continue }
+                #expect(error.code == .indexOutOfRange)
+            }
             #expect(try source.indexPath(of: RowID(collection: "entries", key: "nope")) == nil)
         }
     }

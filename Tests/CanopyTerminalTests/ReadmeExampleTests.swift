@@ -23,7 +23,7 @@ func readmeListExample(database: Database) throws -> String {
     factory.registerHeaderText { $0.group }
     let source = try ViewDatasource(database: database, mappings: ViewMappings(view: "by-list", groupFilter: { _ in true }),
                                     factory: factory, container: list, collection: reminders)
-    list.dataSource = source           // held weakly, as UIKit does: keep `source`
+    list.dataSource = source           // the list keeps its data source (which holds the list weakly)
     print(try list.renderToString())
     try source.advance()               // after commits: one checked batch
     // README-END

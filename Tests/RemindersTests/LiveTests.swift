@@ -138,6 +138,26 @@ struct LiveTests {
                 if !gone { usleep(20_000) }
             }
             #expect(gone, "screen: \((try? screen()) ?? "")")
+            // d asks first: any key but y keeps the item, and the next key clears the status line.
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Home", "d"])
+            #expect(try waitFor("Delete \"Call Ada\" (#2)? y deletes"), "screen: \((try? screen()) ?? "")")
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "n"])
+            #expect(try waitFor("Kept Call Ada."), "screen: \((try? screen()) ?? "")")
+            #expect(try screen().contains("[ ] Call Ada"))
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Down"])
+            var cleared = false
+            let clearDeadline = Date().addingTimeInterval(15)
+            while Date() < clearDeadline, !cleared {
+                cleared = try !screen().contains("Kept Call Ada.")
+                if !cleared { usleep(20_000) }
+            }
+            #expect(cleared, "the status line clears at the next key: \((try? screen()) ?? "")")
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Home", "d", "y"])
+            #expect(try waitFor("Deleted Call Ada."), "screen: \((try? screen()) ?? "")")
+            #expect(try !screen().contains("[ ] Call Ada"))
+            // Segments: 2 shows the overdue reminders, 1 the agenda again.
+            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "2"])
+            #expect(try waitFor("[2 Overdue]"), "screen: \((try? screen()) ?? "")")
             try Self.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
         }
     }

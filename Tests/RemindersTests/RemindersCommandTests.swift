@@ -25,14 +25,15 @@ struct RemindersCommandTests {
             #expect(reminders(["add", "reminder", "Plan holiday", "--db", path]).status == 0)
             let list = reminders(["list", "--db", path])
             #expect(list.status == 0 && list.err.isEmpty)
+            // Piped (not a terminal): no trailing spaces.
             #expect(list.out == """
-            Monday 23 November 2026 · today                                                 
+            Monday 23 November 2026 · today
                17:00    [ ] Buy milk !!                                     Personal      #2
-            Tuesday 24 November 2026 · tomorrow                                             
+            Tuesday 24 November 2026 · tomorrow
             09:30–09:45 Standup                                             Work          #3
-            Wednesday 25 November 2026                                                      
+            Wednesday 25 November 2026
             10:00–11:00 Dentist @ Clinic                                    Health        #1
-            Some day                                                                        
+            Some day
                         [ ] Plan holiday                                    Personal      #4
 
             """)
@@ -89,11 +90,19 @@ struct RemindersCommandTests {
             seed(path)
             #expect(reminders(["calendars", "add", "Family", "--colour", "green", "--db", path]).status == 0)
             let rename = reminders(["calendars", "rename", "Work", "Office", "--db", path])
-            #expect(rename.out == "Renamed Work to Office (1 items).\n")
+            #expect(rename.out == "Renamed Work to Office (1 item).\n")
             #expect(reminders(["list", "--db", path]).out.split(separator: "\n").contains { $0.contains("Standup") && $0.contains("Office") })
             #expect(reminders(["calendars", "colour", "Office", "red", "--db", path]).status == 0)
             let listed = reminders(["calendars", "--db", path]).out
             #expect(listed.contains("Office           red      (work)") && listed.contains("Family           green    (family)"))
+            // Delete: refused while the calendar has items (nothing written), done when it is empty.
+            let before = try contents(of: path)
+            let busy = reminders(["calendars", "delete", "Office", "--db", path])
+            #expect(busy.status == 1 && busy.err.contains("still has 1 item;"), "\(busy.err)")
+            #expect(try contents(of: path) == before)
+            #expect(reminders(["calendars", "delete", "Family", "--db", path]).out == "Deleted calendar Family.\n")
+            #expect(!reminders(["calendars", "--db", path]).out.contains("Family"))
+            #expect(reminders(["calendars", "delete", "Family", "--db", path]).status == 1)
         }
     }
 
@@ -153,10 +162,16 @@ struct RemindersCommandTests {
         }
     }
 
-    @Test("Usage errors and help come from ArgumentParser with its exit codes")
+    @Test("Usage errors exit 2, as canopy's do; help and --version exit 0")
     func usage() {
         let unknown = reminders(["frobnicate"])
-        #expect(unknown.status == 64 && unknown.err.contains("Unexpected argument 'frobnicate'"))
+        #expect(unknown.status == 2 && unknown.err.contains("Unexpected argument 'frobnicate'"))
+        let missing = reminders(["add", "reminder"])
+        #expect(missing.status == 2 && missing.err.contains("Missing expected argument"))
+        let badOption = reminders(["list", "--bogus"])
+        #expect(badOption.status == 2)
+        let version = reminders(["--version"])
+        #expect(version.status == 0 && version.out == "reminders \(CanopyVersion.description)\n")
         let help = reminders(["--help"])
         #expect(help.status == 0 && help.out.contains("SUBCOMMANDS") && help.out.contains("watch"))
     }
@@ -199,6 +214,20 @@ struct RemindersCommandTests {
             #expect(result.out.contains("Office"))
             let again = reminders(["demo", "--db", path])
             #expect(again.status == 1 && again.err.contains("holds a database already"))
+            // Every command it prints runs as printed: `swift run reminders …` on the demo's database, with options
+            // the tool accepts.
+            let commands = result.out.split(separator: "\n").compactMap { line -> String? in
+                guard let start = line.range(of: "swift run reminders ") else { return nil }
+                return String(line[start.lowerBound...]).components(separatedBy: "`").first
+            }
+            #expect(commands.count >= 8, "\(commands)")
+            for command in commands {
+                let words = shellWords(command)
+                #expect(Array(words.prefix(3)) == ["swift", "run", "reminders"], "\(command)")
+                let arguments = Array(words.dropFirst(3))
+                #expect(arguments.suffix(2) == ["--db", path], "\(command)")
+                #expect(throws: Never.self, "\(command)") { _ = try RemindersCommand.parseAsRoot(arguments) }
+            }
         }
     }
 
@@ -241,4 +270,29 @@ struct RemindersCommandTests {
             #expect(mode == 0o700, "\(folder): \(String(mode, radix: 8))")
         }
     }
+}
+
+/// The words of a POSIX shell command line (single and double quotes, no expansions).
+func shellWords(_ line: String) -> [String] {
+    var words: [String] = []
+    var current = ""
+    var quote: Character?
+    var inWord = false
+    for character in line {
+        if let open = quote {
+            if character == open { quote = nil } else { current.append(character) }
+        } else if character == "'" || character == "\"" {
+            quote = character
+            inWord = true
+        } else if character == " " {
+            if inWord { words.append(current) }
+            current = ""
+            inWord = false
+        } else {
+            current.append(character)
+            inWord = true
+        }
+    }
+    if inWord { words.append(current) }
+    return words
 }

@@ -91,3 +91,38 @@ func sourceBenchmarks() {
         }
     }
 }
+
+/// A row of the array-diff workload.
+struct DiffItem: Identifiable, Equatable {
+    let id: Int
+    var value: Int
+}
+
+/// 10,000 items and the same after about 1% of edits (50 inserts, 50 deletes, 20 moves, 30 value changes), from a
+/// fixed seed.
+func arrayDiffPair() -> (old: [DiffItem], new: [DiffItem]) {
+    var generator = XorShift()
+    func random(_ bound: Int) -> Int { Int(generator.next() % UInt64(max(1, bound))) }
+    let old = (0..<10_000).map { DiffItem(id: $0, value: 0) }
+    var new = old
+    for step in 0..<50 { new.insert(DiffItem(id: 10_000 + step, value: 0), at: random(new.count + 1)) }
+    for _ in 0..<50 { new.remove(at: random(new.count)) }
+    for _ in 0..<20 { let item = new.remove(at: random(new.count)); new.insert(item, at: random(new.count + 1)) }
+    for _ in 0..<30 { new[random(new.count)].value += 1 }
+    return (old, new)
+}
+
+/// Diffing arrays for an animated list (issue 17): the batch a ``StaticDatasource`` computes when its items change,
+/// against Swift's own `CollectionDifference` (Myers, by equality) on the same arrays. `ratios.py`: ≤ 2×.
+func arrayDiffBenchmarks() {
+    let configuration = Benchmark.Configuration(metrics: [.wallClock, .throughput], warmupIterations: 3,
+                                                maxDuration: .seconds(3), maxIterations: 500)
+    let pair = arrayDiffPair()
+    let identity = ItemIdentity<DiffItem>.identifiable
+    Benchmark("array-diff-10k canopy", configuration: configuration) { benchmark in
+        blackHole(identity.changes(from: pair.old, to: pair.new))
+    }
+    Benchmark("array-diff-10k swift", configuration: configuration) { benchmark in
+        blackHole(pair.new.difference(from: pair.old))
+    }
+}

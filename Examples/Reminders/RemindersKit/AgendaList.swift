@@ -33,8 +33,14 @@ public final class AgendaList: DataSourceProvider {
     ///   - width: the terminal width.
     ///   - height: the viewport's height.
     ///   - colour: whether to use ANSI colour.
-    public init(store: RemindersStore, mappings: ViewMappings, now: Date, width: Int, height: Int, colour: Bool) throws {
-        list = TerminalListView(width: width, height: height, colour: colour)
+    public convenience init(store: RemindersStore, mappings: ViewMappings, now: Date, width: Int, height: Int, colour: Bool) throws {
+        try self.init(store: store, mappings: mappings, now: now, list: TerminalListView(width: width, height: height, colour: colour))
+    }
+
+    /// A data source over `mappings` whose cells go to `list`; with `attach`, it becomes the list's data source
+    /// (without, the caller shows it, as a segment of a ``SegmentedDatasource``).
+    public init(store: RemindersStore, mappings: ViewMappings, now: Date, list: TerminalListView, attach: Bool = true) throws {
+        self.list = list
         let timeZone = store.timeZone
         self.now = now
         self.timeZone = timeZone
@@ -86,7 +92,7 @@ public final class AgendaList: DataSourceProvider {
             if id.collection == Schema.events.name { return try txn.object(forKey: id.key, in: Schema.events).map { .event(id: id.key, $0) } }
             return try txn.object(forKey: id.key, in: Schema.reminders).map { .reminder(id: id.key, $0) }
         }
-        list.dataSource = dataSource
+        if attach { list.dataSource = dataSource }
     }
 
     /// "Wednesday 25 November 2026 · today" for the group "2026-11-25".

@@ -37,7 +37,12 @@ public struct RemindersCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "reminders",
         abstract: "Events and reminders in an agenda, on a Canopy database.",
-        discussion: "Try `reminders demo` for a tour, then `reminders add event \"Dentist\" --start \"tomorrow 10:00\"` and `reminders list`.",
+        discussion: """
+            Try `reminders demo` for a tour, then `reminders add event "Dentist" --start "tomorrow 10:00"` and `reminders list`.
+
+            Exit codes: 0 success, 1 an error of the tool (such as an unknown ID), 2 usage.
+            """,
+        version: "reminders \(CanopyVersion.description)",
         subcommands: [Add.self, List.self, Done.self, Edit.self, Delete.self, Calendars.self, Watch.self, TUI.self, Demo.self])
 
     /// Creates the command.
@@ -47,7 +52,8 @@ public struct RemindersCommand: ParsableCommand {
 /// Runs `reminders` with arguments in a context and returns the exit status.
 public enum RemindersCLI {
     /// Parses `arguments` (without the program name), runs the command, prints errors to the context's standard error.
-    /// - Returns: 0 on success, 1 for an error of the tool, ArgumentParser's status for usage errors.
+    /// - Returns: 0 on success, 1 for an error of the tool, 2 for usage errors (as `canopy`), the status of an
+    ///   `ExitCode` a command threw (128 + the signal when `tui` was ended by one).
     public static func run(_ arguments: [String], context: RemindersContext) -> Int32 {
         do {
             var command = try RemindersCommand.parseAsRoot(arguments)
@@ -66,11 +72,17 @@ public enum RemindersCLI {
         } catch let error as SourceError {
             context.errorOutput("error: \(error)\n")
             return 1
+        } catch let exit as ExitCode {
+            return exit.rawValue
         } catch {
             let message = RemindersCommand.fullMessage(for: error)
             let code = RemindersCommand.exitCode(for: error)
-            if code == .success { context.output(message + "\n") } else { context.errorOutput(message + "\n") }
-            return code.rawValue
+            if code == .success {
+                context.output(message + "\n")
+                return 0
+            }
+            context.errorOutput(message + "\n")
+            return code == .validationFailure ? 2 : code.rawValue
         }
     }
 }
@@ -169,7 +181,7 @@ struct List: ContextualCommand {
             context.print(overdue ? "Nothing overdue." : "Nothing on the agenda.")
             return
         }
-        for line in try agenda.allLines() { context.print(line) }
+        for line in try agenda.allLines() { context.print(context.isTerminal ? line : line.trimmingTrailingSpaces()) }
     }
 }
 
@@ -223,8 +235,9 @@ struct Delete: ContextualCommand {
 
 struct Calendars: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, add, rename or recolour calendars.",
-        subcommands: [CalendarList.self, CalendarAdd.self, CalendarRename.self, CalendarColour.self], defaultSubcommand: CalendarList.self)
+        abstract: "List, add, rename, recolour or delete calendars.",
+        subcommands: [CalendarList.self, CalendarAdd.self, CalendarRename.self, CalendarColour.self, CalendarDelete.self],
+        defaultSubcommand: CalendarList.self)
 }
 
 struct CalendarList: ContextualCommand {
@@ -264,7 +277,7 @@ struct CalendarRename: ContextualCommand {
     func run(in context: RemindersContext) throws {
         let store = try options.open(context, create: false)
         let touched = try store.changeCalendar(name, newName: newName)
-        context.print("Renamed \(Format.printable(name)) to \(Format.printable(newName)) (\(touched) items).")
+        context.print("Renamed \(Format.printable(name)) to \(Format.printable(newName)) (\(Plural.count(touched, "item"))).")
     }
 }
 
@@ -282,11 +295,28 @@ struct CalendarColour: ContextualCommand {
     }
 }
 
+struct CalendarDelete: ContextualCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete an empty calendar (move or delete its items first).")
+    @OptionGroup var options: DatabaseOptions
+    @Argument(help: "The calendar.") var name: String
+
+    func run(in context: RemindersContext) throws {
+        let store = try options.open(context, create: false)
+        try store.deleteCalendar(name)
+        context.print("Deleted calendar \(Format.printable(name)).")
+    }
+}
+
 func parseColour(_ text: String) throws -> TerminalColor {
     guard let colour = TerminalColor(rawValue: text.lowercased()) else {
         throw RemindersError("unknown colour '\(text)'; use one of \(TerminalColor.allCases.map(\.rawValue).joined(separator: ", "))")
     }
     return colour
+}
+
+/// "1 item", "2 items".
+enum Plural {
+    static func count(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 }
 
 extension String {

@@ -22,6 +22,18 @@ struct DemoScript {
 
     func say(_ text: String = "") { context.print(text) }
 
+    /// The command line that does `arguments` on the demo's database, as it runs when pasted (from the package's
+    /// folder): `swift run reminders <arguments> --db '<path>'`.
+    func command(_ arguments: String) -> String {
+        "swift run reminders \(arguments) --db \(Self.shellQuoted(path))"
+    }
+
+    /// `text` quoted for a POSIX shell when it needs it.
+    static func shellQuoted(_ text: String) -> String {
+        let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@%".contains($0) }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     func pause() {
         if context.demoPause > .zero { Thread.sleep(forTimeInterval: Double(context.demoPause.components.attoseconds) / 1e18 + Double(context.demoPause.components.seconds)) }
     }
@@ -30,7 +42,7 @@ struct DemoScript {
         let store = try RemindersStore(path: path, timeZone: context.timeZone)
         say("Canopy demo: an agenda of events and reminders, kept in a Canopy database.")
         say("Database: \(path)")
-        say("(Look at it later with `reminders list --db \(path)`, or `mdb_stat -a \(path)`.)")
+        say("(Look at it later with `\(command("list"))`, or `mdb_stat -a \(Self.shellQuoted(path))`.)")
         say()
 
         let seeded = try seed(store)
@@ -50,39 +62,41 @@ struct DemoScript {
         let tomorrows = try store.connection.read { txn in try txn.view("agenda").rowIDs(inGroup: days[1]) }
         let dates = DateInput(now: context.now, timeZone: context.timeZone)
 
-        try step(2, "Add a reminder for today at 18:00", command: "reminders add reminder \"Buy flowers\" --due \"today 18:00\" --calendar Home",
+        try step(2, "Add a reminder for today at 18:00", command: command("add reminder \"Buy flowers\" --due \"today 18:00\" --priority 2 --calendar Home"),
                  agenda: agenda) {
             _ = try store.addReminder("Buy flowers", due: try dates.parse("today 18:00"), priority: 2, calendar: "Home")
         }
         if let reminder = todays.first(where: { $0.collection == Schema.reminders.name }) {
             let title = try store.item(reminder.key).title
-            try step(3, "Complete \"\(title)\": done reminders leave the agenda", command: "reminders done \(reminder.key)", agenda: agenda) {
+            try step(3, "Complete \"\(title)\": done reminders leave the agenda", command: command("done \(reminder.key)"), agenda: agenda) {
                 try store.setDone(reminder.key)
             }
         }
         if let event = todays.first(where: { $0.collection == Schema.events.name }) {
             let title = try store.item(event.key).title
-            try step(4, "Move \"\(title)\" to tomorrow at 16:00: a move between sections", command: "reminders edit \(event.key) --to \"tomorrow 16:00\"",
+            try step(4, "Move \"\(title)\" to tomorrow at 16:00: a move between sections", command: command("edit \(event.key) --to \"tomorrow 16:00\""),
                      agenda: agenda) {
                 try store.edit(event.key, date: try dates.parse("tomorrow 16:00"))
             }
         }
         if let event = tomorrows.last(where: { $0.collection == Schema.events.name }) {
             let title = try store.item(event.key).title
-            try step(5, "Delete \"\(title)\"", command: "reminders delete \(event.key)", agenda: agenda) {
+            try step(5, "Delete \"\(title)\"", command: command("delete \(event.key)"), agenda: agenda) {
                 try store.delete(event.key)
             }
         }
-        try step(6, "Rename the calendar Work to Office: every row that shows it is updated", command: "reminders calendars rename Work Office",
+        try step(6, "Rename the calendar Work to Office: every row that shows it is updated", command: command("calendars rename Work Office"),
                  agenda: agenda) {
             let touched = try store.changeCalendar("Work", newName: "Office")
-            say("   (one commit: the calendar object, plus a touch of its \(touched) events and reminders, so the rows that show its name update)")
+            say("   (one commit: the calendar object, plus a touch of its \(touched == 1 ? "1 event or reminder" : "\(touched) events and reminders"), so the rows that show its name update)")
         }
         say("That's it. Each change was one commit; the observer turned each commit into a changeset of index paths")
         say("(section and row inserts, deletes, moves and updates) that the terminal list applied as one checked batch.")
         say("Try it yourself:")
-        say("  reminders list --db \(path)")
-        say("  reminders tui --db \(path)             and, in another terminal, reminders add reminder \"Call Ada\" --due \"today 20:00\" --db \(path)")
+        say("  " + command("list"))
+        say("  " + command("tui"))
+        say("and, in another terminal, while the tui runs:")
+        say("  " + command("add reminder \"Call Ada\" --due \"today 20:00\""))
     }
 
     func step(_ number: Int, _ title: String, command: String, agenda: AgendaList, _ write: () throws -> Void) throws {

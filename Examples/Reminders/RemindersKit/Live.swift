@@ -19,7 +19,7 @@ struct Watch: ContextualCommand {
 struct TUI: ContextualCommand {
     static let configuration = CommandConfiguration(
         commandName: "tui",
-        abstract: "The agenda, interactive: ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
+        abstract: "The agenda, interactive: 1/2/3 agenda, overdue, by calendar; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
     @OptionGroup var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
@@ -31,17 +31,22 @@ struct TUI: ContextualCommand {
     }
 }
 
-/// The live agenda of `watch` and `tui`: the screen changes only through the changesets of commits (this process's
-/// or another's), applied to the terminal list; in `tui`, keys write through the store.
+/// The live agenda of `watch` and `tui`: three segments (the agenda, overdue reminders, the agenda by calendar) over one
+/// terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
+/// process's or another's), pushed by the data sources; in `tui`, keys write through the store.
 final class LiveAgenda {
+    typealias Segments = SegmentedDatasource<AgendaList.Source, TerminalListView>
     let store: RemindersStore
     let context: RemindersContext
     let interactive: Bool
     let exitAfter: Int?
-    let agenda: AgendaList
-    var status = ""
-    var prompt: (label: String, text: String, calendar: String)?
-    var markedAt: ContinuousClock.Instant?
+    let list: TerminalListView
+    let segments: [AgendaList]
+    let segmented: Segments
+    /// The item `d` asked about, until the next key answers.
+    var pendingDelete: AgendaItem?
+    /// The calendar `r` is renaming and the name typed so far.
+    var rename: (calendar: String, text: String)?
 
     init(store: RemindersStore, context: RemindersContext, interactive: Bool, exitAfter: Int?) throws {
         self.store = store
@@ -49,136 +54,150 @@ final class LiveAgenda {
         self.interactive = interactive
         self.exitAfter = exitAfter
         let size = context.terminalSize ?? (context.width, 24)
-        agenda = try AgendaList(store: store, mappings: ViewMappings(view: "agenda", groupFilter: { _ in true }), now: context.now,
-                                width: size.columns, height: max(3, size.lines - 2), colour: context.colour)
-        agenda.list.showsSelection = interactive
-        agenda.list.marksChanges = true
+        let list = TerminalListView(width: size.columns, height: max(3, size.lines - 2), colour: context.colour)
+        self.list = list
+        let segments = try [
+            ViewMappings(view: "agenda", groupFilter: { _ in true }),
+            try store.overdueMappings(now: context.now),
+            ViewMappings(view: "by-calendar", groupFilter: { _ in true }),
+        ].map { try AgendaList(store: store, mappings: $0, now: context.now, list: list, attach: false) }
+        self.segments = segments
+        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar"], segments).map { ($0, $1.dataSource) }, container: list)
+        list.dataSource = segmented
+        list.marksChanges = true
     }
 
     func run() throws {
         if context.isTerminal { try runOnScreen() } else { try runAsLog() }
     }
 
-    /// Not a terminal: print the agenda, then each changeset in words as it comes.
+    /// Not a terminal: print the agenda, then each changeset in words as it comes (woken by commits, no polling).
     func runAsLog() throws {
-        for line in try agenda.allLines() { context.print(line) }
+        let agenda = segments[0]
+        for line in try agenda.allLines() { context.print(line.trimmingTrailingSpaces()) }
         context.print("Watching \(store.database.path) for changes (Ctrl-C stops).")
+        let wakeup = agenda.dataSource.wakeup
         var seen = 0
         while exitAfter.map({ seen < $0 }) ?? true {
-            if try agenda.dataSource.hasNewCommits() {
-                let changeset = try advance()
-                guard !changeset.isEmpty else { continue }
-                seen += 1
-                context.print("Snapshot \(changeset.toSnapshot):")
-                for line in agenda.describe(changeset) { context.print(line) }
-            } else {
-                Thread.sleep(forTimeInterval: 0.05)
+            wakeup.acknowledge()
+            guard try agenda.dataSource.hasNewCommits() else {
+                wakeup.waitForRing(timeout: wakeup.isActive ? nil : .milliseconds(200))
+                continue
             }
+            let changeset = try advance(agenda.dataSource)
+            guard !changeset.isEmpty else { continue }
+            seen += 1
+            context.print("Snapshot \(changeset.toSnapshot):")
+            for line in agenda.describe(changeset) { context.print(line) }
         }
     }
 
-    /// A terminal: draw in place; redraw on changes, keys and resizes.
-    func runOnScreen() throws {
-        let screen = TerminalScreen(write: context.output)
-        let saved = TerminalDevice.enterRawMode()
-        screen.enter()
-        defer {
-            screen.leave()
-            if let saved { TerminalDevice.restore(saved) }
-        }
-        let clock = ContinuousClock()
-        var seen = 0
-        while exitAfter.map({ seen < $0 }) ?? true {
-            if let size = TerminalDevice.size(fileDescriptor: 1) {
-                agenda.list.width = size.columns
-                agenda.list.height = max(3, size.lines - 2)
-            }
-            screen.draw(try frame())
-            guard let keys = TerminalDevice.readKeys(timeoutMilliseconds: 50) else { return }
-            for key in keys {
-                if try !handle(key) { return }
-            }
-            if try agenda.dataSource.hasNewCommits() {
-                if !(try advance()).isEmpty {
-                    seen += 1
-                    markedAt = clock.now
-                }
-            }
-            if let markedAt, clock.now - markedAt > .milliseconds(1500) {
-                agenda.list.clearMarks()
-                self.markedAt = nil
-            }
-        }
-    }
-
-    func advance() throws -> ViewChangeset {
+    func advance(_ source: AgendaList.Source) throws -> ViewChangeset {
         do {
-            return try agenda.dataSource.advance()
+            return try source.advance()
         } catch let error as SourceError where error.code == .invalidBatch {
-            status = "A change could not be applied row by row; reloaded. (\(error.message))"
-            return .reload(from: agenda.dataSource.snapshot, mappings: agenda.dataSource.mappings)
+            return .reload(from: source.snapshot, mappings: source.mappings)
         }
     }
 
-    func frame() throws -> [String] {
-        let width = agenda.list.width
-        let title = interactive
-            ? "Agenda — ↑↓ select · space done · d delete · t tomorrow · r rename calendar · q quit"
-            : "Agenda — live (q quits) · \(store.database.path)"
-        var lines = [TerminalStyle(bold: true).apply(to: DisplayWidth.fit(title, to: width), colour: agenda.list.colour)]
-        let body = try agenda.list.render()
-        lines += body
-        if agenda.dataSource.numberOfSections == 0 { lines.append(DisplayWidth.fit("Nothing on the agenda yet.", to: width)) }
-        while lines.count < agenda.list.height + 1 { lines.append(String(repeating: " ", count: width)) }
-        let footer = prompt.map { "\($0.label): \($0.text)▏" } ?? status
-        lines.append(TerminalStyle(dim: prompt == nil).apply(to: DisplayWidth.fit(footer, to: width), colour: agenda.list.colour))
-        return lines
+    /// The title line: the segments, the one shown in brackets, and the keys.
+    var title: String {
+        let tabs = zip(1..., segmented.segments).map { index, segment in
+            index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
+        }
+        let keys = interactive ? " · space done · d delete · t tomorrow · r rename calendar · q quit" : " · live · q quits"
+        return tabs.joined(separator: " ") + keys
     }
 
-    /// Handles a key; returns `false` to quit.
-    func handle(_ key: Key) throws -> Bool {
-        if var current = prompt {
-            switch key {
-            case .enter:
-                prompt = nil
-                let newName = current.text.trimmingCharacters(in: .whitespaces)
-                if !newName.isEmpty { perform { let count = try store.changeCalendar(current.calendar, newName: newName); return "Renamed \(current.calendar) to \(newName) (\(count) rows)." } }
-            case .escape:
-                prompt = nil
-                status = "Rename cancelled."
-            case .character(let character) where character == "\u{7F}" || character == "\u{08}":
-                if !current.text.isEmpty { current.text.removeLast() }
-                prompt = current
-            case .character(let character):
-                current.text.append(character)
-                prompt = current
-            default:
-                break
+    /// A terminal: the runner draws, waits for keys, resizes and commits, and restores the terminal however it ends.
+    func runOnScreen() throws {
+        let runner = TerminalRunner(list: list, title: title, write: context.output)
+        list.showsSelection = interactive
+        runner.emptyText = "Nothing here yet."
+        runner.follow(segmented)
+        runner.interceptKey = { [unowned self] key, runner in
+            list.clearMarks()
+            return try intercept(key, runner)
+        }
+        for (index, _) in segmented.segments.enumerated() {
+            runner.bind(.character(Character("\(index + 1)"))) { [unowned self] runner in
+                try segmented.selectSegment(index)
+                runner.title = title
+            }
+        }
+        if interactive {
+            runner.bind(.character(" ")) { [unowned self] runner in
+                guard let item = try selectedItem() else { return }
+                guard case .reminder = item else { runner.status = "Events can't be done; d deletes."; return }
+                try store.setDone(item.id)
+                runner.status = "Done: \(item.title)."
+            }
+            runner.bind(.character("d")) { [unowned self] runner in
+                guard let item = try selectedItem() else { return }
+                pendingDelete = item
+                runner.status = "Delete \"\(item.title)\" (#\(item.id))? y deletes, any other key keeps it."
+            }
+            runner.bind(.character("t")) { [unowned self] runner in
+                guard let item = try selectedItem() else { return }
+                try store.moveToTomorrow(item.id, now: context.now)
+                runner.status = "Moved \(item.title) to tomorrow."
+            }
+            runner.bind(.character("r")) { [unowned self] runner in
+                guard let item = try selectedItem() else { return }
+                let name = try store.calendars().first { $0.key == item.calendar }?.calendar.name ?? item.calendar
+                rename = (name, "")
+                runner.status = "Rename calendar '\(name)' to: ▏"
+            }
+        }
+        var seen = 0
+        runner.didApplyPushes = { [exitAfter] runner in
+            seen += 1
+            if let exitAfter, seen >= exitAfter { runner.stop() }
+        }
+        let outcome = try runner.run()
+        if case .signal = outcome { throw ExitCode(outcome.exitStatus) }
+    }
+
+    /// The item of the selected row, or `nil`.
+    func selectedItem() throws -> AgendaItem? {
+        guard let path = list.selectedIndexPath else { return nil }
+        return try segmented.item(at: path)
+    }
+
+    /// The keys of the delete question and the rename prompt; returns whether the key was theirs.
+    func intercept(_ key: Key, _ runner: TerminalRunner) throws -> Bool {
+        if let item = pendingDelete {
+            pendingDelete = nil
+            if key == .character("y") || key == .character("Y") {
+                try store.delete(item.id)
+                runner.status = "Deleted \(item.title)."
+            } else {
+                runner.status = "Kept \(item.title)."
             }
             return true
         }
-        if agenda.list.handle(key) { return true }
-        guard case .character(let character) = key else { return true }
-        if character == "q" { return false }
-        guard interactive, let path = agenda.list.selectedIndexPath, let item = try agenda.dataSource.item(at: path) else { return true }
-        switch character {
-        case " ":
-            if case .reminder = item { perform { try store.setDone(item.id); return "Done: \(item.title)." } } else { status = "Events can't be done; d deletes." }
-        case "d":
-            perform { try store.delete(item.id); return "Deleted \(item.title)." }
-        case "t":
-            perform { try store.moveToTomorrow(item.id, now: context.now); return "Moved \(item.title) to tomorrow." }
-        case "r":
-            let name = try store.calendars().first { $0.key == item.calendar }?.calendar.name ?? item.calendar
-            prompt = ("Rename calendar '\(name)' to", "", name)
+        guard var current = rename else { return false }
+        switch key {
+        case .enter:
+            rename = nil
+            let newName = current.text.trimmingCharacters(in: .whitespaces)
+            guard !newName.isEmpty else { runner.status = "Rename cancelled."; return true }
+            let count = try store.changeCalendar(current.calendar, newName: newName)
+            runner.status = "Renamed \(current.calendar) to \(newName) (\(Plural.count(count, "row")))."
+            return true
+        case .escape:
+            rename = nil
+            runner.status = "Rename cancelled."
+            return true
+        case .character(let character) where character == "\u{7F}" || character == "\u{08}":
+            if !current.text.isEmpty { current.text.removeLast() }
+        case .character(let character):
+            current.text.append(character)
         default:
             break
         }
+        rename = current
+        runner.status = "Rename calendar '\(current.calendar)' to: \(current.text)▏"
         return true
-    }
-
-    /// Runs a write; the screen changes only when its changeset comes back through the observer.
-    func perform(_ write: () throws -> String) {
-        do { status = try write() } catch { status = "error: \(error)" }
     }
 }

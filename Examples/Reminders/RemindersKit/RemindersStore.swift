@@ -289,4 +289,26 @@ public final class RemindersStore {
             return touched
         }
     }
+
+    /// Deletes the calendar named `name` when no event or reminder is in it (they would show its key instead of a
+    /// name); the last calendar stays, since new items need one.
+    /// - Throws: ``RemindersError`` when there is no such calendar, it still has items (how many, and what to do), or
+    ///   it is the last one.
+    public func deleteCalendar(_ name: String) throws {
+        guard let key = try calendarKey(named: name) else {
+            throw RemindersError("no calendar is named '\(name)'; `reminders calendars` lists them")
+        }
+        try connection.readWrite { txn in
+            let view = try txn.view("by-calendar")
+            var items = 0
+            for group in try view.groups() where group.hasPrefix(key + " ") { items += try view.rowIDs(inGroup: group).count }
+            guard items == 0 else {
+                throw RemindersError("the calendar '\(name)' still has \(Plural.count(items, "item")); move them (`reminders edit ID --calendar OTHER`) or delete them first")
+            }
+            guard try txn.keys(inCollection: Schema.calendars.name).count > 1 else {
+                throw RemindersError("'\(name)' is the last calendar; add another before deleting it")
+            }
+            _ = try txn.remove(key: key, in: Schema.calendars)
+        }
+    }
 }

@@ -100,9 +100,23 @@ public struct ViewChangeset: Sendable {
     public var fromSnapshot: UInt64
     /// The snapshot the changes lead to.
     public var toSnapshot: UInt64
-    /// Whether the changes cannot be expressed row by row (the view was rebuilt in the span, or the commit log no
-    /// longer held the span): the UI must reload everything from ``mappings``. Both change lists are empty then.
-    public var isReload: Bool
+    /// Whether a changeset lists changes or says "reload everything".
+    public enum Kind: Hashable, Sendable {
+        /// Section and row changes (possibly none: nothing the mappings show changed).
+        case changes
+        /// The changes cannot be expressed row by row (the view was rebuilt in the span, or the commit log no longer
+        /// held the span): the UI must reload everything from ``ViewChangeset/mappings``. Both change lists are empty.
+        case reload
+    }
+
+    /// Changes, or a reload: a reload is its own kind, so it can't be taken for an empty changeset.
+    public var kind: Kind
+
+    /// Whether the changeset is a reload (``Kind/reload``).
+    public var isReload: Bool {
+        get { kind == .reload }
+        set { kind = newValue ? .reload : .changes }
+    }
 
     /// Creates a changeset.
     public init(sectionChanges: [SectionChange], rowChanges: [RowChange], mappings: ViewMappings,
@@ -112,11 +126,11 @@ public struct ViewChangeset: Sendable {
         self.mappings = mappings
         self.fromSnapshot = fromSnapshot
         self.toSnapshot = toSnapshot
-        self.isReload = isReload
+        self.kind = isReload ? .reload : .changes
     }
 
     /// Whether there is nothing to do: no reload and no change.
-    public var isEmpty: Bool { !isReload && sectionChanges.isEmpty && rowChanges.isEmpty }
+    public var isEmpty: Bool { kind == .changes && sectionChanges.isEmpty && rowChanges.isEmpty }
 
     /// A changeset that tells the UI to reload from `mappings`.
     public static func reload(from fromSnapshot: UInt64, mappings: ViewMappings) -> ViewChangeset {
