@@ -79,6 +79,38 @@ struct TelemetryTests {
         }
     }
 
+    @Test func migrationsAreLoggedAtDebugAndSkippedRowsAreAWarning() throws {
+        try withObservedDatabase { database, _, logs in
+            let old = TypedCollection<ReminderV1, NoMetadata>("reminders")
+            try database.newConnection().readWrite { txn in
+                try txn.set(ReminderV1(title: "Buy milk", list: "home"), forKey: "r1", in: old)
+                try txn.set(ReminderV1(title: "Call", list: "work"), forKey: "r2", in: old)
+            }
+            let reminders = TypedCollection<ListedReminder, NoMetadata>("reminders")
+            let view = View(name: "by-list", grouping: .byObject(reminders) { _, reminder in reminder.list },
+                            sorting: .byObject(reminders) { _, key, _ in SortKey(key) })
+            // Registered before any migration: both old rows are left out, and an operator is told once.
+            try database.register(view)
+            let skipped = logs.entries.filter { $0.message.description == "an extension skipped rows it cannot decode" }
+            #expect(skipped.count == 1)
+            #expect(skipped.first?.level == .warning)
+            #expect(skipped.first?.metadata["canopy.extension"] == "by-list")
+            #expect(skipped.first?.metadata["canopy.skipped"] == "2")
+            try database.unregisterExtension(named: "by-list", dropStorage: true)
+
+            var migrator = Migrator()
+            migrator.append(.typed("reminder-done", collection: "reminders", from: ReminderV1.self, to: ListedReminder.self) { _, old in
+                ListedReminder(title: old.title, list: old.list, done: false)
+            })
+            try migrator.migrate(database)
+            let applied = logs.entries.filter { $0.message.description == "applied a migration step" }
+            #expect(applied.count == 1)
+            #expect(applied.first?.level == .debug)
+            #expect(applied.first?.metadata["canopy.migration"] == "reminder-done")
+            #expect(applied.first?.metadata["canopy.rows"] == "2")
+        }
+    }
+
     @Test func aConsumerHoldingTooMuchOfTheFeedIsAWarning() throws {
         let options = DatabaseOptions(durability: .none, changeFeedConsumerLimit: 100)
         try withObservedDatabase(level: .warning, options: options) { database, _, logs in

@@ -1,4 +1,5 @@
 import LMDB
+import Logging
 
 /// The rows an extension (a view, an index) left out because it could not decode them, as recorded in its state.
 ///
@@ -67,6 +68,17 @@ extension ReadWriteTransaction {
         let key = Array(ExtensionTableName.skipped(of: name).utf8)
         let storage = try writeStorage
         if let record, record.count > 0 {
+            // An operator must act on rows a view leaves out (migrate or fix them): a warning when the count grows.
+            // The previous record is read only on this rare path, and only when the logger would print it.
+            if core.logger.logLevel <= .warning {
+                let before = (try? skippedRows(ofExtension: name))??.count ?? 0
+                if record.count > before {
+                    core.logger.warning("an extension skipped rows it cannot decode", metadata: [
+                        "canopy.path": "\(core.path)", "canopy.extension": "\(name)", "canopy.skipped": "\(record.count)",
+                        "canopy.error": "\(record.firstError)",
+                    ])
+                }
+            }
             let bytes = Array(try JSONDecoderBox.encoder.encode(record))
             try guarded { try storage.put(bytes, forKey: key, in: tables.info) }
         } else {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The ordered migration steps of an app's model, applied to a database before its views and indexes are registered.
 ///
@@ -74,7 +75,11 @@ public struct Migrator: Sendable {
         let appliedNames = try Set(checkedApplied(in: database).map(\.name))
         var done: [AppliedMigration] = []
         for step in steps where !appliedNames.contains(step.name) {
-            done.append(try run(step, in: database))
+            let record = try run(step, in: database)
+            database.core.logger.debug("applied a migration step", metadata: [
+                "canopy.path": "\(database.path)", "canopy.migration": "\(step.name)", "canopy.rows": "\(record.rows)",
+            ])
+            done.append(record)
         }
         return done
     }

@@ -62,9 +62,9 @@ public struct DatabaseOptions: Sendable, Hashable {
 
     /// The swift-log logger for operational events (default: prints nothing). The database logs at `debug` what an
     /// operator may want to see (the map grew, dead processes' reader slots cleared, an extension rebuilt and why, a
-    /// write that waited for another process's write lock) and at `warning` only what needs action (a pinned
-    /// snapshot holding the file's pages for many commits, a change feed consumer far behind). Nothing is formatted
-    /// below the logger's level.
+    /// migration step applied, a write that waited for another process's write lock) and at `warning` only what needs
+    /// action (a pinned snapshot holding the file's pages for many commits, a change feed consumer far behind, an
+    /// extension that skipped more rows it cannot decode). Nothing is formatted below the logger's level.
     public var logger: Logger {
         get { telemetry.logger }
         set { telemetry.logger = newValue }
