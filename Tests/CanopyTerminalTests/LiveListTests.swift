@@ -104,7 +104,7 @@ struct LiveListTests {
         defer { tmux.kill() }
         try tmux.waitForScreen("the title") { $0.first?.hasPrefix("Notes") == true }
         #expect(try tmux.pane("#{alternate_on}") == "1")
-        let pid = try tmux.pane("#{pane_pid}")
+        let pid = try #require(try tmux.commandPID(), "the command's process was not found")
         try Tmux.shell(["/bin/kill", "-TERM", pid])
         #expect(try tmux.waitForExit() == "143")
         #expect(try tmux.pane("#{alternate_on}") == "0", "the alternate screen was left")

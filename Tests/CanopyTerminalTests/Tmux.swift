@@ -10,11 +10,25 @@ struct Tmux {
 
     let tmux: String
     let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
+    /// Where the pane's shell writes the command's exit status (tmux 3.3a does not always reap a pane's process, so
+    /// `#{pane_dead_status}` can stay empty: seen in CI).
+    let statusFile = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-status-\(UUID().uuidString)").path
 
-    /// Starts `command` in a `columns`×`lines` window that stays after the command exits (to read its status).
+    /// Starts `command` in a `columns`×`lines` window, under a shell that writes its exit status to ``statusFile``
+    /// (the shell's own traps keep it alive through the Ctrl-C or SIGTERM sent to the command; the command starts with
+    /// the default dispositions, as trapped signals are reset by exec).
     init(command: String, columns: Int, lines: Int) throws {
         tmux = try #require(Tmux.executable, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        try run(["new-session", "-d", "-x", "\(columns)", "-y", "\(lines)", "exec \(command)", ";", "set-option", "-g", "remain-on-exit", "on"])
+        let quotedStatus = "'" + statusFile.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        let script = "trap : INT TERM; \(command); echo $? > \(quotedStatus).tmp && mv \(quotedStatus).tmp \(quotedStatus)"
+        try run(["new-session", "-d", "-x", "\(columns)", "-y", "\(lines)", script, ";", "set-option", "-g", "remain-on-exit", "on"])
+    }
+
+    /// The process id of the command (the child of the pane's shell), or `nil` while it has none.
+    func commandPID() throws -> String? {
+        let shell = try pane("#{pane_pid}")
+        let children = (try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").first.map(String.init)
     }
 
     /// Runs tmux with `arguments` through `sh`, its output in a temporary file (a tmux server keeps inherited
@@ -64,17 +78,13 @@ struct Tmux {
         return last
     }
 
-    /// Waits until the pane's command exited; returns its exit status.
+    /// Waits until the pane's command exited; returns its exit status as the shell saw it (128 + n for a command
+    /// ended by signal n).
     func waitForExit() throws -> String {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            // tmux marks the pane dead when its terminal closes, which can be before it has reaped the command:
-            // wait until it knows the status (or, for a command killed by a signal, the signal).
-            if try pane("#{pane_dead}") == "1" {
-                let status = try pane("#{pane_dead_status}")
-                if !status.isEmpty { return status }
-                let signal = try pane("#{pane_dead_signal}")
-                if !signal.isEmpty { return "signal \(signal)" }
+            if let status = try? String(contentsOfFile: statusFile, encoding: .utf8) {
+                return status.trimmingCharacters(in: .whitespacesAndNewlines)
             }
             usleep(20_000)
         }
@@ -82,5 +92,8 @@ struct Tmux {
         return ""
     }
 
-    func kill() { _ = try? run(["kill-server"]) }
+    func kill() {
+        _ = try? run(["kill-server"])
+        try? FileManager.default.removeItem(atPath: statusFile)
+    }
 }
