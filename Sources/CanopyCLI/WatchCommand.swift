@@ -46,9 +46,9 @@ extension CanopyCommand {
             }
         }
 
-        func watchCommits(_ db: Canopy.Database) async throws {
-            let connection = db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
-            started(try connection.pin())
+        /// Wake-ups for each commit of any process (the database's commit watch), and every `--poll` milliseconds as
+        /// well (the fallback where the watch cannot see other processes); call the returned closure to stop both.
+        func commitWakeups(_ db: Canopy.Database) -> (AsyncStream<Void>, stop: @Sendable () -> Void) {
             let (wakeups, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let watch = db.watchCommits { continuation.yield() }
             let poll = Duration.milliseconds(pollMilliseconds)
@@ -58,11 +58,18 @@ extension CanopyCommand {
                     continuation.yield()
                 }
             }
-            defer {
+            return (wakeups, {
                 ticker.cancel()
                 watch.cancel()
                 continuation.finish()
-            }
+            })
+        }
+
+        func watchCommits(_ db: Canopy.Database) async throws {
+            let connection = db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
+            started(try connection.pin())
+            let (wakeups, stopWakeups) = commitWakeups(db)
+            defer { stopWakeups() }
             var printed = 0
             for await _ in wakeups {
                 let notifications: [CommitNotification]
@@ -115,20 +122,8 @@ extension CanopyCommand {
         /// next changeset covering everything since (a reload if the view was rebuilt).
         func watchView(_ db: Canopy.Database, _ view: String) async throws {
             let mappings = group.map { ViewMappings(groups: [$0], view: view) } ?? ViewMappings(view: view, groupFilter: { _ in true })
-            let (wakeups, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            let watch = db.watchCommits { continuation.yield() }
-            let poll = Duration.milliseconds(pollMilliseconds)
-            let ticker = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: poll)
-                    continuation.yield()
-                }
-            }
-            defer {
-                ticker.cancel()
-                watch.cancel()
-                continuation.finish()
-            }
+            let (wakeups, stopWakeups) = commitWakeups(db)
+            defer { stopWakeups() }
             var observer: ViewObserver?
             var isStale = false
             func stale(_ error: CanopyError) {
