@@ -5,7 +5,9 @@ extension ViewCommitChanges {
     public var encoded: [UInt8] {
         var out = ByteWriter(capacity: 16 + rows.count * 64)
         out.append(byte: Self.encodingVersion)
-        out.append(byte: isReset ? 1 : 0)
+        // Bit 0: reset; bit 1: records per group. A reader that predates bit 1 takes any non-zero byte for a reset,
+        // so it reloads rather than misread per-group records.
+        out.append(byte: (isReset ? 1 : 0) | (recordsPerGroup ? 2 : 0))
         out.append(varint: UInt64(rows.count))
         for row in rows {
             out.append(string: row.id.collection)
@@ -35,7 +37,11 @@ extension ViewCommitChanges {
                 guard version == encodingVersion else {
                     throw CanopyError(.incompatibleFormat, "view changes have format \(version); this build reads \(encodingVersion)")
                 }
-                let isReset = try reader.readByte() != 0
+                let kind = try reader.readByte()
+                guard kind & ~3 == 0 else {
+                    throw CanopyError(.incompatibleFormat, "view changes have flags \(kind); this build reads bits 0 and 1")
+                }
+                let isReset = kind & 1 != 0
                 let count = try reader.readVarint()
                 var rows: [ViewRowChange] = []
                 rows.reserveCapacity(Int(min(count, 1 << 20)))
@@ -51,7 +57,7 @@ extension ViewCommitChanges {
                         id: RowID(collection: collection, key: key), original: original, final: final,
                         objectChanged: flags & 1 != 0, metadataChanged: flags & 2 != 0, reinserted: flags & 4 != 0))
                 }
-                return ViewCommitChanges(rows: rows, isReset: isReset)
+                return ViewCommitChanges(rows: rows, isReset: isReset, recordsPerGroup: kind & 2 != 0)
             }
         } catch let error as CanopyError {
             throw error

@@ -64,15 +64,40 @@ public struct ViewRowChange: Hashable, Sendable {
 
 /// The changes of one view in one commit, as carried in ``/CanopyCore/CommitNotification/extensionPayloads``.
 public struct ViewCommitChanges: Hashable, Sendable {
-    /// The rows that changed, one record per row.
+    /// The rows that changed: one record per row, or, when ``recordsPerGroup``, one per row and group.
     public var rows: [ViewRowChange]
     /// Whether the view was rebuilt (or reset) in this commit: the changes cannot be expressed row by row and a UI must
     /// reload.
     public var isReset: Bool
+    /// Whether the view's rows can be in several groups (a `many…` grouping, or a filtered view over one): each record
+    /// is then about one group of its row — its original and final entries, when both are set, are in that group —
+    /// and a row has a record for each group it was or is in. A row that changes its set of groups is, in each group,
+    /// an insert, a delete, a move or an update. Otherwise a record follows its row across groups (a change of group is
+    /// a move).
+    public var recordsPerGroup: Bool
 
     /// Creates a value.
-    public init(rows: [ViewRowChange], isReset: Bool) {
+    public init(rows: [ViewRowChange], isReset: Bool, recordsPerGroup: Bool = false) {
         self.rows = rows
         self.isReset = isReset
+        self.recordsPerGroup = recordsPerGroup
+    }
+}
+
+/// Which consolidated record a ``ViewRowChange`` belongs to: its row, and — in a view whose rows can be in many groups
+/// (``ViewCommitChanges/recordsPerGroup``) — its group.
+struct ViewChangeKey: Hashable, Sendable {
+    var id: RowID
+    var group: String?
+
+    /// The key of `change`, per group or per row.
+    init(_ change: ViewRowChange, perGroup: Bool) {
+        id = change.id
+        group = perGroup ? (change.original ?? change.final)?.group : nil
+    }
+
+    init(id: RowID, group: String?) {
+        self.id = id
+        self.group = group
     }
 }

@@ -168,13 +168,15 @@ extension ViewChangeset {
         var after = mappings
         try after.update(with: reader)
 
-        var records: [RowID: ViewRowChange] = [:]
+        var records: [ViewChangeKey: ViewRowChange] = [:]
         for notification in notifications {
             guard let payload = notification.extensionPayloads[mappings.view] else { continue }
             let changes = try ViewCommitChanges.decode(payload)
             if changes.isReset { return .reload(from: from, mappings: after) }
             for row in changes.rows {
-                records[row.id] = records[row.id].map { $0.followed(by: row) } ?? row
+                // A row in several groups has a record per group: each consolidates on its own.
+                let key = ViewChangeKey(row, perGroup: changes.recordsPerGroup)
+                records[key] = records[key].map { $0.followed(by: row) } ?? row
             }
         }
         records = records.filter { $0.value.original != nil || $0.value.final != nil }
@@ -262,7 +264,10 @@ struct ChangesetComputation {
     let before: ViewMappings
     var after: ViewMappings
     let reader: ViewReader
-    let records: [RowID: ViewRowChange]
+    let records: [ViewChangeKey: ViewRowChange]
+    /// Whether records are per row and group (the view's rows can be in many groups): a row may then be shown in
+    /// several sections, once per group, and each place is its own row of the changes.
+    let perGroup: Bool
 
     /// Per group: the sorted order bytes of the changed rows in it before the span, and after it.
     var originalOrders: [String: [[UInt8]]] = [:]
@@ -270,19 +275,20 @@ struct ChangesetComputation {
     /// Each record's index in its group before the span and after it, once computed (windows, rows and sliding rows
     /// all need them; each costs a binary search over the view's pages).
     final class IndexCache {
-        var original: [RowID: Int] = [:]
-        var final: [RowID: Int] = [:]
+        var original: [ViewChangeKey: Int] = [:]
+        var final: [ViewChangeKey: Int] = [:]
     }
     let indexes = IndexCache()
     /// The sections before and after, set by ``run()`` (after the flexible windows moved).
     var beforeKeys: Set<ViewMappings.SectionKey> = []
     var afterKeys: Set<ViewMappings.SectionKey> = []
 
-    init(before: ViewMappings, after: ViewMappings, reader: ViewReader, records: [RowID: ViewRowChange]) {
+    init(before: ViewMappings, after: ViewMappings, reader: ViewReader, records: [ViewChangeKey: ViewRowChange]) {
         self.before = before
         self.after = after
         self.reader = reader
         self.records = records
+        self.perGroup = reader.rowsInManyGroups || records.keys.contains { $0.group != nil }
         for record in records.values {
             if let original = record.original { originalOrders[original.group, default: []].append(original.orderBytes) }
             if let final = record.final { finalOrders[final.group, default: []].append(final.orderBytes) }
@@ -334,21 +340,28 @@ struct ChangesetComputation {
         return originalIndex(ofCurrentIndex: now, order: entry.orderBytes, group: entry.group)
     }
 
+    /// The key of the record of row `id` in `group`: the row alone unless records are per group.
+    func recordKey(_ id: RowID, group: String) -> ViewChangeKey {
+        ViewChangeKey(id: id, group: perGroup ? group : nil)
+    }
+
     /// The index in its group before the span of the row of `record` (which has an original entry).
     func originalIndex(of record: ViewRowChange) throws -> Int? {
         guard let original = record.original else { return nil }
-        if let index = indexes.original[record.id] { return index }
+        let key = ViewChangeKey(record, perGroup: perGroup)
+        if let index = indexes.original[key] { return index }
         let index = try originalIndex(of: original)
-        indexes.original[record.id] = index
+        indexes.original[key] = index
         return index
     }
 
     /// The index in its group after the span of the row of `record` (which has a final entry).
     func finalIndex(of record: ViewRowChange) throws -> Int? {
         guard let final = record.final else { return nil }
-        if let index = indexes.final[record.id] { return index }
+        let key = ViewChangeKey(record, perGroup: perGroup)
+        if let index = indexes.final[key] { return index }
         let index = try reader.lowerBound(of: final)
-        indexes.final[record.id] = index
+        indexes.final[key] = index
         return index
     }
 
@@ -539,7 +552,7 @@ struct ChangesetComputation {
         }
         var result: [ViewChangeset.RowChange] = []
         for scan in scans {
-            for (offset, entry) in try reader.entries(inGroup: group, range: scan).enumerated() where records[entry.id] == nil {
+            for (offset, entry) in try reader.entries(inGroup: group, range: scan).enumerated() where records[recordKey(entry.id, group: group)] == nil {
                 let index = scan.lowerBound + offset
                 let oldIndex = originalIndex(ofCurrentIndex: index, order: entry.order, group: group)
                 switch (oldWindow.contains(oldIndex), newWindow.contains(index)) {
@@ -589,7 +602,7 @@ struct ChangesetComputation {
     func dependentRows(of rows: [ViewChangeset.RowChange]) throws -> [ViewChangeset.RowChange] {
         guard !rows.isEmpty else { return [] }  // nothing moved, nothing changed: no neighbour changed
         let beforeList = before.sectionKeys
-        var mentioned: Set<RowID>?
+        var mentioned: Set<ViewChangeKey>?
         var result: [ViewChangeset.RowChange] = []
         for (newSection, key) in after.sectionKeys.enumerated() {
             guard let oldSection = beforeList.firstIndex(of: key) else { continue }
@@ -600,7 +613,14 @@ struct ChangesetComputation {
             let offsets = Set(after.groups(inSection: newSection).flatMap { after.options(forGroup: $0).drawingDependencies })
                 .filter { $0 != 0 && $0.magnitude < UInt(reach) }
             guard !offsets.isEmpty else { continue }
-            if mentioned == nil { mentioned = Set(rows.map(\.id)) }
+            if mentioned == nil {
+                // Per group when rows can be in many groups: a row reported in one section may be unchanged in another.
+                mentioned = Set(rows.map { change in
+                    let group = change.finalIndexPath.flatMap { after.position(at: $0)?.group }
+                        ?? change.originalIndexPath.flatMap { before.position(at: $0)?.group } ?? ""
+                    return recordKey(change.id, group: group)
+                })
+            }
 
             var removed: [Int: RowID] = [:]
             var arrived: [Int: RowID] = [:]
@@ -619,9 +639,14 @@ struct ChangesetComputation {
             func newRow(ofKeptOldRow row: Int) -> Int { Self.nth(row - Self.countLess(row, in: removedRows), skipping: arrivedRows) }
             func oldRow(ofKeptNewRow row: Int) -> Int { Self.nth(row - Self.countLess(row, in: arrivedRows), skipping: removedRows) }
             func rowID(atNewRow row: Int) throws -> RowID? {
+                try shown(atNewRow: row)?.id
+            }
+            /// The row shown at `row` of the new section, with the key of its record.
+            func shown(atNewRow row: Int) throws -> (id: RowID, key: ViewChangeKey)? {
                 guard row >= 0, row < newCount,
-                      let (group, index) = after.position(at: ViewIndexPath(section: newSection, row: row)) else { return nil }
-                return try reader.rowID(at: index, inGroup: group)
+                      let (group, index) = after.position(at: ViewIndexPath(section: newSection, row: row)),
+                      let id = try reader.rowID(at: index, inGroup: group) else { return nil }
+                return (id, recordKey(id, group: group))
             }
 
             // A row's neighbour at offset k can change only if something changed between it and that neighbour.
@@ -639,12 +664,13 @@ struct ChangesetComputation {
             }
             for row in candidates.sorted() where row >= 0 && row < newCount && arrived[row] == nil {
                 guard let (group, _) = after.position(at: ViewIndexPath(section: newSection, row: row)),
-                      let id = try rowID(atNewRow: row), mentioned?.contains(id) != true
+                      let (id, rowKey) = try shown(atNewRow: row), mentioned?.contains(rowKey) != true
                 else { continue }
                 let oldRow = oldRow(ofKeptNewRow: row)
                 var redraw = false
                 for offset in after.options(forGroup: group).drawingDependencies where offsets.contains(offset) {
-                    let now = try rowID(atNewRow: row + offset)
+                    let neighbour = try shown(atNewRow: row + offset)
+                    let now = neighbour?.id
                     let neighbourRow = oldRow + offset
                     let then: RowID?
                     if neighbourRow < 0 || neighbourRow >= oldCount {
@@ -654,7 +680,7 @@ struct ChangesetComputation {
                     } else {
                         then = try rowID(atNewRow: newRow(ofKeptOldRow: neighbourRow))
                     }
-                    let neighbourChanged = now.flatMap { records[$0] }.map { $0.objectChanged || $0.metadataChanged } ?? false
+                    let neighbourChanged = neighbour.flatMap { records[$0.key] }.map { $0.objectChanged || $0.metadataChanged } ?? false
                     if now != then || neighbourChanged {
                         redraw = true
                         break

@@ -48,12 +48,19 @@ extension ViewMappings {
         return try reader.object(at: index, inGroup: group, in: collection)
     }
 
-    /// The index path showing `id`, or `nil` when the row is not in the view or not shown.
+    /// The index path showing `id`, or `nil` when the row is not in the view or not shown. A row shown in several
+    /// sections (a view with a `many…` grouping) gives the first, in section order; ``indexPaths(of:reader:)`` gives all.
     ///
     /// - Throws: as ``rowID(at:reader:)``.
     public func indexPath(of id: RowID, reader: ViewReader) throws -> ViewIndexPath? {
+        try indexPaths(of: id, reader: reader).first
+    }
+
+    /// Every index path showing `id`, in order: one per group it is in that the mappings show; empty when none.
+    ///
+    /// - Throws: as ``rowID(at:reader:)``.
+    public func indexPaths(of id: RowID, reader: ViewReader) throws -> [ViewIndexPath] {
         try checkReader(reader)
-        guard let (group, index) = try reader.position(of: id) else { return nil }
-        return indexPath(forIndex: index, inGroup: group)
+        return try reader.positions(of: id).compactMap { indexPath(forIndex: $0.index, inGroup: $0.group) }.sorted()
     }
 }

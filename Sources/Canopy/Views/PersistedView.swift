@@ -117,9 +117,12 @@ enum PersistedView {
             return View(name: record.name, parent: options.parent ?? "", versionTag: record.versionTag, options: options.viewOptions,
                         filter: { _, _ in throw unavailable }, progress: nil)
         }
+        let grouping = options.manyGroups
+            ? ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, collection: nil, groups: { _ in throw unavailable })
+            : ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, collection: nil, closure: { _ in throw unavailable })
         return View(
             name: record.name,
-            grouping: ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, collection: nil, closure: { _ in throw unavailable }),
+            grouping: grouping,
             sorting: ViewSorting(dependsOnObject: false, dependsOnMetadata: false, collection: nil, closure: { _, _ in throw unavailable }),
             versionTag: record.versionTag, options: options.viewOptions)
     }
@@ -138,10 +141,13 @@ enum PersistedView {
     struct Options {
         var parent: String?
         var viewOptions = ViewOptions()
+        /// The view's grouping puts a row in many groups (a `many…` form).
+        var manyGroups = false
 
         init(json: String) {
             guard let definition = ExtensionOptionsCoding.decode(View.Definition.self, from: json) else { return }
             parent = definition.parent
+            manyGroups = definition.manyGroups ?? false
             if let allowed = definition.allowedCollections { viewOptions.allowedCollections = Set(allowed) }
             if let rerun = definition.rerunOnTouch { viewOptions.rerunOnTouch = rerun }
             if let strict = definition.strictDecoding { viewOptions.strictDecoding = strict }
@@ -159,7 +165,7 @@ extension ViewReader {
         if let slot = try attachmentSlot() {
             try transaction.scanRows { row in
                 guard let attachment = try row.attachment(at: slot), attachment != ViewTables.skippedMarker else { return true }
-                do { entries.append((row.storedKey, try attachment.withUnsafeBytes { try ViewTables.RowEntry(decoding: $0) })) } catch {
+                do { entries += try tables.rowEntries(attachment).map { (row.storedKey, $0) } } catch {
                     problems.append("the entry of row \(row.id) is malformed")
                 }
                 return true
@@ -173,9 +179,10 @@ extension ViewReader {
                 problems.append("row \(label) is of collection '\(collection)', which the view does not allow")
             }
             if let parent {
-                let parentEntry = try parent.attachmentSlot().flatMap { try parent.tables.rowEntry(try transaction.attachment(at: $0, forRow: rowKey)) }
-                if let parentEntry {
-                    if parent.index.groupNames[parentEntry.groupID] != index.groupNames[entry.groupID] || parentEntry.sortKey != entry.sortKey {
+                let parentEntries = try parent.attachmentSlot().map { try parent.tables.rowEntries(try transaction.attachment(at: $0, forRow: rowKey)) } ?? []
+                if !parentEntries.isEmpty {
+                    let group = index.groupNames[entry.groupID]
+                    if !parentEntries.contains(where: { parent.index.groupNames[$0.groupID] == group && $0.sortKey == entry.sortKey }) {
                         problems.append("row \(label) is in another group or place than in the parent view '\(parent.name)'")
                     }
                 } else {

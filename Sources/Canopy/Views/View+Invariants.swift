@@ -13,7 +13,7 @@ extension ViewReader {
     func storedStructureProblems() throws -> (problems: [String], seen: Int) {
         var problems: [String] = []
         var seen = 0
-        var rowsInPages = Set<StoredRowKey>()
+        var rowsInPages = Set<[UInt8]>()  // group id (4 B) + row key: a row is in a group once
         let slot = try attachmentSlot()
         for (name, group) in index.groups {
             var groupCount = 0
@@ -41,13 +41,15 @@ extension ViewReader {
                             problems.append("an entry of group '\(name)' has a malformed row key")
                             continue
                         }
-                        if !rowsInPages.insert(rowKey).inserted { problems.append("a row appears twice in the view") }
+                        if !rowsInPages.insert(withUnsafeBytes(of: page.groupID.bigEndian, Array.init) + rowKey.bytes).inserted {
+                            problems.append("a row appears twice in group '\(name)' of the view")
+                        }
                         guard let storedRow = try transaction.storedRow(for: rowKey) else {
                             problems.append("an entry of group '\(name)' points at a missing row")
                             continue
                         }
-                        let stored = try slot.flatMap { try tables.rowEntry(try storedRow.attachment(at: $0)) }
-                        if stored?.order(rowKey: rowKey) != order || stored?.groupID != page.groupID {
+                        let stored = try slot.map { try tables.rowEntries(try storedRow.attachment(at: $0)) } ?? []
+                        if !stored.contains(where: { $0.groupID == page.groupID && $0.order(rowKey: rowKey) == order }) {
                             problems.append("the row's record does not point back at an entry of group '\(name)'")
                         }
                     }
@@ -63,12 +65,24 @@ extension ViewReader {
         if let slot {
             var attached = 0
             var skipped = 0
+            let manyGroups = view.rowsInManyGroups(in: transaction)
             try transaction.scanRows { row in
                 let attachment = try row.attachment(at: slot)
-                if attachment == ViewTables.skippedMarker { skipped += 1 } else if attachment != nil { attached += 1 }
+                if attachment == ViewTables.skippedMarker {
+                    skipped += 1
+                } else if attachment != nil {
+                    let entries: [ViewTables.RowEntry]
+                    do { entries = try tables.rowEntries(attachment) } catch {
+                        problems.append("the entries of row \(row.id) are malformed")
+                        return true
+                    }
+                    if entries.count > 1, !manyGroups { problems.append("row \(row.id) has \(entries.count) entries in a view with one group per row") }
+                    if Set(entries.map(\.groupID)).count != entries.count { problems.append("row \(row.id) has two entries in one group") }
+                    attached += entries.count
+                }
                 return true
             }
-            if attached != seen { problems.append("\(attached) rows carry an entry of the view, the pages hold \(seen)") }
+            if attached != seen { problems.append("\(attached) entries are carried by the rows of the view, the pages hold \(seen)") }
             let recorded = try transaction.skippedRows(ofExtension: view.name)?.count ?? 0
             if skipped != recorded {
                 problems.append("\(skipped) rows are marked as skipped (cannot decode), the view's record counts \(recorded)")
@@ -98,27 +112,29 @@ extension ViewReader {
             guard let storedRow = try transaction.storedRow(for: rowKey) else { continue }
             let row = ViewRow(storedRow)
             let attachment = try attachmentSlot().flatMap { try storedRow.attachment(at: $0) }
-            let place: (group: String, sortKeyLength: Int, order: [UInt8])?
+            let places: [View.Place]
             do {
-                place = try view.place(of: row, rowKey: rowKey, in: transaction)
+                places = try view.places(of: row, rowKey: rowKey, in: transaction)
             } catch {
                 guard view.skippable(error) != nil else { throw error }
                 if attachment != ViewTables.skippedMarker { problems.append("row \(row.id) does not decode but is not marked as skipped") }
                 continue
             }
             if attachment == ViewTables.skippedMarker { problems.append("row \(row.id) is marked as skipped but its closures decode it") }
-            let stored = try tables.rowEntry(attachment)
-            switch (place, stored) {
-            case (nil, nil): continue
-            case (nil, .some): problems.append("row \(row.id) is in the view but its grouping leaves it out")
-            case (.some, nil): problems.append("row \(row.id) is missing from the view")
-            case (.some(let place), .some(let stored)):
-                expected += 1
-                if index.groupNames[stored.groupID] != place.group || stored.order(rowKey: rowKey) != place.order {
-                    problems.append("row \(row.id) is in the wrong place")
+            let stored = try tables.rowEntries(attachment)
+            expected += places.count
+            switch (places.isEmpty, stored.isEmpty) {
+            case (true, true): continue
+            case (true, false): problems.append("row \(row.id) is in the view but its grouping leaves it out")
+            case (false, true): problems.append("row \(row.id) is missing from the view")
+            case (false, false):
+                let storedPlaces = Set(stored.map { ViewEntry(group: index.groupNames[$0.groupID] ?? "?", orderBytes: $0.order(rowKey: rowKey)) })
+                if storedPlaces != Set(places.map { ViewEntry(group: $0.group, orderBytes: $0.order) }) {
+                    problems.append(places.count == 1 && stored.count == 1 ? "row \(row.id) is in the wrong place"
+                                    : "row \(row.id) is in the wrong groups or places")
                 }
             }
         }
-        if expected != seen { problems.append("the view holds \(seen) rows; its closures include \(expected)") }
+        if expected != seen { problems.append("the view holds \(seen) entries; its closures give \(expected)") }
     }
 }

@@ -19,6 +19,7 @@ extension View {
         var examined = 0
         var skipped = SkippedRows()
         var skippedKeys: [StoredRowKey] = []
+        let manyGroups = rowsInManyGroups(in: transaction)
 
         func add(group: String, sortKeyLength: Int, order: [UInt8]) {
             let groupID = index.groupID(for: group)
@@ -30,6 +31,20 @@ extension View {
         /// Attaches each row's entry to its record (one cursor walk; in stored-key order for the closures' scan).
         func attachEntries() throws {
             let slot = try transaction.writableAttachmentSlot(for: name)
+            if manyGroups {
+                // A row in several groups has an item per group: its attachment holds them all.
+                var byRow: [StoredRowKey: [ViewTables.RowEntry]] = [:]
+                for item in items {
+                    let order = arena[item.start..<(item.start + Int(item.length))]
+                    let sortKeyLength = Int(item.sortKeyLength)
+                    guard let rowKey = StoredRowKey(order[(order.startIndex + sortKeyLength)...]) else { continue }
+                    byRow[rowKey, default: []].append(ViewTables.RowEntry(
+                        groupID: item.groupID, sortKey: Array(order[order.startIndex..<(order.startIndex + sortKeyLength)])))
+                }
+                let rows = byRow.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
+                try transaction.setAttachments(at: slot, rows.lazy.map { ($0.key, ViewTables.attachment(holding: $0.value)) })
+                return
+            }
             let entries = items.lazy.compactMap { item -> (StoredRowKey, [UInt8]?)? in
                 let order = arena[item.start..<(item.start + Int(item.length))]
                 let sortKeyLength = Int(item.sortKeyLength)
@@ -52,7 +67,25 @@ extension View {
                 // The row's object bytes point into the map, valid only during this visit: the row refuses loads
                 // afterwards (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
                 defer { row.endAccess() }
-                let found: (group: String, sortKeyLength: Int, order: [UInt8])?
+                if manyGroups {
+                    let places: [Place]
+                    do {
+                        places = try self.places(of: row, rowKey: stored.storedKey, in: transaction)
+                    } catch {
+                        guard let undecodable = skippable(error) else { throw error }
+                        skipped.add(stored.id, error: undecodable.message)
+                        try stored.setAttachment(ViewTables.skippedMarker, at: slot)
+                        return true
+                    }
+                    var entries: [ViewTables.RowEntry] = []
+                    for place in places {
+                        add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
+                        entries.append(ViewTables.RowEntry(groupID: index.groupID(for: place.group), sortKey: Array(place.order[..<place.sortKeyLength])))
+                    }
+                    if !entries.isEmpty { try stored.setAttachment(ViewTables.attachment(holding: entries), at: slot) }
+                    return true
+                }
+                let found: Place?
                 do {
                     found = try self.place(of: row, rowKey: stored.storedKey, in: transaction)
                 } catch {
@@ -108,6 +141,8 @@ extension View {
                                 accepted = try filterAccepts(group: groupName, row)
                             } catch {
                                 guard let undecodable = skippable(error) else { throw error }
+                                // A row in several groups of the parent is met once per group: skipped once.
+                                if manyGroups, skippedKeys.contains(rowKey) { continue }
                                 skipped.add(stored.id, error: undecodable.message)
                                 skippedKeys.append(rowKey)
                                 continue
@@ -117,6 +152,14 @@ extension View {
                             add(group: groupName, sortKeyLength: order.count - rowKey.bytes.count, order: order)
                         }
                     }
+                }
+            }
+            if manyGroups, !skippedKeys.isEmpty {
+                // A row skipped in one group has no entry in any (as the writer does): drop those it got elsewhere.
+                let skippedSet = Set(skippedKeys.map(\.bytes))
+                items.removeAll { item in
+                    let order = arena[item.start..<(item.start + Int(item.length))]
+                    return skippedSet.contains(Array(order[(order.startIndex + Int(item.sortKeyLength))...]))
                 }
             }
             // Group ids were assigned in the parent's group order, so items are already sorted.

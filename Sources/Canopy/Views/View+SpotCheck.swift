@@ -21,11 +21,19 @@ extension View {
                     let row = ViewRow(stored)
                     defer { row.endAccess() }
                     // A row whose closures throw cannot be compared: skipped, not a difference.
-                    let computed: (group: String, sortKeyLength: Int, order: [UInt8])?
-                    do { computed = try self.place(of: row, rowKey: rowKey, in: transaction) } catch { continue }
-                    guard let place = computed else { return "row \(id) is in group '\(group)' but the closures leave it out" }
-                    if place.group != group { return "row \(id) is in group '\(group)' but the closures put it in '\(place.group)'" }
+                    let computed: [Place]
+                    do { computed = try self.places(of: row, rowKey: rowKey, in: transaction) } catch { continue }
+                    guard let place = computed.first(where: { $0.group == group }) else {
+                        if computed.isEmpty { return "row \(id) is in group '\(group)' but the closures leave it out" }
+                        return "row \(id) is in group '\(group)' but the closures put it in \(Self.groupList(computed.map(\.group)))"
+                    }
                     if place.order != order { return "row \(id) of group '\(group)' has another sort key than the closures give" }
+                    // Every group of the row, not only the sampled one: a row of a many-group view whose set of groups
+                    // changed keeps its entry in this group but may lack or keep others.
+                    let storedEntries = try reader.entries(of: id)
+                    if Set(storedEntries) != Set(computed.map { ViewEntry(group: $0.group, orderBytes: $0.order) }) {
+                        return "row \(id) is in groups \(Self.groupList(storedEntries.map(\.group))) but the closures put it in \(Self.groupList(computed.map(\.group))), or order it otherwise in one of them"
+                    }
                 }
             }
         }
@@ -38,7 +46,7 @@ extension View {
             if attachment == nil || attachment == ViewTables.skippedMarker {
                 let row = ViewRow(stored)
                 defer { row.endAccess() }
-                if let place = try? self.place(of: row, rowKey: stored.storedKey, in: transaction) {
+                if let place = (try? self.places(of: row, rowKey: stored.storedKey, in: transaction))?.first {
                     problem = attachment == nil
                         ? "row \(stored.id) is not in the view but the closures put it in group '\(place.group)'"
                         : "row \(stored.id) was skipped (it did not decode) but the closures now put it in group '\(place.group)'"
@@ -48,6 +56,11 @@ extension View {
             return scanned < Self.spotCheckRowsOutside
         }
         return problem
+    }
+
+    /// Group names for a message: `'a', 'b'`, or `no group`.
+    static func groupList(_ groups: [String]) -> String {
+        groups.isEmpty ? "no group" : groups.sorted().map { "'\($0)'" }.joined(separator: ", ")
     }
 
     /// `samples` indexes of `0..<count` spread evenly, the first and the last included (all of them when fewer).

@@ -143,6 +143,8 @@ public final class View: StoreExtension {
         var strictDecoding: Bool?
         /// A manual view's one group.
         var manualGroup: String?
+        /// Set only when true (a `many…` grouping): a row can be in several groups.
+        var manyGroups: Bool?
     }
 
     var definition: Definition {
@@ -152,6 +154,7 @@ public final class View: StoreExtension {
         case .closures(let grouping, let sorting):
             definition.grouping = .init(object: grouping.dependsOnObject, metadata: grouping.dependsOnMetadata)
             definition.sorting = .init(object: sorting.dependsOnObject, metadata: sorting.dependsOnMetadata)
+            definition.manyGroups = grouping.isMany ? true : nil
         case .filtered(let parent, _):
             definition.parent = parent
         case .manual(let group):
@@ -266,12 +269,19 @@ public final class View: StoreExtension {
         return index
     }
 
-    /// The grouping and order of `row`, or `nil` when the row is not in the view. For filtered views, reads the parent
-    /// view's entry for the row (maintained earlier in the same transaction).
-    func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> (group: String, sortKeyLength: Int, order: [UInt8])? {
+    /// A row's group and order bytes (the sort key, `sortKeyLength` bytes, then the row's stored key).
+    typealias Place = (group: String, sortKeyLength: Int, order: [UInt8])
+
+    /// The grouping and order of `row`, or `nil` when the row is not in the view, for a view whose rows are each in
+    /// one group (``places(of:rowKey:in:)`` answers for every view). For filtered views, reads the parent view's entry
+    /// for the row (maintained earlier in the same transaction).
+    func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> Place? {
         guard viewOptions.allows(row.collection) else { return nil }
         switch source {
         case .closures(let grouping, let sorting):
+            guard !grouping.isMany else {
+                throw CanopyError(.extensionFailed, "internal: a row of a view whose rows can be in many groups was placed in one", extensionName: name)
+            }
             guard let group = try grouping.closure(row) else { return nil }
             let sortKey = try sorting.closure(group, row)
             return (group, sortKey.bytes.count, sortKey.bytes + rowKey.bytes)

@@ -117,13 +117,25 @@ public struct ViewReader {
         return try transaction.object(forKey: id.key, in: collection)
     }
 
-    /// The stored entry (group and order bytes) of a row, or `nil` when the row is not in the view.
+    /// The stored entry (group and order bytes) of a row, or `nil` when the row is not in the view. A row in several
+    /// groups (a view with a `many…` grouping) has an entry in each: this is the one of its first group by name, and
+    /// ``entries(of:)`` has them all.
     public func entry(of id: RowID) throws -> ViewEntry? {
-        guard let rowKey = try transaction.storedRowKey(for: id), let slot = try attachmentSlot(),
-              let stored = try tables.rowEntry(try transaction.attachment(at: slot, forRow: rowKey)),
-              let group = index.groupNames[stored.groupID] else { return nil }
-        return ViewEntry(group: group, orderBytes: stored.order(rowKey: rowKey))
+        try entries(of: id).first
     }
+
+    /// The stored entries of a row, one per group it is in, by group name (UTF-8 order): empty when the row is not in
+    /// the view, one entry in a view whose rows are each in one group.
+    public func entries(of id: RowID) throws -> [ViewEntry] {
+        guard let rowKey = try transaction.storedRowKey(for: id), let slot = try attachmentSlot() else { return [] }
+        let stored = try tables.rowEntries(try transaction.attachment(at: slot, forRow: rowKey))
+        return stored.compactMap { entry in
+            index.groupNames[entry.groupID].map { ViewEntry(group: $0, orderBytes: entry.order(rowKey: rowKey)) }
+        }.sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) }
+    }
+
+    /// Whether a row can be in several groups of this view (a `many…` grouping, or a filtered view over such a view).
+    public var rowsInManyGroups: Bool { view.rowsInManyGroups(in: transaction) }
 
     /// The view's attachment slot, or `nil` when no row carries an entry yet.
     func attachmentSlot() throws -> AttachmentSlot? {
@@ -136,10 +148,23 @@ public struct ViewReader {
         return try transaction.rowID(for: key)
     }
 
-    /// The group and index of a row, or `nil` when it is not in the view.
+    /// The group and index of a row, or `nil` when it is not in the view. A row in several groups (a view with a
+    /// `many…` grouping) has a position in each: this is the one in its first group by name; ``positions(of:)`` has
+    /// them all and ``position(of:inGroup:)`` the one in a given group.
     public func position(of id: RowID) throws -> (group: String, index: Int)? {
         guard let entry = try entry(of: id) else { return nil }
         return (entry.group, try lowerBound(of: entry))
+    }
+
+    /// The positions of a row, one per group it is in, by group name; empty when it is not in the view.
+    public func positions(of id: RowID) throws -> [(group: String, index: Int)] {
+        try entries(of: id).map { ($0.group, try lowerBound(of: $0)) }
+    }
+
+    /// The index of a row in `group`, or `nil` when the row is not in that group.
+    public func position(of id: RowID, inGroup group: String) throws -> Int? {
+        guard let entry = try entries(of: id).first(where: { $0.group == group }) else { return nil }
+        return try lowerBound(of: entry)
     }
 
     /// The position of (`collection`, `key`), or `nil`.

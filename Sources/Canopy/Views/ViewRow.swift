@@ -129,12 +129,37 @@ public final class ViewRow {
 /// YapDatabase's withKey / withObject / withMetadata / withRow). The typed forms take a ``/CanopyCore/TypedCollection``: their
 /// closure sees only that collection's rows (the view holds no other), decoded with its types and codec. For rows of
 /// several collections, use ``byRow(_:)`` and decode each row by its collection (``ViewRow/object(in:)``).
+///
+/// The `many…` forms (``manyByObject(_:_:)`` and its siblings) put a row in a set of groups — a note under each of its
+/// tags: see <doc:ManyGroups>.
 public struct ViewGrouping: Sendable {
     let dependsOnObject: Bool
     let dependsOnMetadata: Bool
     /// The one collection a typed form sees, or `nil` for the forms that see every collection.
     let collection: String?
+    /// The group of a row, for the forms that put a row in one group (unused when ``groupsClosure`` is set).
     let closure: @Sendable (ViewRow) throws -> String?
+    /// The groups of a row, for the `many…` forms.
+    let groupsClosure: (@Sendable (ViewRow) throws -> Set<String>)?
+
+    /// Whether a row can be in several groups (a `many…` form).
+    var isMany: Bool { groupsClosure != nil }
+
+    init(dependsOnObject: Bool, dependsOnMetadata: Bool, collection: String?, closure: @escaping @Sendable (ViewRow) throws -> String?) {
+        self.dependsOnObject = dependsOnObject
+        self.dependsOnMetadata = dependsOnMetadata
+        self.collection = collection
+        self.closure = closure
+        self.groupsClosure = nil
+    }
+
+    init(dependsOnObject: Bool, dependsOnMetadata: Bool, collection: String?, groups: @escaping @Sendable (ViewRow) throws -> Set<String>) {
+        self.dependsOnObject = dependsOnObject
+        self.dependsOnMetadata = dependsOnMetadata
+        self.collection = collection
+        self.closure = { _ in nil }
+        self.groupsClosure = groups
+    }
 
     /// Groups by collection and key only.
     public static func byKey(_ group: @escaping @Sendable (_ collection: String, _ key: String) -> String?) -> ViewGrouping {

@@ -145,16 +145,73 @@ struct ViewTables: Sendable {
         func order(rowKey: StoredRowKey) -> [UInt8] { sortKey + rowKey.bytes }
     }
 
-    /// The entry a row's attachment holds, or `nil` when the row has none.
     /// The attachment of a row the view skipped because its closures could not decode it (see ``SkippedRows``): one
     /// byte that no entry starts with alone (a varint byte with its continuation bit set needs another byte).
     static let skippedMarker: [UInt8] = [0xFF]
 
-    /// The entry a row's attachment holds; `nil` for none, and for a row the view skipped.
+    /// The entry a row's attachment holds; `nil` for none, and for a row the view skipped. For a row in several groups
+    /// of a view whose rows can be in many, see ``rowEntries(_:)``.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the attachment is malformed, or holds several entries (the caller
+    ///   expected a view with one group per row).
     func rowEntry(_ attachment: [UInt8]?) throws -> RowEntry? {
         guard let attachment, attachment != Self.skippedMarker else { return nil }
+        guard attachment.first != Self.entryListMarker else { throw corrupt(viewName, "a row holds several entries in a view with one group per row") }
         do { return try attachment.withUnsafeBytes { try RowEntry(decoding: $0) } } catch {
             throw corrupt(viewName, "a row's entry is malformed")
+        }
+    }
+
+    /// The first byte of an attachment holding several entries (a row in several groups, see
+    /// ``ViewGrouping/manyByRow(_:)``): a one-entry attachment starts with its group id as a varint, and group ids start
+    /// at 1, so no one-entry attachment starts with a zero byte. The layout is `0x00 varint(count)` then, per entry by
+    /// group id, `varint(group id) varint(sort key length) sort key`. A row in one group keeps the one-entry layout in
+    /// every view, so the attachments of views written before rows could be in many groups read unchanged.
+    static let entryListMarker: UInt8 = 0
+
+    /// The entries a row's attachment holds, by group id: none (no attachment, or a skipped row), one, or several.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the attachment is malformed.
+    func rowEntries(_ attachment: [UInt8]?) throws -> [RowEntry] {
+        guard let attachment, attachment != Self.skippedMarker else { return [] }
+        do {
+            return try attachment.withUnsafeBytes { bytes in
+                guard bytes.first == Self.entryListMarker else { return [try RowEntry(decoding: bytes)] }
+                var reader = ByteReader(bytes)
+                _ = try reader.readByte()
+                let count = try reader.readVarint()
+                // Each entry takes at least two bytes: a count beyond the bytes left is malformed, not an allocation.
+                guard count >= 1, count <= UInt64(bytes.count) else { throw ByteReader.Malformed(offset: 1) }
+                var entries: [RowEntry] = []
+                entries.reserveCapacity(Int(count))
+                for _ in 0..<count {
+                    let id = try reader.readVarint()
+                    guard id >= 1, id <= UInt64(UInt32.max) else { throw ByteReader.Malformed(offset: reader.offset) }
+                    entries.append(RowEntry(groupID: UInt32(id), sortKey: try reader.readBlob()))
+                }
+                guard reader.offset == bytes.count else { throw ByteReader.Malformed(offset: reader.offset) }
+                return entries
+            }
+        } catch {
+            throw corrupt(viewName, "a row's entries are malformed")
+        }
+    }
+
+    /// The attachment holding `entries` (any order): `nil` for none, the one-entry layout for one, the entry list
+    /// (``entryListMarker``) for several.
+    static func attachment(holding entries: [RowEntry]) -> [UInt8]? {
+        switch entries.count {
+        case 0: return nil
+        case 1: return entries[0].encoded
+        default:
+            let sorted = entries.sorted { $0.groupID < $1.groupID }
+            var out = ByteWriter(capacity: 2 + sorted.reduce(0) { $0 + 10 + $1.sortKey.count })
+            out.append(byte: entryListMarker)
+            out.append(varint: UInt64(sorted.count))
+            for entry in sorted {
+                out.append(varint: UInt64(entry.groupID))
+                out.append(varint: UInt64(entry.sortKey.count))
+                out.bytes.append(contentsOf: entry.sortKey)
+            }
+            return out.bytes
         }
     }
 }

@@ -14,10 +14,14 @@ final class ViewWriter: ExtensionTransaction {
         var objectChanged = false
         var metadataChanged = false
     }
-    private var log: [RowID: RowLog] = [:]
+    /// Keyed by row, or by row and group in a view whose rows can be in many groups (``manyGroups``).
+    private var log: [ViewChangeKey: RowLog] = [:]
+    /// Whether a row can be in several groups of the view: its attachment then holds an entry per group, and the log
+    /// keeps a record per row and group.
+    let manyGroups: Bool
     /// Rows this transaction left out because they do not decode (`error` set), or that were skipped and were
     /// rewritten or removed (`error` nil): applied to the view's ``SkippedRows`` record at commit.
-    private var skippedChanges: [(row: RowID, error: String?)] = []
+    var skippedChanges: [(row: RowID, error: String?)] = []
     /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
     /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
     /// writing a commit-log entry as large as the write.
@@ -37,6 +41,7 @@ final class ViewWriter: ExtensionTransaction {
         self.view = view
         self.transaction = transaction
         self.tables = tables
+        self.manyGroups = view.rowsInManyGroups(in: transaction)
     }
 
     private var slotStorage: AttachmentSlot?
@@ -65,24 +70,30 @@ final class ViewWriter: ExtensionTransaction {
         return try body(&current)
     }
 
-    private func entry(_ stored: ViewTables.RowEntry?, rowKey: StoredRowKey, _ index: ViewIndex) -> ViewEntry? {
+    func entry(_ stored: ViewTables.RowEntry?, rowKey: StoredRowKey, _ index: ViewIndex) -> ViewEntry? {
         guard let stored, let group = index.groupNames[stored.groupID] else { return nil }
         return ViewEntry(group: group, orderBytes: stored.order(rowKey: rowKey))
     }
 
-    private func note(_ id: RowID, original: ViewEntry?, current: ViewEntry?, object: Bool, metadata: Bool) {
+    /// The log's key for `id` in the group of `entry`: the row alone unless rows can be in many groups.
+    func changeKey(_ id: RowID, _ entry: ViewEntry?) -> ViewChangeKey {
+        ViewChangeKey(id: id, group: manyGroups ? entry?.group : nil)
+    }
+
+    func note(_ id: RowID, original: ViewEntry?, current: ViewEntry?, object: Bool, metadata: Bool) {
+        let key = changeKey(id, original ?? current)
         if logOverflowed { return }
-        if log.count >= Self.rowLogLimit, log[id] == nil {
+        if log.count >= Self.rowLogLimit, log[key] == nil {
             logOverflowed = true
             log = [:]
             return
         }
-        var record = log[id] ?? RowLog(original: original, current: original)
+        var record = log[key] ?? RowLog(original: original, current: original)
         if record.current == nil, current != nil, record.original != nil { record.reinserted = true }
         record.current = current
         record.objectChanged = record.objectChanged || object
         record.metadataChanged = record.metadataChanged || metadata
-        log[id] = record
+        log[key] = record
     }
 
     // MARK: ExtensionTransaction
@@ -103,7 +114,7 @@ final class ViewWriter: ExtensionTransaction {
         guard view.viewOptions.allows(row.collection) else { return }
         let attachment = try row.attachment(at: try slot)
         if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
-        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
+        for entry in try tables.rowEntries(attachment) { try remove(row.id, rowKey: row.storedKey, stored: entry) }
         try forgetManualOrder(of: row.storedKey)
     }
 
@@ -120,7 +131,7 @@ final class ViewWriter: ExtensionTransaction {
         for row in rows {
             let attachment = try row.attachment(at: slot)
             if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
-            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
+            for entry in try tables.rowEntries(attachment) { try remove(row.id, rowKey: row.storedKey, stored: entry) }
             try forgetManualOrder(of: row.storedKey)
         }
     }
@@ -197,14 +208,14 @@ final class ViewWriter: ExtensionTransaction {
         }
         var rows: [ViewRowChange] = []
         rows.reserveCapacity(log.count)
-        for (id, record) in log where !reset {
+        for (key, record) in log where !reset {
             if record.original == nil && record.current == nil { continue }
             if record.original == record.current && !record.reinserted && !record.objectChanged && !record.metadataChanged { continue }
             rows.append(ViewRowChange(
-                id: id, original: record.original, final: record.current, objectChanged: record.objectChanged,
+                id: key.id, original: record.original, final: record.current, objectChanged: record.objectChanged,
                 metadataChanged: record.metadataChanged, reinserted: record.reinserted && record.original != nil && record.current != nil))
         }
-        return ViewCommitChanges(rows: rows, isReset: reset).encoded
+        return ViewCommitChanges(rows: rows, isReset: reset, recordsPerGroup: manyGroups).encoded
     }
 
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
@@ -221,6 +232,11 @@ final class ViewWriter: ExtensionTransaction {
         guard view.viewOptions.allows(written.collection) else { return }
         let slot = try slot
         let attachment = try written.attachment(at: slot)
+        if manyGroups {
+            try applyMany(written, rerun: rerun, stored: try tables.rowEntries(attachment), attached: true,
+                          wasSkipped: attachment == ViewTables.skippedMarker, slot: slot)
+            return
+        }
         try apply(written, rerun: rerun, stored: try tables.rowEntry(attachment), attached: true,
                   wasSkipped: attachment == ViewTables.skippedMarker, slot: slot)
     }
@@ -295,23 +311,27 @@ final class ViewWriter: ExtensionTransaction {
         // A row removed in the gap no longer says whether the view had skipped it: with skipped rows recorded, a
         // rebuild counts them again exactly.
         if rows.contains(where: { $0.current == nil }), (try transaction.skippedRows(ofExtension: view.name)?.count ?? 0) > 0 { return false }
-        var attachedEntries: [ViewTables.RowEntry?] = []
+        var attachedEntries: [[ViewTables.RowEntry]] = []
         var skipped: [Bool] = []
         var unattached: Set<[UInt8]> = []
         for row in rows {
             let attachment = try row.current.flatMap { try $0.attachment(at: slot) }
-            let entry = try tables.rowEntry(attachment)
-            attachedEntries.append(entry)
+            let entries = try tables.rowEntries(attachment)
+            attachedEntries.append(entries)
             skipped.append(attachment == ViewTables.skippedMarker)
-            if entry == nil { unattached.insert(row.storedKey.bytes) }
+            if entries.isEmpty { unattached.insert(row.storedKey.bytes) }
         }
         let fromPages = unattached.isEmpty ? [:] : try entriesInPages(of: unattached)
-        for (number, (row, attachedEntry)) in zip(rows, attachedEntries).enumerated() {
-            let stored = attachedEntry ?? fromPages[row.storedKey.bytes]
+        for (number, (row, attached)) in zip(rows, attachedEntries).enumerated() {
+            let stored = attached.isEmpty ? fromPages[row.storedKey.bytes] ?? [] : attached
             if let current = row.current {
-                try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, wasSkipped: skipped[number], slot: slot)
+                if manyGroups {
+                    try applyMany(current, rerun: true, stored: stored, attached: !attached.isEmpty, wasSkipped: skipped[number], slot: slot)
+                } else {
+                    try apply(current, rerun: true, stored: stored.first, attached: !attached.isEmpty, wasSkipped: skipped[number], slot: slot)
+                }
             } else {
-                try remove(row.id, rowKey: row.storedKey, stored: stored)
+                for entry in stored { try remove(row.id, rowKey: row.storedKey, stored: entry) }
                 try forgetManualOrder(of: row.storedKey)
             }
         }
@@ -320,8 +340,9 @@ final class ViewWriter: ExtensionTransaction {
 
     /// The entries of the view whose row keys are in `rowKeys`, found by reading every page (the pages are ordered
     /// by sort key, not row key).
-    private func entriesInPages(of rowKeys: Set<[UInt8]>) throws -> [[UInt8]: ViewTables.RowEntry] {
-        var found: [[UInt8]: ViewTables.RowEntry] = [:]
+    private func entriesInPages(of rowKeys: Set<[UInt8]>) throws -> [[UInt8]: [ViewTables.RowEntry]] {
+        var found: [[UInt8]: [ViewTables.RowEntry]] = [:]
+        var entriesFound = 0
         try tables.pages.forEachBytes(in: transaction) { key, value in
             guard key.count == 8 else { throw corrupt(view.name, "a page id is malformed") }
             let page: ViewPage
@@ -330,21 +351,23 @@ final class ViewWriter: ExtensionTransaction {
                 let rowKey = Array(page.rowKey(at: i))
                 guard rowKeys.contains(rowKey) else { continue }
                 let order = page.orderBytes(at: i)
-                found[rowKey] = ViewTables.RowEntry(groupID: page.groupID, sortKey: Array(order[..<(order.count - rowKey.count)]))
+                found[rowKey, default: []].append(ViewTables.RowEntry(groupID: page.groupID, sortKey: Array(order[..<(order.count - rowKey.count)])))
+                entriesFound += 1
             }
-            return found.count < rowKeys.count
+            // A row in one group has one entry: the walk stops once each is found. Rows in many groups: every page.
+            return manyGroups || entriesFound < rowKeys.count
         }
         return found
     }
 
     /// Removes the row's entry from the pages (its attachment goes with the row's record, or is cleared by the caller).
-    private func remove(_ id: RowID, rowKey: StoredRowKey, stored: ViewTables.RowEntry?) throws {
+    func remove(_ id: RowID, rowKey: StoredRowKey, stored: ViewTables.RowEntry?) throws {
         guard let stored, let existing = entry(stored, rowKey: rowKey, try currentIndex()) else { return }
         try removeEntry(existing, groupID: stored.groupID)
         note(id, original: existing, current: nil, object: false, metadata: false)
     }
 
-    private func removeEntry(_ entry: ViewEntry, groupID: UInt32) throws {
+    func removeEntry(_ entry: ViewEntry, groupID: UInt32) throws {
         dirty = true
         try withIndex { index in
             guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
@@ -368,7 +391,7 @@ final class ViewWriter: ExtensionTransaction {
     }
 
     @discardableResult
-    private func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
+    func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
         dirty = true
         return try withIndex { index in
             let known = index.groupIDs[entry.group] != nil
