@@ -173,7 +173,10 @@ struct ViewSummary {
     var record: ExtensionRecord
     var parent: String?
     var groups: Int?
+    /// Entries: a row counts once per group it is in.
     var rows: Int?
+    /// A row can be in several groups (a `many…` grouping, or a filtered view over one).
+    var manyGroups = false
     var snapshot: UInt64?
     var storeSnapshot: UInt64
     var problem: String?
@@ -190,6 +193,7 @@ struct ViewSummary {
                 summary.skipped = try txn.skippedRows(ofExtension: record.name)
                 let reader = try txn.persistedView(record.name, allowingStale: true)
                 summary.parent = reader.parentView
+                summary.manyGroups = reader.rowsInManyGroups
                 summary.groups = try reader.numberOfGroups()
                 summary.rows = try reader.count()
             } catch {
@@ -211,14 +215,14 @@ struct ViewSummary {
             ("name", .string(record.name)), ("kind", .string(record.kind)), ("versionTag", .string(record.versionTag)),
             ("parent", parent.map { .string($0) } ?? .null), ("groups", groups.map { .int($0) }), ("rows", rows.map { .int($0) }),
             ("snapshot", snapshot.map { .int($0) } ?? .null), ("stale", .bool(isStale)), ("problem", problem.map { .string($0) }),
-            ("skippedRows", .int(skipped?.count ?? 0)),
+            ("skippedRows", .int(skipped?.count ?? 0)), ("rowsInManyGroups", .bool(manyGroups)),
         ])
     }
 
     static func table(_ summaries: [ViewSummary], indent: String = "") -> String {
         var table = TextTable("NAME", "KIND", "VERSION", "PARENT", "GROUPS", "ROWS", "SNAPSHOT", "STATE")
         for s in summaries {
-            table.add(s.record.name, s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
+            table.add(s.record.name, s.manyGroups ? "\(s.record.kind), many groups" : s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
                       s.rows.map(String.init) ?? "-", s.snapshot.map(String.init) ?? "-", s.state)
         }
         return table.render(indent: indent)

@@ -55,7 +55,8 @@ extension CanopyCommand {
             abstract: "Page through a view in its stored order: group, index, collection, key, object.",
             discussion: """
                 Without --group, pages run through the groups in order. Example: canopy view ./db agenda --group 2024-05-01 \
-                --offset 20 --limit 20. Objects are summarised in plain output and complete in --json.
+                --offset 20 --limit 20. Objects are summarised in plain output and complete in --json. In a view whose rows \
+                can be in many groups (KIND "view, many groups" in canopy views), a row appears under each of its groups.
                 """)
 
         @OptionGroup var database: DatabaseArgument

@@ -56,9 +56,12 @@ public enum ChangesetApplier {
     ///   - changeset: the changes.
     ///   - old: what the UI showed before.
     ///   - changedRows: the rows whose object or metadata changed over the changeset's span (empty: not checked).
+    ///   - rowsInManyGroups: the view's rows can be in several groups (a `many…` grouping): a row may be shown in
+    ///     several sections and have a change in each, and the checks above hold per row and section (by the group the
+    ///     section shows). Without it, a row has at most one change.
     ///   - newSection: the rows of a section after the change, asked only for inserted sections (as UIKit asks its
     ///     data source); `group(forSection:)` of the changeset's mappings names it.
-    public static func apply(_ changeset: ViewChangeset, to old: Rendering, changedRows: Set<RowID> = [],
+    public static func apply(_ changeset: ViewChangeset, to old: Rendering, changedRows: Set<RowID> = [], rowsInManyGroups: Bool = false,
                              newSection: (Int) throws -> [RowID]) throws -> Rendering {
         let mappings = changeset.mappings
         let newSectionCount = mappings.numberOfSections
@@ -93,8 +96,17 @@ public enum ChangesetApplier {
         var removed = Set<ViewIndexPath>()  // original index paths vacated (deletes and move sources)
         var placed: [ViewIndexPath: RowID] = [:]  // final index paths filled (inserts and move destinations)
         var updated = Set<ViewIndexPath>()
-        var mentioned = Set<RowID>()
-        var kinds: [RowID: ViewChangeset.RowChange.Kind] = [:]
+        var mentioned = Set<Occurrence>()
+        var kinds: [Occurrence: ViewChangeset.RowChange.Kind] = [:]
+        /// The row of `change` and, for rows in many groups, the group of the section it is shown in.
+        func occurrence(_ change: ViewChangeset.RowChange) -> Occurrence {
+            guard rowsInManyGroups else { return Occurrence(id: change.id, group: nil) }
+            if let path = change.finalIndexPath, let group = mappings.group(forSection: path.section) { return Occurrence(id: change.id, group: group) }
+            if let path = change.originalIndexPath, old.sections.indices.contains(path.section) {
+                return Occurrence(id: change.id, group: old.sections[path.section].group)
+            }
+            return Occurrence(id: change.id, group: "?")
+        }
         func checkOriginal(_ path: ViewIndexPath?, _ change: ViewChangeset.RowChange) throws -> ViewIndexPath {
             guard let path else { throw violation("\(change) lacks its original index path") }
             guard old.sections.indices.contains(path.section), old.sections[path.section].rows.indices.contains(path.row) else {
@@ -114,8 +126,11 @@ public enum ChangesetApplier {
             return path
         }
         for change in changeset.rowChanges {
-            guard mentioned.insert(change.id).inserted else { throw violation("row \(change.id) has two changes") }
-            kinds[change.id] = change.kind
+            let shown = occurrence(change)
+            guard mentioned.insert(shown).inserted else {
+                throw violation("row \(change.id) has two changes\(shown.group.map { " in group '\($0)'" } ?? "")")
+            }
+            kinds[shown] = change.kind
             switch change.kind {
             case .delete:
                 guard removed.insert(try checkOriginal(change.originalIndexPath, change)).inserted else { throw violation("\(change): deleted twice") }
@@ -169,7 +184,7 @@ public enum ChangesetApplier {
         }
         let rendering = Rendering(sections: result)
         try checkUpdates(changeset, old: old, new: rendering, keptFrom: keptFrom, kinds: kinds, deletedSections: deletedSections,
-                         insertedSections: insertedSections, changedRows: changedRows)
+                         insertedSections: insertedSections, changedRows: changedRows, rowsInManyGroups: rowsInManyGroups)
         return rendering
     }
 
@@ -185,7 +200,8 @@ public enum ChangesetApplier {
     /// Updates' final index paths, changed rows reported, drawing dependencies honoured.
     static func checkUpdates(
         _ changeset: ViewChangeset, old: Rendering, new: Rendering, keptFrom: [ViewIndexPath: ViewIndexPath],
-        kinds: [RowID: ViewChangeset.RowChange.Kind], deletedSections: Set<Int>, insertedSections: Set<Int>, changedRows: Set<RowID>
+        kinds: [Occurrence: ViewChangeset.RowChange.Kind], deletedSections: Set<Int>, insertedSections: Set<Int>, changedRows: Set<RowID>,
+        rowsInManyGroups: Bool
     ) throws {
         for change in changeset.rowChanges where change.kind == .update {
             guard let final = change.finalIndexPath, row(new, final, offset: 0) == change.id else {
@@ -195,20 +211,22 @@ public enum ChangesetApplier {
                 throw violation("\(change): the row at its original index path doesn't end up at its final one")
             }
         }
-        func paths(_ rendering: Rendering, skipping skipped: Set<Int>) -> [RowID: ViewIndexPath] {
-            var result: [RowID: ViewIndexPath] = [:]
+        func paths(_ rendering: Rendering, skipping skipped: Set<Int>) -> [Occurrence: ViewIndexPath] {
+            var result: [Occurrence: ViewIndexPath] = [:]
             for (section, content) in rendering.sections.enumerated() where !skipped.contains(section) {
-                for (row, id) in content.rows.enumerated() { result[id] = ViewIndexPath(section: section, row: row) }
+                for (row, id) in content.rows.enumerated() {
+                    result[Occurrence(id: id, group: rowsInManyGroups ? content.group : nil)] = ViewIndexPath(section: section, row: row)
+                }
             }
             return result
         }
         if !changedRows.isEmpty {
             let oldPaths = paths(old, skipping: deletedSections)
             let newPaths = paths(new, skipping: insertedSections)
-            for id in changedRows {
-                guard let from = oldPaths[id], let to = newPaths[id] else { continue }
-                guard kinds[id] == .update || kinds[id] == .move else {
-                    throw violation("row \(id) changed and stays shown (\(from) -> \(to)) but is reported as \(kinds[id].map { "\($0)" } ?? "nothing")")
+            for (shown, from) in oldPaths where changedRows.contains(shown.id) {
+                guard let to = newPaths[shown] else { continue }
+                guard kinds[shown] == .update || kinds[shown] == .move else {
+                    throw violation("row \(shown.id) changed and stays shown (\(from) -> \(to)) but is reported as \(kinds[shown].map { "\($0)" } ?? "nothing")")
                 }
             }
         }
@@ -216,11 +234,12 @@ public enum ChangesetApplier {
         for (newPath, oldPath) in keptFrom {
             guard let (group, _) = mappings.position(at: newPath) else { continue }
             let id = new.sections[newPath.section].rows[newPath.row]
+            let shown = Occurrence(id: id, group: rowsInManyGroups ? new.sections[newPath.section].group : nil)
             for offset in mappings.options(forGroup: group).drawingDependencies where offset != 0 {
                 let then = row(old, oldPath, offset: offset)
                 let now = row(new, newPath, offset: offset)
                 guard then != now || (now.map { changedRows.contains($0) } ?? false) else { continue }
-                guard kinds[id] == .update else {
+                guard kinds[shown] == .update else {
                     throw violation("row \(id) (\(oldPath) -> \(newPath)) depends on its neighbour at \(offset), which was \(then.map { "\($0)" } ?? "none") and is \(now.map { "\($0)" } ?? "none")\(then == now ? " (changed)" : ""), but it is not reloaded")
                 }
             }
@@ -228,4 +247,10 @@ public enum ChangesetApplier {
     }
 
     static func violation(_ message: String) -> ChangesetViolation { ChangesetViolation(description: message) }
+
+    /// A row as shown: the row, and for rows in many groups the group of its section.
+    struct Occurrence: Hashable {
+        var id: RowID
+        var group: String?
+    }
 }

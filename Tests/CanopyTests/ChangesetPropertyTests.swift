@@ -52,7 +52,7 @@ struct ChangesetPropertyTests {
 
     /// Random mappings with every option: fixed or filtered groups, random ranges (fixed at offsets, flexible with
     /// random limits and growth), reversal, drawing dependencies, and a consolidation threshold.
-    static func randomMappings(random: inout SeededRandom) -> ViewMappings {
+    static func randomMappings(random: inout SeededRandom, consolidation: Bool = true) -> ViewMappings {
         func pick(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
         var mappings: ViewMappings
         if pick(2) == 0 {
@@ -79,7 +79,8 @@ struct ChangesetPropertyTests {
             mappings.setOptions(.init(sectionKind: pick(3) == 0 ? .static : .dynamic, range: range, isReversed: pick(2) == 0,
                                       drawingDependencies: dependencies[pick(dependencies.count)]), forGroup: group)
         }
-        if pick(3) != 0 { mappings.setConsolidation(threshold: 1 + pick(14), sectionName: "all") }
+        // A consolidated section may show a row of a many-group view twice; the applier tells rows apart by section.
+        if pick(3) != 0, consolidation { mappings.setConsolidation(threshold: 1 + pick(14), sectionName: "all") }
         return mappings
     }
 
@@ -150,17 +151,17 @@ struct ChangesetPropertyTests {
 
     /// Runs `spans` spans for `seed`, checking every mapping after each; returns the number of span checks and how often
     /// each kind of change was reported (so the test can tell that the generator reaches every case).
-    static func run(seed: UInt64, spans: Int) throws -> (checks: Int, kinds: [String: Int]) {
+    static func run(seed: UInt64, spans: Int, manyGroups: Bool = false) throws -> (checks: Int, kinds: [String: Int]) {
         var kinds: [String: Int] = [:]
         var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        try database.register(makeTaskView())
+        try database.register(manyGroups ? makeTagView() : makeTaskView())
         let writer = database.newConnection()
         var mappings = allMappings()
         for index in 0..<randomMappingsPerSeed {
-            mappings.append(("random \(index)", randomMappings(random: &random)))
+            mappings.append(("random \(index)", randomMappings(random: &random, consolidation: !manyGroups)))
         }
         let observers = try mappings.map { ($0.name, try ViewObserver(database: database, mappings: $0.mappings)) }
         var keys: [String] = []
@@ -196,10 +197,10 @@ struct ChangesetPropertyTests {
                 try observer.read { txn in
                     let reader = try txn.view("by-list")
                     let expected = try Rendering(mappings: changeset.mappings, reader: reader)
-                    let context = "seed \(seed), span \(span), mappings '\(name)' \(observer.mappings)\nwrites:\n\(history.joined(separator: "\n"))\nbefore:\n\(old)\nafter:\n\(expected)\nchanges: \(changeset.sectionChanges) \(changeset.rowChanges)"
+                    let context = "\(manyGroups ? "many groups, " : "")seed \(seed), span \(span), mappings '\(name)' \(observer.mappings)\nwrites:\n\(history.joined(separator: "\n"))\nbefore:\n\(old)\nafter:\n\(expected)\nchanges: \(changeset.sectionChanges) \(changeset.rowChanges)"
                     #expect(!changeset.isReload, "unexpected reload; \(context)")
                     do {
-                        let applied = try ChangesetApplier.apply(changeset, to: old, changedRows: changed) { section in
+                        let applied = try ChangesetApplier.apply(changeset, to: old, changedRows: changed, rowsInManyGroups: manyGroups) { section in
                             try changeset.mappings.rowIDs(inSection: section, reader: reader)
                         }
                         #expect(applied == expected, "applying the changes gave\n\(applied)\n\(context)")
@@ -207,7 +208,7 @@ struct ChangesetPropertyTests {
                         Issue.record("\(violation); \(context)")
                     }
                     if span % 25 == 0 || span == spans - 1 {
-                        #expect(try reader.checkInvariants() == [], "seed \(seed), span \(span)")
+                        #expect(try reader.checkInvariants() == [], "\(manyGroups ? "many groups, " : "")seed \(seed), span \(span)")
                     }
                 }
                 checks += 1
@@ -232,4 +233,46 @@ struct ChangesetPropertyTests {
             print("changeset property, seed \(seed): \(checks) span checks (\(kinds)) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
     }
+}
+
+/// The UI contract for a view whose rows are in many groups: the same random spans, with a grouping that puts a task in
+/// a set of groups derived from its list, priority and title (so a replace changes the set: groups joined, left and
+/// kept), sorted per group (group "b" orders by title first, the others by priority first). Applying each changeset
+/// to the rendering before gives the rendering after, per row and section.
+///
+/// CI size: 8 seeds × 150 spans, each checked under 6 fixed and 4 random mappings (no consolidation: a consolidated
+/// section may show one row twice). `CANOPY_PROPERTY_SCALE=N` multiplies the spans per seed.
+@Suite("Changeset property: rows in many groups")
+struct ManyGroupsChangesetPropertyTests {
+    @Test("Random spans where rows change their sets of groups", arguments: [11 as UInt64, 12, 13, 14, 15, 16, 17, 18])
+    func randomSpans(seed: UInt64) throws {
+        let spans = 150 * testScale("CANOPY_PROPERTY_SCALE")
+        let (checks, kinds) = try ChangesetPropertyTests.run(seed: seed, spans: spans, manyGroups: true)
+        #expect(checks == spans * (ChangesetPropertyTests.allMappings().count + ChangesetPropertyTests.randomMappingsPerSeed))
+        for kind in ["row insert", "row delete", "row move", "row update", "section insert", "section delete", "dependency update"] {
+            #expect(kinds[kind, default: 0] > 0, "seed \(seed) never produced a \(kind): \(kinds)")
+        }
+    }
+}
+
+/// The groups of a task in the many-group view of the tests: none when done; else its list, the list its priority
+/// points to, and "e" for titles "z" — one to three groups that a replace changes.
+func taskGroups(_ task: TodoItem) -> Set<String> {
+    guard !task.done else { return [] }
+    let lists = ChangesetPropertyTests.lists
+    var groups: Set<String> = [task.list]
+    if task.priority >= 2, let at = lists.firstIndex(of: task.list) { groups.insert(lists[(at + task.priority) % lists.count]) }
+    if task.title == "z" { groups.insert("e") }
+    return groups
+}
+
+/// A many-group view over tasks (see ``taskGroups(_:)``), with a per-group sort key.
+func makeTagView(name: String = "by-list", versionTag: String = "1") -> View {
+    View(
+        name: name,
+        grouping: .manyByObject(tasks) { _, task in taskGroups(task) },
+        sorting: .byObject(tasks) { group, _, task in
+            group == "b" ? SortKey(.ascending(task.title), .descending(task.priority)) : SortKey(.descending(task.priority), .ascending(task.title))
+        },
+        versionTag: versionTag)
 }
