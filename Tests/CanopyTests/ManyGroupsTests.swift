@@ -347,3 +347,40 @@ struct ManyGroupsTests {
         }
     }
 }
+
+@Suite("Documentation examples: A row in many groups")
+struct ManyGroupsArticleTests {
+    @Test("Every code block of ManyGroups.md is in ManyGroupsArticleExamples.swift, in order")
+    func articleIsCompiled() throws {
+        let compiled = try String(contentsOf: DocExamplesTests.root.appendingPathComponent("Tests/CanopyTests/ManyGroupsArticleExamples.swift"), encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let blocks = try DocExamplesTests.blocks(ofArticle: "ManyGroups.md")
+        #expect(blocks.count == 2)
+        var searchFrom = 0
+        for (number, block) in blocks.enumerated() {
+            let start = (searchFrom...max(searchFrom, compiled.count - block.count)).first { offset in
+                offset + block.count <= compiled.count && Array(compiled[offset..<(offset + block.count)]) == block
+            }
+            guard let start else {
+                Issue.record("block \(number) of ManyGroups.md is not in ManyGroupsArticleExamples.swift (after line \(searchFrom)); copy it there")
+                continue
+            }
+            searchFrom = start + block.count
+        }
+    }
+
+    @Test("The article's example runs and prints what its comments say")
+    func articleRuns() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            let changes = try manyGroupsArticleExamples(database: database, connection: connection)
+            #expect(changes.map(\.description) == ["delete notes/n1 [0, 1]", "insert notes/n1 [2, 1]", "update notes/n1 [1, 1] -> [1, 1]"])
+            try connection.read { txn throws in
+                let view = try txn.view("by-tag")
+                #expect(try view.groups() == ["home", "shop", "work"])
+                #expect(try view.rowIDs(inGroup: "work").map(\.key) == ["n2", "n1"])
+                #expect(try view.checkInvariants() == [])
+            }
+        }
+    }
+}
