@@ -23,6 +23,8 @@ public final class AgendaList: DataSourceProvider {
     public let now: Date
     /// The time zone of the days.
     public let timeZone: TimeZone
+    /// Whether the list shows the `by-tag` view (sections are tags, not days).
+    let byTag: Bool
 
     /// A list over `mappings` of `store`'s database.
     ///
@@ -70,16 +72,20 @@ public final class AgendaList: DataSourceProvider {
         factory.registerCell(.type(ReminderCell.self), in: list, key: "reminder") { cell, item, index in
             guard case .reminder(let id, let reminder) = item else { return }
             let priority = reminder.priority > 0 ? " " + String(repeating: "!", count: reminder.priority) : ""
+            let tags = reminder.tags.map { " #\($0)" }.joined()
             cell.columns = [
                 TerminalColumn(reminder.due.map { "   \(time($0))" } ?? "", width: .fixed(11)),
-                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)",
+                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)\(tags)",
                                style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil)),
                 try calendarColumn(reminder.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
             ]
         }
+        let byTag = mappings.view == "by-tag"
+        self.byTag = byTag
         factory.registerHeaderText { index in
             guard let group = index.group else { return nil }
+            if byTag { return "#\(group)" }
             // Groups of `by-calendar` are "<calendar key> <day>".
             let parts = group.split(separator: " ", maxSplits: 1).map(String.init)
             if parts.count == 2 {
@@ -126,7 +132,7 @@ public final class AgendaList: DataSourceProvider {
         if changeset.isReload { return ["  ↻ the list was reloaded"] }
         var lines: [String] = []
         for change in changeset.sectionChanges {
-            let title = AgendaList.dayTitle(change.group, now: now, timeZone: timeZone)
+            let title = byTag ? "#\(change.group)" : AgendaList.dayTitle(change.group, now: now, timeZone: timeZone)
             switch change.kind {
             case .insert: lines.append("  + section \(change.index): \(title) appears")
             case .delete: lines.append("  - section \(change.index): \(title) is gone (no more items that day)")

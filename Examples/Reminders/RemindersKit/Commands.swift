@@ -125,13 +125,15 @@ struct AddReminder: ContextualCommand {
     @Option(help: "0 (none) to 3 (high).") var priority: Int = 0
     @Option(help: "The calendar (created when new).") var calendar: String = "Personal"
     @Flag(help: "Flag it (shown with a flag).") var flag = false
+    @Option(name: .customLong("tag"), help: "A tag; repeat for several (`list --by-tag` shows the reminder under each).") var tags: [String] = []
 
     func run(in context: RemindersContext) throws {
         _ = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
+        _ = try RemindersStore.checkTags(tags)
         let store = try options.open(context)
         let context = context.inZone(store.timeZone)
         let dueDate = try due.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
-        let id = try store.addReminder(title, due: dueDate, priority: priority, calendar: calendar, flagged: flag)
+        let id = try store.addReminder(title, due: dueDate, priority: priority, calendar: calendar, flagged: flag, tags: tags)
         context.print("Added reminder #\(id): \(Format.printable(title))\(dueDate.map { ", due \(Format.date($0, context))" } ?? "")")
     }
 }
@@ -144,6 +146,8 @@ struct List: ContextualCommand {
     @Option(help: "Only this day ('today', 'fri', '2026-11-25').") var day: String?
     @Option(help: "Only this calendar.") var calendar: String?
     @Flag(help: "Only open reminders past due.") var overdue = false
+    @Flag(help: "Open reminders by tag: a reminder shows under each of its tags.") var byTag = false
+    @Option(help: "Only open reminders with this tag (implies --by-tag).") var tag: String?
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run(in context: RemindersContext) throws {
@@ -153,12 +157,22 @@ struct List: ContextualCommand {
             return
         }
         if overdue, day != nil || calendar != nil { throw RemindersError("--overdue can't be combined with --day or --calendar") }
+        let tagged = byTag || tag != nil
+        if tagged, overdue || day != nil || calendar != nil { throw RemindersError("--by-tag and --tag can't be combined with --overdue, --day or --calendar") }
+        let tagGroup = try tag.map { text in
+            guard let tag = Schema.normalizedTag(text) else { throw RemindersError("the tag '\(Format.printable(text))' is blank or holds a control character") }
+            return tag
+        }
         _ = try day.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
         let store = try options.open(context, create: false)
         let context = context.inZone(store.timeZone)
         let dayGroup = try day.map { Schema.day(of: try DateInput(now: context.now, timeZone: context.timeZone).parse($0), in: context.timeZone) }
         let mappings: ViewMappings
-        if overdue {
+        if let tagGroup {
+            mappings = ViewMappings(groups: [tagGroup], view: "by-tag")
+        } else if tagged {
+            mappings = ViewMappings(view: "by-tag", groupFilter: { _ in true })
+        } else if overdue {
             mappings = try store.overdueMappings(now: context.now)
         } else if let calendar {
             guard let key = try store.calendarKey(named: calendar) else {
@@ -178,7 +192,8 @@ struct List: ContextualCommand {
             return
         }
         if agenda.dataSource.numberOfSections == 0 {
-            context.print(overdue ? "Nothing overdue." : "Nothing on the agenda.")
+            context.print(overdue ? "Nothing overdue." : tagGroup.map { "No open reminder is tagged #\(Format.printable($0))." }
+                          ?? (tagged ? "No open reminder has a tag." : "Nothing on the agenda."))
             return
         }
         for line in try agenda.allLines() { context.print(context.isTerminal ? line : line.trimmingTrailingSpaces()) }
@@ -207,14 +222,23 @@ struct Edit: ContextualCommand {
     @Option(help: "A new title.") var title: String?
     @Option(name: [.customLong("to"), .customLong("date")], help: "A new date (an event keeps its duration).") var date: String?
     @Option(help: "Another calendar (created when new).") var calendar: String?
+    @Option(name: .customLong("tag"), help: "A reminder's tags: replace them with these (repeat for several).") var tags: [String] = []
+    @Flag(help: "Remove every tag of a reminder.") var clearTags = false
 
     func run(in context: RemindersContext) throws {
-        guard title != nil || date != nil || calendar != nil else { throw RemindersError("nothing to change; give --title, --to or --calendar") }
+        guard title != nil || date != nil || calendar != nil || !tags.isEmpty || clearTags else {
+            throw RemindersError("nothing to change; give --title, --to, --calendar, --tag or --clear-tags")
+        }
+        if clearTags, !tags.isEmpty { throw RemindersError("--clear-tags can't be combined with --tag") }
         _ = try date.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
+        _ = try RemindersStore.checkTags(tags)
         let store = try options.open(context, create: false)
         let context = context.inZone(store.timeZone)
         let newDate = try date.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
-        try store.edit(id, title: title, date: newDate, calendar: calendar)
+        // Checked before anything is written: tags only go on reminders.
+        if !tags.isEmpty || clearTags, case .event = try store.item(id) { throw RemindersError("\(id) is an event; only reminders have tags") }
+        if title != nil || newDate != nil || calendar != nil { try store.edit(id, title: title, date: newDate, calendar: calendar) }
+        if !tags.isEmpty || clearTags { try store.setTags(id, tags) }
         context.print("Changed #\(id).")
     }
 }
@@ -368,6 +392,7 @@ enum JSONExport {
         var done: Bool?
         var priority: Int?
         var flagged: Bool?
+        var tags: [String]?
         var location: String?
     }
     struct Section: Encodable {
@@ -393,7 +418,8 @@ enum JSONExport {
                                       start: event.start, end: event.end, location: event.location))
                 case .reminder(let id, let reminder):
                     items.append(Item(id: id, kind: "reminder", title: reminder.title, calendar: names[reminder.calendar] ?? reminder.calendar,
-                                      due: reminder.due, done: reminder.done, priority: reminder.priority, flagged: reminder.flagged))
+                                      due: reminder.due, done: reminder.done, priority: reminder.priority, flagged: reminder.flagged,
+                                      tags: reminder.tags.isEmpty ? nil : reminder.tags))
                 }
             }
             let group = source.group(forSection: section) ?? ""

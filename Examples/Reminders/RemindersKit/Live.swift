@@ -19,7 +19,7 @@ struct Watch: ContextualCommand {
 struct TUI: ContextualCommand {
     static let configuration = CommandConfiguration(
         commandName: "tui",
-        abstract: "The agenda, interactive: 1/2/3 agenda, overdue, by calendar; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
+        abstract: "The agenda, interactive: 1/2/3/4 agenda, overdue, by calendar, by tag; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
     @OptionGroup var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
@@ -31,7 +31,8 @@ struct TUI: ContextualCommand {
     }
 }
 
-/// The live agenda of `watch` and `tui`: three segments (the agenda, overdue reminders, the agenda by calendar) over one
+/// The live agenda of `watch` and `tui`: four segments (the agenda, overdue reminders, the agenda by calendar, open
+/// reminders by tag — a reminder under each of its tags) over one
 /// terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
 /// process's or another's), pushed by the data sources; in `tui`, keys write through the store.
 final class LiveAgenda {
@@ -60,9 +61,10 @@ final class LiveAgenda {
             ViewMappings(view: "agenda", groupFilter: { _ in true }),
             try store.overdueMappings(now: context.now),
             ViewMappings(view: "by-calendar", groupFilter: { _ in true }),
+            ViewMappings(view: "by-tag", groupFilter: { _ in true }),
         ].map { try AgendaList(store: store, mappings: $0, now: context.now, list: list, attach: false) }
         self.segments = segments
-        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar"], segments).map { ($0, $1.dataSource) }, container: list)
+        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar", "By tag"], segments).map { ($0, $1.dataSource) }, container: list)
         list.dataSource = segmented
         list.marksChanges = true
     }

@@ -43,15 +43,19 @@ public struct Reminder: Codable, Sendable, Equatable {
     /// Whether it is flagged (shown with a flag). Added in the tool's second model: databases written before get it
     /// from the migration step in ``Schema/migrator()``.
     public var flagged: Bool
+    /// Its tags (`--tag`), in the order given, without duplicates: the `by-tag` view shows it under each. Added in the
+    /// tool's third model: databases written before get `[]` from the migration step in ``Schema/migrator()``.
+    public var tags: [String]
 
     /// Creates a reminder.
-    public init(title: String, due: Date?, done: Bool = false, priority: Int = 0, calendar: String, flagged: Bool = false) {
+    public init(title: String, due: Date?, done: Bool = false, priority: Int = 0, calendar: String, flagged: Bool = false, tags: [String] = []) {
         self.title = title
         self.due = due
         self.done = done
         self.priority = priority
         self.calendar = calendar
         self.flagged = flagged
+        self.tags = tags
     }
 }
 
@@ -155,6 +159,9 @@ public enum Schema {
         migrator.append(.typed("reminders-flagged", collection: reminders.name, from: ReminderV1.self, to: Reminder.self) { _, old in
             Reminder(title: old.title, due: old.due, done: old.done, priority: old.priority, calendar: old.calendar, flagged: false)
         })
+        // Untyped, so that it needs no copy of the second model: rows that lack `tags` get an empty list (rows the
+        // step above just wrote have it already).
+        migrator.append(.addKey("reminders-tags", collection: reminders.name, "tags", value: .array([])))
         return migrator
     }
 
@@ -210,6 +217,25 @@ public enum Schema {
         }
         let day = date.map { Self.day(of: $0, in: timeZone) } ?? someday
         return prefix == true ? "\(calendar) \(day)" : day
+    }
+
+    /// Open reminders under each of their tags (a reminder with three tags is in three groups), sorted by due date
+    /// (those without one last), then title. A view whose rows are in many groups: see Canopy's "A row in many groups".
+    public static func byTagView() -> View {
+        View(name: "by-tag", grouping: .manyByObject(reminders) { _, reminder in reminder.done ? [] : Set(reminder.tags) },
+             sorting: .byObject(reminders) { _, _, reminder in
+                 SortKey(.ascending(reminder.due == nil), .ascending(reminder.due?.timeIntervalSince1970 ?? 0), .ascending(reminder.title))
+             }, versionTag: "1")
+    }
+
+    /// A tag as stored: trimmed; `nil` when blank or when it holds a control character (a tag is a group name shown
+    /// in headers).
+    public static func normalizedTag(_ text: String) -> String? {
+        let tag = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !tag.isEmpty, !tag.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+        guard tag.hasPrefix("#") else { return tag }
+        let bare = tag.dropFirst().trimmingCharacters(in: .whitespaces)
+        return bare.isEmpty ? nil : bare
     }
 
     static let sorting = ViewSorting.custom(dependsOnObject: true, dependsOnMetadata: false) { _, row in

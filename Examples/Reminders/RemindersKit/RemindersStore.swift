@@ -70,7 +70,7 @@ public final class RemindersStore {
         }
         // Every view, wherever the tool writes, so that none is left stale. Another store on this path in this process
         // (a test, the TUI's writes) shares the registrations.
-        for view in [Schema.agendaView(timeZone: zone), Schema.byCalendarView(timeZone: zone), Schema.overdueView()]
+        for view in [Schema.agendaView(timeZone: zone), Schema.byCalendarView(timeZone: zone), Schema.overdueView(), Schema.byTagView()]
         where database.registeredExtension(named: view.name) == nil {
             try database.register(view)
         }
@@ -167,16 +167,38 @@ public final class RemindersStore {
     }
 
     /// Adds a reminder; returns its ID.
-    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String, flagged: Bool = false) throws -> String {
+    public func addReminder(_ title: String, due: Date?, priority: Int, calendar: String, flagged: Bool = false, tags: [String] = []) throws -> String {
         try Self.checkTitle(title)
         try Self.checkCalendarName(calendar)
         guard (0...3).contains(priority) else { throw RemindersError("priority must be 0 (none) to 3 (high), not \(priority)") }
+        let tags = try Self.checkTags(tags)
         return try connection.readWrite { txn in
             let id = try nextID(in: txn)
             let key = try calendarKey(forName: calendar, in: txn)
-            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key, flagged: flagged), forKey: id, in: Schema.reminders)
+            try txn.set(Reminder(title: title, due: due, priority: priority, calendar: key, flagged: flagged, tags: tags), forKey: id, in: Schema.reminders)
             return id
         }
+    }
+
+    /// The tags as stored (see ``Schema/normalizedTag(_:)``), duplicates dropped, in the order given.
+    /// - Throws: ``RemindersError`` for a blank tag or one with a control character.
+    static func checkTags(_ tags: [String]) throws -> [String] {
+        var result: [String] = []
+        for text in tags {
+            guard let tag = Schema.normalizedTag(text) else {
+                throw RemindersError("the tag '\(Format.printable(text))' is blank or holds a control character; give tags with something to read")
+            }
+            if !result.contains(tag) { result.append(tag) }
+        }
+        return result
+    }
+
+    /// Replaces the tags of the reminder `id` (an empty list removes them all).
+    public func setTags(_ id: String, _ tags: [String]) throws {
+        let tags = try Self.checkTags(tags)
+        guard case .reminder(_, var reminder) = try item(id) else { throw RemindersError("\(id) is an event; only reminders have tags") }
+        reminder.tags = tags
+        try connection.readWrite { try $0.set(reminder, forKey: id, in: Schema.reminders) }
     }
 
     /// Refuses a title (or, with `what`, a calendar name) that shows nothing: empty, blank, only newlines.
