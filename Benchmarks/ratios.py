@@ -62,6 +62,11 @@ VIEW_RATIOS = [
     ("changeset-flexible-vs-plain-300", "changeset-group-flexible-300 canopy", "changeset-group-300 canopy", (1, 1), "report"),
     ("insert-1m-vs-10k", "insert-in-view-1m canopy", "insert-in-view-10k canopy", (200, 200), "2.0"),
     ("manual-move-1m-vs-10k", "manual-move-1m canopy", "manual-move-10k canopy", (200, 200), "2.0"),
+    # A view whose rows are in many groups: inserting a row that lands in 3 groups against one in 1 group of a
+    # one-group view (10k rows each), and the changeset and 1M-vs-10k lines above for such a view.
+    ("multigroup-insert-vs-single", "multigroup-insert-3 canopy", "multigroup-insert-1 canopy", (200, 200), "2.5"),
+    ("changeset-multigroup-10k-vs-300", "changeset-multigroup-group-10000 canopy", "changeset-multigroup-group-300 canopy", (1, 1), "1.2"),
+    ("insert-multigroup-1m-vs-10k", "insert-in-multigroup-view-1m canopy", "insert-in-multigroup-view-10k canopy", (200, 200), "2.0"),
     ("viewport-render-1m-vs-1k", "viewport-1m canopy", "viewport-1k canopy", (20, 20), "1.5"),
     ("terminal-apply-1m-vs-1k", "terminal-apply-1m canopy", "terminal-apply-1k canopy", (1, 1), "1.5"),
     # The batch of an animated array (10k items, ~1% edits, by identity) against Swift's CollectionDifference.

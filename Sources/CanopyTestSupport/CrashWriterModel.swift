@@ -34,3 +34,16 @@ public func crashWriterView(versionTag: String = "1") -> View {
         versionTag: versionTag,
         options: ViewOptions(allowedCollections: [crashWriterEntries.name]))
 }
+
+/// The many-group view the `CrashWriter` keeps up to date with `--with-many-group-view`: every entry in the group of
+/// its part, in "all", and — when its number is a multiple of 3 — in "third", newest first in each.
+public func crashWriterManyGroupView() -> View {
+    View(
+        name: "entries-by-tags",
+        grouping: .manyByObject(crashWriterEntries) { _, entry in
+            Set([entry.part, "all"] + (entry.number % 3 == 0 ? ["third"] : []))
+        },
+        sorting: .byObject(crashWriterEntries) { _, _, entry in SortKey(.descending(entry.number)) },
+        versionTag: "1",
+        options: ViewOptions(allowedCollections: [crashWriterEntries.name]))
+}

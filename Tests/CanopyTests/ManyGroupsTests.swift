@@ -328,6 +328,21 @@ struct ManyGroupsTests {
         }
     }
 
+    @Test("A commit's changes say whether records are per group; the flag survives encoding, an unknown flag is refused")
+    func payloadFlag() throws {
+        let record = ViewRowChange(id: Self.note("k"), original: nil, final: ViewEntry(group: "x", orderBytes: [1, 2]),
+                                   objectChanged: true, metadataChanged: false, reinserted: false)
+        for perGroup in [false, true] {
+            let changes = ViewCommitChanges(rows: [record], isReset: false, recordsPerGroup: perGroup)
+            #expect(try ViewCommitChanges.decode(changes.encoded) == changes)
+        }
+        // A one-group view's payload is byte for byte what it was before the flag existed (second byte 0).
+        #expect(ViewCommitChanges(rows: [], isReset: false).encoded == [1, 0, 0])
+        #expect(ViewCommitChanges(rows: [], isReset: true, recordsPerGroup: true).encoded == [1, 3, 0])
+        let error = #expect(throws: CanopyError.self) { try ViewCommitChanges.decode([1, 4, 0]) }
+        #expect(error?.code == .incompatibleFormat)
+    }
+
     @Test("Malformed entry lists are corruptStore, never a trap", arguments: [
         [0x00], [0x00, 0x05, 0x01, 0x01], [0x00, 0x02, 0x01, 0x09, 0x41], [0x00, 0x01, 0x00, 0x00], [0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],
     ] as [[UInt8]])

@@ -96,6 +96,24 @@ func recipeIndex(database: Database, connection: Connection) throws -> [String] 
     return urgent
 }
 
+/// A row in many groups: an urgent reminder under its list and under "urgent".
+func recipeManyGroups(database: Database, connection: Connection) throws -> [String] {
+    let reminders = recipeReminders
+    // RECIPE many-groups BEGIN
+    let listsAndUrgent = View(
+        name: "lists-and-urgent",
+        grouping: .manyByObject(reminders) { _, reminder in
+            reminder.priority >= 3 ? [reminder.list, "urgent"] : [reminder.list]
+        },
+        sorting: .byObject(reminders) { _, _, reminder in SortKey(.descending(reminder.priority), .ascending(reminder.title)) })
+    try database.register(listsAndUrgent)
+    let urgentTitles = try connection.read { txn in
+        try txn.view("lists-and-urgent").rowIDs(inGroup: "urgent").compactMap { try txn.object(forKey: $0.key, in: reminders)?.title }
+    }
+    // RECIPE many-groups END
+    return urgentTitles
+}
+
 /// Following the change feed from another service: resumable, at least once.
 func recipeFeed(database: Database, apply: @escaping @Sendable (FeedChange) throws -> Void, until done: @escaping @Sendable (UInt64) -> Bool) async throws {
     // RECIPE feed BEGIN

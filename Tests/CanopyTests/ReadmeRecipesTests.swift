@@ -9,7 +9,7 @@ import Testing
 @Suite("README recipes")
 struct ReadmeRecipesTests {
     static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    static let names = ["paging", "delete-group", "observe-async", "live-list", "server", "index", "feed"]
+    static let names = ["paging", "delete-group", "observe-async", "live-list", "server", "index", "many-groups", "feed"]
 
     /// Each README block marked `<!-- recipe: NAME -->` is, line for line (indentation aside), the code between the
     /// `RECIPE NAME` markers of ReadmeRecipes.swift: compiling the tests compiles the README's recipes.
@@ -117,6 +117,16 @@ struct ReadmeRecipesTests {
         try await withReminders(home: 20) { database, connection in
             let urgent = try recipeIndex(database: database, connection: connection)
             #expect(Set(urgent) == Set((0..<20).filter { (3...9).contains($0 % 10) }.map { "home \($0)" }))
+        }
+    }
+
+    @Test func theManyGroupViewShowsAnUrgentReminderUnderItsListAndUnderUrgent() async throws {
+        try await withReminders(home: 20) { database, connection in
+            let urgent = try recipeManyGroups(database: database, connection: connection)
+            let expected = (0..<20).filter { $0 % 10 >= 3 }.map { "home \($0)" }
+            #expect(Set(urgent) == Set(expected))
+            let home = try connection.read { txn in try txn.view("lists-and-urgent").count(inGroup: "home") }
+            #expect(home == 20)
         }
     }
 

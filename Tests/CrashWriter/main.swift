@@ -10,6 +10,7 @@ import Foundation
 //
 // Usage: CrashWriter <database-path> <full|metadataOnly|none> [options]
 //   --with-view            registers `crashWriterView()` (tag "1"), kept up to date by every commit
+//   --with-many-group-view registers `crashWriterManyGroupView()` (a row in 2 or 3 groups), kept up to date too
 //   --view-tag T           with --with-view: registers the view with version tag T (another definition)
 //   --commits N            stops after N commits instead of running until killed
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
@@ -137,6 +138,7 @@ do {
         exit(0)
     }
     if withView { try database.register(crashWriterView(versionTag: viewTag)) }
+    if arguments.contains("--with-many-group-view") { try database.register(crashWriterManyGroupView()) }
     let connection = database.newConnection()
     let entries = crashWriterEntries
     let counter = TypedCollection<Int, NoMetadata>("counter")

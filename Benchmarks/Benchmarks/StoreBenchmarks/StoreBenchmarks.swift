@@ -247,6 +247,7 @@ let benchmarks: @Sendable () -> Void = {
     viewBenchmarks()
     migrationBenchmarks()
     manualBenchmarks()
+    manyGroupBenchmarks()
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()
