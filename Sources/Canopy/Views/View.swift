@@ -22,7 +22,8 @@ import Synchronization
 /// The typed forms of grouping and sorting take a ``/CanopyCore/TypedCollection``: the view then holds only that collection's rows
 /// (its ``viewOptions`` allow only it), so a write to another collection never reaches a closure that would fail to
 /// decode it. A view over several collections groups and sorts with ``ViewGrouping/byRow(_:)`` and
-/// ``ViewSorting/byRow(_:)``.
+/// ``ViewSorting/byRow(_:)``. The `many…` forms of grouping (``ViewGrouping/manyByObject(_:_:)`` and its siblings) put a
+/// row in a set of groups, with an entry, a position and changes per group: see <doc:ManyGroups>.
 ///
 /// Changing the closures' behaviour needs a new `versionTag`: the view is then rebuilt at registration. A changed
 /// ``options`` (allowed collections, parent, what the closures read) rebuilds it too, and registration spot-checks the

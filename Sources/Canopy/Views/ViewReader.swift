@@ -58,7 +58,8 @@ public struct ViewReader {
         return index.groups[group]?.count ?? 0
     }
 
-    /// The number of rows in the whole view.
+    /// The number of rows in the whole view: of entries, for a view whose rows can be in many groups (a row counts
+    /// once per group it is in).
     public func count() throws -> Int {
         try transaction.checkActive()
         return index.totalCount
