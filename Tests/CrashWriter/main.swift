@@ -14,6 +14,8 @@ import Foundation
 //   --commits N            stops after N commits instead of running until killed
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
 //                          n (a row whose record loses every extension's attachment, and moves in the view's order)
+//   --remove-all           first removes every entry (one removeAll) and sets the counter to 0, so that the commits
+//                          that follow write "1-a", "1-b", … again
 //   --commit-log-limit N   opens with this commit log limit (a small one prunes commits other processes missed)
 //   --row-bytes N          gives every row a payload of N bytes (grows the map quickly)
 //   --initial-map-size N   opens with this initial map size (bytes)
@@ -137,6 +139,12 @@ do {
         exit(0)
     }
     if withView { try database.register(crashWriterView(versionTag: viewTag)) }
+    if arguments.contains("--remove-all") {
+        try database.newConnection().readWrite { txn in
+            _ = try txn.removeAll(inCollection: crashWriterEntries.name)
+            try txn.set(0, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter"))
+        }
+    }
     let connection = database.newConnection()
     let entries = crashWriterEntries
     let counter = TypedCollection<Int, NoMetadata>("counter")

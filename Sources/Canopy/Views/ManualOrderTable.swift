@@ -2,7 +2,7 @@
 ///
 /// The table is the list's membership and order: the view's pages are derived from it (a row's sort key is its order
 /// key), so a rebuild of the view from the row scan finds every row in its place again. Order keys leave gaps between
-/// neighbours; an insertion where no gap is left renumbers the list (``ManualListEditor``).
+/// neighbours; an insertion where no gap is left renumbers a few rows around it (``OrderRelabeling``).
 struct ManualOrderTable: Sendable {
     let table: ExtensionTable<StoredRowKeyCoding, UInt64BigEndianCoding>
 
