@@ -80,6 +80,7 @@ public final class AgendaList: DataSourceProvider {
         }
         factory.registerHeaderText { index in
             guard let group = index.group else { return nil }
+            if group == Schema.focus { return "Focus" }
             // Groups of `by-calendar` are "<calendar key> <day>".
             let parts = group.split(separator: " ", maxSplits: 1).map(String.init)
             if parts.count == 2 {
