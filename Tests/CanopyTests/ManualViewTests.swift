@@ -178,10 +178,20 @@ struct ManualViewTests {
                 let from = Int(random.next() % UInt64(count))
                 let to = destination >= 0 ? destination : count - 1
                 try database.newConnection().readWrite { txn throws in try txn.manualList("focus").move(from: from, to: to) }
+                let old = Rendering(sections: [("focus", model.map { RowID(collection: notes.name, key: $0) })])
                 model.insert(model.remove(at: from), at: to)
                 let changeset = try observer.advance()
                 #expect(!changeset.isReload, "\(pattern), move \(move)")
                 changed.append(changeset.rowChanges.count)
+                // Rows renumbered around the place are in the changeset too (moves in place): applied to the list as
+                // it was, it still gives the list as it is.
+                let new = Rendering(sections: [("focus", model.map { RowID(collection: notes.name, key: $0) })])
+                do {
+                    let applied = try ChangesetApplier.apply(changeset, to: old) { _ in new.sections[0].rows }
+                    #expect(applied == new, "\(pattern), move \(move) from \(from) to \(to)")
+                } catch let violation as ChangesetViolation {
+                    Issue.record("\(violation); \(pattern), move \(move)")
+                }
             }
             try database.newConnection().read { txn throws in
                 #expect(try Self.keys(txn) == model, "\(pattern)")
