@@ -32,6 +32,9 @@ struct FocusTests {
             let printed = reminders(["focus", "--db", path]).out
             #expect(printed.hasPrefix("Focus\n"), "\(printed)")
             #expect(printed.contains("[ ] File taxes"), "\(printed)")
+            // The list mixes days: a due reminder says which.
+            #expect(reminders(["edit", "3", "--to", "2026-11-26 09:00", "--db", path]).status == 0)
+            #expect(reminders(["focus", "--db", path]).out.contains("Thu 26 Nov 09:00  [ ] File taxes"))
             // Done reminders stay (shown done); deleted ones leave; removed ones stay in the agenda.
             #expect(reminders(["done", "4", "--db", path]).status == 0)
             #expect(reminders(["focus", "--db", path]).out.contains("[x] Water plants"))
