@@ -65,6 +65,27 @@ struct ManualListCatchUpTests {
         try database.newConnection().read { txn throws in #expect(try Self.keys(txn) == ["5-b"] + expected) }
     }
 
+    /// Saw it fail before the rebuild looked at the retired slot: the list still held "4-b" and "5-b".
+    @Test("When the commit log no longer covers the gap, the rebuild drops rows another process removed and wrote again",
+          .timeLimit(.minutes(5)))
+    func removedAndRewrittenBeyondTheLog() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none, commitLogLimit: 4))
+        let focus = ManualView.make(name: "focus", collections: [crashWriterEntries.name])
+        try database.register(focus)
+        try Self.seed(database, order: ["4-b", "1-a", "5-b", "5-a", "3-b", "2-a"])
+        // 20 commits (6…25) with a log of 4: the list cannot catch up, it is rebuilt.
+        try ExtensionCurrencyTests.runWriter(path, ["--commits", "20", "--churn", "--commit-log-limit", "4"])
+        #expect(try database.catchUpExtensions())
+        #expect(focus.lastPopulation?.reason.contains("beyond what the commit log covers") == true, "\(String(describing: focus.lastPopulation))")
+        try database.newConnection().read { txn throws in
+            #expect(try Self.keys(txn) == ["1-a", "3-b", "2-a"])
+            #expect(try txn.view("focus").checkInvariants() == [])
+        }
+    }
+
     /// Saw it fail before: the collection's rows were written again after it was emptied, and the rebuild that the
     /// catch-up asked for kept them in the list.
     @Test("A collection another process emptied and wrote again leaves the list without a rebuild", .timeLimit(.minutes(5)))
