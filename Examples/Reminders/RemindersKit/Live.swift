@@ -106,7 +106,11 @@ final class LiveAgenda {
         let tabs = zip(1..., segmented.segments).map { index, segment in
             index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
         }
-        let keys = interactive ? " · space done · d delete · t tomorrow · r rename calendar · f focus · [ ] reorder · q quit" : " · live · q quits"
+        // The keys of the segment shown, the most useful first (a narrow terminal cuts the end).
+        let inFocus = segmented.selectedIndex == segments.count - 1
+        let keys = !interactive ? " · live · q quits"
+            : inFocus ? " · [ ] move up/down · f unfocus · space done · q quit"
+            : " · space done · f focus · d delete · t tomorrow · r rename calendar · q quit"
         return tabs.joined(separator: " ") + keys
     }
 
