@@ -22,6 +22,10 @@
 /// can reach that far. Nothing else a guarded call touches lives there (a fault means nothing is mapped there).
 #define MAP_SLACK ((size_t)1 << 18)
 
+/// The bottom of the address space that is never mapped (Linux's default vm.mmap_min_addr): a fault there during a
+/// guarded call is a null pointer LMDB followed.
+#define NULL_PAGE_LIMIT ((uintptr_t)1 << 16)
+
 /// What the calling thread is doing: inside a guarded call of `guard` (with `jump` to return to), or not.
 struct thread_guard {
     sigjmp_buf *jump;
@@ -37,10 +41,11 @@ static struct sigaction previous_segv;
 static struct sigaction previous_bus;
 
 /// Records the first crash of `guard`'s environment (later ones, also on other threads, keep the first).
-static void record(canopy_lmdb_guard *guard, int signal_number, size_t offset, const char *message) {
+static void record(canopy_lmdb_guard *guard, int signal_number, int in_map, size_t offset, const char *message) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&guard->recording, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         guard->fault_signal = signal_number;
+        guard->fault_in_map = in_map;
         guard->fault_offset = offset;
         size_t length = 0;
         if (message != NULL) {
@@ -85,8 +90,12 @@ static void fault_handler(int signal_number, siginfo_t *info, void *context) {
     if (thread->jump != NULL && guard != NULL && info != NULL && info->si_code > 0) {
         uintptr_t address = (uintptr_t)info->si_addr;
         uintptr_t start = (uintptr_t)guard->map_start;
-        if (start != 0 && address >= start && address - start < guard->map_length + MAP_SLACK) {
-            record(guard, signal_number, (size_t)(address - start), NULL);
+        int in_map = start != 0 && address >= start && address - start < guard->map_length + MAP_SLACK;
+        // A null pointer plus a field's offset: LMDB following a damaged node's flags to a structure the table does
+        // not have (a duplicate-data cursor of a table without duplicates). Only when the map is known, as above.
+        int null_page = start != 0 && address < NULL_PAGE_LIMIT;
+        if (in_map || null_page) {
+            record(guard, signal_number, in_map, in_map ? (size_t)(address - start) : (size_t)address, NULL);
             sigjmp_buf *jump = thread->jump;
             thread->jump = NULL;
             siglongjmp(*jump, 1);
@@ -99,7 +108,7 @@ static void fault_handler(int signal_number, siginfo_t *info, void *context) {
 static void assertion_failed(MDB_env *env, const char *message) {
     struct thread_guard *thread = &current_thread;
     if (thread->jump != NULL && thread->guard != NULL && thread->guard->env == env) {
-        record(thread->guard, 0, 0, message);
+        record(thread->guard, 0, 0, 0, message);
         sigjmp_buf *jump = thread->jump;
         thread->jump = NULL;
         siglongjmp(*jump, 1);
@@ -232,14 +241,17 @@ void canopy_lmdb_guard_refresh_map(canopy_lmdb_guard *guard) {
     }
     guard->map_start = start;
     guard->map_length = length;
+    MDB_stat stat;
+    if (mdb_env_stat(guard->env, &stat) == 0) guard->page_size = stat.ms_psize;
     refresh_file_end(guard);
 }
 
 canopy_lmdb_damage canopy_lmdb_guard_damage(const canopy_lmdb_guard *guard) {
-    canopy_lmdb_damage damage = {0, 0, 0, NULL};
+    canopy_lmdb_damage damage = {0, 0, 0, 0, NULL};
     if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) {
         damage.damaged = 1;
         damage.fault_signal = guard->fault_signal;
+        damage.fault_in_map = guard->fault_in_map;
         damage.fault_offset = guard->fault_offset;
         damage.assertion = guard->assertion;
     }
@@ -254,23 +266,20 @@ int canopy_lmdb_guard_readable_slow(canopy_lmdb_guard *guard, const void *data, 
 }
 
 // The guarded call: refuse a damaged environment; otherwise mark the thread as inside a call of `guard`, call, unmark.
-// A contained crash comes back from sigsetjmp a second time, with 1. (`thread` and `saved` are set before sigsetjmp
-// and not changed after it, so they hold their values when the jump returns.)
+// A contained crash comes back from sigsetjmp a second time, with 1 (the handler has unmarked the thread). Guarded
+// calls do not nest (LMDB calls nothing of ours back inside them), so there is no outer mark to restore. (`thread` is
+// set before sigsetjmp and not changed after it, so it holds its value when the jump returns.)
 #define GUARDED(guard, call)                                               \
     do {                                                                   \
         if (__atomic_load_n(&(guard)->damaged, __ATOMIC_ACQUIRE))          \
             return CANOPY_LMDB_REFUSED;                                    \
         struct thread_guard *thread = &current_thread;                     \
-        struct thread_guard saved = *thread;                               \
         sigjmp_buf jump;                                                   \
-        if (sigsetjmp(jump, 0) != 0) {                                     \
-            *thread = saved;                                               \
-            return CANOPY_LMDB_CONTAINED;                                  \
-        }                                                                  \
+        if (sigsetjmp(jump, 0) != 0) return CANOPY_LMDB_CONTAINED;         \
         thread->guard = (guard);                                           \
         thread->jump = &jump;                                              \
         int rc = (call);                                                   \
-        *thread = saved;                                                   \
+        thread->jump = NULL;                                               \
         return rc;                                                         \
     } while (0)
 

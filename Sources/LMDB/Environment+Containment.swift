@@ -27,12 +27,19 @@ extension Environment {
         guard code == .crashContained || code == .environmentDamaged else {
             return makeError(rc, operation, path: path, database: database)
         }
+        let first = state.withLock { state in
+            if state.firstCrash == nil, code == .crashContained { state.firstCrash = (operation, database) }
+            return state.firstCrash
+        }
+        var crash = damageDescription
+        if let first { crash += ", in \(first.operation)" + (first.database.map { " of database '\($0)'" } ?? "") }
         let what = code == .crashContained
-            ? "LMDB crashed in this call on a damaged page (\(damageDescription)); the crash was contained and the transaction ended"
-            : "an earlier LMDB call crashed on a damaged page of this environment (\(damageDescription)); nothing is read or written through it again in this process"
+            ? "LMDB crashed in this call on a broken page (\(crash)); the crash was contained and the transaction ended"
+            : "an earlier LMDB call crashed on a broken page (\(crash))"
         return LMDBError(
             code: code, operation: operation, path: path, database: database,
-            hint: "The database is damaged: \(what). Restore the database from a backup (`canopy verify` on a copy tells what is still readable)")
+            hint: "The database is damaged: \(what). Nothing is read or written through this environment again in this process. Restore the database from a backup (`canopy verify` on a copy tells what is still readable)",
+            damage: crash)
     }
 
     /// The first contained crash, for a message: the signal and the page, or LMDB's assertion.
@@ -44,7 +51,10 @@ extension Environment {
             return "a failed assertion: \(message)"
         }
         let name = damage.fault_signal == SIGBUS ? "SIGBUS" : damage.fault_signal == SIGSEGV ? "SIGSEGV" : "signal \(damage.fault_signal)"
-        let pageSize = max(1, statistics().pageSize)
+        if damage.fault_in_map == 0 {
+            return "\(name) at address \(damage.fault_offset), a null pointer LMDB followed from a damaged page"
+        }
+        let pageSize = max(1, containment.pointee.page_size)
         let offset = Int(clamping: damage.fault_offset)
         let fileSize = Int(clamping: containment.pointee.file_end)
         let place = offset >= fileSize
@@ -70,12 +80,13 @@ extension Environment {
     func unreadable(_ bytes: MDB_val, _ what: String, _ operation: String, database: Database?, key: [UInt8]?) -> LMDBError {
         let offset = Int(bitPattern: bytes.mv_data) &- Int(bitPattern: UnsafeRawPointer(containment.pointee.map_start))
         let fileSize = Int(clamping: containment.pointee.file_end)
-        let pageSize = max(1, statistics().pageSize)
+        let pageSize = max(1, containment.pointee.page_size)
         let place = offset >= 0 && offset < fileSize ? "at page \(offset / pageSize)" : "outside the file"
+        let damage = "a \(what) \(place) claims \(bytes.mv_size) bytes, past the end of data.mdb (\(fileSize) bytes)"
         return LMDBError(
             code: .valueOutsideFile, operation: operation, path: path, database: database?.name,
-            hint: "The database is damaged: a \(what) \(place) claims \(bytes.mv_size) bytes, which run past the end of data.mdb (\(fileSize) bytes); nothing was read from it. Restore the database from a backup (`canopy verify` on a copy tells what is still readable)",
-            key: key)
+            hint: "The database is damaged: \(damage); nothing was read from it. Restore the database from a backup (`canopy verify` on a copy tells what is still readable)",
+            key: key, damage: damage)
     }
 
     /// Releases the write lock of a write transaction abandoned after a contained crash (see

@@ -50,6 +50,8 @@ public final class Environment: @unchecked Sendable {
     struct State {
         var activeTransactions = 0
         var mapSize: Int
+        /// The call that crashed first (contained), and its database: for the errors of later calls.
+        var firstCrash: (operation: String, database: String?)?
     }
     let state: Mutex<State>
     /// Serializes remapping (map growth) against uses of transactions; see ``withAccess(_:)``.
@@ -216,21 +218,24 @@ public final class Environment: @unchecked Sendable {
 
     /// Remaps to `size` (0: the size recorded by the last commit), never below the current size. Holds the gate.
     private func remap(to size: Int) throws {
-        try state.withLock { state in
+        // Guarded (LMDB reads the meta pages), and the guard learns the new map's place. A failure is turned into an
+        // error after the lock is released (`failure` takes it).
+        let rc: Int32 = state.withLock { state in
             let previous = state.mapSize
-            // Guarded (LMDB reads the meta pages), and the guard learns the new map's place.
             var rc = canopy_mdb_env_set_mapsize(containment, size)
-            if rc != 0 { throw failure(rc, "mdb_env_set_mapsize", database: nil) }
+            if rc != 0 { return rc }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             if info.me_mapsize < previous && size == 0 {
                 // The last writer's recorded size is smaller than ours: keep ours (more room, same file).
                 rc = canopy_mdb_env_set_mapsize(containment, previous)
-                if rc != 0 { throw failure(rc, "mdb_env_set_mapsize", database: nil) }
+                if rc != 0 { return rc }
                 mdb_env_info(handle, &info)
             }
             state.mapSize = info.me_mapsize
+            return 0
         }
+        if rc != 0 { throw failure(rc, "mdb_env_set_mapsize", database: nil) }
     }
 
     /// The number of transactions of this process that are open now.

@@ -140,15 +140,24 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     public var hint: String?
     /// The key involved, when the failure concerns one value (``Code/checksumMismatch``).
     public var key: [UInt8]?
+    /// What is damaged and where, for the codes that report damage LMDB met: for ``Code/crashContained`` and
+    /// ``Code/environmentDamaged`` the environment's first contained crash ("SIGBUS reading page 1234 of data.mdb, in
+    /// mdb_cursor_get of database 'canopy.objects'"), for ``Code/valueOutsideFile`` the value ("a value at page 10
+    /// claims 4294967295 bytes, past the end of data.mdb (1495040 bytes)").
+    public var damage: String?
 
     /// Creates an error.
-    public init(code: Code, operation: String, path: String? = nil, database: String? = nil, hint: String? = nil, key: [UInt8]? = nil) {
+    public init(
+        code: Code, operation: String, path: String? = nil, database: String? = nil, hint: String? = nil, key: [UInt8]? = nil,
+        damage: String? = nil
+    ) {
         self.code = code
         self.operation = operation
         self.path = path
         self.database = database
         self.hint = hint
         self.key = key
+        self.damage = damage
     }
 
     /// A one-line description: the operation, the code with LMDB's message, where, and what to do.

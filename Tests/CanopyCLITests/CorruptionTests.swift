@@ -18,7 +18,7 @@ struct CorruptionTests {
     enum Outcome: String, CaseIterable, Comparable {
         /// Exit 0: the command found nothing wrong (the damage was where it did not look, or it was silently missed).
         case silent
-        /// A `canopy verify` report of problems, or the report of a crash contained in a child process.
+        /// A `canopy verify` report of problems, or the report of a crash contained in canopy's child process.
         case report
         /// A non-zero exit with a typed error message.
         case typedError = "typed error"
@@ -139,7 +139,8 @@ struct CorruptionTests {
         if run.timedOut { return .hang }
         if run.signalled { return .signal }
         if run.status == 0 { return .silent }
-        if run.output.contains("FAILED") || run.errors.contains("the database is damaged") { return .report }
+        // A verify report, or the report of a crash contained in canopy's child process ("`canopy X` crashed (SIG…)").
+        if run.output.contains("FAILED") || run.errors.contains("` crashed (") { return .report }
         if run.errors.contains("error") || run.output.hasPrefix("error ") { return .typedError }
         return .unexplained
     }

@@ -167,6 +167,30 @@ struct ContainmentTests {
         }
     }
 
+    @Test("a node flagged as duplicate data in a table without duplicates: LMDB's null pointer (SIGSEGV near 0) becomes crashContained")
+    func nullPointerFromDamagedFlags() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeEnvironment(at: directory.path, count: 20)
+            try Self.damage(directory.path) { data in
+                let leaf = try #require(Self.pages(.leaf, in: data).first)
+                let base = leaf * Self.pageSize
+                let lower = Int(data[base + 12]) | Int(data[base + 13]) << 8
+                for slot in stride(from: 16, to: lower, by: 2) {
+                    let node = base + (Int(data[base + slot]) | Int(data[base + slot + 1]) << 8)
+                    if Array(data[node + 8..<node + 12]) == key(3) { data[node + 4] = 0x04 }  // F_DUPDATA
+                }
+            }
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "t")
+            #expect(try environment.read { txn in try txn.value(forKey: key(2), in: table) } == value(2, count: 100))
+            let crash = expectError(.crashContained) { try environment.read { txn in _ = try txn.value(forKey: key(3), in: table) } }
+            #expect(crash?.damage?.contains("SIGSEGV at address") == true, "\(String(describing: crash))")
+            #expect(crash?.damage?.contains("in mdb_get of database 't'") == true, "\(String(describing: crash))")
+            let later = expectError(.environmentDamaged) { try environment.read { txn in _ = try txn.value(forKey: key(2), in: table) } }
+            #expect(later?.damage == crash?.damage)
+        }
+    }
+
     @Test("crashes are contained in this process (the handlers are installed unless CANOPY_LMDB_CONTAINMENT=off)")
     func enabled() {
         #expect(Environment.containsCrashes == (ProcessInfo.processInfo.environment["CANOPY_LMDB_CONTAINMENT"] != "off"))

@@ -4,15 +4,17 @@
 // Guarded calls into liblmdb: a crash inside LMDB on a damaged page becomes a return code.
 //
 // LMDB trusts its pages. A damaged branch or leaf page can make it read outside the file (SIGBUS past the file's
-// end, SIGSEGV past the map) or fail one of its assertions, which calls abort(). Each `canopy_mdb_*` function below
-// calls the LMDB function of the same name after a `sigsetjmp` (signal mask not saved: no system call), with the
-// thread's guard pointing at it. A SIGSEGV or SIGBUS raised by the kernel while the thread is inside a guarded call,
-// at an address inside that environment's map (or just past it), and a failed LMDB assertion in that environment,
+// end, SIGSEGV past the map or through a null pointer to a structure a damaged flag says exists) or fail one of its
+// assertions, which calls abort(). Each `canopy_mdb_*` function below calls the LMDB function of the same name after a
+// `sigsetjmp` (signal mask not saved: no system call), with the thread's guard pointing at it. A SIGSEGV or SIGBUS
+// raised by the kernel while the thread is inside a guarded call, at an address inside that environment's map (or just
+// past it) or in the first 64 KiB (never mapped: a null pointer plus a field's offset), and a failed LMDB assertion
+// in that environment,
 // jump back to the guarded call, which returns CANOPY_LMDB_CONTAINED. The environment is then marked damaged: every
 // later guarded call on it returns CANOPY_LMDB_REFUSED at once, without entering LMDB. Any other fault goes to the
 // handler that was installed before (the Swift runtime's backtracer, or the default action).
 //
-// Not contained: a fault outside a guarded call, a fault at an address outside the map (a bug, not a damaged page),
+// Not contained: a fault outside a guarded call, a fault at another address (not a damaged page's doing),
 // and damage a write transaction copies from a broken page into its own memory before anything faults.
 
 #include <lmdb.h>
@@ -34,6 +36,8 @@ typedef struct canopy_lmdb_guard {
     /// contained or bounds-checked for this environment). Changed only while no guarded call runs (a remap).
     const char *map_start;
     size_t map_length;
+    /// LMDB's page size (for messages).
+    size_t page_size;
     /// Bytes of the data file known to exist (the file only grows while it is open); refreshed when a value seems
     /// to end past it.
     size_t file_end;
@@ -43,7 +47,9 @@ typedef struct canopy_lmdb_guard {
     int recording;
     /// SIGSEGV or SIGBUS, or 0 for a failed assertion.
     int fault_signal;
-    /// The fault address minus map_start (for a signal).
+    /// For a signal: 1 when the fault address was in the map (or just past it), 0 when it was in the first 64 KiB.
+    int fault_in_map;
+    /// The fault address minus map_start (in the map), or the address itself (in the first 64 KiB).
     size_t fault_offset;
     /// LMDB's assertion message (for an assertion), NUL-terminated.
     char assertion[400];
@@ -55,7 +61,9 @@ typedef struct canopy_lmdb_damage {
     int damaged;
     /// SIGSEGV or SIGBUS, or 0 for a failed assertion.
     int fault_signal;
-    /// For a signal: where, as an offset into the data file (the page is offset / page size).
+    /// For a signal: 1 when the fault address was in the map, 0 when it was a null pointer plus an offset.
+    int fault_in_map;
+    /// For a signal: where, as an offset into the data file (the page is offset / page size), or the address.
     size_t fault_offset;
     /// For an assertion: LMDB's message (file, line, expression, function).
     const char *assertion;

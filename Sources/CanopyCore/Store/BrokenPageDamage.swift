@@ -10,34 +10,29 @@ enum BrokenPageDamage {
     }
 
     /// The ``CanopyError/Code/corruptStore`` for `lmdb`, naming the table (and the row or record when LMDB's error has
-    /// its key) and what to do.
+    /// its key), what LMDB met, and what to do.
     static func error(_ lmdb: LMDBError, path: String?, collection: String? = nil, key: String? = nil) -> CanopyError {
         let place = StoredRecordDamage.Place(table: lmdb.database ?? "(main)", key: lmdb.key, path: path)
+        let damage = lmdb.damage.map { " (\($0))" } ?? ""
         let what: String
         switch lmdb.code {
         case .crashContained:
-            what = "LMDB crashed on a broken page reading \(place.text), and the crash was contained"
+            what = "LMDB crashed on a broken page reading \(place.text)\(damage), and the crash was contained. Nothing more is read or written through this database in this process"
         case .environmentDamaged:
-            what = "an earlier LMDB call crashed on a broken page of this database, so \(place.text) is not read"
+            what = "an earlier LMDB call crashed on a broken page\(damage), and the crash was contained. Nothing more is read or written through this database in this process"
         case .valueOutsideFile:
-            what = "a broken page holds \(place.text), whose size or place runs past the end of the file"
+            what = "a broken page holds \(place.text), whose size or place runs past the end of the file\(damage). Nothing was read from it"
         case .corrupted:
-            what = "LMDB met a broken page reading \(place.text)"
+            what = "LMDB met a broken page (of the wrong kind) reading \(place.text)"
         default:
-            what = "LMDB found a page missing reading \(place.text)"
+            what = "LMDB found a page missing (past the last one) reading \(place.text)"
         }
-        var detail = ""
-        if let hint = lmdb.hint {
-            // The LMDB layer's hint: what crashed and where (its own advice is repeated below).
-            let cause = hint.split(separator: ". Restore", maxSplits: 1).first.map(String.init) ?? hint
-            detail = " (\(cause.replacingOccurrences(of: "The database is damaged: ", with: "")))"
-        }
-        let closed = lmdb.code == .crashContained || lmdb.code == .environmentDamaged
-            ? " Nothing more is read or written through this database in this process; close it." : ""
+        // A refused call names no place of its own: the damage is where the first crash was.
+        let named: StoredRecordDamage.Place? = lmdb.code == .environmentDamaged ? nil : place
         return CanopyError(
             .corruptStore,
-            "the database is damaged: \(what)\(detail).\(closed) Restore the database from a backup (`canopy verify` on a copy tells what is still readable)",
-            path: path, collection: place.collection ?? collection, key: place.rowKey ?? key, extensionName: place.extensionName,
+            "the database is damaged: \(what). Restore the database from a backup (`canopy verify` on a copy tells what is still readable)",
+            path: path, collection: named?.collection ?? collection, key: named?.rowKey ?? key, extensionName: named?.extensionName,
             underlying: lmdb)
     }
 }
