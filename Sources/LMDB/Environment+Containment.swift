@@ -86,7 +86,8 @@ extension Environment {
         return LMDBError(
             code: .valueOutsideFile, operation: operation, path: path, database: database?.name,
             hint: "The database is damaged: \(damage); nothing was read from it. Restore the database from a backup (`canopy verify` on a copy tells what is still readable)",
-            key: key, damage: damage)
+            key: key.flatMap { $0.count <= 511 ? $0 : nil },  // longer: the key itself is damaged
+            damage: damage)
     }
 
     /// Releases the write lock of a write transaction abandoned after a contained crash (see

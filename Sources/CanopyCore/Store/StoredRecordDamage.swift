@@ -29,7 +29,11 @@ enum StoredRecordDamage {
             text = key == nil ? "table '\(table)'" : "table '\(table)', key \(describe(keyBytes))"
             if key != nil, table == "canopy.objects" || table == "canopy.metadata", let id = keyBytes.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
                 let name = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
-                let keyText = keyBytes.withUnsafeBytes { RowKey.key(of: $0) }
+                // A key read from a damaged page may be any bytes: shown as text only when it is printable.
+                var keyText = keyBytes.withUnsafeBytes { RowKey.key(of: $0) }
+                if keyText.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{FFFD}" }) || keyText.utf8.count > 507 {
+                    keyText = describe(Array(keyBytes.dropFirst(4)))
+                }
                 (collection, rowKey) = (name, keyText)
                 text = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
             } else if keyBytes.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == "canopy.commits" {
