@@ -31,9 +31,10 @@ import Darwin
 /// page), the transaction is ended, and the environment is *damaged* for the rest of the process: every later call
 /// throws ``LMDBError/Code/environmentDamaged`` without entering LMDB, writes included. A key or value LMDB hands
 /// out that would run past the end of the file throws ``LMDBError/Code/valueOutsideFile`` before anything reads it.
-/// Not contained: a fault outside LMDB's calls or at an address outside the map (a bug, not a damaged page), and
-/// damage a write transaction copies from a broken page into its own memory before anything faults. With the
-/// environment variable `CANOPY_LMDB_CONTAINMENT=off` crashes end the process as they would without this layer.
+/// Not contained: a fault outside LMDB's calls or at an address neither in the map nor near zero (a bug, not a
+/// damaged page), and damage a write transaction copies from a broken page into its own memory before anything
+/// faults. With the environment variable `CANOPY_LMDB_CONTAINMENT=off` crashes end the process as they would without
+/// this layer.
 public final class Environment: @unchecked Sendable {
     // @unchecked: `handle` is an MDB_env, which LMDB documents as safe to share between threads; `containment` is
     // written only at open and while remapping (no call of the environment runs then: AccessGate) and by the fault
