@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Canopy", targets: ["Canopy"]),
         .library(name: "CanopyCore", targets: ["CanopyCore"]),
         .library(name: "CanopyIndexes", targets: ["CanopyIndexes"]),
+        .library(name: "CanopySearch", targets: ["CanopySearch"]),
         .executable(name: "canopy", targets: ["canopy"]),
         .library(name: "CanopySource", targets: ["CanopySource"]),
         .library(name: "CanopyTerminal", targets: ["CanopyTerminal"]),
@@ -45,6 +46,9 @@ let package = Package(
         .target(name: "Canopy", dependencies: ["CanopyCore"]),
         // A secondary index (rows by a value; lookups by value and range): another extension built only on CanopyCore.
         .target(name: "CanopyIndexes", dependencies: ["CanopyCore"]),
+        // Full-text search: an index (words, prefixes, phrases, BM25) built only on CanopyCore's extension interface,
+        // and live search results as a Canopy view.
+        .target(name: "CanopySearch", dependencies: ["Canopy", "CanopyCore"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
         .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "LMDB"], path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
@@ -74,6 +78,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ], exclude: ["Fixtures"]),
+        .testTarget(name: "CanopySearchTests", dependencies: ["CanopySearch", "Canopy", "CanopyCore", "CanopySource", "CanopyTestSupport", "CrashWriter"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),

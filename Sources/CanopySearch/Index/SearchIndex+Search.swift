@@ -1,0 +1,218 @@
+import CanopyCore
+
+extension SearchIndex {
+    /// The rows matching `query`, best first (BM25; ties by collection, then key, as views order them), at most
+    /// `limit`, with the ranges of the matched words in each field when `highlights` is set.
+    ///
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` for a query that does not parse (see
+    ///   ``SearchQuery``) or a negative limit; ``/CanopyCore/CanopyError/Code/staleView`` when the index lags the
+    ///   store (rows written by a process that did not register it); ``/CanopyCore/CanopyError/Code/corruptStore``.
+    public func search(_ query: String, in transaction: ReadTransaction, limit: Int = 20, highlights: Bool = true) throws -> [SearchHit] {
+        try search(try SearchQuery(query), in: transaction, limit: limit, highlights: highlights)
+    }
+
+    /// The rows matching `query`, best first, at most `limit` (see ``search(_:in:limit:highlights:)-(String,_,_,_)``).
+    public func search(_ query: SearchQuery, in transaction: ReadTransaction, limit: Int = 20, highlights: Bool = true) throws -> [SearchHit] {
+        guard limit >= 0 else { throw CanopyError(.invalidArgument, "the limit is \(limit); give 0 or more", extensionName: name) }
+        let matched = try matches(of: query, in: transaction)
+        let weights = fields.map(\.weight)
+        var scored = matched.documents.map { document, match in
+            (document: document, score: SearchRanking.score(occurrences: match.occurrences, length: match.length, weights: weights, statistics: matched.statistics))
+        }
+        scored.sort { $0.score > $1.score }
+        guard limit > 0, !scored.isEmpty else { return [] }
+        // Rows that tie with the last one kept are ordered by row key: resolve all of them, then cut.
+        let threshold = scored[min(limit, scored.count) - 1].score
+        let candidates = scored.prefix { $0.score >= threshold }
+        let tables = try tables()
+        var resolved: [(key: StoredRowKey, score: Double)] = []
+        resolved.reserveCapacity(candidates.count)
+        for candidate in candidates {
+            guard let rowKey = try tables.documents.value(forKey: candidate.document, in: transaction) else {
+                throw corrupt("document \(candidate.document) has postings but no row")
+            }
+            resolved.append((rowKey, candidate.score))
+        }
+        resolved.sort { $0.score != $1.score ? $0.score > $1.score : $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
+        var hits: [SearchHit] = []
+        for entry in resolved.prefix(limit) {
+            guard let id = try transaction.rowID(for: entry.key) else { throw corrupt("a document names an unknown collection") }
+            let highlighted = highlights ? try self.highlights(of: query, forRow: entry.key, in: transaction) : []
+            hits.append(SearchHit(id: id, score: entry.score, fields: highlighted))
+        }
+        return hits
+    }
+
+    /// The number of rows matching `query`.
+    /// - Throws: as ``search(_:in:limit:highlights:)-(SearchQuery,_,_,_)``.
+    public func count(matching query: SearchQuery, in transaction: ReadTransaction) throws -> Int {
+        try matches(of: query, in: transaction).documents.count
+    }
+
+    /// The fields of row `id` with the ranges of the words `query` matches in them (empty when the row is not
+    /// indexed).
+    public func highlights(of query: SearchQuery, for id: RowID, in transaction: ReadTransaction) throws -> [SearchHit.Field] {
+        try transaction.requireCurrentExtension(named: name)
+        guard let rowKey = try transaction.storedRowKey(for: id) else { return [] }
+        return try highlights(of: query, forRow: rowKey, in: transaction)
+    }
+
+    func highlights(of query: SearchQuery, forRow rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> [SearchHit.Field] {
+        guard let stored = try transaction.storedRow(for: rowKey),
+              let texts = try texts(of: SearchRow(id: stored.id, source: .stored(stored, transaction))) else { return [] }
+        return zip(fields, texts).compactMap { field, text in
+            guard let text else { return nil }
+            return SearchHit.Field(name: field.name, text: text, ranges: SearchMatcher.highlightedRanges(of: query, in: SearchTokenizer.tokens(of: text)))
+        }
+    }
+
+    /// The statistics `query` is ranked with now (see ``SearchStatistics``).
+    public func statistics(of query: SearchQuery, in transaction: ReadTransaction) throws -> SearchStatistics {
+        try matches(of: query, in: transaction).statistics
+    }
+
+    /// What one matched row contributes to ranking.
+    struct DocumentMatch {
+        var length = 0
+        /// Per term, occurrences per field.
+        var occurrences: [[Int]]
+    }
+
+    /// The rows matching every term of `query` (by document number) and the statistics to rank them with.
+    func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> (documents: [UInt64: DocumentMatch], statistics: SearchStatistics) {
+        try transaction.requireCurrentExtension(named: name)
+        let tables = try tables()
+        let state = try state(in: transaction)
+        var documents: [UInt64: DocumentMatch]?
+        var termCounts: [Int] = []
+        for term in query.terms {
+            let found = try occurrences(of: term, in: tables, transaction)
+            termCounts.append(found.count)
+            if var current = documents {
+                for document in Array(current.keys) {
+                    if let termMatch = found[document] {
+                        current[document]?.occurrences.append(termMatch.counts)
+                    } else {
+                        current[document] = nil
+                    }
+                }
+                documents = current
+            } else {
+                var first: [UInt64: DocumentMatch] = [:]
+                first.reserveCapacity(found.count)
+                for (document, termMatch) in found {
+                    var match = DocumentMatch(length: termMatch.length, occurrences: [])
+                    match.occurrences.reserveCapacity(query.terms.count)
+                    match.occurrences.append(termMatch.counts)
+                    first[document] = match
+                }
+                documents = first
+            }
+        }
+        let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: termCounts)
+        return (documents ?? [:], statistics)
+    }
+
+    /// The rows where `term` occurs, with its occurrences per field and the row's length.
+    private func occurrences(of term: SearchQuery.Term, in tables: SearchIndexTables, _ transaction: ReadTransaction) throws -> [UInt64: (length: Int, counts: [Int])] {
+        let words = term.wordBytes
+        let fieldCount = fields.count
+        if words.count == 1 {
+            var found: [UInt64: (length: Int, counts: [Int])] = [:]
+            try walk(words[0], prefix: term.isPrefix, tables, transaction, positions: false) { document, posting in
+                var entry = found[document] ?? (posting.length, [Int](repeating: 0, count: fieldCount))
+                for (field, count) in posting.counts where field < fieldCount { entry.counts[field] += count }
+                found[document] = entry
+            }
+            return found
+        }
+        // A phrase: the positions of each word, per row and field; then the starts where all follow in order.
+        var perWord: [[UInt64: (length: Int, positions: [Set<Int>])]] = []
+        for (offset, word) in words.enumerated() {
+            let isPrefix = term.isPrefix && offset == words.count - 1
+            var found: [UInt64: (length: Int, positions: [Set<Int>])] = [:]
+            let restrict = perWord.first
+            try walk(word, prefix: isPrefix, tables, transaction, positions: true) { document, posting in
+                if let restrict, restrict[document] == nil { return }
+                var entry = found[document] ?? (posting.length, [Set<Int>](repeating: [], count: fieldCount))
+                for (index, count) in posting.counts.enumerated() where count.field < fieldCount && index < posting.positions.count {
+                    entry.positions[count.field].formUnion(posting.positions[index])
+                }
+                found[document] = entry
+            }
+            perWord.append(found)
+        }
+        var result: [UInt64: (length: Int, counts: [Int])] = [:]
+        guard let first = perWord.first else { return result }
+        for (document, entry) in first {
+            var counts = [Int](repeating: 0, count: fieldCount)
+            for field in 0..<fieldCount {
+                for start in entry.positions[field] {
+                    var all = true
+                    for offset in 1..<perWord.count {
+                        guard let other = perWord[offset][document], other.positions[field].contains(start + offset) else { all = false; break }
+                    }
+                    if all { counts[field] += 1 }
+                }
+            }
+            if counts.contains(where: { $0 > 0 }) { result[document] = (entry.length, counts) }
+        }
+        return result
+    }
+
+    /// Visits the postings of `word` (or of every word starting with it).
+    private func walk(
+        _ word: [UInt8], prefix: Bool, _ tables: SearchIndexTables, _ transaction: ReadTransaction, positions: Bool,
+        _ visit: (UInt64, (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]])) throws -> Void
+    ) throws {
+        let keyPrefix = prefix ? word : word + [0]
+        var failure: Error?
+        try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
+            do {
+                let document = try SearchPosting.document(ofKey: key)
+                try visit(document, try SearchPosting.decode(value, positions: positions))
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure is CanopyError ? failure : corrupt("a posting is malformed (\(failure))") }
+    }
+}
+
+/// A row that matches a query: its address, its BM25 score and, when asked for, its fields with the ranges of the
+/// matched words.
+public struct SearchHit: Sendable {
+    /// A field of the hit: its text and the ranges in it of the words the query matched.
+    public struct Field: Sendable, Hashable {
+        /// The field's name.
+        public var name: String
+        /// The field's text, as the row holds it.
+        public var text: String
+        /// The ranges of the matched words in ``text``, in order.
+        public var ranges: [Range<String.Index>]
+
+        /// ``text`` with each matched word between `open` and `close` (terminal escapes, HTML tags, brackets).
+        public func highlighted(open: String, close: String) -> String {
+            var out = ""
+            var cursor = text.startIndex
+            for range in ranges where range.lowerBound >= cursor {
+                out += text[cursor..<range.lowerBound]
+                out += open
+                out += text[range]
+                out += close
+                cursor = range.upperBound
+            }
+            out += text[cursor...]
+            return out
+        }
+    }
+
+    /// The row.
+    public var id: RowID
+    /// Its BM25 score (higher is better).
+    public var score: Double
+    /// Its fields that have text, with highlights (empty when the search was made without highlights).
+    public var fields: [Field]
+}

@@ -1,0 +1,151 @@
+import CanopyCore
+
+/// Keeps a search index up to date in one write transaction.
+final class SearchIndexWriter: ExtensionTransaction {
+    let index: SearchIndex
+    let tables: SearchIndexTables
+    let transaction: ReadWriteTransaction
+    private var state: SearchIndexState?
+    private var stateChanged = false
+    /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
+    private var skippedChanges: [(row: RowID, error: String?)] = []
+
+    init(index: SearchIndex, tables: SearchIndexTables, transaction: ReadWriteTransaction) {
+        self.index = index
+        self.tables = tables
+        self.transaction = transaction
+    }
+
+    /// The counters as this transaction has made them.
+    func currentState() throws -> SearchIndexState {
+        if let state { return state }
+        let loaded = try index.storedState(in: transaction)
+        state = loaded
+        return loaded
+    }
+
+    private func changeState(_ body: (inout SearchIndexState) -> Void) throws {
+        var current = try currentState()
+        body(&current)
+        state = current
+        stateChanged = true
+    }
+
+    // MARK: ExtensionTransaction
+
+    func didInsert(_ row: WrittenRow) throws { try reindex(row) }
+
+    func didUpdate(_ row: WrittenRow) throws {
+        guard (row.objectChanged && index.dependsOnObject) || (row.metadataChanged && index.dependsOnMetadata) else { return }
+        try reindex(row)
+    }
+
+    /// A touch changes no text: nothing to do (a results view re-places touched rows itself).
+    func didTouch(_ row: WrittenRow) throws {}
+
+    func didRemove(_ row: RemovedRow) throws {
+        guard index.indexes(row.collection) else { return }
+        try remove(row.storedKey, id: row.id)
+    }
+
+    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
+        for row in rows { try didRemove(row) }
+    }
+
+    /// Re-indexes each missed row from its current values (the `rows` table holds its old words); whole collections
+    /// removed in the gap: a rebuild.
+    func catchUp(_ missed: MissedWrites) throws -> Bool {
+        if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
+        for row in missed.rows where index.indexes(row.id.collection) {
+            if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
+        }
+        return true
+    }
+
+    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        if stateChanged, let state {
+            try transaction.setExtensionState(state.encoded, of: index.name)
+            stateChanged = false
+        }
+        if !skippedChanges.isEmpty {
+            var record = try transaction.skippedRows(ofExtension: index.name) ?? SkippedRows()
+            for change in skippedChanges {
+                if let error = change.error { record.add(change.row, error: error) } else { record.remove(change.row) }
+            }
+            try transaction.setSkippedRows(record, ofExtension: index.name)
+            skippedChanges = []
+        }
+        return nil
+    }
+
+    func didCommit(snapshot: UInt64) {}
+    func didRollback() {}
+
+    // MARK: Maintaining
+
+    private func reindex(_ row: WrittenRow) throws {
+        guard index.indexes(row.collection) else { return }
+        let rowKey = row.storedKey
+        let oldBytes = try tables.rows.value(forKey: rowKey, in: transaction)
+        let old = try oldBytes.flatMap { try index.decodeRecord($0) }
+        let wasSkipped = oldBytes != nil && old == nil
+        let texts: [String?]?
+        do {
+            texts = try index.texts(of: SearchRow(id: row.id, source: .written(row)))
+        } catch let error as CanopyError where error.code == .decodingFailed {
+            // Left out and recorded, as at population (a row written as bytes by a tool, say).
+            guard !wasSkipped else { return }
+            if let old { try removePostings(of: old) }
+            try tables.rows.put([], forKey: rowKey, in: transaction)
+            skippedChanges.append((row.id, error.message))
+            return
+        }
+        if wasSkipped { skippedChanges.append((row.id, nil)) }
+        guard let texts else {
+            if let old { try removePostings(of: old); try tables.documents.remove(old.document, in: transaction) }
+            if oldBytes != nil { try tables.rows.remove(rowKey, in: transaction) }
+            return
+        }
+        let analysis = SearchDocumentAnalysis(texts)
+        let document: UInt64
+        if let old {
+            try removePostings(of: old)
+            document = old.document
+        } else {
+            document = try currentState().nextDocument
+            try changeState { $0.nextDocument += 1 }
+            try tables.documents.put(rowKey, forKey: document, in: transaction)
+        }
+        try changeState {
+            $0.documentCount += 1
+            $0.totalLength += analysis.length
+        }
+        for (term, posting) in analysis.postings {
+            try tables.postings.put(posting.encoded, forKey: SearchPosting.key(term: term, document: document), in: transaction)
+        }
+        let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
+        try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
+    }
+
+    /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
+    private func removePostings(of record: SearchRowRecord) throws {
+        for term in record.terms {
+            try tables.postings.remove(SearchPosting.key(term: term, document: record.document), in: transaction)
+        }
+        try changeState {
+            $0.documentCount -= 1
+            $0.totalLength -= record.length
+        }
+    }
+
+    private func remove(_ rowKey: StoredRowKey, id: RowID) throws {
+        guard let bytes = try tables.rows.value(forKey: rowKey, in: transaction) else { return }
+        if let record = try index.decodeRecord(bytes) {
+            try removePostings(of: record)
+            try tables.documents.remove(record.document, in: transaction)
+        } else {
+            skippedChanges.append((id, nil))
+        }
+        try tables.rows.remove(rowKey, in: transaction)
+    }
+}
