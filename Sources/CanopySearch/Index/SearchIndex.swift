@@ -156,7 +156,8 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     /// Opens the stored tables without writing and recomputes the words of the first rows of the indexed collections
-    /// (in stored-key order): a row whose stored words differ from what the text closure gives now, or that is
+    /// (in stored-key order): a row whose stored words (their fields and positions) differ from what the text
+    /// closure gives now, or that is
     /// indexed when the closure now leaves it out (or the reverse), means the closure changed without a new version
     /// tag, and the registration rebuilds the index. Rows whose closure throws are skipped.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
@@ -186,6 +187,14 @@ public final class SearchIndex: StoreExtension, Sendable {
                 let analysis = SearchDocumentAnalysis(texts)
                 if analysis.sortedTerms != record.terms || analysis.length != record.length {
                     problem = "row \(stored.id) has other words than the text closure gives"
+                } else {
+                    for (term, posting) in analysis.postings {
+                        let storedPosting = try opened.postings.value(forKey: SearchPosting.key(term: term, document: record.document), in: transaction)
+                        if storedPosting != posting.encoded {
+                            problem = "row \(stored.id) has its words in other fields or places than the text closure gives"
+                            break
+                        }
+                    }
                 }
             }
             return problem == nil && checked < Self.spotCheckRows
