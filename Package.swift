@@ -50,7 +50,7 @@ let package = Package(
         // and live search results as a Canopy view.
         .target(name: "CanopySearch", dependencies: ["Canopy", "CanopyCore"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
-        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "LMDB"], path: "Sources/CanopyTestSupport"),
+        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "LMDB"], path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
         .target(name: "CanopySource", dependencies: ["Canopy", "CanopyCore"]),
         // A terminal list view implementing CanopySource's container protocol (hand-written ANSI, no styling package).
@@ -65,7 +65,7 @@ let package = Package(
         // The example of the CanopyTerminal article "A live terminal list in 30 lines" (driven in tmux by a test).
         .executableTarget(name: "live-list", dependencies: ["Canopy", "CanopyCore", "CanopySource", "CanopyTerminal"], path: "Examples/LiveList"),
         // The child process of the crash test: commits numbered transactions until it is killed.
-        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/EvolutionChild"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
         .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

@@ -8,12 +8,7 @@ import Testing
 /// fingerprint, a spot check of the closure, rows it cannot decode skipped and recorded; and bad input.
 @Suite("Search index: currency, definition, skipped rows, bad input")
 struct SearchRulesTests {
-    static func entrySearch() -> SearchIndex {
-        SearchIndex(name: "entry-search", collections: [crashWriterEntries.name], fields: [SearchField("entry")]) { row in
-            let entry = try row.object(as: CrashWriterEntry.self)
-            return ["\(entry.part) n\(entry.number)"]
-        }
-    }
+    static func entrySearch() -> SearchIndex { crashWriterSearch() }
 
     @Test("Another process writes without the index: reads say staleView; the next write catches it up; results equal brute force",
           .timeLimit(.minutes(5)))
