@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "CanopyTerminal", dependencies: ["CanopySource", "CanopyCore"]),
         // The logic of the `reminders` example (models, views, commands), tested in-process.
         .target(name: "RemindersKit", dependencies: [
-            "Canopy", "CanopyCore", "CanopySource", "CanopyTerminal",
+            "Canopy", "CanopyCore", "CanopySearch", "CanopySource", "CanopyTerminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Examples/Reminders/RemindersKit"),
         // The `reminders` tool; `make demo` runs `reminders demo`.

@@ -19,7 +19,7 @@ struct Watch: ContextualCommand {
 struct TUI: ContextualCommand {
     static let configuration = CommandConfiguration(
         commandName: "tui",
-        abstract: "The agenda, interactive: 1/2/3 agenda, overdue, by calendar; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
+        abstract: "The agenda, interactive: 1/2/3/4 agenda, overdue, by calendar, search; / search (results update as you type); ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
     @OptionGroup var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
@@ -47,6 +47,10 @@ final class LiveAgenda {
     var pendingDelete: AgendaItem?
     /// The calendar `r` is renaming and the name typed so far.
     var rename: (calendar: String, text: String)?
+    /// The search typed after `/`, while the prompt is open.
+    var searchText: String?
+    /// The segment of the live search results.
+    static let searchSegment = 3
 
     init(store: RemindersStore, context: RemindersContext, interactive: Bool, exitAfter: Int?) throws {
         self.store = store
@@ -60,9 +64,10 @@ final class LiveAgenda {
             ViewMappings(view: "agenda", groupFilter: { _ in true }),
             try store.overdueMappings(now: context.now),
             ViewMappings(view: "by-calendar", groupFilter: { _ in true }),
+            ViewMappings(groups: [Schema.searchGroup], view: store.searchResults.name),
         ].map { try AgendaList(store: store, mappings: $0, now: context.now, list: list, attach: false) }
         self.segments = segments
-        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar"], segments).map { ($0, $1.dataSource) }, container: list)
+        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar", "Search"], segments).map { ($0, $1.dataSource) }, container: list)
         list.dataSource = segmented
         list.marksChanges = true
     }
@@ -105,7 +110,7 @@ final class LiveAgenda {
         let tabs = zip(1..., segmented.segments).map { index, segment in
             index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
         }
-        let keys = interactive ? " · space done · d delete · t tomorrow · r rename calendar · q quit" : " · live · q quits"
+        let keys = interactive ? " · / search · space done · d delete · t tomorrow · r rename calendar · q quit" : " · live · q quits"
         return tabs.joined(separator: " ") + keys
     }
 
@@ -142,6 +147,13 @@ final class LiveAgenda {
                 try store.moveToTomorrow(item.id, now: context.now)
                 runner.status = "Moved \(item.title) to tomorrow."
             }
+            runner.bind(.character("/")) { [unowned self] runner in
+                try segmented.selectSegment(Self.searchSegment)
+                runner.title = title
+                let current = try store.connection.read { txn in try store.searchResults.query(in: txn)?.text } ?? ""
+                searchText = current
+                runner.status = searchPrompt(current, problem: nil)
+            }
             runner.bind(.character("r")) { [unowned self] runner in
                 guard let item = try selectedItem() else { return }
                 let name = try store.calendars().first { $0.key == item.calendar }?.calendar.name ?? item.calendar
@@ -164,8 +176,44 @@ final class LiveAgenda {
         return try segmented.item(at: path)
     }
 
-    /// The keys of the delete question and the rename prompt; returns whether the key was theirs.
+    /// The status line of the search prompt.
+    func searchPrompt(_ text: String, problem: String?) -> String {
+        "Search: \(text)▏" + (problem.map { "  (\($0))" } ?? "  (Enter or Esc ends typing)")
+    }
+
+    /// A key typed at the search prompt: the results follow each change (a commit, so the list animates, and other
+    /// processes' writes keep updating them).
+    func typeSearch(_ key: Key, _ text: String, _ runner: TerminalRunner) throws {
+        var text = text
+        switch key {
+        case .enter, .escape:
+            searchText = nil
+            let count = try store.connection.read { txn in try txn.view(store.searchResults.name).count() }
+            runner.status = text.isEmpty ? "Search cleared." : "Search: \(text) · \(count) match\(count == 1 ? "" : "es") · / edits it"
+            return
+        case .character(let character) where character == "\u{7F}" || character == "\u{08}":
+            if !text.isEmpty { text.removeLast() }
+        case .character(let character):
+            text.append(character)
+        default:
+            return
+        }
+        searchText = text
+        do {
+            try store.setLiveSearch(text)
+            runner.status = searchPrompt(text, problem: nil)
+        } catch let error as RemindersError {
+            // A query being typed (an open quote, a lone *) keeps the last results until it parses.
+            runner.status = searchPrompt(text, problem: error.message)
+        }
+    }
+
+    /// The keys of the delete question, the rename prompt and the search prompt; returns whether the key was theirs.
     func intercept(_ key: Key, _ runner: TerminalRunner) throws -> Bool {
+        if let text = searchText {
+            try typeSearch(key, text, runner)
+            return true
+        }
         if let item = pendingDelete {
             pendingDelete = nil
             if key == .character("y") || key == .character("Y") {

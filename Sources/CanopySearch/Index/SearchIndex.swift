@@ -41,7 +41,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     let dependsOnMetadata: Bool
     let tablesState = Mutex<SearchIndexTables?>(nil)
     /// The live results views bound to this index: their queries are loaded from the `queries` table at every write.
-    let resultsViews = Mutex<[String: SearchResultsView.QueryBox]>([:])
+    let resultsViews = Mutex<[String: SearchResultsView]>([:])
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
     static let formatVersion = 1
@@ -259,11 +259,17 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// Sets each bound results view's query from the `queries` table.
     func loadQueries(in transaction: ReadTransaction, tables: SearchIndexTables) throws {
-        let boxes = resultsViews.withLock { $0 }
-        for (viewName, box) in boxes {
+        let views = resultsViews.withLock { $0 }
+        for (viewName, results) in views {
             let record = try tables.queries.value(forKey: viewName, in: transaction)
-            try box.load(record, view: viewName)
+            try results.box.load(record, view: viewName)
         }
+    }
+
+    /// The results view named `name` made over this index (``SearchResultsView/ranked(name:index:group:versionTag:)``,
+    /// ``SearchResultsView/grouped(name:index:parentView:versionTag:)``), or `nil`.
+    public func resultsView(named name: String) -> SearchResultsView? {
+        resultsViews.withLock { $0[name] }
     }
 }
 

@@ -47,7 +47,8 @@ public final class SearchResultsView: Sendable {
         self.view = view
         self.index = index
         self.box = box
-        index.resultsViews.withLock { $0[view.name] = box }
+        // Bound to the index (which loads the query at every write); a later view of the same name replaces it.
+        index.resultsViews.withLock { $0[view.name] = self }
     }
 
     /// Results in one group, `group`, best first (ties by collection, then key).
