@@ -82,6 +82,9 @@ extension SearchIndex {
     func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> (documents: [UInt64: DocumentMatch], statistics: SearchStatistics) {
         try transaction.requireCurrentExtension(named: name)
         let tables = try tables()
+        if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
+            try writer.flushPostings()  // this transaction's postings, before the table is read
+        }
         let state = try state(in: transaction)
         var documents: [UInt64: DocumentMatch]?
         var termCounts: [Int] = []

@@ -162,8 +162,10 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// tag, and the registration rebuilds the index. Rows whose closure throws are skipped.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
         let opened: SearchIndexTables
-        if transaction is ReadWriteTransaction, let existing = tablesState.withLock({ $0 }) {
+        if let rw = transaction as? ReadWriteTransaction, let existing = tablesState.withLock({ $0 }) {
             opened = existing
+            // After a catch-up in this transaction: its postings, before the check reads them.
+            try rw.extensionTransaction(named: name, as: SearchIndexWriter.self)?.flushPostings()
         } else {
             guard let existing = try SearchIndexTables.existing(in: transaction, index: name) else { return .rebuild(because: "its tables are missing") }
             opened = existing

@@ -9,6 +9,12 @@ final class SearchIndexWriter: ExtensionTransaction {
     private var stateChanged = false
     /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
     private var skippedChanges: [(row: RowID, error: String?)] = []
+    /// Postings written (a value) or removed (`nil`) in this transaction and not yet in the table: written in key order
+    /// at commit, or before a search in this transaction reads the table (a bulk write then puts its postings in
+    /// order, page after page, rather than at random places).
+    private var pendingPostings: [[UInt8]: [UInt8]?] = [:]
+    /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
+    static let pendingPostingsLimit = 1 << 20
 
     init(index: SearchIndex, tables: SearchIndexTables, transaction: ReadWriteTransaction) {
         self.index = index
@@ -62,7 +68,26 @@ final class SearchIndexWriter: ExtensionTransaction {
         return true
     }
 
+    /// Writes the pending postings to the table, in key order.
+    func flushPostings() throws {
+        guard !pendingPostings.isEmpty else { return }
+        for key in pendingPostings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            if let value = pendingPostings[key] ?? nil {
+                try tables.postings.put(value, forKey: key, in: transaction)
+            } else {
+                try tables.postings.remove(key, in: transaction)
+            }
+        }
+        pendingPostings.removeAll(keepingCapacity: true)
+    }
+
+    private func setPosting(_ value: [UInt8]?, forKey key: [UInt8]) throws {
+        pendingPostings[key] = .some(value)
+        if pendingPostings.count >= Self.pendingPostingsLimit { try flushPostings() }
+    }
+
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        try flushPostings()
         if stateChanged, let state {
             try transaction.setExtensionState(state.encoded, of: index.name)
             stateChanged = false
@@ -79,7 +104,7 @@ final class SearchIndexWriter: ExtensionTransaction {
     }
 
     func didCommit(snapshot: UInt64) {}
-    func didRollback() {}
+    func didRollback() { pendingPostings = [:] }
 
     // MARK: Maintaining
 
@@ -121,7 +146,7 @@ final class SearchIndexWriter: ExtensionTransaction {
             $0.totalLength += analysis.length
         }
         for (term, posting) in analysis.postings {
-            try tables.postings.put(posting.encoded, forKey: SearchPosting.key(term: term, document: document), in: transaction)
+            try setPosting(posting.encoded, forKey: SearchPosting.key(term: term, document: document))
         }
         let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
         try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
@@ -130,7 +155,7 @@ final class SearchIndexWriter: ExtensionTransaction {
     /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
     private func removePostings(of record: SearchRowRecord) throws {
         for term in record.terms {
-            try tables.postings.remove(SearchPosting.key(term: term, document: record.document), in: transaction)
+            try setPosting(nil, forKey: SearchPosting.key(term: term, document: record.document))
         }
         try changeState {
             $0.documentCount -= 1
