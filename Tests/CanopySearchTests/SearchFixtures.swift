@@ -25,7 +25,7 @@ let vocabulary = [
     "milk", "milkshake", "mil", "bread", "Bread", "BREAD", "butter", "buy", "oat", "oats", "crème", "Crème", "cre\u{300}me", "creme",
     "brûlée", "Straße", "strasse", "naïve", "naive", "Ølberg", "olberg", "東京", "都", "京都", "ラーメン", "らーめん", "한국어",
     "👍", "👍🏽", "🍎", "🇫🇷", "e-mail", "don't", "x2", "2024", "ﬁne", "Ａｂｃ", "abc", "σοφία", "ΣΟΦΊΑ",
-]
+] + (0..<40).map { "filler\($0)" }  // rarer words: terms whose idf is not clamped, so ranks differ
 
 func randomText(_ random: inout SeededRandom, words: Int) -> String {
     let separators = [" ", " ", " ", ", ", ". ", "! ", " — ", "\n", "  "]
