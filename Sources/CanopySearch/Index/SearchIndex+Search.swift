@@ -15,10 +15,7 @@ extension SearchIndex {
     public func search(_ query: SearchQuery, in transaction: ReadTransaction, limit: Int = 20, highlights: Bool = true) throws -> [SearchHit] {
         guard limit >= 0 else { throw CanopyError(.invalidArgument, "the limit is \(limit); give 0 or more", extensionName: name) }
         let matched = try matches(of: query, in: transaction)
-        let weights = fields.map(\.weight)
-        var scored = matched.documents.map { document, match in
-            (document: document, score: SearchRanking.score(occurrences: match.occurrences, length: match.length, weights: weights, statistics: matched.statistics))
-        }
+        var scored = zip(matched.documents, matched.scores).map { (document: $0, score: $1) }
         scored.sort { $0.score > $1.score }
         guard limit > 0, !scored.isEmpty else { return [] }
         // Rows that tie with the last one kept are ordered by row key: resolve all of them, then cut.
@@ -71,63 +68,96 @@ extension SearchIndex {
         try matches(of: query, in: transaction).statistics
     }
 
-    /// What one matched row contributes to ranking.
-    struct DocumentMatch {
-        var length = 0
-        /// Per term, occurrences per field.
-        var occurrences: [[Int]]
+    /// The rows matching every term of a query, by document number, with their scores.
+    struct Matches {
+        var documents: [UInt64] = []
+        var scores: [Double] = []
+        var statistics: SearchStatistics
     }
 
-    /// The rows matching every term of `query` (by document number) and the statistics to rank them with.
-    func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> (documents: [UInt64: DocumentMatch], statistics: SearchStatistics) {
+    /// The rows one term matches, by document number (ascending), with each row's length and the term's occurrences
+    /// per field (`counts[slot * fieldCount + field]`): flat arrays, no allocation per row.
+    struct TermHits {
+        var documents: [UInt64] = []
+        var lengths: [Int] = []
+        var counts: [Int] = []
+
+        var count: Int { documents.count }
+
+        /// The slot of `document`, by binary search.
+        func slot(of document: UInt64) -> Int? {
+            var low = 0
+            var high = documents.count
+            while low < high {
+                let middle = (low + high) / 2
+                if documents[middle] < document { low = middle + 1 } else { high = middle }
+            }
+            return low < documents.count && documents[low] == document ? low : nil
+        }
+    }
+
+    /// The rows matching every term of `query` (by document number), their BM25 scores and the statistics they were
+    /// ranked with.
+    func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> Matches {
         try transaction.requireCurrentExtension(named: name)
         let tables = try tables()
         if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
             try writer.flushPostings()  // this transaction's postings, before the table is read
         }
         let state = try state(in: transaction)
-        var documents: [UInt64: DocumentMatch]?
-        var termCounts: [Int] = []
-        for term in query.terms {
-            let found = try occurrences(of: term, in: tables, transaction)
-            termCounts.append(found.count)
-            if var current = documents {
-                for document in Array(current.keys) {
-                    if let termMatch = found[document] {
-                        current[document]?.occurrences.append(termMatch.counts)
-                    } else {
-                        current[document] = nil
-                    }
-                }
-                documents = current
-            } else {
-                var first: [UInt64: DocumentMatch] = [:]
-                first.reserveCapacity(found.count)
-                for (document, termMatch) in found {
-                    var match = DocumentMatch(length: termMatch.length, occurrences: [])
-                    match.occurrences.reserveCapacity(query.terms.count)
-                    match.occurrences.append(termMatch.counts)
-                    first[document] = match
-                }
-                documents = first
+        let hits = try query.terms.map { try occurrences(of: $0, in: tables, transaction) }
+        let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: hits.map(\.count))
+        var result = Matches(statistics: statistics)
+        guard let driver = hits.indices.min(by: { hits[$0].count < hits[$1].count }) else { return result }
+        let fieldCount = fields.count
+        let weights = fields.map(\.weight)
+        var slots = [Int](repeating: 0, count: hits.count)
+        candidates: for (driverSlot, document) in hits[driver].documents.enumerated() {
+            for term in hits.indices {
+                if term == driver { slots[term] = driverSlot; continue }
+                guard let slot = hits[term].slot(of: document) else { continue candidates }
+                slots[term] = slot
             }
+            let norm = SearchRanking.lengthNorm(length: hits[driver].lengths[driverSlot], statistics: statistics)
+            var score = 0.0
+            for term in hits.indices {
+                var frequency = 0.0
+                let base = slots[term] * fieldCount
+                for field in 0..<fieldCount {
+                    let count = hits[term].counts[base + field]
+                    if count > 0 { frequency += weights[field] * Double(count) }
+                }
+                score += SearchRanking.contribution(frequency: frequency, term: term, lengthNorm: norm, statistics: statistics)
+            }
+            result.documents.append(document)
+            result.scores.append(score)
         }
-        let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: termCounts)
-        return (documents ?? [:], statistics)
+        return result
     }
 
     /// The rows where `term` occurs, with its occurrences per field and the row's length.
-    private func occurrences(of term: SearchQuery.Term, in tables: SearchIndexTables, _ transaction: ReadTransaction) throws -> [UInt64: (length: Int, counts: [Int])] {
+    private func occurrences(of term: SearchQuery.Term, in tables: SearchIndexTables, _ transaction: ReadTransaction) throws -> TermHits {
         let words = term.wordBytes
         let fieldCount = fields.count
         if words.count == 1 {
-            var found: [UInt64: (length: Int, counts: [Int])] = [:]
-            try walk(words[0], prefix: term.isPrefix, tables, transaction, positions: false) { document, posting in
-                var entry = found[document] ?? (posting.length, [Int](repeating: 0, count: fieldCount))
-                for (field, count) in posting.counts where field < fieldCount { entry.counts[field] += count }
-                found[document] = entry
+            var hits = TermHits()
+            // One word: its postings come in document order. A prefix: several words' postings, merged by document.
+            var slots: [UInt64: Int]? = term.isPrefix ? [:] : nil
+            try walkCounts(words[0], prefix: term.isPrefix, tables, transaction) { document, length, field, count in
+                let slot: Int
+                if let existing = slots?[document] ?? (slots == nil && hits.documents.last == document ? hits.count - 1 : nil) {
+                    slot = existing
+                } else {
+                    slot = hits.count
+                    hits.documents.append(document)
+                    hits.lengths.append(length)
+                    hits.counts.append(contentsOf: repeatElement(0, count: fieldCount))
+                    slots?[document] = slot
+                }
+                if field < fieldCount { hits.counts[slot * fieldCount + field] += count }
             }
-            return found
+            if term.isPrefix { hits = sorted(hits, fieldCount: fieldCount) }
+            return hits
         }
         // A phrase: the positions of each word, per row and field; then the starts where all follow in order.
         var perWord: [[UInt64: (length: Int, positions: [Set<Int>])]] = []
@@ -145,9 +175,10 @@ extension SearchIndex {
             }
             perWord.append(found)
         }
-        var result: [UInt64: (length: Int, counts: [Int])] = [:]
+        var result = TermHits()
         guard let first = perWord.first else { return result }
-        for (document, entry) in first {
+        for document in first.keys.sorted() {
+            guard let entry = first[document] else { continue }
             var counts = [Int](repeating: 0, count: fieldCount)
             for field in 0..<fieldCount {
                 for start in entry.positions[field] {
@@ -158,9 +189,55 @@ extension SearchIndex {
                     if all { counts[field] += 1 }
                 }
             }
-            if counts.contains(where: { $0 > 0 }) { result[document] = (entry.length, counts) }
+            if counts.contains(where: { $0 > 0 }) {
+                result.documents.append(document)
+                result.lengths.append(entry.length)
+                result.counts.append(contentsOf: counts)
+            }
         }
         return result
+    }
+
+    /// `hits` ordered by document number.
+    private func sorted(_ hits: TermHits, fieldCount: Int) -> TermHits {
+        let order = hits.documents.indices.sorted { hits.documents[$0] < hits.documents[$1] }
+        var result = TermHits()
+        result.documents.reserveCapacity(hits.count)
+        result.lengths.reserveCapacity(hits.count)
+        result.counts.reserveCapacity(hits.counts.count)
+        for slot in order {
+            result.documents.append(hits.documents[slot])
+            result.lengths.append(hits.lengths[slot])
+            result.counts.append(contentsOf: hits.counts[(slot * fieldCount)..<((slot + 1) * fieldCount)])
+        }
+        return result
+    }
+
+    /// Visits the (field, count) pairs of the postings of `word` (or of every word starting with it), without
+    /// decoding positions.
+    private func walkCounts(
+        _ word: [UInt8], prefix: Bool, _ tables: SearchIndexTables, _ transaction: ReadTransaction,
+        _ visit: (_ document: UInt64, _ length: Int, _ field: Int, _ count: Int) -> Void
+    ) throws {
+        let keyPrefix = prefix ? word : word + [0]
+        var failure: Error?
+        try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
+            do {
+                let document = try SearchPosting.document(ofKey: key)
+                var reader = SearchBytes.Reader(value)
+                let length = Int(try reader.varint())
+                let entries = Int(try reader.varint())
+                for _ in 0..<entries {
+                    let field = Int(try reader.varint())
+                    visit(document, length, field, Int(try reader.varint()))
+                }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw corrupt("a posting is malformed (\(failure))") }
     }
 
     /// Visits the postings of `word` (or of every word starting with it).

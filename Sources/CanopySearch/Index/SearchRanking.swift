@@ -31,20 +31,33 @@ enum SearchRanking {
 
     /// The score of a row whose terms occur `occurrences[term][field]` times, of `length` words, under `statistics`.
     static func score(occurrences: [[Int]], length: Int, weights: [Double], statistics: SearchStatistics) -> Double {
-        let documentCount = Double(max(statistics.documentCount, 1))
-        let averageLength = statistics.totalLength > 0 ? Double(statistics.totalLength) / documentCount : 1
-        let lengthNorm = k1 * (1 - b + b * Double(length) / averageLength)
+        let norm = lengthNorm(length: length, statistics: statistics)
         var score = 0.0
         for (term, counts) in occurrences.enumerated() {
             var frequency = 0.0
             for (field, count) in counts.enumerated() where count > 0 {
                 frequency += (field < weights.count ? weights[field] : 1) * Double(count)
             }
-            guard frequency > 0 else { continue }
-            let matching = Double(term < statistics.termDocumentCounts.count ? statistics.termDocumentCounts[term] : 0)
-            let idf = max(log((documentCount - matching + 0.5) / (matching + 0.5)), 1e-6)
-            score += idf * frequency * (k1 + 1) / (frequency + lengthNorm)
+            score += contribution(frequency: frequency, term: term, lengthNorm: norm, statistics: statistics)
         }
         return score
+    }
+
+    /// `k1 · (1 − b + b · d / avgdl)` for a row of `length` words.
+    @inline(__always)
+    static func lengthNorm(length: Int, statistics: SearchStatistics) -> Double {
+        let documentCount = Double(max(statistics.documentCount, 1))
+        let averageLength = statistics.totalLength > 0 ? Double(statistics.totalLength) / documentCount : 1
+        return k1 * (1 - b + b * Double(length) / averageLength)
+    }
+
+    /// What term number `term`, of weighted frequency `frequency` in the row, adds to its score.
+    @inline(__always)
+    static func contribution(frequency: Double, term: Int, lengthNorm: Double, statistics: SearchStatistics) -> Double {
+        guard frequency > 0 else { return 0 }
+        let documentCount = Double(max(statistics.documentCount, 1))
+        let matching = Double(term < statistics.termDocumentCounts.count ? statistics.termDocumentCounts[term] : 0)
+        let idf = max(log((documentCount - matching + 0.5) / (matching + 0.5)), 1e-6)
+        return idf * frequency * (k1 + 1) / (frequency + lengthNorm)
     }
 }

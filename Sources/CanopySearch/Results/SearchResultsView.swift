@@ -109,7 +109,7 @@ public final class SearchResultsView: Sendable {
         if let query {
             let matched = try index.matches(of: query, in: transaction)
             record = QueryRecord(query: query.text, statistics: matched.statistics)
-            for document in matched.documents.keys {
+            for document in matched.documents {
                 guard let key = try tables.documents.value(forKey: document, in: transaction), let id = try transaction.rowID(for: key) else {
                     throw index.corrupt("document \(document) has postings but no row")
                 }
