@@ -48,14 +48,15 @@ struct CurrencyTests {
                 #expect(result.status == 0, "\(arguments): \(result.err)")
                 let state = try Self.state(of: path)
                 #expect(state.stale.isEmpty, "after \(arguments) in \(zone): stale \(state.stale)")
-                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2"], "\(state.tags)")
+                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2", "search": "1",
+                                       "search-results": SearchResultsTag.expected], "\(state.tags)")
             }
-            // What an operator sees: `canopy info` lists the three views, none stale.
+            // What an operator sees: `canopy info` lists the four views (the search index is not a view), none stale.
             let canopy = try #require(builtExecutable(named: "canopy"), "the canopy executable was not built")
             let info = try ChildProcess(canopy, ["info", path])
             let lines = info.remainingLines()
             #expect(info.waitForExit() == 0)
-            #expect(lines.filter { $0.hasSuffix("current") }.count == 3 && !lines.contains { $0.contains("stale") }, "\(lines)")
+            #expect(lines.filter { $0.hasSuffix("current") }.count == 4 && !lines.contains { $0.contains("stale") }, "\(lines)")
             // Reads, from any zone, and rejected commands write nothing.
             let before = try Self.state(of: path).snapshot
             for (arguments, zone) in [(["list"], "UTC"), (["list"], "Asia/Tokyo"), (["list", "--overdue"], "UTC"), (["list", "--day", "today"], "America/New_York")] {
@@ -85,4 +86,9 @@ struct CurrencyTests {
             #expect(evening.contains("Tonight") && !evening.contains("Next week"), "\(evening)")
         }
     }
+}
+
+/// The version tag of the reminders' search results view: its own tag with the index's name, tag and options hash.
+enum SearchResultsTag {
+    static var expected: String { Schema.searchResults(Schema.searchIndex()).view.versionTag }
 }

@@ -2,7 +2,6 @@ import Benchmark
 import Canopy
 import CanopySearch
 import Foundation
-import GRDB
 
 // Full-text search (issue 20 item 2): indexing 100k short texts in one transaction and answering 1,000 queries
 // (prefix and two-term, top 20 by rank), through CanopySearch and through GRDB's FTS5 table (SQLite's `unicode61`
@@ -79,39 +78,6 @@ final class SearchStore {
                     try txn.set(SearchText(body: SearchWorkload.text(index)), forKey: SearchWorkload.key(index), in: searchTexts)
                 }
             }
-        }
-    }
-}
-
-/// The same texts in an SQLite FTS5 table through GRDB.
-final class FTS5Store {
-    let directory = TemporaryDirectory("fts5")
-    let queue: DatabaseQueue
-
-    init(count: Int) throws {
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
-        queue = try DatabaseQueue(path: directory.child("db.sqlite"), configuration: configuration)
-        try queue.write { db in
-            try db.create(virtualTable: "texts", using: FTS5()) { table in
-                table.tokenizer = .unicode61(diacritics: .remove)
-                table.column("id").notIndexed()
-                table.column("body")
-            }
-        }
-        if count > 0 { try insert(0..<count) }
-    }
-
-    func insert(_ range: Range<Int>) throws {
-        try queue.write { db in
-            let statement = try db.makeStatement(sql: "INSERT INTO texts(id, body) VALUES (?, ?)")
-            for index in range { try statement.execute(arguments: [SearchWorkload.key(index), SearchWorkload.text(index)]) }
-        }
-    }
-
-    func search(_ query: String) throws -> [String] {
-        try queue.read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM texts WHERE texts MATCH ? ORDER BY rank LIMIT 20", arguments: [query])
         }
     }
 }
