@@ -125,7 +125,8 @@ public final class SearchIndex: StoreExtension, Sendable {
         try tables.documents.removeAll(in: transaction)
         var state = SearchIndexState()
         var skipped = SkippedRows()
-        var postings: [(key: [UInt8], value: [UInt8])] = []
+        // By word; each word's rows come in document order (numbers are given in scan order).
+        var postings: [[UInt8]: [(document: UInt64, value: [UInt8])]] = [:]
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
             let texts: [String?]?
@@ -142,14 +143,17 @@ public final class SearchIndex: StoreExtension, Sendable {
             state.nextDocument += 1
             state.documentCount += 1
             state.totalLength += analysis.length
-            for (term, posting) in analysis.postings { postings.append((SearchPosting.key(term: term, document: document), posting.encoded)) }
+            for (term, posting) in analysis.postings { postings[term, default: []].append((document, posting.encoded)) }
             let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
             try tables.rows.put(record.encoded, forKey: stored.storedKey, in: transaction, appending: true)
             try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
             return true
         }
-        postings.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        for posting in postings { try tables.postings.put(posting.value, forKey: posting.key, in: transaction, appending: true) }
+        for term in postings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            for entry in postings[term] ?? [] {
+                try tables.postings.put(entry.value, forKey: SearchPosting.key(term: term, document: entry.document), in: transaction, appending: true)
+            }
+        }
         try transaction.setExtensionState(state.encoded, of: name)
         try transaction.setSkippedRows(skipped, ofExtension: name)
         transaction.markWritten()

@@ -9,10 +9,11 @@ final class SearchIndexWriter: ExtensionTransaction {
     private var stateChanged = false
     /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
     private var skippedChanges: [(row: RowID, error: String?)] = []
-    /// Postings written (a value) or removed (`nil`) in this transaction and not yet in the table: written in key order
-    /// at commit, or before a search in this transaction reads the table (a bulk write then puts its postings in
-    /// order, page after page, rather than at random places).
-    private var pendingPostings: [[UInt8]: [UInt8]?] = [:]
+    /// Postings written (a value) or removed (`nil`) in this transaction and not yet in the table, by word, in the
+    /// order of the changes: written in key order at commit, or before a search in this transaction reads the table
+    /// (a bulk write then puts its postings in order, page after page, rather than at random places).
+    private var pendingPostings: [[UInt8]: [(document: UInt64, value: [UInt8]?)]] = [:]
+    private var pendingCount = 0
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
 
@@ -68,22 +69,33 @@ final class SearchIndexWriter: ExtensionTransaction {
         return true
     }
 
-    /// Writes the pending postings to the table, in key order.
+    /// Writes the pending postings to the table, in key order (for a word and row changed twice, the last change).
     func flushPostings() throws {
-        guard !pendingPostings.isEmpty else { return }
-        for key in pendingPostings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            if let value = pendingPostings[key] ?? nil {
-                try tables.postings.put(value, forKey: key, in: transaction)
-            } else {
-                try tables.postings.remove(key, in: transaction)
+        guard pendingCount > 0 else { return }
+        for term in pendingPostings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard var changes = pendingPostings[term] else { continue }
+            if !zip(changes, changes.dropFirst()).allSatisfy({ $0.document < $1.document }) {
+                // By row, keeping the order of the changes of one row (the last one wins).
+                changes = changes.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
+            }
+            for (position, change) in changes.enumerated() {
+                if position + 1 < changes.count, changes[position + 1].document == change.document { continue }
+                let key = SearchPosting.key(term: term, document: change.document)
+                if let value = change.value {
+                    try tables.postings.put(value, forKey: key, in: transaction)
+                } else {
+                    try tables.postings.remove(key, in: transaction)
+                }
             }
         }
         pendingPostings.removeAll(keepingCapacity: true)
+        pendingCount = 0
     }
 
-    private func setPosting(_ value: [UInt8]?, forKey key: [UInt8]) throws {
-        pendingPostings[key] = .some(value)
-        if pendingPostings.count >= Self.pendingPostingsLimit { try flushPostings() }
+    private func setPosting(_ value: [UInt8]?, term: [UInt8], document: UInt64) throws {
+        pendingPostings[term, default: []].append((document, value))
+        pendingCount += 1
+        if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
     }
 
     func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
@@ -104,7 +116,10 @@ final class SearchIndexWriter: ExtensionTransaction {
     }
 
     func didCommit(snapshot: UInt64) {}
-    func didRollback() { pendingPostings = [:] }
+    func didRollback() {
+        pendingPostings = [:]
+        pendingCount = 0
+    }
 
     // MARK: Maintaining
 
@@ -146,7 +161,7 @@ final class SearchIndexWriter: ExtensionTransaction {
             $0.totalLength += analysis.length
         }
         for (term, posting) in analysis.postings {
-            try setPosting(posting.encoded, forKey: SearchPosting.key(term: term, document: document))
+            try setPosting(posting.encoded, term: term, document: document)
         }
         let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
         try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
@@ -155,7 +170,7 @@ final class SearchIndexWriter: ExtensionTransaction {
     /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
     private func removePostings(of record: SearchRowRecord) throws {
         for term in record.terms {
-            try setPosting(nil, forKey: SearchPosting.key(term: term, document: record.document))
+            try setPosting(nil, term: term, document: record.document)
         }
         try changeState {
             $0.documentCount -= 1
