@@ -263,6 +263,12 @@ extension SearchIndex {
 
 /// A row that matches a query: its address, its BM25 score and, when asked for, its fields with the ranges of the
 /// matched words.
+///
+/// The score is Okapi BM25 as SQLite FTS5's `bm25()` computes it, but positive (higher is better): for each term t
+/// of the query (a phrase or a prefix counts as one term), `idf(t) = ln((N − n + 0.5) / (n + 0.5))`, at least 1e-6
+/// (N indexed rows, n rows t matches); `f` = the sum over the fields of the field's weight times t's occurrences in
+/// it; `score = Σ idf(t) · f · (k1 + 1) / (f + k1 · (1 − b + b · d / avgdl))`, where d is the row's words in all
+/// fields, avgdl their mean over the index, k1 = 1.2 and b = 0.75.
 public struct SearchHit: Sendable {
     /// A field of the hit: its text and the ranges in it of the words the query matched.
     public struct Field: Sendable, Hashable {

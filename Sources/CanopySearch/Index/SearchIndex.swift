@@ -2,10 +2,10 @@ import CanopyCore
 import Synchronization
 
 /// A full-text search index over chosen text of rows: words (``SearchTokenizer``), prefixes, phrases, AND of terms,
-/// BM25 ranking (``SearchRanking``), and the ranges of the matched words for highlighting.
+/// BM25 ranking (as SQLite FTS5 ranks), and the ranges of the matched words for highlighting.
 ///
 /// It is an extension built only on CanopyCore's public extension interface, as views and `SecondaryIndex` are: its
-/// inverted index lives in its own typed tables (``SearchIndexTables``), written in the same transaction as the rows,
+/// inverted index lives in its own typed tables (listed in the article "Full-text search"), written in the same transaction as the rows,
 /// rebuilt from the row scan, and it follows the rules views follow — a changed definition (version tag, fields,
 /// collections) rebuilds it, a registration spot-checks the stored words against the text closure, a state that
 /// lags (rows written by a process that did not register it) is caught up from the commit log or rebuilt and

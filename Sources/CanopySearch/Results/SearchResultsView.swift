@@ -6,7 +6,7 @@ import Synchronization
 /// matches, in one group ordered by rank (``ranked(name:index:group:versionTag:)``) or in the groups and order of a
 /// parent view (``grouped(name:index:parentView:versionTag:)``).
 ///
-/// Register ``view`` after the index, and read it as any view: ``/CanopyCore/ReadTransaction/view(_:)``,
+/// Register ``view`` after the index, and read it as any view: `ReadTransaction.view(_:)`,
 /// ``/Canopy/ViewMappings``, ``/Canopy/ViewObserver`` and `ViewDatasource` work on it unchanged. Set the query with
 /// ``setQuery(_:in:)`` in a write transaction: the commit's changeset takes the view from the old results to the new
 /// (rows that leave are deleted, rows that enter inserted, rows whose rank changed moved, rows in both updated, since
