@@ -55,7 +55,7 @@ struct SearchCommandTests {
             }
             #expect(try waitUntil { $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
             try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
-            #expect(try waitUntil { $0.contains("[4 Search]") && $0.contains("Search: ▏") }, "screen: \((try? screen()) ?? "")")
+            #expect(try waitUntil { $0.contains("[5 Search]") && $0.contains("Search: ▏") }, "screen: \((try? screen()) ?? "")")
             // Typing narrows the results: "b" matches both (buy, bank), "ba" only the bank.
             try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "b*"])
             #expect(try waitUntil { $0.contains("Buy oat milk") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
