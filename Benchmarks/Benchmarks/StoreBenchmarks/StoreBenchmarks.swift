@@ -248,6 +248,7 @@ let benchmarks: @Sendable () -> Void = {
     migrationBenchmarks()
     manualBenchmarks()
     manyGroupBenchmarks()
+    searchBenchmarks()
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()
