@@ -337,7 +337,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
         private var skippedChanges: [(row: RowID, error: String?)] = []
 
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
             guard !skippedChanges.isEmpty else { return nil }
             var record = try transaction.skippedRows(ofExtension: index.name) ?? SkippedRows()
             for change in skippedChanges {

@@ -53,7 +53,7 @@ private final class Dependent: StoreExtension, @unchecked Sendable {
             owner.parentSawRowFirst.append(parent != nil && counted > 0)
             return .keep
         }
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
             owner.resets.append(commit.isReset)
             return nil
         }
@@ -273,7 +273,7 @@ private func withOneNoteRewritten(_ path: String, _ rewrite: (LMDB.WriteTransact
 
 private final class Silent: ExtensionTransaction {
     func handle(_ change: RowChange) throws -> AttachmentEdit { .keep }
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? { nil }
 }
 
 @Suite("In-process commit wake-ups")
@@ -351,7 +351,7 @@ private final class TitleLength: StoreExtension, @unchecked Sendable {
                 return .keep
             }
         }
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? { nil }
     }
 }
 

@@ -85,13 +85,13 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
             }
             return .keep
         }
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
             for (collection, keys) in removedWithCollection.sorted(by: { $0.key < $1.key }) {
                 owner.events.append("removeAll \(collection) \(keys.sorted())")
             }
             removedWithCollection = [:]
             owner.resets.append(commit.isReset)
-            return Array("payload \(commit.snapshot)".utf8)
+            return ExtensionPayload(bytes: Array("payload \(commit.snapshot)".utf8))
         }
         func didCommit(snapshot: UInt64) { owner.events.append("commit \(snapshot)") }
         func didRollback() { owner.events.append("rollback") }

@@ -159,7 +159,7 @@ final class ViewWriter: ExtensionTransaction {
         deletedPages.removeAll(keepingCapacity: true)
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         let reset = commit.isReset || logOverflowed
         if !skippedChanges.isEmpty {
             var record = try transaction.skippedRows(ofExtension: view.name) ?? SkippedRows()
@@ -188,7 +188,7 @@ final class ViewWriter: ExtensionTransaction {
                 id: id, original: record.original, final: record.current, objectChanged: record.objectChanged,
                 metadataChanged: record.metadataChanged, reinserted: record.reinserted && record.original != nil && record.current != nil))
         }
-        return ViewCommitChanges(rows: rows, isReset: reset).encoded
+        return ExtensionPayload(ViewCommitChanges(rows: rows, isReset: reset), coding: ViewCommitChanges.PayloadCoding.self)
     }
 
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not

@@ -151,9 +151,10 @@ public protocol ExtensionTransaction: AnyObject {
     /// One row changed (inserted, updated, touched or removed: ``RowChange/kind``). Returns the edit of the
     /// extension's attachment of the row (ignored for a removal: the record goes).
     func handle(_ change: RowChange) throws -> AttachmentEdit
-    /// The transaction is about to commit: write any pending state and return a payload for the commit
-    /// notification, or `nil`.
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]?
+    /// The transaction is about to commit: write any pending state and return what the commit changed for the
+    /// extension's observers, or `nil`: a typed value with the coding that puts it in the persisted commit log
+    /// (``ExtensionPayload/init(_:coding:)``); observers in this process get the value itself.
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload?
     /// The transaction committed (by default nothing happens).
     func didCommit(snapshot: UInt64)
     /// The transaction rolled back (by default nothing happens).

@@ -518,7 +518,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             return nil
         }
         let snapshot = storeState.snapshot + 1
-        var payloads: [String: [UInt8]] = [:]
+        var payloads: [String: ExtensionPayload] = [:]
         for (name, writer) in writers {
             if let payload = try writer.prepareCommit(ExtensionCommit(snapshot: snapshot, isReset: rebuiltExtensions.contains(name))) {
                 payloads[name] = payload

@@ -1,0 +1,78 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// The commit change value of ``ChangeCounting``: how many rows its writer handled.
+private struct HandledRows: Sendable, Equatable {
+    var count: Int
+    var keys: [String]
+}
+
+/// The payload coding of ``HandledRows``, counting its decodes.
+private enum HandledRowsCoding: ExtensionPayloadCoding {
+    static let decodes = Mutex(0)
+    static func encode(_ value: HandledRows) -> [UInt8] {
+        Array("\(value.count)|\(value.keys.joined(separator: ","))".utf8)
+    }
+    static func decode(_ bytes: [UInt8]) throws -> HandledRows {
+        decodes.withLock { $0 += 1 }
+        let parts = String(decoding: bytes, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false)
+        guard parts.count == 2, let count = Int(parts[0]) else { throw CanopyError(.corruptStore, "malformed handled rows") }
+        return HandledRows(count: count, keys: parts[1].isEmpty ? [] : parts[1].split(separator: ",").map(String.init))
+    }
+}
+
+/// An extension whose commit value is typed: the rows its writer handled in the transaction.
+private final class ChangeCounting: StoreExtension, Sendable {
+    let name = "change-counting"
+    let kind = "change-counting"
+    let versionTag = "1"
+    let options = "{}"
+
+    func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {}
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Writer() }
+    func dropStorage(in transaction: ReadWriteTransaction) throws {}
+
+    final class Writer: ExtensionTransaction {
+        var keys: [String] = []
+        func handle(_ change: RowChange) throws -> AttachmentEdit {
+            keys.append(change.key)
+            return .keep
+        }
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+            keys.isEmpty ? nil : ExtensionPayload(HandledRows(count: keys.count, keys: keys), coding: HandledRowsCoding.self)
+        }
+    }
+}
+
+@Suite("Typed commit changes")
+struct TypedCommitTests {
+    /// An observer in the committing process gets the extension's change value itself, without decoding bytes; the
+    /// commit log keeps the bytes of the declared coding, which is what another process (here: a notification made
+    /// from those bytes alone) decodes to the same value.
+    @Test func inProcessObserversGetTheValueOtherProcessesTheBytes() throws {
+        try withDatabase { database, _ in
+            try database.register(ChangeCounting())
+            let recorder = NotificationRecorder()
+            database.addCommitObserver { recorder.record($0) }
+            HandledRowsCoding.decodes.withLock { $0 = 0 }
+            try database.newConnection().readWrite { txn in
+                try txn.set(Note(title: "a"), forKey: "a", in: notes)
+                try txn.set(Note(title: "b"), forKey: "b", in: notes)
+                _ = try txn.touchObject(forKey: "a", inCollection: "notes")
+            }
+            let notification = try #require(recorder.wait(for: 1).first)
+            let expected = HandledRows(count: 3, keys: ["a", "b", "a"])
+            #expect(try notification.extensionChange(named: "change-counting", coding: HandledRowsCoding.self) == expected)
+            #expect(HandledRowsCoding.decodes.withLock { $0 } == 0)
+            #expect(notification.extensionPayloads["change-counting"] == HandledRowsCoding.encode(expected))
+
+            let fromLog = CommitNotification(snapshot: notification.snapshot, extensionPayloads: notification.extensionPayloads)
+            #expect(try fromLog.extensionChange(named: "change-counting", coding: HandledRowsCoding.self) == expected)
+            #expect(HandledRowsCoding.decodes.withLock { $0 } == 1)
+            #expect(try fromLog.extensionChange(named: "other", coding: HandledRowsCoding.self) == nil)
+        }
+    }
+}
