@@ -76,3 +76,61 @@ struct TypedCommitTests {
         }
     }
 }
+
+/// A writer that keeps, per row, the length of a note's title in the row's attachment, and counts removed titles'
+/// lengths at commit: written against `handle` and `prepareCommit` only.
+private final class TitleLengthWriter: ExtensionTransaction {
+    let slot: AttachmentSlot
+    var removedLengths: [Int] = []
+    init(slot: AttachmentSlot) { self.slot = slot }
+
+    func handle(_ change: RowChange) throws -> AttachmentEdit {
+        switch change.kind {
+        case .insert, .update:
+            guard change.objectChanged else { return .keep }
+            let title = try change.object(as: Note.self).title
+            return title.isEmpty ? .remove : .set([UInt8(title.utf8.count)])
+        case .touch: return .keep
+        case .remove:
+            if let length = try change.previousAttachment(at: slot)?.first { removedLengths.append(Int(length)) }
+            return .keep
+        }
+    }
+
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+        removedLengths.isEmpty ? nil : ExtensionPayload(HandledRows(count: removedLengths.count, keys: removedLengths.map(String.init)),
+                                                        coding: HandledRowsCoding.self)
+    }
+}
+
+@Suite("Extension writers without a database")
+struct ExtensionWriterTests {
+    /// A writer's whole surface — a change in, an attachment edit out; a typed value at commit — runs on values made
+    /// by the test, with no LMDB environment, transaction or file.
+    @Test func aWriterIsTestedOnChangeValuesAlone() throws {
+        let slot = AttachmentSlot(testing: 7)
+        let writer = TitleLengthWriter(slot: slot)
+        let key = try #require(StoredRowKey(bytes: [0, 0, 0, 1] + Array("a".utf8)))
+        let id = RowID(collection: "notes", key: "a")
+
+        let insert = RowChange(id: id, storedKey: key, kind: .insert, objectChanged: true, metadataChanged: false, object: Note(title: "hello"))
+        #expect(try writer.handle(insert) == .set([5]))
+        // The object as bytes only: decoded with the collection's codec, as a write of a tool hands it.
+        let bytes = try BinaryCodec().encode(Note(title: "hey"))
+        let update = RowChange(id: id, storedKey: key, kind: .update, objectChanged: true, metadataChanged: false,
+                               previousAttachments: [slot: [5]], objectBytes: bytes)
+        #expect(try writer.handle(update) == .set([3]))
+        #expect(try update.previousAttachment(at: slot) == [5])
+        let emptied = RowChange(id: id, storedKey: key, kind: .update, objectChanged: true, metadataChanged: false, object: Note(title: ""))
+        #expect(try writer.handle(emptied) == .remove)
+        let metadataOnly = RowChange(id: id, storedKey: key, kind: .update, objectChanged: false, metadataChanged: true)
+        #expect(try writer.handle(metadataOnly) == .keep)
+        let removal = RowChange(id: id, storedKey: key, kind: .remove, objectChanged: true, metadataChanged: true, previousAttachments: [slot: [3]])
+        #expect(try writer.handle(removal) == .keep)
+        #expect(throws: CanopyError.self) { try removal.object(as: Note.self) }
+
+        let payload = try #require(try writer.prepareCommit(ExtensionCommit(snapshot: 2, isReset: false)))
+        let notification = CommitNotification(snapshot: 2, extensionPayloads: ["title-length": payload.bytes])
+        #expect(try notification.extensionChange(named: "title-length", coding: HandledRowsCoding.self) == HandledRows(count: 1, keys: ["3"]))
+    }
+}

@@ -8,6 +8,12 @@ import LMDB
 /// ``ReadWriteTransaction/writableAttachmentSlot(for:)`` to write — and use it for every row of that transaction.
 public struct AttachmentSlot: Hashable, Sendable {
     let number: UInt32
+
+    init(number: UInt32) { self.number = number }
+
+    /// The slot `number`: for testing a writer without a database (``RowChange/init(id:storedKey:kind:codecName:objectChanged:metadataChanged:removesCollection:previousAttachments:object:objectBytes:metadata:metadataBytes:)``).
+    /// Real slots come from the store.
+    public init(testing number: UInt32) { self.number = number }
 }
 
 /// The attachment slots of the database: extension name → slot, and the next slot number (slots are never reused).

@@ -34,7 +34,9 @@ public enum AttachmentEdit: Sendable, Hashable {
 /// type's `init(from:)` from the bytes just encoded. Parts the mutation did not carry (the object of a metadata
 /// replacement, both parts of a touch) are read from the transaction on first use.
 ///
-/// Valid only while the writer handles it: it reads through the write transaction.
+/// Valid only while the writer handles it: it reads through the write transaction. A change made with
+/// ``init(id:storedKey:kind:codecName:objectChanged:metadataChanged:removesCollection:previousAttachments:object:objectBytes:metadata:metadataBytes:)``
+/// carries every value itself, so a writer can be tested without a database.
 public final class RowChange {
     /// The row's address.
     public let id: RowID
@@ -52,7 +54,8 @@ public final class RowChange {
     /// (``ReadWriteTransaction/removeAll(inCollection:)``, ``ReadWriteTransaction/removeAllCollections()``).
     public let removesCollection: Bool
 
-    let transaction: ReadTransaction
+    /// Reads what the change does not carry; `nil` for a change made without a database.
+    let transaction: ReadTransaction?
     private var objectValue: Any?
     private var objectData: [UInt8]?
     private var metadataValue: Any?
@@ -65,7 +68,7 @@ public final class RowChange {
 
     init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String, objectChanged: Bool, metadataChanged: Bool,
-        removesCollection: Bool = false, transaction: ReadTransaction, previousAttachments: [UInt8],
+        removesCollection: Bool = false, transaction: ReadTransaction?, previousAttachments: [UInt8],
         object: Any? = nil, objectBytes: [UInt8]? = nil, metadata: Any? = nil, metadataBytes: [UInt8]?? = nil
     ) {
         self.id = id
@@ -81,6 +84,25 @@ public final class RowChange {
         self.objectData = objectBytes
         self.metadataValue = metadata
         self.metadataData = metadataBytes
+    }
+
+    /// A change carrying every value itself, without a database: for testing an extension's writer
+    /// (``ExtensionTransaction/handle(_:)``) on its own. Parts left `nil` read as absent.
+    ///
+    /// - Parameters:
+    ///   - previousAttachments: the attachments the row's record carried before the change, by slot.
+    ///   - object: the object after the change, as the type the writer asks for; `objectBytes` its stored bytes.
+    ///   - metadata: the metadata after the change, or `nil`; `metadataBytes` its stored bytes.
+    public convenience init(
+        id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String = "binary", objectChanged: Bool, metadataChanged: Bool,
+        removesCollection: Bool = false, previousAttachments: [AttachmentSlot: [UInt8]] = [:],
+        object: (any Sendable)? = nil, objectBytes: [UInt8]? = nil, metadata: (any Sendable)? = nil, metadataBytes: [UInt8]? = nil
+    ) {
+        self.init(
+            id: id, storedKey: storedKey, kind: kind, codecName: codecName, objectChanged: objectChanged, metadataChanged: metadataChanged,
+            removesCollection: removesCollection, transaction: nil,
+            previousAttachments: StoredRecord.encode(Dictionary(uniqueKeysWithValues: previousAttachments.map { ($0.key.number, $0.value) })),
+            object: object, objectBytes: objectBytes ?? (object == nil ? [] : nil), metadata: metadata, metadataBytes: .some(metadataBytes))
     }
 
     /// The collection's name.
@@ -154,7 +176,7 @@ public final class RowChange {
     public func objectBytes() throws -> [UInt8] {
         if let objectData { return objectData }
         try requireValues()
-        let bytes = try transaction.rawObject(forKey: id.key, inCollection: id.collection)?.bytes ?? []
+        let bytes = try transaction?.rawObject(forKey: id.key, inCollection: id.collection)?.bytes ?? []
         objectData = bytes
         return bytes
     }
@@ -164,7 +186,7 @@ public final class RowChange {
     public func metadataBytes() throws -> [UInt8]? {
         if let metadataData { return metadataData }
         try requireValues()
-        let bytes = try transaction.rawMetadata(forKey: id.key, inCollection: id.collection)?.bytes
+        let bytes = try transaction?.rawMetadata(forKey: id.key, inCollection: id.collection)?.bytes
         metadataData = .some(bytes)
         return bytes
     }
@@ -175,7 +197,7 @@ public final class RowChange {
     ///   ``CanopyError/Code/invalidArgument`` for a removal.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
         if let value = objectValue as? T { return value }
-        let value: T = try transaction.decode(T.self, bytes: try objectBytes(), codecName: codecName, id: id)
+        let value: T = try decode(T.self, bytes: try objectBytes())
         objectValue = value
         return value
     }
@@ -185,9 +207,22 @@ public final class RowChange {
     public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
         if let value = metadataValue as? T { return value }
         guard let bytes = try metadataBytes() else { return nil }
-        let value: T = try transaction.decode(T.self, bytes: bytes, codecName: codecName, id: id)
+        let value: T = try decode(T.self, bytes: bytes)
         metadataValue = value
         return value
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8]) throws -> T {
+        if let transaction { return try transaction.decode(T.self, bytes: bytes, codecName: codecName, id: id) }
+        guard let codec = Codecs.named(codecName) else {
+            throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec", collection: id.collection, key: id.key)
+        }
+        do {
+            return try bytes.withUnsafeBytes { try codec.decode(T.self, from: $0) }
+        } catch {
+            throw CanopyError(.decodingFailed, DecodingExplanation.message(for: error, decoding: T.self, codecName: codecName),
+                              collection: id.collection, key: id.key, underlying: error)
+        }
     }
 
     private func requireValues() throws {

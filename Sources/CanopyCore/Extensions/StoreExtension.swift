@@ -181,4 +181,10 @@ public struct ExtensionCommit: Sendable, Hashable {
     /// Whether the extension was rebuilt (its state reset) in this transaction: observers of its state must reload
     /// rather than apply changes.
     public var isReset: Bool
+
+    /// Creates the commit information (the store makes it; a test of a writer on its own too).
+    public init(snapshot: UInt64, isReset: Bool) {
+        self.snapshot = snapshot
+        self.isReset = isReset
+    }
 }
