@@ -85,8 +85,10 @@ extension ReadWriteTransaction {
 
     /// Runs `ext`'s prepare (a rebuild when the context says so).
     private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
-        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again.
+        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again. The
+        // slot is assigned here, at registration, so that no change handled later writes the store's records for it.
         if context.needsRebuild { try retireAttachmentSlot(of: ext.name) }
+        _ = try writableAttachmentSlot(for: ext.name)
         do {
             try ext.prepare(in: self, context: context)
         } catch let error as CanopyError {

@@ -27,7 +27,8 @@ extension ReadWriteTransaction {
     }
 
     /// Hands `change` to every extension's writer, in registration order (dependencies first), recording each
-    /// writer's attachment edit on the change at the extension's slot (assigned here, by the store, on first use).
+    /// writer's attachment edit on the change at the extension's slot (assigned at registration; here only for an
+    /// extension whose registration was a read on a database recorded before slots were assigned at registration).
     func tellWriters(_ change: RowChange) throws {
         for (name, writer) in writers {
             let edit = try writer.handle(change)
