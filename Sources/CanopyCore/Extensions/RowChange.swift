@@ -196,6 +196,9 @@ public final class RowChange {
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
     ///   ``CanopyError/Code/invalidArgument`` for a removal.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
+        // The exact type compared first: a cast of `Any` to an optional `T` costs the optional's metadata per call in
+        // this (unspecialized) generic code, once per row, view and closure.
+        if let value = objectValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) { return value as! T }
         if let value = objectValue as? T { return value }
         let value: T = try decode(T.self, bytes: try objectBytes())
         objectValue = value
@@ -205,6 +208,7 @@ public final class RowChange {
     /// The metadata after the change as `T`, or `nil` when the row has none.
     /// - Throws: as ``object(as:)``.
     public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
+        if let value = metadataValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) { return (value as! T) }
         if let value = metadataValue as? T { return value }
         guard let bytes = try metadataBytes() else { return nil }
         let value: T = try decode(T.self, bytes: bytes)
