@@ -134,3 +134,25 @@ struct ExtensionWriterTests {
         #expect(try notification.extensionChange(named: "title-length", coding: HandledRowsCoding.self) == HandledRows(count: 1, keys: ["3"]))
     }
 }
+
+@Suite("Attachment slots")
+struct AttachmentSlotAssignmentTests {
+    /// The store assigns an extension's slot when it registers it, so that no change a writer handles later writes the
+    /// store's slot record; a rebuild assigns a new one.
+    @Test func slotsAreAssignedAtRegistration() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            try connection.readWrite { txn in try txn.set(Note(title: "a"), forKey: "a", in: notes) }
+            try database.register(ChangeCounting())
+            let first = try connection.read { txn in try txn.attachmentSlot(for: "change-counting") }
+            #expect(first != nil)
+            // Writes that attach nothing leave the slot as it was.
+            try connection.readWrite { txn in try txn.set(Note(title: "b"), forKey: "b", in: notes) }
+            #expect(try connection.read { txn in try txn.attachmentSlot(for: "change-counting") } == first)
+            try database.unregisterExtension(named: "change-counting")
+            try database.register(ChangeCounting())
+            let second = try connection.read { txn in try txn.attachmentSlot(for: "change-counting") }
+            #expect(second != nil && second != first)
+        }
+    }
+}
