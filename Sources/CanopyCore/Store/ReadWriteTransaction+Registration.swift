@@ -85,9 +85,14 @@ extension ReadWriteTransaction {
 
     /// Runs `ext`'s prepare (a rebuild when the context says so).
     private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
-        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again. The
-        // slot is assigned here, at registration, so that no change handled later writes the store's records for it.
-        if context.needsRebuild { try retireAttachmentSlot(of: ext.name) }
+        // A rebuilt extension attaches under a new slot: what rows carry under the old one is read at most once more,
+        // by the extension's own rebuild (the context says which slot it was). The slot is assigned here, at
+        // registration, so that no change handled later writes the store's records for it.
+        var context = context
+        if context.needsRebuild {
+            context.retiredAttachmentSlot = try attachmentSlot(for: ext.name)
+            try retireAttachmentSlot(of: ext.name)
+        }
         _ = try writableAttachmentSlot(for: ext.name)
         do {
             try ext.prepare(in: self, context: context)
