@@ -170,8 +170,10 @@ extension ViewChangeset {
 
         var records: [ViewChangeKey: ViewRowChange] = [:]
         for notification in notifications {
-            guard let payload = notification.extensionPayloads[mappings.view] else { continue }
-            let changes = try ViewCommitChanges.decode(payload)
+            // This process's commits carry the view's changes as values; other processes' are decoded from the log.
+            guard let changes = try notification.extensionChange(named: mappings.view, coding: ViewCommitChanges.PayloadCoding.self) else {
+                continue
+            }
             if changes.isReset { return .reload(from: from, mappings: after) }
             for row in changes.rows {
                 // A row in several groups has a record per group: each consolidates on its own.

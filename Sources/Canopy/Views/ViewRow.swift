@@ -7,7 +7,7 @@ public final class ViewRow {
     /// Where the row's values come from: a row being written (its values and bytes), or a stored row (scanned or
     /// read by key). No closure per row: a view handles one of these per written row and view.
     private enum Source {
-        case written(WrittenRow)
+        case written(RowChange)
         case stored(StoredRow)
     }
     private let source: Source
@@ -34,7 +34,7 @@ public final class ViewRow {
     }
 
     /// A row being written: the writer's values when it passed them, the stored bytes otherwise.
-    init(_ row: WrittenRow) {
+    init(_ row: RowChange) {
         id = row.id
         codecName = row.codecName
         source = .written(row)

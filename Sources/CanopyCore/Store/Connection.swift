@@ -282,7 +282,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
     /// older than the snapshot it was pinned to, for an observer that starts from another one's state).
-    package func advance(since from: UInt64) throws -> [CommitNotification] {
+    /// - Throws: ``CanopyError/Code/connectionNotPinned``; ``CanopyError/Code/snapshotMismatch`` when the commit log
+    ///   no longer holds every commit after `from` (reload everything at the new snapshot).
+    public func advance(since from: UInt64) throws -> [CommitNotification] {
         try enter("advance")
         defer { leave() }
         return try advancePinned(since: from)
