@@ -101,7 +101,7 @@ public class ReadTransaction {
     /// ends). A handle opened in a write transaction that aborts is closed.
     ///
     /// With `checksummed`, each value carries a CRC32C trailer, written and checked by this handle (see
-    /// ``Database/checksummed``).
+    /// ``Database/checksummed``), unless the environment was opened without value checksums.
     public func openDatabase(named name: String?, flags: Database.Flags = [], checksummed: Bool = false) throws -> Database {
         if checksummed && flags.contains(.duplicateSort) {
             throw LMDBError(code: .invalidArgument, operation: "mdb_dbi_open", path: environment.path, database: name,
@@ -110,7 +110,7 @@ public class ReadTransaction {
         var dbi: MDB_dbi = 0
         let rc = mdb_dbi_open(try liveHandle, name, flags.rawValue, &dbi)
         if rc != 0 { throw failure(rc, "mdb_dbi_open", Database(handle: 0, name: name ?? "(main)")) }
-        return Database(handle: dbi, name: name, checksummed: checksummed)
+        return Database(handle: dbi, name: name, checksummed: checksummed && environment.valueChecksums)
     }
 
     /// B-tree figures of `database` (`mdb_stat`).

@@ -98,14 +98,14 @@ public final class ViewRow {
     ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try object(as: Object.self)
     }
 
     /// The metadata, decoded through `collection`, or `nil` when the row has none.
     /// - Throws: as ``object(in:)``.
     public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try metadata(as: Metadata.self)
     }
 
@@ -266,5 +266,10 @@ public struct ViewOptions: Sendable, Hashable {
         self.strictDecoding = strictDecoding
     }
 
-    func allows(_ collection: String) -> Bool { allowedCollections?.contains(collection) ?? true }
+    func allows(_ collection: String) -> Bool {
+        guard let allowed = allowedCollections else { return true }
+        // One collection (every typed view, on every row written): a comparison rather than hashing the name.
+        if allowed.count == 1, let only = allowed.first { return only == collection }
+        return allowed.contains(collection)
+    }
 }
