@@ -17,7 +17,9 @@ import Darwin
 /// Not `Sendable`: a transaction is used by one thread at a time. Because the environment is opened with
 /// `MDB_NOTLS`, a read transaction may move between threads as long as only one uses it at once.
 public class ReadTransaction {
-    @usableFromInline var handle: OpaquePointer?
+    // Without the runtime's exclusivity check (`swift_beginAccess` on every get, put and cursor step): a transaction is
+    // used by one thread at a time, and no access to the handle overlaps another (none is held across a call).
+    @usableFromInline @exclusivity(unchecked) var handle: OpaquePointer?
     /// The environment this transaction belongs to.
     public let environment: Environment
 
