@@ -14,6 +14,10 @@ import Foundation
 //   --commits N            stops after N commits instead of running until killed
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
 //                          n (a row whose record loses every extension's attachment, and moves in the view's order)
+//   --with-manual-list     registers `crashWriterFocusList()` and changes it in every commit as
+//                          `crashWriterFocusStep` says (inserts "<n>-a", moves a row)
+//   --remove-all           first removes every entry (one removeAll) and sets the counter to 0, so that the commits
+//                          that follow write "1-a", "1-b", … again
 //   --commit-log-limit N   opens with this commit log limit (a small one prunes commits other processes missed)
 //   --row-bytes N          gives every row a payload of N bytes (grows the map quickly)
 //   --initial-map-size N   opens with this initial map size (bytes)
@@ -26,6 +30,9 @@ import Foundation
 //   --read-all             opens the database read-only and reads it through the API as an app would: every entry
 //                          decoded, the view's groups and every row of it; prints "ok <rows> <view rows>" (exit 0) or
 //                          "error <code>" (exit 1) — the corruption test's API reader
+//   --fault-outside-lmdb   opens the database read-only, reads a row (the guard of LMDB calls is installed), then
+//                          reads a bad address outside any LMDB call: the process must die by SIGSEGV (a fault
+//                          that is not LMDB's is never contained)
 //   --read-transforming K  reads the comma-separated keys K, in that order, as the types with transforming
 //                          `init(from:)` of TransformingModels.swift, through a connection without caches, and prints
 //                          one line per key (`describeTransformingRow`)
@@ -72,6 +79,15 @@ do {
         }
         say("never failed")
         exit(1)
+    }
+    if arguments.contains("--fault-outside-lmdb") {
+        options.readOnly = true
+        let database = try Database(path: arguments[1], options: options)
+        _ = try database.newConnection().read { txn in try txn.count(inCollection: crashWriterEntries.name) }
+        say("read")
+        let address = UnsafePointer<UInt8>(bitPattern: 0x10)
+        say("byte \(address?.pointee ?? 0)")
+        exit(0)
     }
     if arguments.contains("--read-all") {
         options.readOnly = true
@@ -137,6 +153,14 @@ do {
         exit(0)
     }
     if withView { try database.register(crashWriterView(versionTag: viewTag)) }
+    let withManualList = arguments.contains("--with-manual-list")
+    if withManualList { try database.register(crashWriterFocusList()) }
+    if arguments.contains("--remove-all") {
+        try database.newConnection().readWrite { txn in
+            _ = try txn.removeAll(inCollection: crashWriterEntries.name)
+            try txn.set(0, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter"))
+        }
+    }
     let connection = database.newConnection()
     let entries = crashWriterEntries
     let counter = TypedCollection<Int, NoMetadata>("counter")
@@ -149,6 +173,12 @@ do {
             try txn.set(CrashWriterEntry(number: number, part: "a", payload: payload), forKey: "\(number)-a", in: entries)
             try txn.set(number, forKey: "n", in: counter)
             try txn.set(CrashWriterEntry(number: number, part: "b", payload: payload), forKey: "\(number)-b", in: entries)
+            if withManualList {
+                let list = try txn.manualList("focus")
+                let step = crashWriterFocusStep(number: number, count: try list.count())
+                try list.insert(key: "\(number)-a", inCollection: entries.name, at: step.insertAt)
+                if let move = step.move { try list.move(from: move.from, to: move.to) }
+            }
             if churn {
                 _ = try txn.remove(key: "\(number - 1)-a", in: entries)
                 if try txn.remove(key: "\(number - 2)-b", in: entries) {
