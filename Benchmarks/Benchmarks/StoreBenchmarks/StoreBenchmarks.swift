@@ -253,6 +253,7 @@ let benchmarks: @Sendable () -> Void = {
     viewBenchmarks()
     migrationBenchmarks()
     manualBenchmarks()
+    searchBenchmarks()
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()
