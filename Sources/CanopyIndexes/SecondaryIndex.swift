@@ -415,14 +415,14 @@ public struct IndexedRow {
     ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try object(as: Object.self)
     }
 
     /// The metadata, decoded through `collection`, or `nil` when the row has none.
     /// - Throws: as ``object(in:)``.
     public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try metadata(as: Metadata.self)
     }
 

@@ -151,8 +151,13 @@ public final class ReadWriteTransaction: ReadTransaction {
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
         let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-        let readMetadata = try metadata.flatMap { value in try metadataBytes.map { try readBack(value, bytes: $0, codec: collection.codec, id: id) } }
-        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+        // (`if let` rather than `Optional.flatMap`: unspecialized, the closure asks the runtime for `Metadata?` on every write.)
+        if let metadata, let metadataBytes {
+            let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
+            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+        } else {
+            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: metadata)
+        }
     }
 
     /// The value a read of the row will return, which is what the caches keep and the extensions (views) see: the
@@ -164,7 +169,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the type cannot decode what it encodes (its `init(from:)`
     ///   rejects the value): the row is not written, since no read could return it.
     func readBack<T: Decodable>(_ value: T, bytes: [UInt8], codec: any Codec, id: RowID) throws -> T {
-        if T.self is any BinaryCodecSynthesizedDecoding.Type { return value }
+        if cacheState.promisesSynthesizedDecoding(T.self) { return value }
         do {
             return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
         } catch let error as CanopyError {
