@@ -250,5 +250,6 @@ let benchmarks: @Sendable () -> Void = {
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()
+    readPeerBenchmarks()
     feedBenchmarks()
 }

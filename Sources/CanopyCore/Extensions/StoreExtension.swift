@@ -263,10 +263,8 @@ public final class WrittenRow {
             // A new row (or one without attachments): only what this write set, without a merged dictionary.
             var out = ByteWriter(capacity: 32)
             for slot in pendingAttachments.keys.sorted() {
-                guard let bytes = pendingAttachments[slot] ?? nil, !bytes.isEmpty else { continue }
-                out.append(varint: UInt64(slot))
-                out.append(varint: UInt64(bytes.count))
-                out.bytes.append(contentsOf: bytes)
+                guard let bytes = pendingAttachments[slot] ?? nil else { continue }
+                StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
             }
             return out.bytes
         }

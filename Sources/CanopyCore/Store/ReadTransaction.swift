@@ -450,12 +450,6 @@ public class ReadTransaction {
         }
     }
 
-    /// The underlying LMDB transaction, for extensions that read their own tables.
-    /// - Throws: ``CanopyError/Code/transactionEnded`` once the transaction's closure has returned.
-    public var lmdbTransaction: LMDB.ReadTransaction {
-        get throws(CanopyError) { try storage }
-    }
-
     /// The database's path.
     public var databasePath: String { core.path }
 }

@@ -15,12 +15,7 @@ package struct ByteWriter {
     package mutating func append(byte: UInt8) { bytes.append(byte) }
 
     package mutating func append(varint value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
+        VarInt.append(value, to: &bytes)
     }
 
     package mutating func append(string: String) {
@@ -75,14 +70,11 @@ package struct ByteReader {
     }
 
     package mutating func readVarint() throws -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let byte = try readByte()
-            guard shift < 64 else { throw Malformed(offset: offset) }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
+        guard let base = buffer.baseAddress else { throw Malformed(offset: offset) }
+        do {
+            return try VarInt.read(base, at: &offset, limit: buffer.count)
+        } catch {
+            throw Malformed(offset: error.offset)
         }
     }
 
