@@ -156,7 +156,10 @@ enum RowKey {
 
     /// The key part of a row key.
     static func key(of rowKey: UnsafeRawBufferPointer) -> String {
-        String(decoding: rowKey.dropFirst(4), as: UTF8.self)
+        // (Rebasing a slice, not `dropFirst`: that is the generic `Collection` method, unspecialized, on every row
+        // of a scan.)
+        guard rowKey.count > 4 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: rowKey[4...]), as: UTF8.self)
     }
 
     /// The collection id of a row key.

@@ -15,7 +15,7 @@ enum StoredRecord {
     @inline(__always)
     static func objectBytes(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard let flags = value.first else { return nil }
-        guard flags & hasAttachments != 0 else { return UnsafeRawBufferPointer(rebasing: value.dropFirst()) }
+        guard flags & hasAttachments != 0 else { return UnsafeRawBufferPointer(rebasing: value[1...]) }
         var offset = 1
         guard let length = readVarint(value, &offset), length <= value.count - offset else { return nil }
         return UnsafeRawBufferPointer(rebasing: value[(offset + length)...])
