@@ -384,16 +384,16 @@ extension DatabaseCore {
             throw CanopyError(.nestedTransaction, "an extension table cannot be opened for reading inside a write transaction of the same database on this thread; read it in the write transaction",
                               path: path)
         }
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        do {
-            let database = try environment.read { txn in try txn.openDatabase(named: name, checksummed: true) }
-            tableHandles.withLock { $0[name] = database }
-            return database
-        } catch let error as LMDBError where error.code == .notFound {
-            return nil
-        } catch {
-            throw CanopyError.wrap(error, path: path)
+        return try writeLock.withLock { _ in
+            do {
+                let database = try environment.read { txn in try txn.openDatabase(named: name, checksummed: true) }
+                tableHandles.withLock { $0[name] = database }
+                return database
+            } catch let error as LMDBError where error.code == .notFound {
+                return nil
+            } catch {
+                throw CanopyError.wrap(error, path: path)
+            }
         }
     }
 
@@ -401,8 +401,11 @@ extension DatabaseCore {
     /// observers) can read them. Called when the database is opened; best effort (a failure is reported by the first
     /// read that needs the table).
     func openRecordedExtensionTables() {
-        guard writeLock.try() else { return }
-        defer { writeLock.unlock() }
+        _ = writeLock.withLockIfAvailable { _ in openRecordedExtensionTablesLocked() }
+    }
+
+    /// ``openRecordedExtensionTables()`` under the write lock.
+    private func openRecordedExtensionTablesLocked() {
         _ = try? environment.read { txn in
             let main = try txn.openDatabase(named: nil)
             var names: [String] = []

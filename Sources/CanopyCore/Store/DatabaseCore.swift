@@ -23,9 +23,18 @@ final class DatabaseCore: Sendable {
     let upgradedRecordCount: Int?
 
     /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
-    let writeLock = NSLock()
+    let writeLock = Mutex<Void>(())
     /// The thread holding ``writeLock`` (0 when none), so that a nested `readWrite` is a typed error, not a hang.
     let writerThread = Atomic<UInt>(0)
+
+    /// Runs `body` holding ``writeLock``, as thread `thread` (``writerThread``).
+    func withWriteLock<R>(thread: UInt, _ body: () throws -> R) throws -> R {
+        try writeLock.withLock { _ in
+            writerThread.store(thread, ordering: .relaxed)
+            defer { writerThread.store(0, ordering: .relaxed) }
+            return try body()
+        }
+    }
     /// Delivers callbacks in commit order, off the writer's thread.
     let deliveryQueue = DispatchQueue(label: "canopy.commit-notifications")
 
