@@ -68,7 +68,7 @@ extension ReadTransaction {
     public func withExtensionState<R>(of name: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let storage = try storage
         return try guardedRead {
-            try Array(ExtensionTableName.state(of: name).utf8).withUnsafeBytes { key in try storage.withValue(forKey: key, in: tables.info, body) }
+            try StoreInfoKey.extensionState(of: name).withUnsafeBytes { key in try storage.withValue(forKey: key, in: tables.info, body) }
         }
     }
 
@@ -254,7 +254,7 @@ extension ReadWriteTransaction {
     /// store's own table, which every commit writes anyway: no page of the extension's tables is dirtied for it.
     /// Keep it small (tens of bytes); it is read with ``ReadTransaction/withExtensionState(of:_:)``.
     public func setExtensionState(_ bytes: [UInt8]?, of name: String) throws {
-        let key = Array(ExtensionTableName.state(of: name).utf8)
+        let key = StoreInfoKey.extensionState(of: name)
         let storage = try writeStorage
         try guarded {
             if let bytes { try storage.put(bytes, forKey: key, in: tables.info) } else { _ = try storage.delete(key, in: tables.info) }

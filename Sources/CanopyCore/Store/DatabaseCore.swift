@@ -186,7 +186,7 @@ final class DatabaseCore: Sendable {
                     switch try tables.format(in: txn) {
                     case nil:
                         try tables.writeFormat(in: txn)
-                        try txn.put(StoreState().encoded, forKey: Array("state".utf8), in: tables.info)
+                        try txn.put(StoreState().encoded, forKey: StoreInfoKey.state, in: tables.info)
                     case StoreTables.upgradableFormatTag?:
                         upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
                     default:
@@ -297,7 +297,7 @@ final class DatabaseCore: Sendable {
     }
 
     static func readState(_ txn: LMDB.ReadTransaction, _ tables: StoreTables) throws -> StoreState {
-        try txn.withValue(forKey: Array("state".utf8), in: tables.info) { bytes in
+        try txn.withValue(forKey: StoreInfoKey.state, in: tables.info) { bytes in
             guard let bytes else { return StoreState() }
             do { return try StoreState(decoding: bytes) } catch {
                 throw CanopyError(.corruptStore, "the store's state record is malformed", underlying: error)
@@ -307,11 +307,11 @@ final class DatabaseCore: Sendable {
 
     /// Reads the snapshot number only.
     func readSnapshot(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
-        try "state".utf8.withContiguousStorageIfAvailable { key in
-            try txn.withValue(forKey: UnsafeRawBufferPointer(key), in: tables.info) { bytes in
+        try StoreInfoKey.state.withUnsafeBytes { key in
+            try txn.withValue(forKey: key, in: tables.info) { bytes in
                 bytes.flatMap { StoreState.snapshot(in: $0) } ?? 0
             }
-        } ?? Self.readState(txn, tables).snapshot
+        }
     }
 
     // MARK: Collections

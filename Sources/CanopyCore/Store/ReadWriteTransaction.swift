@@ -549,7 +549,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try writeStorage.put(state.encoded, forKey: Array("state".utf8), in: tables.info)
+            try writeStorage.put(state.encoded, forKey: StoreInfoKey.state, in: tables.info)
             try writeStorage.put(notification.encoded, forKey: SnapshotKey.bytes(snapshot), in: tables.commits)
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).
