@@ -34,3 +34,30 @@ public func crashWriterView(versionTag: String = "1") -> View {
         versionTag: versionTag,
         options: ViewOptions(allowedCollections: [crashWriterEntries.name]))
 }
+
+/// The manual list the `CrashWriter` keeps with `--with-manual-list`: a list of entries named `"focus"`.
+public func crashWriterFocusList() -> View {
+    ManualView.make(name: "focus", collections: [crashWriterEntries.name])
+}
+
+/// What commit `number` of the `CrashWriter` does to its focus list of `count` rows (before the commit): it inserts
+/// `"<number>-a"` at `insertAt`, then moves the row at `move.from` to `move.to` (positions in the list after the
+/// insertion). Every third commit inserts at the top, so neighbours run out of gaps and rows are renumbered.
+public func crashWriterFocusStep(number: Int, count: Int) -> (insertAt: Int, move: (from: Int, to: Int)?) {
+    let insertAt = number % 3 == 0 ? 0 : (number &* 7_919) % (count + 1)
+    let after = count + 1
+    guard after >= 2 else { return (insertAt, nil) }
+    return (insertAt, ((number &* 31) % after, number % 2 == 0 ? 0 : (number &* 17) % after))
+}
+
+/// The focus list's keys after `commits` commits of the `CrashWriter` with `--with-manual-list` (from an empty list).
+public func crashWriterFocusModel(commits: Int) -> [String] {
+    var list: [String] = []
+    guard commits > 0 else { return list }
+    for number in 1...commits {
+        let step = crashWriterFocusStep(number: number, count: list.count)
+        list.insert("\(number)-a", at: step.insertAt)
+        if let move = step.move { list.insert(list.remove(at: move.from), at: move.to) }
+    }
+    return list
+}

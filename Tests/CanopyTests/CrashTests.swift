@@ -98,4 +98,38 @@ struct CrashTests {
         }
         #expect(lastChecked > 0, "the writer never committed")
     }
+
+    /// The writer keeps a manual list (inserts at positions, moves, renumbering); after every kill the list is the
+    /// one its acknowledged commits made, and its pages agree with its order — without a rebuild.
+    /// 10 kills by default; `CANOPY_CRASH_KILLS=N` for more.
+    @Test(.timeLimit(.minutes(10)))
+    func killedWriterWithAManualListLeavesTheListRight() throws {
+        let writer = try #require(Self.writerPath, "the CrashWriter executable was not built")
+        let kills = Int(ProcessInfo.processInfo.environment["CANOPY_CRASH_KILLS"] ?? "").map { max(1, $0 / 2) } ?? 10
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        var random = SeededRandom(seed: 0xF0C05)
+        let counter = TypedCollection<Int, NoMetadata>("counter")
+        var lastChecked = 0
+        for round in 0..<kills {
+            let acknowledged = try Self.runAndKill(writer, [path, "none", "--with-manual-list"], random: &random) ?? lastChecked
+
+            let database = try Database(path: path, options: .init(durability: .none))
+            let list = crashWriterFocusList()
+            try database.register(list)
+            #expect(list.lastPopulation == nil || lastChecked == 0,
+                    "round \(round) seed 0xF0C05: the list was rebuilt (\(String(describing: list.lastPopulation)))")
+            try database.newConnection().read { txn throws in
+                let last = try txn.object(forKey: "n", in: counter) ?? 0
+                #expect(last >= acknowledged, "round \(round): acknowledged \(acknowledged), found \(last)")
+                let reader = try txn.view("focus")
+                #expect(try reader.checkInvariants() == [], "round \(round) seed 0xF0C05")
+                #expect(try reader.rowIDs(inGroup: "focus").map(\.key) == crashWriterFocusModel(commits: last),
+                        "round \(round) seed 0xF0C05: the list after \(last) commits")
+                lastChecked = last
+            }
+        }
+        #expect(lastChecked > 0, "the writer never committed")
+    }
 }

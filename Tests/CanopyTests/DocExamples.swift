@@ -99,4 +99,12 @@ func articleExamples(database: Database, connection: Connection) throws {
     }
     let order = try connection.read { txn in try txn.view("focus").rowIDs(inGroup: "focus").map(\.key) }
     print(order)  // ["t2", "t3", "t1"]
+
+    let focusObserver = try ViewObserver(database: database, mappings: ViewMappings(groups: ["focus"], view: "focus"))
+    try connection.readWrite { txn in try txn.manualList("focus").move(from: 0, to: 2) }  // t3 t1 t2
+    let changeset = try focusObserver.advance()
+    for change in changeset.rowChanges {
+        print(change.kind, change.id.key, change.originalIndexPath?.row ?? -1, change.finalIndexPath?.row ?? -1)
+    }
+    // move t2 0 2
 }

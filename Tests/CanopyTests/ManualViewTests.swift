@@ -129,7 +129,7 @@ struct ManualViewTests {
         }
     }
 
-    @Test("Inserting again and again between the same two rows renumbers the list and keeps the order")
+    @Test("Inserting again and again between the same two rows renumbers rows around the place and keeps the order")
     func renumbering() throws {
         try withDatabase { database, _ in
             try database.register(Self.makeFocus())
@@ -139,7 +139,7 @@ struct ManualViewTests {
                 for i in 0..<200 {
                     let key = "k\(i)"
                     try txn.set(Note(title: key), forKey: key, in: notes)
-                    // Always at 1: the gap after the first row halves each time (about 32 insertions per renumbering).
+                    // Always at 1: the gap after the first row halves each time, until rows around it are renumbered.
                     let index = min(1, model.count)
                     try list.insert(key: key, inCollection: notes.name, at: index)
                     model.insert(key, at: index)
@@ -150,6 +150,56 @@ struct ManualViewTests {
                 #expect(try Self.keys(txn) == model)
                 #expect(try txn.view("focus").checkInvariants() == [])
             }
+        }
+    }
+
+    /// Saw it fail with the whole-list renumbering: the 33rd move to the top renumbered all 3,000 rows (a changeset
+    /// of 3,000 changes).
+    @Test("Moving rows to the top again and again renumbers only a few rows around the place, and keeps the order",
+          arguments: [("top", 0), ("second", 1), ("bottom", -1)])
+    func renumberingIsLocal(pattern: String, destination: Int) throws {
+        try withDatabase { database, _ in
+            try database.register(Self.makeFocus())
+            let count = 3_000
+            var model: [String] = []
+            try database.newConnection().readWrite { txn throws in
+                let list = try txn.manualList("focus")
+                for i in 0..<count {
+                    let key = "k\(i)"
+                    try txn.set(Note(title: key), forKey: key, in: notes)
+                    try list.append(key: key, inCollection: notes.name)
+                    model.append(key)
+                }
+            }
+            let observer = try ViewObserver(database: database, mappings: Self.mappings)
+            var random = SeededRandom(seed: 7)
+            var changed: [Int] = []
+            for move in 0..<300 {
+                let from = Int(random.next() % UInt64(count))
+                let to = destination >= 0 ? destination : count - 1
+                try database.newConnection().readWrite { txn throws in try txn.manualList("focus").move(from: from, to: to) }
+                let old = Rendering(sections: [("focus", model.map { RowID(collection: notes.name, key: $0) })])
+                model.insert(model.remove(at: from), at: to)
+                let changeset = try observer.advance()
+                #expect(!changeset.isReload, "\(pattern), move \(move)")
+                changed.append(changeset.rowChanges.count)
+                // Rows renumbered around the place are in the changeset too (moves in place): applied to the list as
+                // it was, it still gives the list as it is.
+                let new = Rendering(sections: [("focus", model.map { RowID(collection: notes.name, key: $0) })])
+                do {
+                    let applied = try ChangesetApplier.apply(changeset, to: old) { _ in new.sections[0].rows }
+                    #expect(applied == new, "\(pattern), move \(move) from \(from) to \(to)")
+                } catch let violation as ChangesetViolation {
+                    Issue.record("\(violation); \(pattern), move \(move)")
+                }
+            }
+            try database.newConnection().read { txn throws in
+                #expect(try Self.keys(txn) == model, "\(pattern)")
+                #expect(try txn.view("focus").checkInvariants() == [], "\(pattern)")
+            }
+            // One move is one change, plus the rows renumbered around the place now and then.
+            #expect(changed.max() ?? 0 <= count / 4, "\(pattern): \(changed)")
+            #expect(changed.reduce(0, +) <= 300 * 16, "\(pattern): \(changed.reduce(0, +)) changes for 300 moves")
         }
     }
 

@@ -14,6 +14,10 @@ import Foundation
 //   --commits N            stops after N commits instead of running until killed
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
 //                          n (a row whose record loses every extension's attachment, and moves in the view's order)
+//   --with-manual-list     registers `crashWriterFocusList()` and changes it in every commit as
+//                          `crashWriterFocusStep` says (inserts "<n>-a", moves a row)
+//   --remove-all           first removes every entry (one removeAll) and sets the counter to 0, so that the commits
+//                          that follow write "1-a", "1-b", … again
 //   --commit-log-limit N   opens with this commit log limit (a small one prunes commits other processes missed)
 //   --row-bytes N          gives every row a payload of N bytes (grows the map quickly)
 //   --initial-map-size N   opens with this initial map size (bytes)
@@ -137,6 +141,14 @@ do {
         exit(0)
     }
     if withView { try database.register(crashWriterView(versionTag: viewTag)) }
+    let withManualList = arguments.contains("--with-manual-list")
+    if withManualList { try database.register(crashWriterFocusList()) }
+    if arguments.contains("--remove-all") {
+        try database.newConnection().readWrite { txn in
+            _ = try txn.removeAll(inCollection: crashWriterEntries.name)
+            try txn.set(0, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter"))
+        }
+    }
     let connection = database.newConnection()
     let entries = crashWriterEntries
     let counter = TypedCollection<Int, NoMetadata>("counter")
@@ -149,6 +161,12 @@ do {
             try txn.set(CrashWriterEntry(number: number, part: "a", payload: payload), forKey: "\(number)-a", in: entries)
             try txn.set(number, forKey: "n", in: counter)
             try txn.set(CrashWriterEntry(number: number, part: "b", payload: payload), forKey: "\(number)-b", in: entries)
+            if withManualList {
+                let list = try txn.manualList("focus")
+                let step = crashWriterFocusStep(number: number, count: try list.count())
+                try list.insert(key: "\(number)-a", inCollection: entries.name, at: step.insertAt)
+                if let move = step.move { try list.move(from: move.from, to: move.to) }
+            }
             if churn {
                 _ = try txn.remove(key: "\(number - 1)-a", in: entries)
                 if try txn.remove(key: "\(number - 2)-b", in: entries) {

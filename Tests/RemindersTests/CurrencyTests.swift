@@ -39,7 +39,10 @@ struct CurrencyTests {
                 (["done", "2"], "UTC"),
                 (["edit", "1", "--title", "Daily standup"], "Asia/Tokyo"),
                 (["add", "reminder", "Someday"], "Europe/Paris"),
+                (["focus", "add", "3"], "Asia/Tokyo"),
+                (["focus", "add", "4", "--at", "1"], "UTC"),
                 (["delete", "3"], "America/New_York"),
+                (["focus"], "Europe/Paris"),
                 (["list", "--calendar", "Personal"], "UTC"),
                 (["done", "2", "--undo"], "Europe/Paris"),
             ]
@@ -48,14 +51,14 @@ struct CurrencyTests {
                 #expect(result.status == 0, "\(arguments): \(result.err)")
                 let state = try Self.state(of: path)
                 #expect(state.stale.isEmpty, "after \(arguments) in \(zone): stale \(state.stale)")
-                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2"], "\(state.tags)")
+                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2", "focus": "1"], "\(state.tags)")
             }
-            // What an operator sees: `canopy info` lists the three views, none stale.
+            // What an operator sees: `canopy info` lists the four views, none stale.
             let canopy = try #require(builtExecutable(named: "canopy"), "the canopy executable was not built")
             let info = try ChildProcess(canopy, ["info", path])
             let lines = info.remainingLines()
             #expect(info.waitForExit() == 0)
-            #expect(lines.filter { $0.hasSuffix("current") }.count == 3 && !lines.contains { $0.contains("stale") }, "\(lines)")
+            #expect(lines.filter { $0.hasSuffix("current") }.count == 4 && !lines.contains { $0.contains("stale") }, "\(lines)")
             // Reads, from any zone, and rejected commands write nothing.
             let before = try Self.state(of: path).snapshot
             for (arguments, zone) in [(["list"], "UTC"), (["list"], "Asia/Tokyo"), (["list", "--overdue"], "UTC"), (["list", "--day", "today"], "America/New_York")] {

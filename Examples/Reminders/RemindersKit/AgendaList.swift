@@ -52,6 +52,12 @@ public final class AgendaList: DataSourceProvider {
         formatter.timeZone = timeZone
         formatter.dateFormat = "HH:mm"
         let time: (Date) -> String = { formatter.string(from: $0) }
+        let showsDays = mappings.view == Schema.focus
+        let dayFormatter = DateFormatter()
+        dayFormatter.locale = Locale(identifier: "en_GB")
+        dayFormatter.timeZone = timeZone
+        dayFormatter.dateFormat = "EEE d MMM HH:mm"
+        let day: (Date) -> String = { dayFormatter.string(from: $0) }
 
         func calendarColumn(_ key: String, _ index: ViewCellIndex) throws -> TerminalColumn {
             let calendar = try index.transaction().object(forKey: key, in: Schema.calendars)
@@ -71,7 +77,8 @@ public final class AgendaList: DataSourceProvider {
             guard case .reminder(let id, let reminder) = item else { return }
             let priority = reminder.priority > 0 ? " " + String(repeating: "!", count: reminder.priority) : ""
             cell.columns = [
-                TerminalColumn(reminder.due.map { "   \(time($0))" } ?? "", width: .fixed(11)),
+                // The focus list mixes days: its rows say which.
+                TerminalColumn(reminder.due.map { showsDays ? day($0) : "   \(time($0))" } ?? "", width: .fixed(showsDays ? 17 : 11)),
                 TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)",
                                style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil)),
                 try calendarColumn(reminder.calendar, index),
@@ -80,6 +87,7 @@ public final class AgendaList: DataSourceProvider {
         }
         factory.registerHeaderText { index in
             guard let group = index.group else { return nil }
+            if group == Schema.focus { return "Focus" }
             // Groups of `by-calendar` are "<calendar key> <day>".
             let parts = group.split(separator: " ", maxSplits: 1).map(String.init)
             if parts.count == 2 {

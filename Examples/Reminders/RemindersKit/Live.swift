@@ -19,7 +19,7 @@ struct Watch: ContextualCommand {
 struct TUI: ContextualCommand {
     static let configuration = CommandConfiguration(
         commandName: "tui",
-        abstract: "The agenda, interactive: 1/2/3 agenda, overdue, by calendar; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, q quit.")
+        abstract: "The agenda, interactive: 1/2/3/4 agenda, overdue, by calendar, focus; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, f focus on/off, [/] move up/down in focus, q quit.")
     @OptionGroup var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
@@ -31,8 +31,8 @@ struct TUI: ContextualCommand {
     }
 }
 
-/// The live agenda of `watch` and `tui`: three segments (the agenda, overdue reminders, the agenda by calendar) over one
-/// terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
+/// The live agenda of `watch` and `tui`: four segments (the agenda, overdue reminders, the agenda by calendar, the
+/// focus list) over one terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
 /// process's or another's), pushed by the data sources; in `tui`, keys write through the store.
 final class LiveAgenda {
     typealias Segments = SegmentedDatasource<AgendaList.Source, TerminalListView>
@@ -60,9 +60,10 @@ final class LiveAgenda {
             ViewMappings(view: "agenda", groupFilter: { _ in true }),
             try store.overdueMappings(now: context.now),
             ViewMappings(view: "by-calendar", groupFilter: { _ in true }),
+            ViewMappings(groups: [Schema.focus], view: Schema.focus),
         ].map { try AgendaList(store: store, mappings: $0, now: context.now, list: list, attach: false) }
         self.segments = segments
-        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar"], segments).map { ($0, $1.dataSource) }, container: list)
+        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar", "Focus"], segments).map { ($0, $1.dataSource) }, container: list)
         list.dataSource = segmented
         list.marksChanges = true
     }
@@ -105,7 +106,11 @@ final class LiveAgenda {
         let tabs = zip(1..., segmented.segments).map { index, segment in
             index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
         }
-        let keys = interactive ? " · space done · d delete · t tomorrow · r rename calendar · q quit" : " · live · q quits"
+        // The keys of the segment shown, the most useful first (a narrow terminal cuts the end).
+        let inFocus = segmented.selectedIndex == segments.count - 1
+        let keys = !interactive ? " · live · q quits"
+            : inFocus ? " · [ ] move up/down · f unfocus · space done · q quit"
+            : " · space done · f focus · d delete · t tomorrow · r rename calendar · q quit"
         return tabs.joined(separator: " ") + keys
     }
 
@@ -142,6 +147,9 @@ final class LiveAgenda {
                 try store.moveToTomorrow(item.id, now: context.now)
                 runner.status = "Moved \(item.title) to tomorrow."
             }
+            runner.bind(.character("f")) { [unowned self] runner in try toggleFocus(runner) }
+            runner.bind(.character("[")) { [unowned self] runner in try moveInFocus(by: -1, runner) }
+            runner.bind(.character("]")) { [unowned self] runner in try moveInFocus(by: 1, runner) }
             runner.bind(.character("r")) { [unowned self] runner in
                 guard let item = try selectedItem() else { return }
                 let name = try store.calendars().first { $0.key == item.calendar }?.calendar.name ?? item.calendar
@@ -156,6 +164,32 @@ final class LiveAgenda {
         }
         let outcome = try runner.run()
         if case .signal = outcome { throw ExitCode(outcome.exitStatus) }
+    }
+
+    /// `f`: puts the selected reminder in focus (at the end), or takes it out.
+    func toggleFocus(_ runner: TerminalRunner) throws {
+        guard let item = try selectedItem() else { return }
+        guard case .reminder = item else { runner.status = "Only reminders go in focus."; return }
+        if try store.focusIDs().contains(item.id) {
+            try store.removeFromFocus(item.id)
+            runner.status = "Out of focus: \(item.title)."
+        } else {
+            let (position, count) = try store.addToFocus(item.id)
+            runner.status = "In focus, at \(position) of \(count): \(item.title)."
+        }
+    }
+
+    /// `[` and `]`: in the focus segment, moves the selected row up or down by one, through the data source's
+    /// ``ViewDatasource/commitManualMove(from:to:)`` (refused when the list changed since the screen's snapshot). The
+    /// commit's changeset moves the row on screen, and the selection with it.
+    func moveInFocus(by offset: Int, _ runner: TerminalRunner) throws {
+        let focus = segments[segments.count - 1].dataSource
+        guard segmented.selectedIndex == segments.count - 1 else { runner.status = "Press 4 for the focus list, then [ and ] reorder it."; return }
+        guard let path = list.selectedIndexPath else { return }
+        let destination = ViewIndexPath(section: path.section, row: path.row + offset)
+        guard destination.row >= 0, destination.row < focus.numberOfItems(inSection: path.section) else { return }
+        try focus.commitManualMove(from: path, to: destination)
+        runner.status = "Moved to \(destination.row + 1)."
     }
 
     /// The item of the selected row, or `nil`.

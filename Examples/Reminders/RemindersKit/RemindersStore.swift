@@ -70,7 +70,7 @@ public final class RemindersStore {
         }
         // Every view, wherever the tool writes, so that none is left stale. Another store on this path in this process
         // (a test, the TUI's writes) shares the registrations.
-        for view in [Schema.agendaView(timeZone: zone), Schema.byCalendarView(timeZone: zone), Schema.overdueView()]
+        for view in [Schema.agendaView(timeZone: zone), Schema.byCalendarView(timeZone: zone), Schema.overdueView(), Schema.focusView()]
         where database.registeredExtension(named: view.name) == nil {
             try database.register(view)
         }

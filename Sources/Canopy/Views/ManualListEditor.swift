@@ -115,32 +115,30 @@ public struct ManualListEditor {
     }
 
     /// Gives row `id` the order key that puts it at `position` of the list without the row at `excluding` (the row's
-    /// own place when it is moved), renumbering the list first when its neighbours leave no gap.
+    /// own place when it is moved). When its neighbours leave no gap, the rows of the smallest key range around the
+    /// place that is sparse enough are renumbered (``OrderRelabeling``): a few rows, not the list.
     private func place(_ id: RowID, rowKey: StoredRowKey, at position: Int, excluding: Int?) throws {
-        var order = try orderKey(at: position, excluding: excluding)
-        if order == nil {
-            try renumber()
-            order = try orderKey(at: position, excluding: excluding)
+        let reader = try reader()
+        let before = try orderKey(at: position - 1, excluding: excluding, reader)
+        let after = try orderKey(at: position, excluding: excluding, reader)
+        if let order = Self.orderKey(between: before, and: after) {
+            try view.manualOrder.table.put(order, forKey: rowKey, in: transaction)
+            _ = try transaction.touchRow(forKey: id.key, inCollection: id.collection)
+            return
         }
-        guard let order else { throw corrupt(view.name, "no order key is free after renumbering the list") }
-        try view.manualOrder.table.put(order, forKey: rowKey, in: transaction)
-        _ = try transaction.touchRow(forKey: id.key, inCollection: id.collection)
+        try relabel(inserting: id, rowKey: rowKey, at: position, after: before ?? 0, excluding: excluding, reader)
     }
 
-    /// An order key between the neighbours of `position` (in the list without the row at `excluding`), or `nil`
-    /// when they leave no gap.
-    private func orderKey(at position: Int, excluding: Int?) throws -> UInt64? {
-        let reader = try reader()
-        func key(at reduced: Int) throws -> UInt64? {
-            guard reduced >= 0 else { return nil }
-            let full = excluding.map { reduced < $0 ? reduced : reduced + 1 } ?? reduced
-            guard let id = try reader.rowID(at: full, inGroup: group) else { return nil }
-            guard let entry = try reader.entry(of: id) else { throw corrupt(view.name, "a row of the list has no entry") }
-            return try ManualOrderTable.order(fromOrderBytes: entry.orderBytes, view: view.name)
+    /// The order key of the row at `reduced` in the list without the row at `excluding`, read from the view's page
+    /// (no row record), or `nil` when `reduced` is before the first row or after the last.
+    private func orderKey(at reduced: Int, excluding: Int?, _ reader: ViewReader) throws -> UInt64? {
+        guard reduced >= 0 else { return nil }
+        let full = excluding.map { reduced < $0 ? reduced : reduced + 1 } ?? reduced
+        var order: UInt64?
+        try reader.walkEntries(inGroup: group, range: full..<(full + 1)) { page, offset in
+            order = try ManualOrderTable.order(fromOrderBytes: page.orderBytes(at: offset), view: view.name)
         }
-        let before = try key(at: position - 1)
-        let after = try key(at: position)
-        return Self.orderKey(between: before, and: after)
+        return order
     }
 
     /// An order key strictly between `before` (or 0) and `after` (or `UInt64.max`), leaving ``step`` at the ends.
@@ -153,14 +151,38 @@ public struct ManualListEditor {
         return low + (high - low) / 2
     }
 
-    /// Gives the rows of the list evenly spaced order keys, in their current order (every row is re-placed: O(n)).
-    private func renumber() throws {
-        let ids = try reader().rowIDs(inGroup: group)
-        let spacing = min(Self.step, UInt64.max / UInt64(ids.count + 2))
-        for (offset, id) in ids.enumerated() {
-            guard let rowKey = try transaction.storedRowKey(for: id) else { throw corrupt(view.name, "a row of the list has no stored key") }
-            try view.manualOrder.table.put(UInt64(offset + 1) * spacing, forKey: rowKey, in: transaction)
-            _ = try transaction.touchRow(forKey: id.key, inCollection: id.collection)
+    /// Places row `id` at `position` (of the list without the row at `excluding`) by renumbering the rows whose order
+    /// keys lie in the smallest aligned key range around `anchor` (the order key before the place, 0 at the start)
+    /// that ``OrderRelabeling`` finds sparse enough, the row included; the whole list as a last resort.
+    private func relabel(inserting id: RowID, rowKey: StoredRowKey, at position: Int, after anchor: UInt64, excluding: Int?,
+                         _ reader: ViewReader) throws {
+        let total = try reader.count(inGroup: group)
+        func rank(of order: UInt64) throws -> Int {
+            try reader.lowerBound(of: ViewEntry(group: group, orderBytes: ManualOrderTable.sortKey(order)))
         }
+        for range in OrderRelabeling.ranges(around: anchor) {
+            let lower = try rank(of: range.lowerBound)
+            let upper = range.upperBound == UInt64.max ? total : try rank(of: range.upperBound)
+            let excluded = excluding.map { (lower..<upper).contains($0) ? 1 : 0 } ?? 0
+            guard OrderRelabeling.fits(upper - lower - excluded + 1, in: range) else { continue }
+            var rows = try reader.entries(inGroup: group, range: lower..<upper).enumerated().compactMap { full, entry -> (id: RowID, old: UInt64?)? in
+                if let excluding, lower + full == excluding { return nil }
+                return (entry.id, try ManualOrderTable.order(fromOrderBytes: entry.order, view: view.name))
+            }
+            // The rows of the range before the place are those at reduced positions below `position`.
+            let reducedLower = lower - (excluding.map { $0 < lower ? 1 : 0 } ?? 0)
+            let offset = position - reducedLower
+            guard (0...rows.count).contains(offset) else { throw corrupt(view.name, "the place of a row lies outside the key range that holds its neighbour") }
+            rows.insert((id, nil), at: offset)
+            let keys = OrderRelabeling.keys(count: rows.count, in: range)
+            for (row, key) in zip(rows, keys) where row.old != key {
+                let stored = row.id == id ? rowKey : try transaction.storedRowKey(for: row.id)
+                guard let stored else { throw corrupt(view.name, "a row of the list has no stored key") }
+                try view.manualOrder.table.put(key, forKey: stored, in: transaction)
+                _ = try transaction.touchRow(forKey: row.id.key, inCollection: row.id.collection)
+            }
+            return
+        }
+        throw corrupt(view.name, "no key range has room for another row: the list holds more rows than its 64-bit order keys can space")
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// The table is the list's membership and order: the view's pages are derived from it (a row's sort key is its order
 /// key), so a rebuild of the view from the row scan finds every row in its place again. Order keys leave gaps between
-/// neighbours; an insertion where no gap is left renumbers the list (``ManualListEditor``).
+/// neighbours; an insertion where no gap is left renumbers a few rows around it (``OrderRelabeling``).
 struct ManualOrderTable: Sendable {
     let table: ExtensionTable<StoredRowKeyCoding, UInt64BigEndianCoding>
 
@@ -26,11 +26,16 @@ struct ManualOrderTable: Sendable {
         return bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    /// Removes the order keys of rows that are no longer in the store.
-    func removeMissingRows(in transaction: ReadWriteTransaction) throws {
+    /// Removes the order keys of rows that are no longer in the store, and of rows whose record was replaced since
+    /// the list last attached its entry at `previousSlot` (removed and written again by a process without the list:
+    /// the new record lacks the entry).
+    func removeMissingRows(in transaction: ReadWriteTransaction, previousSlot: AttachmentSlot?) throws {
         var missing: [StoredRowKey] = []
         try table.forEach(in: transaction) { rowKey, _ in
-            if let id = try transaction.rowID(for: rowKey), try transaction.exists(key: id.key, inCollection: id.collection) { return true }
+            if let id = try transaction.rowID(for: rowKey), try transaction.exists(key: id.key, inCollection: id.collection),
+               try previousSlot.map({ try transaction.attachment(at: $0, forRow: rowKey) != nil }) ?? true {
+                return true
+            }
             missing.append(rowKey)
             return true
         }

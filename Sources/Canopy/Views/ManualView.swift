@@ -19,8 +19,10 @@
 /// Rules:
 /// 1. A row is in the list once; it must exist in one of the view's collections when it is inserted.
 /// 2. Removing a row from the store removes it from the list; writing a row again under the same key does not put it
-///    back. Updating a row keeps its place (the changeset reports an update).
-/// 3. The order is stored in the view's own `order` table and survives reopening and rebuilding the view.
+///    back — also when a process that does not register the list removed it (or removed and wrote it again): the
+///    catch-up sees it. Updating a row keeps its place (the changeset reports an update).
+/// 3. The order is stored in the view's own `order` table (gapped 64-bit keys: a move writes one key, and where no
+///    gap is left only a few rows around the place are renumbered) and survives reopening and rebuilding the view.
 /// 4. An insertion or move re-places the row by touching it (``ReadWriteTransaction/touchRow(forKey:inCollection:)``):
 ///    other views report that row as updated in the same commit, and caches of the row reload it.
 public enum ManualView {

@@ -205,8 +205,9 @@ public final class View: StoreExtension {
         if case .manual = source {
             let order = try ManualOrderTable.open(in: transaction, view: name)
             state.withLock { $0.order = order }
-            // Rows removed while the list was not maintained (a rebuild after missed writes) leave the list for good.
-            if context.rebuildReason != nil { try order.removeMissingRows(in: transaction) }
+            // Rows removed while the list was not maintained (a rebuild after missed writes) leave the list for good,
+            // and so do rows removed and written again then (their records lost the entry of the retired slot).
+            if context.rebuildReason != nil { try order.removeMissingRows(in: transaction, previousSlot: context.retiredAttachmentSlot) }
         }
         if let reason = context.rebuildReason {
             let index = try populate(in: transaction, tables: tables, reason: reason)

@@ -289,6 +289,7 @@ final class ViewWriter: ExtensionTransaction {
     /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed
     /// in the gap: a rebuild (returns `false`).
     func catchUp(_ missed: MissedWrites) throws -> Bool {
+        if case .manual(let group) = view.source { return try catchUpManualList(missed, group: group) }
         if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return false }
         let slot = try slot
         let rows = missed.rows.filter { view.viewOptions.allows($0.id.collection) }
@@ -314,6 +315,40 @@ final class ViewWriter: ExtensionTransaction {
                 try remove(row.id, rowKey: row.storedKey, stored: stored)
                 try forgetManualOrder(of: row.storedKey)
             }
+        }
+        return true
+    }
+
+    /// Catches a manual list up (see ``catchUp(_:)``). A row's entry follows from its order key (no page scan). A row
+    /// of the list whose record lost the view's attachment was removed in the gap and maybe written again (the log
+    /// then records only a change): it leaves the list for good, as a removal in this process does; so do the rows of
+    /// collections removed whole in the gap.
+    private func catchUpManualList(_ missed: MissedWrites, group: String) throws -> Bool {
+        let slot = try slot
+        let order = try view.manualOrder.table
+        func leave(_ id: RowID, _ rowKey: StoredRowKey) throws {
+            guard let key = try order.value(forKey: rowKey, in: transaction) else { return }
+            if let groupID = try currentIndex().groupIDs[group] {
+                try remove(id, rowKey: rowKey, stored: ViewTables.RowEntry(groupID: groupID, sortKey: ManualOrderTable.sortKey(key)))
+            }
+            try forgetManualOrder(of: rowKey)
+        }
+        if missed.removedEverything || !missed.removedCollections.isEmpty {
+            var gone: [(RowID, StoredRowKey)] = []
+            try order.forEach(in: transaction) { rowKey, _ in
+                if let id = try transaction.rowID(for: rowKey), missed.removedEverything || missed.removedCollections.contains(id.collection) {
+                    gone.append((id, rowKey))
+                }
+                return true
+            }
+            for (id, rowKey) in gone { try leave(id, rowKey) }
+        }
+        for row in missed.rows where view.viewOptions.allows(row.id.collection) {
+            guard let current = row.current, let attachment = try current.attachment(at: slot) else {
+                try leave(row.id, row.storedKey)
+                continue
+            }
+            try apply(current, rerun: true, stored: try tables.rowEntry(attachment), attached: true, wasSkipped: false, slot: slot)
         }
         return true
     }

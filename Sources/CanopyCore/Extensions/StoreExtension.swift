@@ -119,6 +119,10 @@ public struct ExtensionRegistrationContext: Sendable {
     var forcedRebuildReason: ExtensionRebuildReason?
     /// Set when the store catches the lagging state up from the commit log instead of rebuilding it.
     var catchesUp = false
+    /// In a rebuild, the attachment slot the extension used until now (retired: new attachments go to a new slot).
+    /// Rows still carry their old attachments there until they are written again, so a rebuild can tell a row whose
+    /// record was replaced (removed and written again, which drops every attachment) from one that kept its record.
+    public internal(set) var retiredAttachmentSlot: AttachmentSlot?
 }
 
 /// An extension's registration as recorded in the database.

@@ -86,8 +86,13 @@ extension ReadWriteTransaction {
 
     /// Runs `ext`'s prepare (a rebuild when the context says so).
     private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
-        // A rebuilt extension attaches under a new slot: what rows carry under the old one is never read again.
-        if context.needsRebuild { try retireAttachmentSlot(of: ext.name) }
+        // A rebuilt extension attaches under a new slot: what rows carry under the old one is read at most once more,
+        // by the extension's own rebuild (the context says which slot it was).
+        var context = context
+        if context.needsRebuild {
+            context.retiredAttachmentSlot = try attachmentSlot(for: ext.name)
+            try retireAttachmentSlot(of: ext.name)
+        }
         do {
             try ext.prepare(in: self, context: context)
         } catch let error as CanopyError {
