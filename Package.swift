@@ -30,9 +30,12 @@ let package = Package(
         ),
         // CRC32C in C: the CPU's crc32 instruction (SSE4.2, ARMv8 CRC) where there is one, a table otherwise.
         .target(name: "CCRC32C"),
-        // A thin, safe Swift wrapper over LMDB (values of checksummed databases carry a CRC32C). Knows nothing of
-        // collections, codecs or views.
-        .target(name: "LMDB", dependencies: ["CLMDB", "CCRC32C"]),
+        // Guarded calls into LMDB: a crash inside liblmdb on a damaged page (SIGSEGV or SIGBUS in the map, a failed
+        // assertion) returns an error code instead of ending the process.
+        .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
+        // A thin, safe Swift wrapper over LMDB (values of checksummed databases carry a CRC32C; calls that read pages
+        // are guarded). Knows nothing of collections, codecs or views.
+        .target(name: "LMDB", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C"]),
         // The object store: collections, codecs, connections, caches, commits and notifications, and the extension
         // interface (typed tables, row scan, dependencies) that views and other extensions are built on.
         .target(name: "CanopyCore", dependencies: [

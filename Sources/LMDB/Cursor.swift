@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 
 /// A position in one database of a transaction, for ordered reads, range scans and in-place writes.
 ///
@@ -20,7 +21,7 @@ public final class Cursor {
 
     init(transaction: ReadTransaction, database: Database) throws {
         var cursor: OpaquePointer?
-        let rc = mdb_cursor_open(try transaction.liveHandle, database.handle, &cursor)
+        let rc = canopy_mdb_cursor_open(transaction.environment.containment, try transaction.liveHandle, database.handle, &cursor)
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_open", database) }
         self.handle = cursor
         self.database = database
@@ -31,7 +32,9 @@ public final class Cursor {
     var openHandle: OpaquePointer? { handle }
 
     func close() {
-        if let handle { mdb_cursor_close(handle) }
+        // After a contained crash, a write transaction's cursor list may hold a cursor of the crashed call's stack
+        // frame, which closing would walk: the cursor is left to the abandoned transaction (see `abort()`).
+        if let handle, transaction.isReadOnly || !transaction.environment.isDamaged { mdb_cursor_close(handle) }
         handle = nil
     }
 
@@ -52,12 +55,18 @@ public final class Cursor {
     func step(_ handle: OpaquePointer, _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
-        let rc = mdb_cursor_get(handle, &k, &v, op)
+        let environment = transaction.environment
+        let rc = canopy_mdb_cursor_get(environment.containment, handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         // LMDB answers EINVAL for the current entry of a cursor that was never positioned (or whose database lost
         // its last entry): there is no current entry.
         if rc == LMDBError.Code.invalidArgument.rawValue && op == MDB_GET_CURRENT { return nil }
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_get", database) }
+        let writing = !transaction.isReadOnly
+        try environment.checkReadable(k, writing: writing, "key", "mdb_cursor_get", database: database, key: nil)
+        // (The key was checked first: it can be read.)
+        try environment.checkReadable(v, writing: writing, "value", "mdb_cursor_get", database: database,
+                                      key: Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)))
         let foundKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         guard database.checksummed else { return Entry(key: foundKey, value: stored) }
@@ -110,14 +119,14 @@ public final class Cursor {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         guard database.checksummed else {
             var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-            let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+            let rc = canopy_mdb_cursor_put(transaction.environment.containment, handle, &k, &v, flags.rawValue)
             if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
             return
         }
         let sealed = ValueChecksum.sealed(value, key: key)
         let rc = sealed.withUnsafeBytes { bytes in
             var v = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-            return mdb_cursor_put(handle, &k, &v, flags.rawValue)
+            return canopy_mdb_cursor_put(transaction.environment.containment, handle, &k, &v, flags.rawValue)
         }
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
     }
@@ -128,7 +137,7 @@ public final class Cursor {
             throw LMDBError(code: .invalidArgument, operation: "mdb_cursor_del", path: transaction.environment.path,
                             database: database.name, hint: "Cursor writes need an open write transaction")
         }
-        let rc = mdb_cursor_del(handle, 0)
+        let rc = canopy_mdb_cursor_del(transaction.environment.containment, handle, 0)
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_del", database) }
     }
 }

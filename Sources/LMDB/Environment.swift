@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,11 +22,27 @@ import Darwin
 /// try env.write { txn in try txn.put(Array("Ada".utf8), forKey: Array("1".utf8), in: table) }
 /// let name = try env.read { txn in try txn.value(forKey: Array("1".utf8), in: table) }
 /// ```
+///
+/// ## Crashes inside LMDB
+///
+/// LMDB trusts its pages: a damaged branch or leaf page can make it read past the end of the file or fail one of its
+/// assertions, which would end the process (SIGBUS, SIGSEGV, SIGABRT). Every call that reads pages runs guarded
+/// (the `CLMDBGuard` target): such a crash throws ``LMDBError/Code/crashContained`` (saying what crashed and on which
+/// page), the transaction is ended, and the environment is *damaged* for the rest of the process: every later call
+/// throws ``LMDBError/Code/environmentDamaged`` without entering LMDB, writes included. A key or value LMDB hands
+/// out that would run past the end of the file throws ``LMDBError/Code/valueOutsideFile`` before anything reads it.
+/// Not contained: a fault outside LMDB's calls or at an address neither in the map nor near zero (a bug, not a
+/// damaged page), and damage a write transaction copies from a broken page into its own memory before anything
+/// faults. With the environment variable `CANOPY_LMDB_CONTAINMENT=off` crashes end the process as they would without
+/// this layer.
 public final class Environment: @unchecked Sendable {
-    // @unchecked: `handle` is an MDB_env, which LMDB documents as safe to share between threads; the only mutable
-    // Swift state is `state`, behind a Mutex.
+    // @unchecked: `handle` is an MDB_env, which LMDB documents as safe to share between threads; `containment` is
+    // written only at open and while remapping (no call of the environment runs then: AccessGate) and by the fault
+    // handler through atomics; the only other mutable Swift state is `state`, behind a Mutex.
 
     @usableFromInline let handle: OpaquePointer
+    /// The guard of this environment's calls: where the map is, and the first contained crash.
+    @usableFromInline let containment: UnsafeMutablePointer<canopy_lmdb_guard>
     /// The path the environment was opened at (a directory, or the data file with ``EnvironmentOptions/Flags/noSubdirectory``).
     public let path: String
     /// The flags the environment was opened with.
@@ -34,6 +51,8 @@ public final class Environment: @unchecked Sendable {
     struct State {
         var activeTransactions = 0
         var mapSize: Int
+        /// The call that crashed first (contained), and its database: for the errors of later calls.
+        var firstCrash: (operation: String, database: String?)?
     }
     let state: Mutex<State>
     /// Serializes remapping (map growth) against uses of transactions; see ``withAccess(_:)``.
@@ -52,6 +71,10 @@ public final class Environment: @unchecked Sendable {
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create", path: path)
         guard let env else { throw LMDBError(code: .outOfMemory, operation: "mdb_env_create", path: path) }
+        guard let containment = canopy_lmdb_guard_create(env) else {
+            mdb_env_close(env)
+            throw LMDBError(code: .outOfMemory, operation: "mdb_env_create", path: path)
+        }
         var flags = options.flags
         flags.insert(.noThreadLocalStorage)
         do {
@@ -61,11 +84,14 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_open(env, path, flags.rawValue, mdb_mode_t(options.fileMode)), "mdb_env_open", path: path)
         } catch {
             mdb_env_close(env)
+            canopy_lmdb_guard_destroy(containment)
             throw error
         }
+        canopy_lmdb_guard_refresh_map(containment)
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         self.handle = env
+        self.containment = containment
         self.path = path
         self.flags = flags
         self.state = Mutex(State(mapSize: info.me_mapsize))
@@ -74,6 +100,7 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
+        canopy_lmdb_guard_destroy(containment)
     }
 
     // MARK: Transactions
@@ -192,18 +219,24 @@ public final class Environment: @unchecked Sendable {
 
     /// Remaps to `size` (0: the size recorded by the last commit), never below the current size. Holds the gate.
     private func remap(to size: Int) throws {
-        try state.withLock { state in
+        // Guarded (LMDB reads the meta pages), and the guard learns the new map's place. A failure is turned into an
+        // error after the lock is released (`failure` takes it).
+        let rc: Int32 = state.withLock { state in
             let previous = state.mapSize
-            try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize", path: path)
+            var rc = canopy_mdb_env_set_mapsize(containment, size)
+            if rc != 0 { return rc }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             if info.me_mapsize < previous && size == 0 {
                 // The last writer's recorded size is smaller than ours: keep ours (more room, same file).
-                try check(mdb_env_set_mapsize(handle, previous), "mdb_env_set_mapsize", path: path)
+                rc = canopy_mdb_env_set_mapsize(containment, previous)
+                if rc != 0 { return rc }
                 mdb_env_info(handle, &info)
             }
             state.mapSize = info.me_mapsize
+            return 0
         }
+        if rc != 0 { throw failure(rc, "mdb_env_set_mapsize", database: nil) }
     }
 
     /// The number of transactions of this process that are open now.
@@ -269,7 +302,8 @@ public final class Environment: @unchecked Sendable {
         do {
             // The copy runs a read transaction of its own: a use of the map.
             try withAccess {
-                try check(mdb_env_copyfd2(handle, descriptor, flags), "mdb_env_copyfd2", path: path)
+                let rc = canopy_mdb_env_copyfd2(containment, descriptor, flags)
+                if rc != 0 { throw failure(rc, "mdb_env_copyfd2", database: nil) }
             }
             guard fsync(descriptor) == 0 else {
                 throw LMDBError(code: LMDBError.Code(rawValue: errno), operation: "fsync", path: path, hint: "the copy could not be flushed to disk")

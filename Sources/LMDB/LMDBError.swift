@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 
 #if canImport(Glibc)
 import Glibc
@@ -100,10 +101,29 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
         /// SIGBUS.
         public static let fileTruncated = Code(rawValue: -30_701)
 
+        /// Not an LMDB code: LMDB crashed inside this call on a damaged page (a memory fault reading the map, or a
+        /// failed assertion) and the crash was contained (see ``Environment``, "Crashes inside LMDB"). The call did
+        /// nothing more; the environment is now damaged for this process: every later call throws
+        /// ``environmentDamaged``. ``LMDBError/hint`` says what crashed and where.
+        public static let crashContained = Code(rawValue: CANOPY_LMDB_CONTAINED)
+
+        /// Not an LMDB code: the call was refused without entering LMDB, because an earlier call on the same
+        /// environment crashed on a damaged page (``crashContained``). Nothing is read or written through the
+        /// environment again in this process.
+        public static let environmentDamaged = Code(rawValue: CANOPY_LMDB_REFUSED)
+
+        /// Not an LMDB code: a key or value LMDB returned from a page would run past the end of the data file (a
+        /// damaged node's offset or size); nothing was read from it. Reading it would end the process with SIGBUS or
+        /// SIGSEGV. The environment stays usable: other pages may be intact.
+        public static let valueOutsideFile = Code(rawValue: -30_704)
+
         /// LMDB's own description of the code (`mdb_strerror`).
         public var description: String {
             if self == .checksumMismatch { return "a stored value does not match its checksum" }
             if self == .fileTruncated { return "the data file is truncated" }
+            if self == .crashContained { return "LMDB crashed on a damaged page (contained)" }
+            if self == .environmentDamaged { return "LMDB crashed earlier on a damaged page of this environment" }
+            if self == .valueOutsideFile { return "a key or value runs past the end of the data file" }
             return String(cString: mdb_strerror(rawValue))
         }
     }
@@ -120,15 +140,24 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     public var hint: String?
     /// The key involved, when the failure concerns one value (``Code/checksumMismatch``).
     public var key: [UInt8]?
+    /// What is damaged and where, for the codes that report damage LMDB met: for ``Code/crashContained`` and
+    /// ``Code/environmentDamaged`` the environment's first contained crash ("SIGBUS reading page 1234 of data.mdb, in
+    /// mdb_cursor_get of database 'canopy.objects'"), for ``Code/valueOutsideFile`` the value ("a value at page 10
+    /// claims 4294967295 bytes, past the end of data.mdb (1495040 bytes)").
+    public var damage: String?
 
     /// Creates an error.
-    public init(code: Code, operation: String, path: String? = nil, database: String? = nil, hint: String? = nil, key: [UInt8]? = nil) {
+    public init(
+        code: Code, operation: String, path: String? = nil, database: String? = nil, hint: String? = nil, key: [UInt8]? = nil,
+        damage: String? = nil
+    ) {
         self.code = code
         self.operation = operation
         self.path = path
         self.database = database
         self.hint = hint
         self.key = key
+        self.damage = damage
     }
 
     /// A one-line description: the operation, the code with LMDB's message, where, and what to do.

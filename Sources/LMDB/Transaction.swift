@@ -1,4 +1,5 @@
 import CLMDB
+import CLMDBGuard
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ public class ReadTransaction {
         // the memory under a transaction that is starting on another thread.
         if parent == nil { environment.transactionBegan() }
         var txn: OpaquePointer?
-        var rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
+        var rc = canopy_mdb_txn_begin(environment.containment, parent?.handle, flags, &txn)
         if rc == MDB_MAP_RESIZED {
             // Another process grew the map beyond ours: adopt its size and retry once. Remapping waits for this
             // process's other uses of the map to end (see `AccessGate`); open read transactions carry on.
@@ -37,11 +38,11 @@ public class ReadTransaction {
                 if parent == nil { environment.transactionEnded() }
                 throw error
             }
-            rc = mdb_txn_begin(environment.handle, parent?.handle, flags, &txn)
+            rc = canopy_mdb_txn_begin(environment.containment, parent?.handle, flags, &txn)
         }
         if rc != 0 {
             if parent == nil { environment.transactionEnded() }
-            throw makeError(rc, "mdb_txn_begin", path: environment.path, database: nil)
+            throw environment.failure(rc, "mdb_txn_begin", database: nil)
         }
         handle = txn
         isChild = parent != nil
@@ -49,7 +50,7 @@ public class ReadTransaction {
     }
 
     let isChild: Bool
-    let isReadOnly: Bool
+    @usableFromInline let isReadOnly: Bool
 
     deinit {
         if handle != nil { abort() }
@@ -77,7 +78,12 @@ public class ReadTransaction {
     /// Ends the transaction, discarding its changes (if it is a write transaction). Ending twice does nothing.
     package func abort() {
         guard let handle else { return }
-        if isReadOnly {
+        if !isReadOnly && environment.isDamaged {
+            // A crash inside LMDB was contained: it may have left a cursor of the crashed call's stack frame in this
+            // transaction's list, which mdb_txn_abort would free. The transaction is abandoned instead (its memory is
+            // not freed) and, by the top-level one, the write lock released.
+            if !isChild { environment.releaseWriteLockAfterCrash() }
+        } else if isReadOnly && !environment.isDamaged {
             // mdb_txn_abort would close the database handles this reader opened (see `mdb_dbi_open`);
             // mdb_txn_commit keeps them in the environment and otherwise ends a reader the same way.
             mdb_txn_commit(handle)
@@ -90,7 +96,7 @@ public class ReadTransaction {
 
     @usableFromInline
     func failure(_ rc: Int32, _ operation: String, _ database: Database?) -> LMDBError {
-        makeError(rc, operation, path: environment.path, database: database?.name)
+        environment.failure(rc, operation, database: database?.name)
     }
 
     // MARK: Databases
@@ -108,7 +114,7 @@ public class ReadTransaction {
                             hint: "A duplicateSort database cannot carry value checksums (they would change how values sort)")
         }
         var dbi: MDB_dbi = 0
-        let rc = mdb_dbi_open(try liveHandle, name, flags.rawValue, &dbi)
+        let rc = canopy_mdb_dbi_open(environment.containment, try liveHandle, name, flags.rawValue, &dbi)
         if rc != 0 { throw failure(rc, "mdb_dbi_open", Database(handle: 0, name: name ?? "(main)")) }
         return Database(handle: dbi, name: name, checksummed: checksummed)
     }
@@ -116,7 +122,7 @@ public class ReadTransaction {
     /// B-tree figures of `database` (`mdb_stat`).
     public func statistics(of database: Database) throws -> DatabaseStatistics {
         var stat = MDB_stat()
-        let rc = mdb_stat(try liveHandle, database.handle, &stat)
+        let rc = canopy_mdb_stat(environment.containment, try liveHandle, database.handle, &stat)
         if rc != 0 { throw failure(rc, "mdb_stat", database) }
         return DatabaseStatistics(stat)
     }
@@ -138,8 +144,9 @@ public class ReadTransaction {
     ) throws -> R {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
-        let rc = mdb_get(try liveHandle, database.handle, &k, &v)
+        let rc = canopy_mdb_get(environment.containment, try liveHandle, database.handle, &k, &v)
         if rc == 0 {
+            try environment.checkReadable(v, writing: !isReadOnly, "value", "mdb_get", database: database, key: Array(key))
             let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
             guard database.checksummed else { return try body(stored) }
             guard let payload = ValueChecksum.payload(of: stored, key: key) else {
@@ -266,7 +273,7 @@ public final class WriteTransaction: ReadTransaction {
         }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_put(try liveHandle, database.handle, &k, &v, flags.rawValue)
+        let rc = canopy_mdb_put(environment.containment, try liveHandle, database.handle, &k, &v, flags.rawValue)
         if rc != 0 { throw failure(rc, "mdb_put", database) }
     }
 
@@ -290,7 +297,7 @@ public final class WriteTransaction: ReadTransaction {
         var v = checksummed
             ? MDB_val(mv_size: value.count + ValueChecksum.size, mv_data: nil)
             : MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_put(try liveHandle, database.handle, &k, &v, UInt32(MDB_NOOVERWRITE) | (checksummed ? UInt32(MDB_RESERVE) : 0))
+        let rc = canopy_mdb_put(environment.containment, try liveHandle, database.handle, &k, &v, UInt32(MDB_NOOVERWRITE) | (checksummed ? UInt32(MDB_RESERVE) : 0))
         if rc == 0 {
             if checksummed {
                 let stored = UnsafeMutableRawBufferPointer(start: v.mv_data, count: v.mv_size)
@@ -300,6 +307,7 @@ public final class WriteTransaction: ReadTransaction {
             return nil
         }
         if rc == MDB_KEYEXIST {
+            try environment.checkReadable(v, writing: true, "value", "mdb_put", database: database, key: Array(key))
             let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
             guard checksummed else { return try existing(stored) }
             guard let payload = ValueChecksum.payload(of: stored, key: key) else {
@@ -319,7 +327,7 @@ public final class WriteTransaction: ReadTransaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let checksummed = database.checksummed
         var v = MDB_val(mv_size: checksummed ? count + ValueChecksum.size : count, mv_data: nil)
-        let rc = mdb_put(try liveHandle, database.handle, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        let rc = canopy_mdb_put(environment.containment, try liveHandle, database.handle, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
         if rc != 0 { throw failure(rc, "mdb_put", database) }
         try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
         if checksummed { ValueChecksum.seal(UnsafeMutableRawBufferPointer(start: v.mv_data, count: v.mv_size), key: key) }
@@ -330,7 +338,7 @@ public final class WriteTransaction: ReadTransaction {
     @discardableResult
     public func delete(_ key: UnsafeRawBufferPointer, in database: Database) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        let rc = mdb_del(try liveHandle, database.handle, &k, nil)
+        let rc = canopy_mdb_del(environment.containment, try liveHandle, database.handle, &k, nil)
         if rc == 0 { return true }
         if rc == MDB_NOTFOUND { return false }
         throw failure(rc, "mdb_del", database)
@@ -350,7 +358,7 @@ public final class WriteTransaction: ReadTransaction {
             try value.withUnsafeBytes { vb in
                 var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
                 var v = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
-                let rc = mdb_del(try liveHandle, database.handle, &k, &v)
+                let rc = canopy_mdb_del(environment.containment, try liveHandle, database.handle, &k, &v)
                 if rc == 0 { return true }
                 if rc == MDB_NOTFOUND { return false }
                 throw failure(rc, "mdb_del", database)
@@ -360,7 +368,7 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Empties `database` (`mdb_drop` with 0), keeping its handle usable.
     public func empty(_ database: Database) throws {
-        let rc = mdb_drop(try liveHandle, database.handle, 0)
+        let rc = canopy_mdb_drop(environment.containment, try liveHandle, database.handle, 0)
         if rc != 0 { throw failure(rc, "mdb_drop", database) }
     }
 
@@ -369,7 +377,7 @@ public final class WriteTransaction: ReadTransaction {
     /// LMDB closes the handle at once, even if this transaction aborts later (the database then survives): reopen it
     /// with ``ReadTransaction/openDatabase(named:flags:checksummed:)`` rather than keep using the old handle.
     public func drop(_ database: Database) throws {
-        let rc = mdb_drop(try liveHandle, database.handle, 1)
+        let rc = canopy_mdb_drop(environment.containment, try liveHandle, database.handle, 1)
         if rc != 0 { throw failure(rc, "mdb_drop", database) }
     }
 
@@ -392,7 +400,11 @@ public final class WriteTransaction: ReadTransaction {
         let txn = try liveHandle
         handle = nil
         if !isChild { environment.transactionEnded() }
-        var rc = mdb_txn_commit(txn)
+        var rc = canopy_mdb_txn_commit(environment.containment, txn)
+        if (rc == CANOPY_LMDB_CONTAINED || rc == CANOPY_LMDB_REFUSED) && !isChild {
+            // Not committed, and not abortable (see `abort()`): abandoned, the write lock released.
+            environment.releaseWriteLockAfterCrash()
+        }
         if rc == EIO, let cause = ShortWriteCause.diskFullCode(
             dataFile: DataFileCheck.dataFilePath(environmentPath: environment.path, flags: environment.flags),
             pageSize: environment.statistics().pageSize) {

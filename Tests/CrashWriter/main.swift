@@ -30,6 +30,9 @@ import Foundation
 //   --read-all             opens the database read-only and reads it through the API as an app would: every entry
 //                          decoded, the view's groups and every row of it; prints "ok <rows> <view rows>" (exit 0) or
 //                          "error <code>" (exit 1) — the corruption test's API reader
+//   --fault-outside-lmdb   opens the database read-only, reads a row (the guard of LMDB calls is installed), then
+//                          reads a bad address outside any LMDB call: the process must die by SIGSEGV (a fault
+//                          that is not LMDB's is never contained)
 //   --read-transforming K  reads the comma-separated keys K, in that order, as the types with transforming
 //                          `init(from:)` of TransformingModels.swift, through a connection without caches, and prints
 //                          one line per key (`describeTransformingRow`)
@@ -76,6 +79,15 @@ do {
         }
         say("never failed")
         exit(1)
+    }
+    if arguments.contains("--fault-outside-lmdb") {
+        options.readOnly = true
+        let database = try Database(path: arguments[1], options: options)
+        _ = try database.newConnection().read { txn in try txn.count(inCollection: crashWriterEntries.name) }
+        say("read")
+        let address = UnsafePointer<UInt8>(bitPattern: 0x10)
+        say("byte \(address?.pointee ?? 0)")
+        exit(0)
     }
     if arguments.contains("--read-all") {
         options.readOnly = true

@@ -173,6 +173,8 @@ extension CanopyError {
                     path: path, collection: collection, key: key, underlying: lmdb)
             case .checksumMismatch:
                 return StoredRecordDamage.error(lmdb, path: path)
+            case .crashContained, .environmentDamaged, .valueOutsideFile, .corrupted, .pageNotFound:
+                return BrokenPageDamage.error(lmdb, path: path, collection: collection, key: key)
             case .permissionDenied, .operationNotPermitted:
                 return CanopyError(.permissionDenied, "permission denied reading or writing the database files: \(lmdb.description); check their owner and permissions",
                                    path: path, collection: collection, key: key, underlying: lmdb)

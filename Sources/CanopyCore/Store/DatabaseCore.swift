@@ -200,8 +200,8 @@ final class DatabaseCore: Sendable {
             throw error
         } catch let error as LMDBError where error.code == .checksumMismatch {
             throw StoredRecordDamage.error(error, path: path)
-        } catch let error as LMDBError where error.code == .corrupted || error.code == .pageNotFound {
-            throw DamagedFile.damaged("LMDB found a broken page reading the store's records (\(error.code))", path: path, underlying: error)
+        } catch let error as LMDBError where BrokenPageDamage.isBrokenPage(error.code) {
+            throw BrokenPageDamage.error(error, path: path)
         } catch let error as LMDBError where error.code == .notFound {
             if DamagedFile.holdsCanopyTables(path: path) {
                 throw DamagedFile.damaged("its main table (reached through the meta pages) lists no Canopy format record", path: path, underlying: error)

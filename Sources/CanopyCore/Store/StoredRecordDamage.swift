@@ -9,32 +9,45 @@ enum StoredRecordDamage {
     /// The ``CanopyError/Code/corruptStore`` for a value that failed its checksum (``LMDBError/Code/checksumMismatch``).
     /// `collectionNames` names collections by id (else the ones this process has read are used).
     static func error(_ lmdb: LMDBError, path: String?, collectionNames: [UInt32: String] = [:]) -> CanopyError {
-        let table = lmdb.database ?? "(main)"
-        let key = lmdb.key ?? []
-        var collection: String?
-        var rowKey: String?
-        var place = "table '\(table)', key \(describe(key))"
-        if table == "canopy.objects" || table == "canopy.metadata", let id = key.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
-            let name = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
-            let keyText = key.withUnsafeBytes { RowKey.key(of: $0) }
-            (collection, rowKey) = (name, keyText)
-            place = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
-        } else if key.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == "canopy.commits" {
-            let number = key.withUnsafeBytes { $0.loadBigEndianUInt64(at: 0) }
-            place = table == "canopy.commits" ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
-        }
-        var extensionName: String?
-        if table == "canopy.extensions" {
-            extensionName = String(decoding: key, as: UTF8.self)
-        } else if table.hasPrefix(ExtensionTableName.prefix), let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
-            extensionName = String(table[table.index(table.startIndex, offsetBy: ExtensionTableName.prefix.count)..<dot])
-        } else if table == "canopy.info", let name = String(validating: key, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
-            extensionName = String(name.dropFirst(ExtensionTableName.prefix.count).dropLast(".state".count))
-        }
+        let record = Place(table: lmdb.database ?? "(main)", key: lmdb.key ?? [], path: path, collectionNames: collectionNames)
         return CanopyError(
             .corruptStore,
-            "\(place) does not match its checksum: the file was changed outside Canopy (a damaged disk, a copy cut short or edited). Nothing was read from it; restore a backup (`canopy verify` lists every damaged record)",
-            path: path, collection: collection, key: rowKey, extensionName: extensionName, underlying: lmdb)
+            "\(record.text) does not match its checksum: the file was changed outside Canopy (a damaged disk, a copy cut short or edited). Nothing was read from it; restore a backup (`canopy verify` lists every damaged record)",
+            path: path, collection: record.collection, key: record.rowKey, extensionName: record.extensionName, underlying: lmdb)
+    }
+
+    /// A stored record in the store's terms: a row by collection and key, a view page by table and page number,
+    /// another record by table and key (or the table alone, without a key).
+    struct Place {
+        var text: String
+        var collection: String?
+        var rowKey: String?
+        var extensionName: String?
+
+        init(table: String, key: [UInt8]?, path: String?, collectionNames: [UInt32: String] = [:]) {
+            let keyBytes = key ?? []
+            text = key == nil ? "table '\(table)'" : "table '\(table)', key \(describe(keyBytes))"
+            if key != nil, table == "canopy.objects" || table == "canopy.metadata", let id = keyBytes.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
+                let name = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
+                // A key read from a damaged page may be any bytes: shown as text only when it is printable.
+                var keyText = keyBytes.withUnsafeBytes { RowKey.key(of: $0) }
+                if keyText.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{FFFD}" }) || keyText.utf8.count > 507 {
+                    keyText = describe(Array(keyBytes.dropFirst(4)))
+                }
+                (collection, rowKey) = (name, keyText)
+                text = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
+            } else if keyBytes.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == "canopy.commits" {
+                let number = keyBytes.withUnsafeBytes { $0.loadBigEndianUInt64(at: 0) }
+                text = table == "canopy.commits" ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
+            }
+            if table == "canopy.extensions", key != nil {
+                extensionName = String(decoding: keyBytes, as: UTF8.self)
+            } else if table.hasPrefix(ExtensionTableName.prefix), let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
+                extensionName = String(table[table.index(table.startIndex, offsetBy: ExtensionTableName.prefix.count)..<dot])
+            } else if table == "canopy.info", let name = String(validating: keyBytes, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
+                extensionName = String(name.dropFirst(ExtensionTableName.prefix.count).dropLast(".state".count))
+            }
+        }
     }
 
     /// A key for a message: its text when it is printable UTF-8, otherwise hexadecimal.

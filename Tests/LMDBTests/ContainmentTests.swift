@@ -1,0 +1,198 @@
+import Foundation
+import LMDB
+import Testing
+
+/// A data file damaged in the ways that make liblmdb crash (a node offset or size that runs off the file, a zeroed
+/// leaf page reached from its sibling), read in this process: each crash becomes ``LMDBError/Code/crashContained``,
+/// later calls ``LMDBError/Code/environmentDamaged``, and the process carries on.
+///
+/// Without containment (`CANOPY_LMDB_CONTAINMENT=off`) these tests end the test process by SIGBUS or SIGABRT.
+@Suite("Crashes inside liblmdb: contained, typed, the environment closed for the process")
+struct ContainmentTests {
+    static let pageSize = 4096
+
+    /// LMDB's page header (`mdb.c`, 64-bit): page number (8 bytes), padding (2), flags (2), lower (2), upper (2), then
+    /// the node offsets (2 bytes each). A leaf node: data size low and high halves (2 + 2), flags (2), key size (2),
+    /// key, data.
+    enum PageFlag: UInt16 {
+        case branch = 1
+        case leaf = 2
+    }
+
+    /// Writes `count` entries of `valueSize` bytes (keys 0..<count) into table "t" of a new environment at `path`,
+    /// and closes it.
+    static func makeEnvironment(at path: String, count: Int, valueSize: Int = 100) throws {
+        let environment = try Environment(path: path, options: .init(maxDatabases: 4))
+        let table = try environment.openDatabase(named: "t", create: true)
+        try environment.write { txn in
+            for number in 0..<count { try txn.put(value(number, count: valueSize), forKey: key(number), in: table) }
+        }
+    }
+
+    /// The numbers of the pages of `data` with `flag` whose first node's key is 4 bytes long (table "t"'s pages; the
+    /// main table's keys are table names).
+    static func pages(_ flag: PageFlag, in data: [UInt8]) -> [Int] {
+        (2..<(data.count / pageSize)).filter { page in
+            let base = page * pageSize
+            guard UInt16(data[base + 10]) | UInt16(data[base + 11]) << 8 == flag.rawValue else { return false }
+            let node = base + Int(data[base + 16]) | Int(data[base + 17]) << 8
+            guard flag == .leaf, node + 8 <= data.count else { return flag == .branch }
+            return Int(data[node + 6]) | Int(data[node + 7]) << 8 == 4
+        }
+    }
+
+    static func damage(_ path: String, _ change: (inout [UInt8]) throws -> Void) throws {
+        let file = URL(fileURLWithPath: path + "/data.mdb")
+        var data = try [UInt8](Data(contentsOf: file))
+        try change(&data)
+        try Data(data).write(to: file)
+    }
+
+    @Test("node offsets past the end of the file: SIGBUS inside LMDB becomes crashContained; every later call, writes too, environmentDamaged")
+    func faultPastTheFile() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeEnvironment(at: directory.path, count: 20)
+            try Self.damage(directory.path) { data in
+                let leaf = try #require(Self.pages(.leaf, in: data).first)
+                let lower = Int(data[leaf * Self.pageSize + 12]) | Int(data[leaf * Self.pageSize + 13]) << 8
+                // Every node offset at the page's far end: 64 KiB past a page of a file of a few pages.
+                for slot in stride(from: 16, to: lower, by: 2) {
+                    data[leaf * Self.pageSize + slot] = 0xFE
+                    data[leaf * Self.pageSize + slot + 1] = 0xFF
+                }
+            }
+            let before = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb"))
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "t")
+            #expect(!environment.isDamaged)
+            let crash = expectError(.crashContained) { try environment.read { txn in _ = try txn.value(forKey: key(0), in: table) } }
+            #expect(crash?.hint?.contains("SIGBUS") == true, "\(String(describing: crash))")
+            #expect(crash?.hint?.contains("past its end") == true, "\(String(describing: crash))")
+            #expect(crash?.hint?.contains("Restore the database from a backup") == true)
+            #expect(crash?.database == "t")
+            #expect(environment.isDamaged)
+            #expect(environment.activeTransactionCount == 0)
+            // Nothing runs LMDB on it again: reads, writes, a new table.
+            let later = expectError(.environmentDamaged) { try environment.read { txn in _ = try txn.value(forKey: key(5), in: table) } }
+            #expect(later?.hint?.contains("SIGBUS") == true, "\(String(describing: later))")
+            expectError(.environmentDamaged) { try environment.write { txn in try txn.put(bytes("x"), forKey: key(99), in: table) } }
+            expectError(.environmentDamaged) { _ = try environment.openDatabase(named: "u", create: true) }
+            expectError(.environmentDamaged) { try environment.setMapSize(128 << 20) }
+            #expect(environment.writeLockHolder() == nil)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb")) == before)
+        }
+    }
+
+    @Test("a crash inside a write transaction is contained and ends it: the write lock is released, nothing is written")
+    func faultInWrite() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeEnvironment(at: directory.path, count: 20)
+            try Self.damage(directory.path) { data in
+                let leaf = try #require(Self.pages(.leaf, in: data).first)
+                let lower = Int(data[leaf * Self.pageSize + 12]) | Int(data[leaf * Self.pageSize + 13]) << 8
+                for slot in stride(from: 16, to: lower, by: 2) {
+                    data[leaf * Self.pageSize + slot] = 0xFE
+                    data[leaf * Self.pageSize + slot + 1] = 0xFF
+                }
+            }
+            let before = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb"))
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "t")
+            expectError(.crashContained) { try environment.write { txn in try txn.put(bytes("new"), forKey: key(7), in: table) } }
+            #expect(environment.activeTransactionCount == 0)
+            #expect(environment.writeLockHolder() == nil)
+            expectError(.environmentDamaged) { try environment.write { txn in try txn.put(bytes("new"), forKey: key(7), in: table) } }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb")) == before)
+        }
+    }
+
+    @Test("a zeroed leaf page reached from its sibling: LMDB's failed assertion (abort) becomes crashContained naming it")
+    func failedAssertion() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeEnvironment(at: directory.path, count: 400)
+            try Self.damage(directory.path) { data in
+                let leaves = Self.pages(.leaf, in: data)
+                try #require(leaves.count >= 3, "\(leaves)")
+                let page = leaves.sorted()[1]
+                for offset in page * Self.pageSize..<(page + 1) * Self.pageSize { data[offset] = 0 }
+            }
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "t")
+            var read = 0
+            let crash = expectError(.crashContained) {
+                try environment.read { txn in try txn.forEach(in: table) { _, _ in read += 1; return true } }
+            }
+            #expect(crash?.hint?.contains("Assertion") == true, "\(String(describing: crash))")
+            #expect(read > 0 && read < 400)
+            expectError(.environmentDamaged) { try environment.read { txn in _ = try txn.count(of: table) } }
+        }
+    }
+
+    @Test("a node whose value size runs past the file: valueOutsideFile before anything reads it; the environment stays usable")
+    func valuePastTheFile() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeEnvironment(at: directory.path, count: 20)
+            try Self.damage(directory.path) { data in
+                let leaf = try #require(Self.pages(.leaf, in: data).first)
+                let base = leaf * Self.pageSize
+                // Key 3's node: its data size (the first 4 bytes) becomes 4 GiB - 1.
+                let lower = Int(data[base + 12]) | Int(data[base + 13]) << 8
+                var patched = false
+                for slot in stride(from: 16, to: lower, by: 2) {
+                    let node = base + (Int(data[base + slot]) | Int(data[base + slot + 1]) << 8)
+                    if Array(data[node + 8..<node + 12]) == key(3) {
+                        for offset in node..<node + 4 { data[offset] = 0xFF }
+                        patched = true
+                    }
+                }
+                #expect(patched)
+            }
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "t")
+            for checksummed in [false, true] {
+                let handle = checksummed ? table.withChecksums : table
+                let get = expectError(.valueOutsideFile) { try environment.read { txn in _ = try txn.value(forKey: key(3), in: handle) } }
+                #expect(get?.key == key(3))
+                #expect(get?.hint?.contains("4294967295 bytes") == true, "\(String(describing: get))")
+            }
+            // A walk stops at it (with checksums the walk would stop at the first value, written without a trailer).
+            var walked: [[UInt8]] = []
+            let walk = expectError(.valueOutsideFile) {
+                try environment.read { txn in try txn.forEach(in: table) { key, _ in walked.append(Array(key)); return true } }
+            }
+            #expect(walk?.key == key(3))
+            #expect(walked == (0..<3).map { key($0) })
+            #expect(!environment.isDamaged)
+            #expect(try environment.read { txn in try txn.value(forKey: key(4), in: table) } == value(4, count: 100))
+        }
+    }
+
+    @Test("a node flagged as duplicate data in a table without duplicates: LMDB's null pointer (SIGSEGV near 0) becomes crashContained")
+    func nullPointerFromDamagedFlags() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeEnvironment(at: directory.path, count: 20)
+            try Self.damage(directory.path) { data in
+                let leaf = try #require(Self.pages(.leaf, in: data).first)
+                let base = leaf * Self.pageSize
+                let lower = Int(data[base + 12]) | Int(data[base + 13]) << 8
+                for slot in stride(from: 16, to: lower, by: 2) {
+                    let node = base + (Int(data[base + slot]) | Int(data[base + slot + 1]) << 8)
+                    if Array(data[node + 8..<node + 12]) == key(3) { data[node + 4] = 0x04 }  // F_DUPDATA
+                }
+            }
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            let table = try environment.openDatabase(named: "t")
+            #expect(try environment.read { txn in try txn.value(forKey: key(2), in: table) } == value(2, count: 100))
+            let crash = expectError(.crashContained) { try environment.read { txn in _ = try txn.value(forKey: key(3), in: table) } }
+            #expect(crash?.damage?.contains("SIGSEGV at address") == true, "\(String(describing: crash))")
+            #expect(crash?.damage?.contains("in mdb_get of database 't'") == true, "\(String(describing: crash))")
+            let later = expectError(.environmentDamaged) { try environment.read { txn in _ = try txn.value(forKey: key(2), in: table) } }
+            #expect(later?.damage == crash?.damage)
+        }
+    }
+
+    @Test("crashes are contained in this process (the handlers are installed unless CANOPY_LMDB_CONTAINMENT=off)")
+    func enabled() {
+        #expect(Environment.containsCrashes == (ProcessInfo.processInfo.environment["CANOPY_LMDB_CONTAINMENT"] != "off"))
+    }
+}
