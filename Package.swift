@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Canopy", targets: ["Canopy"]),
         .library(name: "CanopyCore", targets: ["CanopyCore"]),
         .library(name: "CanopyIndexes", targets: ["CanopyIndexes"]),
+        .library(name: "CanopySearch", targets: ["CanopySearch"]),
         .executable(name: "canopy", targets: ["canopy"]),
         .library(name: "CanopySource", targets: ["CanopySource"]),
         .library(name: "CanopyTerminal", targets: ["CanopyTerminal"]),
@@ -48,15 +49,18 @@ let package = Package(
         .target(name: "Canopy", dependencies: ["CanopyCore"]),
         // A secondary index (rows by a value; lookups by value and range): another extension built only on CanopyCore.
         .target(name: "CanopyIndexes", dependencies: ["CanopyCore"]),
+        // Full-text search: an index (words, prefixes, phrases, BM25) built only on CanopyCore's extension interface,
+        // and live search results as a Canopy view.
+        .target(name: "CanopySearch", dependencies: ["Canopy", "CanopyCore"]),
         // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
-        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "LMDB"], path: "Sources/CanopyTestSupport"),
+        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "LMDB"], path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
         .target(name: "CanopySource", dependencies: ["Canopy", "CanopyCore"]),
         // A terminal list view implementing CanopySource's container protocol (hand-written ANSI, no styling package).
         .target(name: "CanopyTerminal", dependencies: ["CanopySource", "CanopyCore"]),
         // The logic of the `reminders` example (models, views, commands), tested in-process.
         .target(name: "RemindersKit", dependencies: [
-            "Canopy", "CanopyCore", "CanopySource", "CanopyTerminal",
+            "Canopy", "CanopyCore", "CanopySearch", "CanopySource", "CanopyTerminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Examples/Reminders/RemindersKit"),
         // The `reminders` tool; `make demo` runs `reminders demo`.
@@ -64,7 +68,7 @@ let package = Package(
         // The example of the CanopyTerminal article "A live terminal list in 30 lines" (driven in tmux by a test).
         .executableTarget(name: "live-list", dependencies: ["Canopy", "CanopyCore", "CanopySource", "CanopyTerminal"], path: "Examples/LiveList"),
         // The child process of the crash test: commits numbered transactions until it is killed.
-        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "CanopyTestSupport"], path: "Tests/CrashWriter"),
         .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/EvolutionChild"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
         .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -77,6 +81,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ], exclude: ["Fixtures"]),
+        .testTarget(name: "CanopySearchTests", dependencies: ["CanopySearch", "Canopy", "CanopyCore", "CanopySource", "CanopyTestSupport", "CrashWriter"]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),

@@ -27,6 +27,7 @@ let package = Package(
                 .product(name: "Canopy", package: "Canopy"),
                 .product(name: "LMDB", package: "Canopy"),
                 .product(name: "CanopySource", package: "Canopy"),
+                .product(name: "CanopySearch", package: "Canopy"),
                 .product(name: "CanopyTerminal", package: "Canopy"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Benchmark", package: "benchmark"),

@@ -69,6 +69,11 @@ VIEW_RATIOS = [
     ("changeset-flexible-vs-plain-300", "changeset-group-flexible-300 canopy", "changeset-group-300 canopy", (1, 1), "report"),
     ("insert-1m-vs-10k", "insert-in-view-1m canopy", "insert-in-view-10k canopy", (200, 200), "2.0"),
     ("manual-move-1m-vs-10k", "manual-move-1m canopy", "manual-move-10k canopy", (200, 200), "2.0"),
+    # Full-text search: GRDB's FTS5 table against CanopySearch indexing the same 100k short texts in one transaction,
+    # and answering the same 1,000 queries (prefix and two-term, top 20 by rank); the queries over 1M texts vs 100k.
+    ("search-index-grdb-fts5-vs-canopy", "search-index grdb", "search-index canopy", (100_000, 100_000), ">=1.0"),
+    ("search-query-grdb-fts5-vs-canopy", "search-query-100k grdb", "search-query-100k canopy", (1_000, 1_000), ">=1.0"),
+    ("search-query-1m-vs-100k", "search-query-1m canopy", "search-query-100k canopy", (1_000, 1_000), "2.0"),
     ("viewport-render-1m-vs-1k", "viewport-1m canopy", "viewport-1k canopy", (20, 20), "1.5"),
     ("terminal-apply-1m-vs-1k", "terminal-apply-1m canopy", "terminal-apply-1k canopy", (1, 1), "1.5"),
     # The batch of an animated array (10k items, ~1% edits, by identity) against Swift's CollectionDifference.

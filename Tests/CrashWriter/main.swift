@@ -1,4 +1,5 @@
 import Canopy
+import CanopySearch
 import CanopyTestSupport
 import Foundation
 
@@ -10,6 +11,9 @@ import Foundation
 //
 // Usage: CrashWriter <database-path> <full|metadataOnly|none> [options]
 //   --with-view            registers `crashWriterView()` (tag "1"), kept up to date by every commit
+//   --with-search          registers `crashWriterSearch()`, kept up to date by every commit
+//   --search-query Q       registers `crashWriterSearch()` and its results view, sets the view's query to Q, prints
+//                          "query set" and exits
 //   --view-tag T           with --with-view: registers the view with version tag T (another definition)
 //   --commits N            stops after N commits instead of running until killed
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
@@ -152,7 +156,17 @@ do {
         try runNestedChecks(database)
         exit(0)
     }
+    if let query = value("--search-query") {
+        let search = crashWriterSearch()
+        let results = crashWriterResults(search)
+        try database.register(search)
+        try database.register(results.view)
+        try database.newConnection().readWrite { txn in try results.setQuery(query, in: txn) }
+        say("query set")
+        exit(0)
+    }
     if withView { try database.register(crashWriterView(versionTag: viewTag)) }
+    if arguments.contains("--with-search") { try database.register(crashWriterSearch()) }
     let withManualList = arguments.contains("--with-manual-list")
     if withManualList { try database.register(crashWriterFocusList()) }
     if arguments.contains("--remove-all") {

@@ -51,14 +51,15 @@ struct CurrencyTests {
                 #expect(result.status == 0, "\(arguments): \(result.err)")
                 let state = try Self.state(of: path)
                 #expect(state.stale.isEmpty, "after \(arguments) in \(zone): stale \(state.stale)")
-                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2", "focus": "1"], "\(state.tags)")
+                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2", "focus": "1", "search": "1",
+                                       "search-results": SearchResultsTag.expected], "\(state.tags)")
             }
-            // What an operator sees: `canopy info` lists the four views, none stale.
+            // What an operator sees: `canopy info` lists the five views (the search index is not a view), none stale.
             let canopy = try #require(builtExecutable(named: "canopy"), "the canopy executable was not built")
             let info = try ChildProcess(canopy, ["info", path])
             let lines = info.remainingLines()
             #expect(info.waitForExit() == 0)
-            #expect(lines.filter { $0.hasSuffix("current") }.count == 4 && !lines.contains { $0.contains("stale") }, "\(lines)")
+            #expect(lines.filter { $0.hasSuffix("current") }.count == 5 && !lines.contains { $0.contains("stale") }, "\(lines)")
             // Reads, from any zone, and rejected commands write nothing.
             let before = try Self.state(of: path).snapshot
             for (arguments, zone) in [(["list"], "UTC"), (["list"], "Asia/Tokyo"), (["list", "--overdue"], "UTC"), (["list", "--day", "today"], "America/New_York")] {
@@ -88,4 +89,9 @@ struct CurrencyTests {
             #expect(evening.contains("Tonight") && !evening.contains("Next week"), "\(evening)")
         }
     }
+}
+
+/// The version tag of the reminders' search results view: its own tag with the index's name, tag and options hash.
+enum SearchResultsTag {
+    static var expected: String { Schema.searchResults(Schema.searchIndex()).view.versionTag }
 }

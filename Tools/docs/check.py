@@ -25,6 +25,8 @@ PAGES = [
     ("/documentation/canopy/views", "Views"),
     ("/documentation/canopyindexes", "CanopyIndexes"),
     ("/documentation/canopyindexes/indexes", "Secondary indexes"),
+    ("/documentation/canopysearch", "CanopySearch"),
+    ("/documentation/canopysearch/fulltextsearch", "Full-text search"),
     ("/documentation/canopysource", "CanopySource"),
     ("/documentation/canopyterminal", "CanopyTerminal"),
     ("/documentation/canopycli", "CanopyCLI"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make docs`: renders every DocC catalog (LMDB, CanopyCore, Canopy, CanopyIndexes, CanopySource, CanopyTerminal, and
+# `make docs`: renders every DocC catalog (LMDB, CanopyCore, Canopy, CanopyIndexes, CanopySearch, CanopySource, CanopyTerminal, and
 # CanopyCLI's usage) to static HTML in .build/docs/site, as one combined archive so that pages link across modules.
 # Fails when DocC warns (an unresolved symbol link, a parameter without documentation): the docs stay clean.
 # swift-docc-plugin is a dependency only while CANOPY_DOCS is set (Package.swift), so builds and CI never fetch it.
@@ -9,7 +9,7 @@ out=.build/docs/site
 log=.build/docs/render.log
 mkdir -p .build/docs
 rm -rf "$out"
-targets=(LMDB CanopyCore Canopy CanopyIndexes CanopySource CanopyTerminal CanopyCLI)
+targets=(LMDB CanopyCore Canopy CanopyIndexes CanopySearch CanopySource CanopyTerminal CanopyCLI)
 args=()
 for target in "${targets[@]}"; do args+=(--target "$target"); done
 status=0

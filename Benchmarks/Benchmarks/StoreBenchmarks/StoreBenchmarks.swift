@@ -247,6 +247,7 @@ let benchmarks: @Sendable () -> Void = {
     viewBenchmarks()
     migrationBenchmarks()
     manualBenchmarks()
+    searchBenchmarks()
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()

@@ -43,7 +43,7 @@ public struct RemindersCommand: ParsableCommand {
             Exit codes: 0 success, 1 an error of the tool (such as an unknown ID), 2 usage.
             """,
         version: "reminders \(CanopyVersion.description)",
-        subcommands: [Add.self, List.self, Done.self, Edit.self, Delete.self, Calendars.self, Focus.self, Watch.self, TUI.self, Demo.self])
+        subcommands: [Add.self, List.self, Search.self, Done.self, Edit.self, Delete.self, Calendars.self, Focus.self, Watch.self, TUI.self, Demo.self])
 
     /// Creates the command.
     public init() {}

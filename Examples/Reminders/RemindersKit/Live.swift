@@ -19,7 +19,7 @@ struct Watch: ContextualCommand {
 struct TUI: ContextualCommand {
     static let configuration = CommandConfiguration(
         commandName: "tui",
-        abstract: "The agenda, interactive: 1/2/3/4 agenda, overdue, by calendar, focus; ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, f focus on/off, [/] move up/down in focus, q quit.")
+        abstract: "The agenda, interactive: 1/2/3/4/5 agenda, overdue, by calendar, focus, search; / search (results update as you type); ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, f focus on/off, [/] move up/down in focus, q quit.")
     @OptionGroup var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
@@ -31,8 +31,8 @@ struct TUI: ContextualCommand {
     }
 }
 
-/// The live agenda of `watch` and `tui`: four segments (the agenda, overdue reminders, the agenda by calendar, the
-/// focus list) over one terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
+/// The live agenda of `watch` and `tui`: five segments (the agenda, overdue reminders, the agenda by calendar, the
+/// focus list, the live search results) over one terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
 /// process's or another's), pushed by the data sources; in `tui`, keys write through the store.
 final class LiveAgenda {
     typealias Segments = SegmentedDatasource<AgendaList.Source, TerminalListView>
@@ -47,6 +47,12 @@ final class LiveAgenda {
     var pendingDelete: AgendaItem?
     /// The calendar `r` is renaming and the name typed so far.
     var rename: (calendar: String, text: String)?
+    /// The search typed after `/`, while the prompt is open.
+    var searchText: String?
+    /// The segment of the focus list.
+    static let focusSegment = 3
+    /// The segment of the live search results.
+    static let searchSegment = 4
 
     init(store: RemindersStore, context: RemindersContext, interactive: Bool, exitAfter: Int?) throws {
         self.store = store
@@ -61,9 +67,11 @@ final class LiveAgenda {
             try store.overdueMappings(now: context.now),
             ViewMappings(view: "by-calendar", groupFilter: { _ in true }),
             ViewMappings(groups: [Schema.focus], view: Schema.focus),
+            ViewMappings(groups: [Schema.searchGroup], view: store.searchResults.name),
         ].map { try AgendaList(store: store, mappings: $0, now: context.now, list: list, attach: false) }
         self.segments = segments
-        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar", "Focus"], segments).map { ($0, $1.dataSource) }, container: list)
+        segmented = try Segments(segments: zip(["Agenda", "Overdue", "By calendar", "Focus", "Search"], segments).map { ($0, $1.dataSource) },
+                                 container: list)
         list.dataSource = segmented
         list.marksChanges = true
     }
@@ -107,10 +115,10 @@ final class LiveAgenda {
             index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
         }
         // The keys of the segment shown, the most useful first (a narrow terminal cuts the end).
-        let inFocus = segmented.selectedIndex == segments.count - 1
+        let inFocus = segmented.selectedIndex == Self.focusSegment
         let keys = !interactive ? " · live · q quits"
             : inFocus ? " · [ ] move up/down · f unfocus · space done · q quit"
-            : " · space done · f focus · d delete · t tomorrow · r rename calendar · q quit"
+            : " · / search · space done · f focus · d delete · t tomorrow · r rename calendar · q quit"
         return tabs.joined(separator: " ") + keys
     }
 
@@ -146,6 +154,13 @@ final class LiveAgenda {
                 guard let item = try selectedItem() else { return }
                 try store.moveToTomorrow(item.id, now: context.now)
                 runner.status = "Moved \(item.title) to tomorrow."
+            }
+            runner.bind(.character("/")) { [unowned self] runner in
+                try segmented.selectSegment(Self.searchSegment)
+                runner.title = title
+                let current = try store.connection.read { txn in try store.searchResults.query(in: txn)?.text } ?? ""
+                searchText = current
+                runner.status = searchPrompt(current, problem: nil)
             }
             runner.bind(.character("f")) { [unowned self] runner in try toggleFocus(runner) }
             runner.bind(.character("[")) { [unowned self] runner in try moveInFocus(by: -1, runner) }
@@ -183,8 +198,8 @@ final class LiveAgenda {
     /// ``ViewDatasource/commitManualMove(from:to:)`` (refused when the list changed since the screen's snapshot). The
     /// commit's changeset moves the row on screen, and the selection with it.
     func moveInFocus(by offset: Int, _ runner: TerminalRunner) throws {
-        let focus = segments[segments.count - 1].dataSource
-        guard segmented.selectedIndex == segments.count - 1 else { runner.status = "Press 4 for the focus list, then [ and ] reorder it."; return }
+        let focus = segments[Self.focusSegment].dataSource
+        guard segmented.selectedIndex == Self.focusSegment else { runner.status = "Press 4 for the focus list, then [ and ] reorder it."; return }
         guard let path = list.selectedIndexPath else { return }
         let destination = ViewIndexPath(section: path.section, row: path.row + offset)
         guard destination.row >= 0, destination.row < focus.numberOfItems(inSection: path.section) else { return }
@@ -198,8 +213,44 @@ final class LiveAgenda {
         return try segmented.item(at: path)
     }
 
-    /// The keys of the delete question and the rename prompt; returns whether the key was theirs.
+    /// The status line of the search prompt.
+    func searchPrompt(_ text: String, problem: String?) -> String {
+        "Search: \(text)▏" + (problem.map { "  (\($0))" } ?? "  (Enter or Esc ends typing)")
+    }
+
+    /// A key typed at the search prompt: the results follow each change (a commit, so the list animates, and other
+    /// processes' writes keep updating them).
+    func typeSearch(_ key: Key, _ text: String, _ runner: TerminalRunner) throws {
+        var text = text
+        switch key {
+        case .enter, .escape:
+            searchText = nil
+            let count = try store.connection.read { txn in try txn.view(store.searchResults.name).count() }
+            runner.status = text.isEmpty ? "Search cleared." : "Search: \(text) · \(count) match\(count == 1 ? "" : "es") · / edits it"
+            return
+        case .character(let character) where character == "\u{7F}" || character == "\u{08}":
+            if !text.isEmpty { text.removeLast() }
+        case .character(let character):
+            text.append(character)
+        default:
+            return
+        }
+        searchText = text
+        do {
+            try store.setLiveSearch(text)
+            runner.status = searchPrompt(text, problem: nil)
+        } catch let error as RemindersError {
+            // A query being typed (an open quote, a lone *) keeps the last results until it parses.
+            runner.status = searchPrompt(text, problem: error.message)
+        }
+    }
+
+    /// The keys of the delete question, the rename prompt and the search prompt; returns whether the key was theirs.
     func intercept(_ key: Key, _ runner: TerminalRunner) throws -> Bool {
+        if let text = searchText {
+            try typeSearch(key, text, runner)
+            return true
+        }
         if let item = pendingDelete {
             pendingDelete = nil
             if key == .character("y") || key == .character("Y") {

@@ -1,4 +1,5 @@
 import Canopy
+import CanopySearch
 import CanopyTerminal
 import Foundation
 
@@ -196,6 +197,27 @@ public enum Schema {
             return !reminder.done && reminder.due != nil
         }
     }
+
+    /// Full-text search over events (title, then location and notes) and reminders (title): `reminders search`.
+    public static func searchIndex() -> SearchIndex {
+        SearchIndex(name: "search", collections: [events.name, reminders.name],
+                    fields: [SearchField("title", weight: 2), SearchField("details")]) { row in
+            if row.id.collection == events.name {
+                let event = try row.object(in: events)
+                let details = [event.location, event.notes].compactMap { $0 }.joined(separator: " · ")
+                return [event.title, details.isEmpty ? nil : details]
+            }
+            return [try row.object(in: reminders).title, nil]
+        }
+    }
+
+    /// The live results of the search typed in the TUI (`/`): one group, ``searchGroup``, best first.
+    public static func searchResults(_ index: SearchIndex) -> SearchResultsView {
+        SearchResultsView.ranked(name: "search-results", index: index, group: searchGroup)
+    }
+
+    /// The one group of the search results view.
+    public static let searchGroup = "matches"
 
     static func group(of row: ViewRow, timeZone: TimeZone, prefix: Bool?) throws -> String? {
         let date: Date?

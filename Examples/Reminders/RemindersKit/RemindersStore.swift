@@ -1,4 +1,5 @@
 import Canopy
+import CanopySearch
 import CanopyTerminal
 import Foundation
 
@@ -12,6 +13,10 @@ public final class RemindersStore {
     /// The time zone days are grouped and shown in: the one the database recorded when it was created (the views'
     /// definitions don't carry it, so shells with different `TZ` share them).
     public let timeZone: TimeZone
+    /// The full-text index of titles, locations and notes (`reminders search`).
+    public let search: SearchIndex
+    /// The live search results of the TUI (`/`), over ``search``.
+    public let searchResults: SearchResultsView
 
     /// Whether a database exists at `path` (a directory holding `data.mdb`).
     public static func exists(at path: String) throws -> Bool {
@@ -74,6 +79,16 @@ public final class RemindersStore {
         where database.registeredExtension(named: view.name) == nil {
             try database.register(view)
         }
+        // The search index, then its results view (which reads the query the index loads).
+        if let registered = database.registeredExtension(named: "search") as? SearchIndex,
+           let results = registered.resultsView(named: "search-results") {
+            (search, searchResults) = (registered, results)
+        } else {
+            search = Schema.searchIndex()
+            searchResults = Schema.searchResults(search)
+            try database.register(search)
+            try database.register(searchResults.view)
+        }
         if marker == nil || recordedZone == nil {
             try connection.readWrite { txn in
                 if marker == nil {
@@ -123,6 +138,33 @@ public final class RemindersStore {
         }
         guard let found else { throw RemindersError("no event or reminder has ID \(id); `reminders list` shows the IDs") }
         return found
+    }
+
+    /// The items matching `query`, best first, with the matched words' ranges (see `SearchQuery` for the syntax).
+    /// - Throws: ``RemindersError`` when the query is empty or malformed (the message says what is wrong).
+    public func search(_ query: String, limit: Int) throws -> [(item: AgendaItem, hit: SearchHit)] {
+        do {
+            return try connection.read { txn in
+                try search.search(query, in: txn, limit: limit).compactMap { hit in
+                    if hit.id.collection == Schema.events.name {
+                        return try txn.object(forKey: hit.id.key, in: Schema.events).map { (.event(id: hit.id.key, $0), hit) }
+                    }
+                    return try txn.object(forKey: hit.id.key, in: Schema.reminders).map { (.reminder(id: hit.id.key, $0), hit) }
+                }
+            }
+        } catch let error as CanopyError where error.code == .invalidArgument {
+            throw RemindersError("can't search for '\(query.prefix(60))': \(error.message)")
+        }
+    }
+
+    /// Sets the query of the live search results (`""` clears them).
+    /// - Throws: ``RemindersError`` when the query is malformed; the results keep the last good query.
+    public func setLiveSearch(_ query: String) throws {
+        do {
+            try connection.readWrite { txn in try searchResults.setQuery(query, in: txn) }
+        } catch let error as CanopyError where error.code == .invalidArgument {
+            throw RemindersError(error.message)
+        }
     }
 
     // MARK: Writing

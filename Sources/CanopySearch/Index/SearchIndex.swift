@@ -1,0 +1,309 @@
+import CanopyCore
+import Synchronization
+
+/// A full-text search index over chosen text of rows: words (``SearchTokenizer``), prefixes, phrases, AND of terms,
+/// BM25 ranking (as SQLite FTS5 ranks), and the ranges of the matched words for highlighting.
+///
+/// It is an extension built only on CanopyCore's public extension interface, as views and `SecondaryIndex` are: its
+/// inverted index lives in its own typed tables (listed in the article "Full-text search"), written in the same transaction as the rows,
+/// rebuilt from the row scan, and it follows the rules views follow — a changed definition (version tag, fields,
+/// collections) rebuilds it, a registration spot-checks the stored words against the text closure, a state that
+/// lags (rows written by a process that did not register it) is caught up from the commit log or rebuilt and
+/// refused meanwhile (``/CanopyCore/CanopyError/Code/staleView``), and rows the closure cannot decode are skipped
+/// and recorded (``/CanopyCore/SkippedRows``).
+///
+/// ```swift
+/// let notes = TypedCollection<Note, NoMetadata>("notes")
+/// let search = SearchIndex.byObject(name: "notes-search", notes, fields: [
+///     ObjectSearchField("title", weight: 2, \.title),
+///     ObjectSearchField("body", \.body),
+/// ])
+/// try database.register(search)
+/// let hits = try database.read { txn in try search.search("milk* \"oat milk\"", in: txn, limit: 20) }
+/// ```
+public final class SearchIndex: StoreExtension, Sendable {
+    /// The texts of a row, one per field in the order of ``fields`` (`nil`: the field is empty), or `nil` to leave
+    /// the row out of the index.
+    public typealias TextReader = @Sendable (_ row: SearchRow) throws -> [String?]?
+
+    /// The index's name, unique among the database's extensions.
+    public let name: String
+    /// `"search-index"`.
+    public let kind = "search-index"
+    /// Change it whenever the text closure gives other texts for the same rows: the index is rebuilt at registration.
+    public let versionTag: String
+    /// The collections indexed, or `nil` for all.
+    public let collections: Set<String>?
+    /// The fields, in the order the text closure returns them.
+    public let fields: [SearchField]
+    let textReader: TextReader
+    let dependsOnObject: Bool
+    let dependsOnMetadata: Bool
+    let tablesState = Mutex<SearchIndexTables?>(nil)
+    /// The live results views bound to this index: their queries are loaded from the `queries` table at every write.
+    let resultsViews = Mutex<[String: SearchResultsView]>([:])
+
+    /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
+    static let formatVersion = 1
+
+    /// Creates an index whose texts `text` reads from each row.
+    /// - Parameters:
+    ///   - name: the index's name, unique among the database's extensions.
+    ///   - versionTag: change it whenever `text`'s results change for the same rows.
+    ///   - collections: the collections indexed, or `nil` for all.
+    ///   - fields: the fields, in the order `text` returns their texts.
+    ///   - dependsOnObject: whether the texts depend on the object (an update of it re-indexes the row).
+    ///   - dependsOnMetadata: whether they depend on the metadata.
+    ///   - text: the row's texts, one per field, or `nil` to leave the row out.
+    public init(
+        name: String, versionTag: String = "1", collections: Set<String>? = nil, fields: [SearchField],
+        dependsOnObject: Bool = true, dependsOnMetadata: Bool = false, text: @escaping TextReader
+    ) {
+        self.name = name
+        self.versionTag = versionTag
+        self.collections = collections
+        self.fields = fields
+        self.textReader = text
+        self.dependsOnObject = dependsOnObject
+        self.dependsOnMetadata = dependsOnMetadata
+    }
+
+    /// An index of the objects of `collection` (and only of them), with the fields `fields` read from each object.
+    public static func byObject<Object, Metadata>(
+        name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>]
+    ) -> SearchIndex where Object: SendableMetatype {
+        SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field)) { row in
+            let object = try row.object(in: collection)
+            return fields.map { $0.text(object) }
+        }
+    }
+
+    /// Everything the index declares besides its text closure — collections, fields and weights, what the texts read,
+    /// the storage format — as JSON with sorted keys; a difference at registration rebuilds the index.
+    public var options: String {
+        ExtensionOptionsCoding.encode(Definition(
+            collections: collections?.sorted(), fields: fields, dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata,
+            format: Self.formatVersion))
+    }
+
+    struct Definition: Codable {
+        var collections: [String]?
+        var fields: [SearchField]
+        var dependsOnObject: Bool
+        var dependsOnMetadata: Bool
+        var format: Int
+    }
+
+    /// How many rows of the indexed collections the registration's check recomputes.
+    static let spotCheckRows = 256
+
+    func tables() throws -> SearchIndexTables {
+        guard let tables = tablesState.withLock({ $0 }) else {
+            throw CanopyError(.extensionNotRegistered, "the search index is not registered; register it with Database.register(_:)", extensionName: name)
+        }
+        return tables
+    }
+
+    func indexes(_ collection: String) -> Bool { collections?.contains(collection) ?? true }
+
+    // MARK: StoreExtension
+
+    /// Opens the tables, loads the queries of bound results views, and rebuilds from the row scan when the context
+    /// asks.
+    public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
+        let opened = try SearchIndexTables.open(in: transaction, index: name)
+        tablesState.withLock { $0 = opened }
+        try loadQueries(in: transaction, tables: opened)
+        guard context.needsRebuild else { return }
+        try populate(in: transaction, tables: opened)
+    }
+
+    /// Empties the tables and indexes every row of the indexed collections.
+    func populate(in transaction: ReadWriteTransaction, tables: SearchIndexTables) throws {
+        try tables.postings.removeAll(in: transaction)
+        try tables.rows.removeAll(in: transaction)
+        try tables.documents.removeAll(in: transaction)
+        var state = SearchIndexState()
+        var skipped = SkippedRows()
+        // By word; each word's rows come in document order (numbers are given in scan order).
+        var postings: [[UInt8]: [(document: UInt64, value: [UInt8])]] = [:]
+        try transaction.scanRows(inCollections: collections) { stored in
+            let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
+            let texts: [String?]?
+            do {
+                texts = try self.texts(of: row)
+            } catch let error as CanopyError where error.code == .decodingFailed {
+                skipped.add(stored.id, error: error.message)
+                try tables.rows.put([], forKey: stored.storedKey, in: transaction, appending: true)
+                return true
+            }
+            guard let texts else { return true }
+            let analysis = SearchDocumentAnalysis(texts)
+            let document = state.nextDocument
+            state.nextDocument += 1
+            state.documentCount += 1
+            state.totalLength += analysis.length
+            for (term, posting) in analysis.postings { postings[term, default: []].append((document, posting.encoded)) }
+            let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
+            try tables.rows.put(record.encoded, forKey: stored.storedKey, in: transaction, appending: true)
+            try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
+            return true
+        }
+        for term in postings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            for entry in postings[term] ?? [] {
+                try tables.postings.put(entry.value, forKey: SearchPosting.key(term: term, document: entry.document), in: transaction, appending: true)
+            }
+        }
+        try transaction.setExtensionState(state.encoded, of: name)
+        try transaction.setSkippedRows(skipped, ofExtension: name)
+        transaction.markWritten()
+    }
+
+    /// Opens the stored tables without writing and recomputes the words of the first rows of the indexed collections
+    /// (in stored-key order): a row whose stored words (their fields and positions) differ from what the text
+    /// closure gives now, or that is
+    /// indexed when the closure now leaves it out (or the reverse), means the closure changed without a new version
+    /// tag, and the registration rebuilds the index. Rows whose closure throws are skipped.
+    public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
+        let opened: SearchIndexTables
+        if let rw = transaction as? ReadWriteTransaction, let existing = tablesState.withLock({ $0 }) {
+            opened = existing
+            // After a catch-up in this transaction: its postings, before the check reads them.
+            try rw.extensionTransaction(named: name, as: SearchIndexWriter.self)?.flushPostings()
+        } else {
+            guard let existing = try SearchIndexTables.existing(in: transaction, index: name) else { return .rebuild(because: "its tables are missing") }
+            opened = existing
+            tablesState.withLock { $0 = existing }
+        }
+        try loadQueries(in: transaction, tables: opened)
+        var checked = 0
+        var problem: String?
+        try transaction.scanRows(inCollections: collections) { stored in
+            checked += 1
+            let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
+            let texts: [String?]?
+            do { texts = try self.texts(of: row) } catch { return checked < Self.spotCheckRows }
+            let storedBytes = try opened.rows.value(forKey: stored.storedKey, in: transaction)
+            let record = try storedBytes.flatMap { try decodeRecord($0) }
+            switch (texts, record) {
+            case (nil, nil): break
+            case (nil, .some): problem = "row \(stored.id) is indexed but the text closure now leaves it out"
+            case (.some, nil): problem = "row \(stored.id) is not indexed but the text closure now gives it text"
+            case (.some(let texts), .some(let record)):
+                let analysis = SearchDocumentAnalysis(texts)
+                if analysis.sortedTerms != record.terms || analysis.length != record.length {
+                    problem = "row \(stored.id) has other words than the text closure gives"
+                } else {
+                    for (term, posting) in analysis.postings {
+                        let storedPosting = try opened.postings.value(forKey: SearchPosting.key(term: term, document: record.document), in: transaction)
+                        if storedPosting != posting.encoded {
+                            problem = "row \(stored.id) has its words in other fields or places than the text closure gives"
+                            break
+                        }
+                    }
+                }
+            }
+            return problem == nil && checked < Self.spotCheckRows
+        }
+        return problem.map { .rebuild(because: $0) } ?? .usable
+    }
+
+    /// The per-transaction writer.
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+        let tables = try tables()
+        // Another process may have changed the query of a results view since this process last looked.
+        try loadQueries(in: transaction, tables: tables)
+        return SearchIndexWriter(index: self, tables: tables, transaction: transaction)
+    }
+
+    /// Drops the tables and the state record.
+    public func dropStorage(in transaction: ReadWriteTransaction) throws {
+        let opened = try SearchIndexTables.open(in: transaction, index: name)
+        try opened.postings.drop(in: transaction)
+        try opened.rows.drop(in: transaction)
+        try opened.documents.drop(in: transaction)
+        try opened.queries.drop(in: transaction)
+        try transaction.setExtensionState(nil, of: name)
+        tablesState.withLock { $0 = nil }
+    }
+
+    // MARK: Helpers
+
+    /// The row's texts, checked against the declared fields.
+    func texts(of row: SearchRow) throws -> [String?]? {
+        guard let texts = try textReader(row) else { return nil }
+        guard texts.count == fields.count else {
+            throw CanopyError(.invalidArgument, "the text closure returned \(texts.count) texts for \(fields.count) fields (\(fields.map(\.name))); return one text (or nil) per field, in order",
+                              collection: row.id.collection, key: row.id.key, extensionName: name)
+        }
+        return texts
+    }
+
+    func decodeRecord(_ bytes: [UInt8]) throws -> SearchRowRecord? {
+        do { return try SearchRowRecord.decode(bytes) } catch { throw corrupt("a row record is malformed (\(error))") }
+    }
+
+    func corrupt(_ message: String) -> CanopyError {
+        CanopyError(.corruptStore, "the search index is corrupt: \(message); unregister it with dropStorage and register it again to rebuild",
+                    extensionName: name)
+    }
+
+    /// The index's counters as `transaction` sees them (with this transaction's changes in a write).
+    func state(in transaction: ReadTransaction) throws -> SearchIndexState {
+        if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
+            return try writer.currentState()
+        }
+        return try storedState(in: transaction)
+    }
+
+    func storedState(in transaction: ReadTransaction) throws -> SearchIndexState {
+        try transaction.withExtensionState(of: name) { bytes in
+            guard let bytes else { return SearchIndexState() }
+            do { return try SearchIndexState(decoding: bytes) } catch { throw corrupt("its state record is malformed (\(error))") }
+        }
+    }
+
+    /// Sets each bound results view's query from the `queries` table.
+    func loadQueries(in transaction: ReadTransaction, tables: SearchIndexTables) throws {
+        let views = resultsViews.withLock { $0 }
+        for (viewName, results) in views {
+            let record = try tables.queries.value(forKey: viewName, in: transaction)
+            try results.box.load(record, view: viewName)
+        }
+    }
+
+    /// The results view named `name` made over this index (``SearchResultsView/ranked(name:index:group:versionTag:)``,
+    /// ``SearchResultsView/grouped(name:index:parentView:versionTag:)``), or `nil`.
+    public func resultsView(named name: String) -> SearchResultsView? {
+        resultsViews.withLock { $0[name] }
+    }
+}
+
+/// The words of one row, analysed once: its length, and per distinct word its positions in each field.
+struct SearchDocumentAnalysis {
+    /// Words in all fields.
+    var length = 0
+    /// Per distinct word, its positions by field.
+    var postings: [[UInt8]: SearchPosting] = [:]
+
+    init(_ texts: [String?]) {
+        for (field, text) in texts.enumerated() {
+            guard let text, !text.isEmpty else { continue }
+            let words = SearchTokenizer.terms(of: text)
+            length += words.count
+            for (position, word) in words.enumerated() {
+                var posting = postings.removeValue(forKey: word) ?? SearchPosting(length: 0, fields: [])
+                if let last = posting.fields.indices.last, posting.fields[last].field == field {
+                    posting.fields[last].positions.append(position)
+                } else {
+                    posting.fields.append((field, [position]))
+                }
+                postings[word] = posting
+            }
+        }
+        for key in postings.keys { postings[key]?.length = length }
+    }
+
+    /// The distinct words, sorted by bytes.
+    var sortedTerms: [[UInt8]] { postings.keys.sorted { $0.lexicographicallyPrecedes($1) } }
+}

@@ -1,0 +1,219 @@
+import CanopyCore
+
+/// The tables of a search index and the encodings of their values (one place for each).
+///
+/// - `postings`: the folded word's UTF-8, a 0 byte (words never hold one), the row's document number (8 bytes,
+///   big-endian) → `varint(row length)`, `varint(n)`, n × (`varint(field)`, `varint(count)`), then each field's
+///   positions as `varint` deltas. A prefix query walks the keys that start with the prefix.
+/// - `rows`: the row's stored key → `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
+///   word): the row's distinct words, to remove its postings; an empty value marks a row skipped because it does not
+///   decode.
+/// - `documents`: document number (8 bytes) → the row's stored key.
+/// - `queries`: a live results view's name → its query and frozen statistics (JSON).
+/// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
+struct SearchIndexTables: Sendable {
+    let postings: ExtensionTable<BytesCoding, BytesCoding>
+    let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
+    let documents: ExtensionTable<UInt64BigEndianCoding, StoredRowKeyCoding>
+    let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
+
+    static let names = ["postings", "rows", "documents", "queries"]
+
+    static func open(in transaction: ReadWriteTransaction, index: String) throws -> SearchIndexTables {
+        SearchIndexTables(
+            postings: try transaction.openTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+            rows: try transaction.openTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
+            documents: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
+            queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self))
+    }
+
+    static func existing(in transaction: ReadTransaction, index: String) throws -> SearchIndexTables? {
+        guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+              let rows = try transaction.existingTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
+              let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
+              let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self)
+        else { return nil }
+        return SearchIndexTables(postings: postings, rows: rows, documents: documents, queries: queries)
+    }
+}
+
+/// The index's counters, kept in its extension state record.
+struct SearchIndexState: Hashable, Sendable {
+    var nextDocument: UInt64 = 1
+    var documentCount = 0
+    var totalLength = 0
+
+    static let version: UInt8 = 1
+
+    var encoded: [UInt8] {
+        var out = SearchBytes.Writer()
+        out.bytes.append(Self.version)
+        out.append(varint: nextDocument)
+        out.append(varint: UInt64(documentCount))
+        out.append(varint: UInt64(totalLength))
+        return out.bytes
+    }
+
+    init() {}
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var reader = SearchBytes.Reader(bytes)
+        guard try reader.byte() == Self.version else { throw SearchBytes.Malformed("an unknown state version") }
+        nextDocument = try reader.varint()
+        documentCount = Int(try reader.varint())
+        totalLength = Int(try reader.varint())
+    }
+}
+
+/// A row's record in the `rows` table.
+struct SearchRowRecord: Hashable {
+    var document: UInt64
+    var length: Int
+    /// The row's distinct words, sorted.
+    var terms: [[UInt8]]
+
+    var encoded: [UInt8] {
+        var out = SearchBytes.Writer()
+        out.append(varint: document)
+        out.append(varint: UInt64(length))
+        out.append(varint: UInt64(terms.count))
+        for term in terms {
+            out.append(varint: UInt64(term.count))
+            out.bytes.append(contentsOf: term)
+        }
+        return out.bytes
+    }
+
+    /// The record of `bytes`, or `nil` for the skipped marker (empty).
+    static func decode(_ bytes: [UInt8]) throws -> SearchRowRecord? {
+        guard !bytes.isEmpty else { return nil }
+        return try bytes.withUnsafeBytes { raw in
+            var reader = SearchBytes.Reader(raw)
+            let document = try reader.varint()
+            let length = Int(try reader.varint())
+            let count = Int(try reader.varint())
+            guard count <= raw.count else { throw SearchBytes.Malformed("a word count larger than the record") }
+            var terms: [[UInt8]] = []
+            terms.reserveCapacity(count)
+            for _ in 0..<count { terms.append(try reader.bytes(Int(try reader.varint()))) }
+            return SearchRowRecord(document: document, length: length, terms: terms)
+        }
+    }
+}
+
+/// One row's occurrences of one word: per field, its positions.
+struct SearchPosting {
+    var length: Int
+    /// (field, positions), by field.
+    var fields: [(field: Int, positions: [Int])]
+
+    var encoded: [UInt8] {
+        var out = SearchBytes.Writer()
+        out.append(varint: UInt64(length))
+        out.append(varint: UInt64(fields.count))
+        for entry in fields {
+            out.append(varint: UInt64(entry.field))
+            out.append(varint: UInt64(entry.positions.count))
+        }
+        for entry in fields {
+            var previous = 0
+            for position in entry.positions {
+                out.append(varint: UInt64(position - previous))
+                previous = position
+            }
+        }
+        return out.bytes
+    }
+
+    /// Reads the row length and per-field counts (and, with `positions`, the positions) of a posting value.
+    static func decode(_ raw: UnsafeRawBufferPointer, positions: Bool) throws -> (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]]) {
+        var reader = SearchBytes.Reader(raw)
+        let length = Int(try reader.varint())
+        let entries = Int(try reader.varint())
+        guard entries <= raw.count else { throw SearchBytes.Malformed("a field count larger than the posting") }
+        var counts: [(field: Int, count: Int)] = []
+        counts.reserveCapacity(entries)
+        for _ in 0..<entries { counts.append((Int(try reader.varint()), Int(try reader.varint()))) }
+        guard positions else { return (length, counts, []) }
+        var all: [[Int]] = []
+        for entry in counts {
+            guard entry.count <= raw.count else { throw SearchBytes.Malformed("a position count larger than the posting") }
+            var list: [Int] = []
+            list.reserveCapacity(entry.count)
+            var position = 0
+            for _ in 0..<entry.count {
+                position += Int(try reader.varint())
+                list.append(position)
+            }
+            all.append(list)
+        }
+        return (length, counts, all)
+    }
+
+    /// The key of `term`'s posting for `document`.
+    static func key(term: [UInt8], document: UInt64) -> [UInt8] {
+        var key = term
+        key.reserveCapacity(term.count + 9)
+        key.append(0)
+        withUnsafeBytes(of: document.bigEndian) { key.append(contentsOf: $0) }
+        return key
+    }
+
+    /// The document number at the end of a posting key.
+    static func document(ofKey key: UnsafeRawBufferPointer) throws -> UInt64 {
+        guard key.count >= 9, key[key.count - 9] == 0 else { throw SearchBytes.Malformed("a posting key without a document number") }
+        return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+    }
+}
+
+/// Variable-length integers (LEB128) for the index's values.
+enum SearchBytes {
+    struct Malformed: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    struct Writer {
+        var bytes: [UInt8] = []
+
+        mutating func append(varint value: UInt64) {
+            var value = value
+            while value >= 0x80 {
+                bytes.append(UInt8(value & 0x7F) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
+    }
+
+    struct Reader {
+        let raw: UnsafeRawBufferPointer
+        var offset = 0
+
+        init(_ raw: UnsafeRawBufferPointer) { self.raw = raw }
+
+        mutating func byte() throws -> UInt8 {
+            guard offset < raw.count else { throw Malformed("the value ends early") }
+            defer { offset += 1 }
+            return raw[offset]
+        }
+
+        mutating func varint() throws -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = try byte()
+                guard shift < 64 else { throw Malformed("a varint is too long") }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+
+        mutating func bytes(_ count: Int) throws -> [UInt8] {
+            guard count >= 0, offset + count <= raw.count else { throw Malformed("the value ends early") }
+            defer { offset += count }
+            return Array(raw[offset..<(offset + count)])
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import CanopyCore
+
+/// Keeps a search index up to date in one write transaction.
+final class SearchIndexWriter: ExtensionTransaction {
+    let index: SearchIndex
+    let tables: SearchIndexTables
+    let transaction: ReadWriteTransaction
+    private var state: SearchIndexState?
+    private var stateChanged = false
+    /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
+    private var skippedChanges: [(row: RowID, error: String?)] = []
+    /// Postings written (a value) or removed (`nil`) in this transaction and not yet in the table, by word, in the
+    /// order of the changes: written in key order at commit, or before a search in this transaction reads the table
+    /// (a bulk write then puts its postings in order, page after page, rather than at random places).
+    private var pendingPostings: [[UInt8]: [(document: UInt64, value: [UInt8]?)]] = [:]
+    private var pendingCount = 0
+    /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
+    static let pendingPostingsLimit = 1 << 20
+
+    init(index: SearchIndex, tables: SearchIndexTables, transaction: ReadWriteTransaction) {
+        self.index = index
+        self.tables = tables
+        self.transaction = transaction
+    }
+
+    /// The counters as this transaction has made them.
+    func currentState() throws -> SearchIndexState {
+        if let state { return state }
+        let loaded = try index.storedState(in: transaction)
+        state = loaded
+        return loaded
+    }
+
+    private func changeState(_ body: (inout SearchIndexState) -> Void) throws {
+        var current = try currentState()
+        body(&current)
+        state = current
+        stateChanged = true
+    }
+
+    // MARK: ExtensionTransaction
+
+    func didInsert(_ row: WrittenRow) throws { try reindex(row) }
+
+    func didUpdate(_ row: WrittenRow) throws {
+        guard (row.objectChanged && index.dependsOnObject) || (row.metadataChanged && index.dependsOnMetadata) else { return }
+        try reindex(row)
+    }
+
+    /// A touch changes no text: nothing to do (a results view re-places touched rows itself).
+    func didTouch(_ row: WrittenRow) throws {}
+
+    func didRemove(_ row: RemovedRow) throws {
+        guard index.indexes(row.collection) else { return }
+        try remove(row.storedKey, id: row.id)
+    }
+
+    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
+        for row in rows { try didRemove(row) }
+    }
+
+    /// Re-indexes each missed row from its current values (the `rows` table holds its old words); whole collections
+    /// removed in the gap: a rebuild.
+    func catchUp(_ missed: MissedWrites) throws -> Bool {
+        if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
+        for row in missed.rows where index.indexes(row.id.collection) {
+            if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
+        }
+        return true
+    }
+
+    /// Writes the pending postings to the table, in key order (for a word and row changed twice, the last change).
+    func flushPostings() throws {
+        guard pendingCount > 0 else { return }
+        for term in pendingPostings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard var changes = pendingPostings[term] else { continue }
+            if !zip(changes, changes.dropFirst()).allSatisfy({ $0.document < $1.document }) {
+                // By row, keeping the order of the changes of one row (the last one wins).
+                changes = changes.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
+            }
+            for (position, change) in changes.enumerated() {
+                if position + 1 < changes.count, changes[position + 1].document == change.document { continue }
+                let key = SearchPosting.key(term: term, document: change.document)
+                if let value = change.value {
+                    try tables.postings.put(value, forKey: key, in: transaction)
+                } else {
+                    try tables.postings.remove(key, in: transaction)
+                }
+            }
+        }
+        pendingPostings.removeAll(keepingCapacity: true)
+        pendingCount = 0
+    }
+
+    private func setPosting(_ value: [UInt8]?, term: [UInt8], document: UInt64) throws {
+        pendingPostings[term, default: []].append((document, value))
+        pendingCount += 1
+        if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
+    }
+
+    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        try flushPostings()
+        if stateChanged, let state {
+            try transaction.setExtensionState(state.encoded, of: index.name)
+            stateChanged = false
+        }
+        if !skippedChanges.isEmpty {
+            var record = try transaction.skippedRows(ofExtension: index.name) ?? SkippedRows()
+            for change in skippedChanges {
+                if let error = change.error { record.add(change.row, error: error) } else { record.remove(change.row) }
+            }
+            try transaction.setSkippedRows(record, ofExtension: index.name)
+            skippedChanges = []
+        }
+        return nil
+    }
+
+    func didCommit(snapshot: UInt64) {}
+    func didRollback() {
+        pendingPostings = [:]
+        pendingCount = 0
+    }
+
+    // MARK: Maintaining
+
+    private func reindex(_ row: WrittenRow) throws {
+        guard index.indexes(row.collection) else { return }
+        let rowKey = row.storedKey
+        let oldBytes = try tables.rows.value(forKey: rowKey, in: transaction)
+        let old = try oldBytes.flatMap { try index.decodeRecord($0) }
+        let wasSkipped = oldBytes != nil && old == nil
+        let texts: [String?]?
+        do {
+            texts = try index.texts(of: SearchRow(id: row.id, source: .written(row)))
+        } catch let error as CanopyError where error.code == .decodingFailed {
+            // Left out and recorded, as at population (a row written as bytes by a tool, say).
+            guard !wasSkipped else { return }
+            if let old { try removePostings(of: old) }
+            try tables.rows.put([], forKey: rowKey, in: transaction)
+            skippedChanges.append((row.id, error.message))
+            return
+        }
+        if wasSkipped { skippedChanges.append((row.id, nil)) }
+        guard let texts else {
+            if let old { try removePostings(of: old); try tables.documents.remove(old.document, in: transaction) }
+            if oldBytes != nil { try tables.rows.remove(rowKey, in: transaction) }
+            return
+        }
+        let analysis = SearchDocumentAnalysis(texts)
+        let document: UInt64
+        if let old {
+            try removePostings(of: old)
+            document = old.document
+        } else {
+            document = try currentState().nextDocument
+            try changeState { $0.nextDocument += 1 }
+            try tables.documents.put(rowKey, forKey: document, in: transaction)
+        }
+        try changeState {
+            $0.documentCount += 1
+            $0.totalLength += analysis.length
+        }
+        for (term, posting) in analysis.postings {
+            try setPosting(posting.encoded, term: term, document: document)
+        }
+        let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
+        try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
+    }
+
+    /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
+    private func removePostings(of record: SearchRowRecord) throws {
+        for term in record.terms {
+            try setPosting(nil, term: term, document: record.document)
+        }
+        try changeState {
+            $0.documentCount -= 1
+            $0.totalLength -= record.length
+        }
+    }
+
+    private func remove(_ rowKey: StoredRowKey, id: RowID) throws {
+        guard let bytes = try tables.rows.value(forKey: rowKey, in: transaction) else { return }
+        if let record = try index.decodeRecord(bytes) {
+            try removePostings(of: record)
+            try tables.documents.remove(record.document, in: transaction)
+        } else {
+            skippedChanges.append((id, nil))
+        }
+        try tables.rows.remove(rowKey, in: transaction)
+    }
+}

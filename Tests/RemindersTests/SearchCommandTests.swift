@@ -1,0 +1,73 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import RemindersKit
+import Testing
+
+@Suite("reminders search", .serialized)
+struct SearchCommandTests {
+    @Test("search: ranked, accents and case folded, prefixes and phrases; highlighted only at a terminal; bad queries are errors")
+    func searchCommand() throws {
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "reminder", "Buy oat milk", "--db", path]).status == 0)
+            #expect(reminders(["add", "event", "Crème brûlée class", "--start", "tomorrow 18:00", "--location", "Café Olé", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Milkshake with milk", "--db", path]).status == 0)
+            let prefix = reminders(["search", "milk*", "--db", path])
+            #expect(prefix.status == 0)
+            #expect(prefix.out.split(separator: "\n").map { String($0.prefix(3)) } == ["#3 ", "#1 "], "more matches rank first: \(prefix.out)")
+            #expect(!prefix.out.contains("\u{1B}"), "no escapes when not a terminal")
+            let folded = reminders(["search", "CREME", "cafe", "--db", path])
+            #expect(folded.out.contains("#2  Crème brûlée class") && folded.out.contains("Café Olé"), "\(folded.out)")
+            #expect(reminders(["search", "\"milk oat\"", "--db", path]).out.contains("No event or reminder matches"))
+            let bad = reminders(["search", "\"oat", "--db", path])
+            #expect(bad.status == 1)
+            #expect(bad.err.contains("is not closed"), "\(bad.err)")
+            #expect(reminders(["search", "!!!", "--db", path]).err.contains("no word to search for"))
+
+            let out = Output()
+            let context = RemindersContext(environment: [:], now: fixedNow, timeZone: TimeZone(identifier: "UTC") ?? .current,
+                                           output: out.append, errorOutput: { _ in }, isTerminal: true, terminalSize: (80, 24))
+            #expect(RemindersCLI.run(["search", "oat", "--db", path], context: context) == 0)
+            #expect(out.text.contains("Buy \u{1B}[1;33moat\u{1B}[0m milk"), "\(out.text)")
+        }
+    }
+
+    @Test("tui in tmux: / searches as you type, and the results follow another process's writes", .timeLimit(.minutes(1)))
+    func liveSearchInTmux() throws {
+        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
+        let binary = try #require(LiveTests.remindersBinary, "the reminders executable was not built")
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "reminder", "Buy oat milk", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Call the bank", "--db", path]).status == 0)
+            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
+            try LiveTests.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "120", "-y", "20",
+                                           "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
+            defer { _ = try? LiveTests.shell(tmuxPath, ["-L", socket, "kill-server"]) }
+            func screen() throws -> String { try LiveTests.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
+            func waitUntil(_ condition: (String) -> Bool) throws -> Bool {
+                let deadline = Date().addingTimeInterval(15)
+                while Date() < deadline {
+                    if condition(try screen()) { return true }
+                    usleep(20_000)
+                }
+                return false
+            }
+            #expect(try waitUntil { $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
+            #expect(try waitUntil { $0.contains("[5 Search]") && $0.contains("Search: ▏") }, "screen: \((try? screen()) ?? "")")
+            // Typing narrows the results: "b" matches both (buy, bank), "ba" only the bank.
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "b*"])
+            #expect(try waitUntil { $0.contains("Buy oat milk") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "BSpace", "a*"])
+            #expect(try waitUntil { $0.contains("Call the bank") && !$0.contains("Buy oat milk") }, "screen: \((try? screen()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "Enter"])
+            #expect(try waitUntil { $0.contains("Search: ba* · 1 match") }, "screen: \((try? screen()) ?? "")")
+            // Another process writes a matching reminder: it joins the results.
+            let added = try LiveTests.shell(binary, ["add", "reminder", "Bake bread", "--db", path])
+            #expect(added.status == 0, "\(added.output)")
+            #expect(try waitUntil { $0.contains("Bake bread") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
+        }
+    }
+}
