@@ -25,6 +25,7 @@ let package = Package(
             name: "StoreBenchmarks",
             dependencies: [
                 .product(name: "Canopy", package: "Canopy"),
+                .product(name: "CanopyCore", package: "Canopy"),
                 .product(name: "LMDB", package: "Canopy"),
                 .product(name: "CanopySource", package: "Canopy"),
                 .product(name: "CanopySearch", package: "Canopy"),
@@ -43,6 +44,14 @@ let package = Package(
             name: "CrossProcessBench",
             dependencies: [.product(name: "Canopy", package: "Canopy")],
             path: "CrossProcess"
+        ),
+        // One StoreBenchmarks workload run a fixed number of times, for instruction counts under callgrind
+        // (`InstructionCounts/count.sh`): on a loaded machine they decide where timings cannot.
+        .executableTarget(
+            name: "InstructionCounts",
+            dependencies: [.product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy")],
+            path: "InstructionCounts",
+            exclude: ["count.sh"]
         ),
     ],
     swiftLanguageModes: [.v6]

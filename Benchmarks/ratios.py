@@ -47,6 +47,10 @@ WORKLOADS = [
 # (line name, numerator benchmark, denominator benchmark, operations per iteration of each, target).
 VIEW_RATIOS = [
     ("bulk-insert-2-views", "bulk-insert-2-views canopy", "bulk-insert-2-views raw", (100_000, 100_000), "3.0"),
+    # What the records' CRC32C checksums cost: the same workload through Canopy with them / without them (a store
+    # opened with the SPI switch DatabaseOptions.valueChecksums off). Issue 15: within 5%.
+    ("checksum-cost-point-read", "point-read-cache-miss canopy", "point-read-cache-miss no-checksums", (10_000, 10_000), "1.05"),
+    ("checksum-cost-bulk-insert", "bulk-insert canopy", "bulk-insert no-checksums", (100_000, 100_000), "1.05"),
     ("update-2-views-observed-none", "update-2-views-observed-none canopy", "update-2-views-observed-none raw", (100, 100), "4.0"),
     # The same with the opt-in write map (DatabaseOptions.writeMap) against the same raw commits: informs only.
     ("update-2-views-observed-none-writemap", "update-2-views-observed-none-writemap canopy", "update-2-views-observed-none raw", (100, 100), "report"),

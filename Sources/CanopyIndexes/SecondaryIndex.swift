@@ -308,38 +308,30 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             self.transaction = transaction
         }
 
-        func didInsert(_ row: WrittenRow) throws { try reindex(row) }
-
-        func didUpdate(_ row: WrittenRow) throws {
-            guard index.valueDepends(onObject: row.objectChanged, metadata: row.metadataChanged) else { return }
-            try reindex(row)
-        }
-
-        func didTouch(_ row: WrittenRow) throws {}
-
-        func didRemove(_ row: RemovedRow) throws {
-            guard index.indexes(row.collection) else { return }
-            try remove(row.storedKey, id: row.id)
-        }
-
-        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
-            for row in rows { try didRemove(row) }
+        func handle(_ change: RowChange) throws -> AttachmentEdit {
+            switch change.kind {
+            case .insert: try reindex(change)
+            case .update: if index.valueDepends(onObject: change.objectChanged, metadata: change.metadataChanged) { try reindex(change) }
+            case .touch: break
+            case .remove: if index.indexes(change.collection) { try remove(change.storedKey, id: change.id) }
+            }
+            return .keep
         }
 
         /// Re-indexes each missed row from its current values (the `rows` table finds its old entry); whole
         /// collections removed in the gap: a rebuild.
-        func catchUp(_ missed: MissedWrites) throws -> Bool {
-            if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
+        func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+            if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return nil }
             for row in missed.rows where index.indexes(row.id.collection) {
                 if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
             }
-            return true
+            return [:]
         }
 
         /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
         private var skippedChanges: [(row: RowID, error: String?)] = []
 
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
             guard !skippedChanges.isEmpty else { return nil }
             var record = try transaction.skippedRows(ofExtension: index.name) ?? SkippedRows()
             for change in skippedChanges {
@@ -349,10 +341,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             skippedChanges = []
             return nil
         }
-        func didCommit(snapshot: UInt64) {}
-        func didRollback() {}
-
-        private func reindex(_ row: WrittenRow) throws {
+        private func reindex(_ row: RowChange) throws {
             guard index.indexes(row.collection) else { return }
             let rowKey = row.storedKey
             var old = try tables.rows.value(forKey: rowKey, in: transaction)
@@ -399,7 +388,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 /// A row as a ``SecondaryIndex``'s indexer sees it: its address and its object or metadata, decoded on demand.
 public struct IndexedRow {
     enum Source {
-        case written(WrittenRow)
+        case written(RowChange)
         case stored(StoredRow, ReadTransaction)
     }
 
@@ -420,14 +409,14 @@ public struct IndexedRow {
     ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try object(as: Object.self)
     }
 
     /// The metadata, decoded through `collection`, or `nil` when the row has none.
     /// - Throws: as ``object(in:)``.
     public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try metadata(as: Metadata.self)
     }
 

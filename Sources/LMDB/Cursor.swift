@@ -14,7 +14,8 @@ public final class Cursor {
         public let value: UnsafeRawBufferPointer
     }
 
-    @usableFromInline var handle: OpaquePointer?
+    // Without the runtime's exclusivity check on every step (see ReadTransaction.handle): one thread at a time.
+    @usableFromInline @exclusivity(unchecked) var handle: OpaquePointer?
     /// The database the cursor moves in.
     public let database: Database
     let transaction: ReadTransaction

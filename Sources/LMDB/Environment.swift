@@ -57,6 +57,8 @@ public final class Environment: @unchecked Sendable {
     let state: Mutex<State>
     /// Serializes remapping (map growth) against uses of transactions; see ``withAccess(_:)``.
     let gate: AccessGate
+    /// ``EnvironmentOptions/valueChecksums``: `false` makes every handle plain, `checksummed` or not.
+    package let valueChecksums: Bool
 
     /// Opens (creating the files if needed) the environment at `path`.
     ///
@@ -94,6 +96,7 @@ public final class Environment: @unchecked Sendable {
         self.containment = containment
         self.path = path
         self.flags = flags
+        self.valueChecksums = options.valueChecksums
         self.state = Mutex(State(mapSize: info.me_mapsize))
         self.gate = AccessGate(identity: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(env))))
     }

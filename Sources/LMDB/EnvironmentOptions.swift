@@ -44,6 +44,10 @@ public struct EnvironmentOptions: Sendable, Hashable {
     public var maxReaders: Int
     /// The permission bits of created files, such as `0o600`.
     public var fileMode: UInt32
+    /// Whether handles opened with `checksummed: true` carry value checksums (default `true`). Off only to measure
+    /// what the checksums cost (Canopy's benchmarks): every handle of the environment is then plain. A Canopy store
+    /// opened so records it in its format tag, so that no ordinary open mistakes one kind of file for the other.
+    package var valueChecksums = true
 
     /// Creates options.
     /// - Parameters:

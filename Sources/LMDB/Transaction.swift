@@ -18,7 +18,9 @@ import Darwin
 /// Not `Sendable`: a transaction is used by one thread at a time. Because the environment is opened with
 /// `MDB_NOTLS`, a read transaction may move between threads as long as only one uses it at once.
 public class ReadTransaction {
-    @usableFromInline var handle: OpaquePointer?
+    // Without the runtime's exclusivity check (`swift_beginAccess` on every get, put and cursor step): a transaction is
+    // used by one thread at a time, and no access to the handle overlaps another (none is held across a call).
+    @usableFromInline @exclusivity(unchecked) var handle: OpaquePointer?
     /// The environment this transaction belongs to.
     public let environment: Environment
 
@@ -107,7 +109,7 @@ public class ReadTransaction {
     /// ends). A handle opened in a write transaction that aborts is closed.
     ///
     /// With `checksummed`, each value carries a CRC32C trailer, written and checked by this handle (see
-    /// ``Database/checksummed``).
+    /// ``Database/checksummed``), unless the environment was opened without value checksums.
     public func openDatabase(named name: String?, flags: Database.Flags = [], checksummed: Bool = false) throws -> Database {
         if checksummed && flags.contains(.duplicateSort) {
             throw LMDBError(code: .invalidArgument, operation: "mdb_dbi_open", path: environment.path, database: name,
@@ -116,7 +118,7 @@ public class ReadTransaction {
         var dbi: MDB_dbi = 0
         let rc = canopy_mdb_dbi_open(environment.containment, try liveHandle, name, flags.rawValue, &dbi)
         if rc != 0 { throw failure(rc, "mdb_dbi_open", Database(handle: 0, name: name ?? "(main)")) }
-        return Database(handle: dbi, name: name, checksummed: checksummed)
+        return Database(handle: dbi, name: name, checksummed: checksummed && environment.valueChecksums)
     }
 
     /// B-tree figures of `database` (`mdb_stat`).

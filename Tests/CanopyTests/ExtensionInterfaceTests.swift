@@ -44,18 +44,16 @@ private final class Dependent: StoreExtension, @unchecked Sendable {
             self.owner = owner
             self.transaction = transaction
         }
-        func didInsert(_ row: WrittenRow) throws {
+        func handle(_ row: RowChange) throws -> AttachmentEdit {
+            guard row.kind == .insert else { return .keep }
             // The dependency's per-transaction state is found through the interface and has already seen the row.
             let parent = transaction.extensionTransaction(named: owner.dependencies[0], as: RowCounter.Writer.self)
             let counter = transaction.registeredExtension(named: owner.dependencies[0], as: RowCounter.self)
             let counted = try counter?.count(row.collection, in: transaction) ?? 0
             owner.parentSawRowFirst.append(parent != nil && counted > 0)
+            return .keep
         }
-        func didUpdate(_ row: WrittenRow) throws {}
-        func didTouch(_ row: WrittenRow) throws {}
-        func didRemove(_ row: RemovedRow) throws {}
-        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {}
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
             owner.resets.append(commit.isReset)
             return nil
         }
@@ -274,14 +272,8 @@ private func withOneNoteRewritten(_ path: String, _ rewrite: (LMDB.WriteTransact
 }
 
 private final class Silent: ExtensionTransaction {
-    func didInsert(_ row: WrittenRow) throws {}
-    func didUpdate(_ row: WrittenRow) throws {}
-    func didTouch(_ row: WrittenRow) throws {}
-    func didRemove(_ row: RemovedRow) throws {}
-    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {}
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
-    func didCommit(snapshot: UInt64) {}
-    func didRollback() {}
+    func handle(_ change: RowChange) throws -> AttachmentEdit { .keep }
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? { nil }
 }
 
 @Suite("In-process commit wake-ups")
@@ -343,22 +335,23 @@ private final class TitleLength: StoreExtension, @unchecked Sendable {
             self.owner = owner
             self.transaction = transaction
         }
-        func attach(_ row: WrittenRow) throws {
-            guard row.collection == "notes" else { return }
-            row.setAttachment([UInt8(try row.object(as: Note.self).title.utf8.count)], at: try transaction.writableAttachmentSlot(for: owner.name))
+        func attach(_ row: RowChange) throws -> AttachmentEdit {
+            guard row.collection == "notes" else { return .keep }
+            return .set([UInt8(try row.object(as: Note.self).title.utf8.count)])
         }
-        func didInsert(_ row: WrittenRow) throws { try attach(row) }
-        func didUpdate(_ row: WrittenRow) throws { if row.objectChanged { try attach(row) } }
-        func didTouch(_ row: WrittenRow) throws {}
-        func didRemove(_ row: RemovedRow) throws {
-            if let slot = try transaction.attachmentSlot(for: owner.name), let length = try row.attachment(at: slot)?.first {
-                owner.removedLengths.append(Int(length))
+        func handle(_ row: RowChange) throws -> AttachmentEdit {
+            switch row.kind {
+            case .insert: return try attach(row)
+            case .update: return row.objectChanged ? try attach(row) : .keep
+            case .touch: return .keep
+            case .remove:
+                if let slot = try transaction.attachmentSlot(for: owner.name), let length = try row.previousAttachment(at: slot)?.first {
+                    owner.removedLengths.append(Int(length))
+                }
+                return .keep
             }
         }
-        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws { for row in rows { try didRemove(row) } }
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? { nil }
-        func didCommit(snapshot: UInt64) {}
-        func didRollback() {}
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? { nil }
     }
 }
 

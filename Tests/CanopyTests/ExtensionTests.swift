@@ -64,25 +64,34 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
             try table.put(UInt64(max(0, current + delta)), forKey: collection, in: transaction)
         }
 
-        func didInsert(_ row: WrittenRow) throws {
-            owner.events.append("insert \(row.id) \(try row.object(as: Note.self).title)")
-            try adjust(row.collection, by: 1)
+        /// Rows removed with their whole collection, by collection, reported together at commit.
+        var removedWithCollection: [String: [String]] = [:]
+
+        func handle(_ row: RowChange) throws -> AttachmentEdit {
+            switch row.kind {
+            case .insert:
+                owner.events.append("insert \(row.id) \(try row.object(as: Note.self).title)")
+                try adjust(row.collection, by: 1)
+            case .update:
+                owner.events.append("update \(row.id) object=\(row.objectChanged) metadata=\(row.metadataChanged) \(try row.object(as: Note.self).title)")
+            case .touch:
+                owner.events.append("touch \(row.id)")
+            case .remove where row.removesCollection:
+                removedWithCollection[row.collection, default: []].append(row.key)
+                try adjust(row.collection, by: -1)
+            case .remove:
+                owner.events.append("remove \(row.id)")
+                try adjust(row.collection, by: -1)
+            }
+            return .keep
         }
-        func didUpdate(_ row: WrittenRow) throws {
-            owner.events.append("update \(row.id) object=\(row.objectChanged) metadata=\(row.metadataChanged) \(try row.object(as: Note.self).title)")
-        }
-        func didTouch(_ row: WrittenRow) throws { owner.events.append("touch \(row.id)") }
-        func didRemove(_ row: RemovedRow) throws {
-            owner.events.append("remove \(row.id)")
-            try adjust(row.collection, by: -1)
-        }
-        func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
-            owner.events.append("removeAll \(collection) \(rows.map(\.key).sorted())")
-            try adjust(collection, by: -rows.count)
-        }
-        func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+            for (collection, keys) in removedWithCollection.sorted(by: { $0.key < $1.key }) {
+                owner.events.append("removeAll \(collection) \(keys.sorted())")
+            }
+            removedWithCollection = [:]
             owner.resets.append(commit.isReset)
-            return Array("payload \(commit.snapshot)".utf8)
+            return ExtensionPayload(bytes: Array("payload \(commit.snapshot)".utf8))
         }
         func didCommit(snapshot: UInt64) { owner.events.append("commit \(snapshot)") }
         func didRollback() { owner.events.append("rollback") }

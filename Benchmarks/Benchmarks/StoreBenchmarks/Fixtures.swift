@@ -1,3 +1,4 @@
+@_spi(Benchmarks) import CanopyCore
 import Canopy
 import Foundation
 
@@ -24,11 +25,14 @@ final class CanopyStore {
     var round = 0
 
     /// Opens a new database; with `populated`, writes every row (in random order, in one transaction, through a
-    /// connection of its own so that the measured connection's cache starts empty).
-    init(label: String, cacheLimit: Int, populated: Bool, durability: Durability = .full, writeMap: Bool = false) {
+    /// connection of its own so that the measured connection's cache starts empty). Without `checksums`, the store's
+    /// records carry no CRC32C (the `checksum-cost-*` lines compare the two).
+    init(label: String, cacheLimit: Int, populated: Bool, durability: Durability = .full, writeMap: Bool = false, checksums: Bool = true) {
         directory = TemporaryDirectory(label)
         do {
-            database = try Database(path: directory.child("db"), options: DatabaseOptions(durability: durability, writeMap: writeMap))
+            var options = DatabaseOptions(durability: durability, writeMap: writeMap)
+            options.valueChecksums = checksums
+            database = try Database(path: directory.child("db"), options: options)
             if populated {
                 let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
                 try loader.readWrite { txn in

@@ -26,30 +26,33 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 1. Typed point read, cache miss: the connection's cache is off, every read decodes.
 
-    let missStore = Fixture<CanopyStore>()
-    Benchmark("point-read-cache-miss canopy", configuration: reads) { benchmark in
-        let store = missStore.value!
-        let (keys, collection) = (Workload.keys, store.collection)
-        var generator = store.generator
-        var missing = 0
-        benchmark.startMeasurement()
-        try store.connection.read { txn in
-            for _ in 0..<Workload.readsPerIteration {
-                let index = Int(generator.next() % rows)
-                if let object = try txn.object(forKey: keys[index], in: collection) {
-                    blackHole(object)
-                } else {
-                    missing += 1
+    // The same with the store's records without their CRC32C checksums (`checksum-cost-point-read`: the checks' cost).
+    for (suffix, checksums) in [("canopy", true), ("no-checksums", false)] {
+        let missStore = Fixture<CanopyStore>()
+        Benchmark("point-read-cache-miss \(suffix)", configuration: reads) { benchmark in
+            let store = missStore.value!
+            let (keys, collection) = (Workload.keys, store.collection)
+            var generator = store.generator
+            var missing = 0
+            benchmark.startMeasurement()
+            try store.connection.read { txn in
+                for _ in 0..<Workload.readsPerIteration {
+                    let index = Int(generator.next() % rows)
+                    if let object = try txn.object(forKey: keys[index], in: collection) {
+                        blackHole(object)
+                    } else {
+                        missing += 1
+                    }
                 }
             }
+            benchmark.stopMeasurement()
+            store.generator = generator
+            precondition(missing == 0, "\(missing) rows not found")
+        } setup: {
+            missStore.value = CanopyStore(label: "miss", cacheLimit: 0, populated: true, checksums: checksums)
+        } teardown: {
+            missStore.value = nil
         }
-        benchmark.stopMeasurement()
-        store.generator = generator
-        precondition(missing == 0, "\(missing) rows not found")
-    } setup: {
-        missStore.value = CanopyStore(label: "miss", cacheLimit: 0, populated: true)
-    } teardown: {
-        missStore.value = nil
     }
 
     let missRaw = Fixture<RawStore>()
@@ -118,19 +121,22 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 3. Bulk insert of every row, in random order, in one transaction into a new database (synced commit).
 
-    Benchmark("bulk-insert canopy", configuration: bulk) { benchmark in
-        let store = CanopyStore(label: "bulk", cacheLimit: ConnectionOptions().objectCacheLimit, populated: false)
-        let (keys, records, order, collection) = (Workload.keys, Workload.records, Workload.permutation, store.collection)
-        benchmark.startMeasurement()
-        try store.connection.readWrite { txn in
-            for index in order {
-                try txn.set(records[index], forKey: keys[index], in: collection)
+    // Also without the records' checksums (`checksum-cost-bulk-insert`).
+    for (suffix, checksums) in [("canopy", true), ("no-checksums", false)] {
+        Benchmark("bulk-insert \(suffix)", configuration: bulk) { benchmark in
+            let store = CanopyStore(label: "bulk", cacheLimit: ConnectionOptions().objectCacheLimit, populated: false, checksums: checksums)
+            let (keys, records, order, collection) = (Workload.keys, Workload.records, Workload.permutation, store.collection)
+            benchmark.startMeasurement()
+            try store.connection.readWrite { txn in
+                for index in order {
+                    try txn.set(records[index], forKey: keys[index], in: collection)
+                }
             }
+            benchmark.stopMeasurement()
+            store.close()
+        } setup: {
+            _ = (Workload.keys.count, Workload.records.count, Workload.permutation.count)
         }
-        benchmark.stopMeasurement()
-        store.close()
-    } setup: {
-        _ = (Workload.keys.count, Workload.records.count, Workload.permutation.count)
     }
 
     Benchmark("bulk-insert raw", configuration: bulk) { benchmark in

@@ -60,3 +60,14 @@ extension ViewCommitChanges {
         }
     }
 }
+
+extension ViewCommitChanges {
+    /// How a view's commit changes go into the persisted commit log and come back (declared once): observers in the
+    /// committing process get the ``ViewCommitChanges`` value itself; other processes decode these bytes.
+    public enum PayloadCoding: ExtensionPayloadCoding {
+        /// ``ViewCommitChanges/encoded``.
+        public static func encode(_ value: ViewCommitChanges) -> [UInt8] { value.encoded }
+        /// ``ViewCommitChanges/decode(_:)``.
+        public static func decode(_ bytes: [UInt8]) throws -> ViewCommitChanges { try ViewCommitChanges.decode(bytes) }
+    }
+}

@@ -170,8 +170,10 @@ extension ViewChangeset {
 
         var records: [RowID: ViewRowChange] = [:]
         for notification in notifications {
-            guard let payload = notification.extensionPayloads[mappings.view] else { continue }
-            let changes = try ViewCommitChanges.decode(payload)
+            // This process's commits carry the view's changes as values; other processes' are decoded from the log.
+            guard let changes = try notification.extensionChange(named: mappings.view, coding: ViewCommitChanges.PayloadCoding.self) else {
+                continue
+            }
             if changes.isReset { return .reload(from: from, mappings: after) }
             for row in changes.rows {
                 records[row.id] = records[row.id].map { $0.followed(by: row) } ?? row

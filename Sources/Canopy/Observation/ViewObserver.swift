@@ -176,7 +176,7 @@ public final class ViewObserver: @unchecked Sendable {
     private let gateOwner = Atomic<UInt>(0)
 
     private func gated<R>(_ body: () throws -> R) throws -> R {
-        let me = currentThreadID()
+        let me = ThreadIdentity.current()
         if gateOwner.load(ordering: .relaxed) == me {
             throw CanopyError(
                 .nestedTransaction,

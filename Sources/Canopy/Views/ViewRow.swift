@@ -7,7 +7,7 @@ public final class ViewRow {
     /// Where the row's values come from: a row being written (its values and bytes), or a stored row (scanned or
     /// read by key). No closure per row: a view handles one of these per written row and view.
     private enum Source {
-        case written(WrittenRow)
+        case written(RowChange)
         case stored(StoredRow)
     }
     private let source: Source
@@ -34,7 +34,7 @@ public final class ViewRow {
     }
 
     /// A row being written: the writer's values when it passed them, the stored bytes otherwise.
-    init(_ row: WrittenRow) {
+    init(_ row: RowChange) {
         id = row.id
         codecName = row.codecName
         source = .written(row)
@@ -98,14 +98,14 @@ public final class ViewRow {
     ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
     ///   ``object(as:)`` throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try object(as: Object.self)
     }
 
     /// The metadata, decoded through `collection`, or `nil` when the row has none.
     /// - Throws: as ``object(in:)``.
     public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try collection.checkRow(id, codecName: codecName)
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
         return try metadata(as: Metadata.self)
     }
 
@@ -247,7 +247,12 @@ public struct ViewSorting: Sendable {
 /// Options of a view.
 public struct ViewOptions: Sendable, Hashable {
     /// When set, only rows of these collections are considered (the others are skipped without running the closures).
-    public var allowedCollections: Set<String>?
+    public var allowedCollections: Set<String>? {
+        didSet { onlyCollection = Self.onlyCollection(of: allowedCollections) }
+    }
+    /// The collection when ``allowedCollections`` holds just one (every typed view): checked on every row written, by
+    /// comparing its name rather than hashing it.
+    private var onlyCollection: String?
     /// Re-run the closures when a row is touched (by default a touch is reported as an update in place).
     public var rerunOnTouch: Bool
     /// Fail instead of skipping rows the closures cannot decode.
@@ -262,9 +267,18 @@ public struct ViewOptions: Sendable, Hashable {
     /// Creates options.
     public init(allowedCollections: Set<String>? = nil, rerunOnTouch: Bool = false, strictDecoding: Bool = false) {
         self.allowedCollections = allowedCollections
+        self.onlyCollection = Self.onlyCollection(of: allowedCollections)
         self.rerunOnTouch = rerunOnTouch
         self.strictDecoding = strictDecoding
     }
 
-    func allows(_ collection: String) -> Bool { allowedCollections?.contains(collection) ?? true }
+    func allows(_ collection: String) -> Bool {
+        if let onlyCollection { return onlyCollection == collection }
+        return allowedCollections?.contains(collection) ?? true
+    }
+
+    private static func onlyCollection(of collections: Set<String>?) -> String? {
+        guard let collections, collections.count == 1 else { return nil }
+        return collections.first
+    }
 }

@@ -40,13 +40,13 @@ final class ViewWriter: ExtensionTransaction {
     }
 
     private var slotStorage: AttachmentSlot?
-    /// The view's attachment slot (each row's entry lives in the row's record), assigned on first use.
-    var slot: AttachmentSlot {
+    /// The view's attachment slot (each row's entry lives in the row's record), or `nil` while it has none: the store
+    /// assigns it when the view first asks for an attachment.
+    var slot: AttachmentSlot? {
         get throws {
             if let slotStorage { return slotStorage }
-            let slot = try transaction.writableAttachmentSlot(for: view.name)
-            slotStorage = slot
-            return slot
+            slotStorage = try transaction.attachmentSlot(for: view.name)
+            return slotStorage
         }
     }
 
@@ -87,24 +87,19 @@ final class ViewWriter: ExtensionTransaction {
 
     // MARK: ExtensionTransaction
 
-    func didInsert(_ row: WrittenRow) throws {
-        try apply(row, rerun: true)
-    }
-
-    func didUpdate(_ row: WrittenRow) throws {
-        try apply(row, rerun: view.placeDepends(onObject: row.objectChanged, metadata: row.metadataChanged))
-    }
-
-    func didTouch(_ row: WrittenRow) throws {
-        try apply(row, rerun: view.viewOptions.rerunOnTouch)
-    }
-
-    func didRemove(_ row: RemovedRow) throws {
-        guard view.viewOptions.allows(row.collection) else { return }
-        let attachment = try row.attachment(at: try slot)
-        if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
-        try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
-        try forgetManualOrder(of: row.storedKey)
+    func handle(_ change: RowChange) throws -> AttachmentEdit {
+        guard view.viewOptions.allows(change.collection) else { return .keep }
+        switch change.kind {
+        case .insert: return try apply(change, rerun: true)
+        case .update: return try apply(change, rerun: view.placeDepends(onObject: change.objectChanged, metadata: change.metadataChanged))
+        case .touch: return try apply(change, rerun: view.viewOptions.rerunOnTouch)
+        case .remove:
+            let attachment = try slot.flatMap { try change.previousAttachment(at: $0) }
+            if attachment == ViewTables.skippedMarker { skippedChanges.append((change.id, nil)) }
+            try remove(change.id, rowKey: change.storedKey, stored: try tables.rowEntry(attachment))
+            try forgetManualOrder(of: change.storedKey)
+            return .keep
+        }
     }
 
     /// A row removed from the store leaves a manual list for good: its order key goes with it, so a row written
@@ -112,17 +107,6 @@ final class ViewWriter: ExtensionTransaction {
     private func forgetManualOrder(of rowKey: StoredRowKey) throws {
         guard case .manual = view.source else { return }
         _ = try view.manualOrder.table.remove(rowKey, in: transaction)
-    }
-
-    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
-        guard view.viewOptions.allows(collection) else { return }
-        let slot = try slot
-        for row in rows {
-            let attachment = try row.attachment(at: slot)
-            if attachment == ViewTables.skippedMarker { skippedChanges.append((row.id, nil)) }
-            try remove(row.id, rowKey: row.storedKey, stored: try tables.rowEntry(attachment))
-            try forgetManualOrder(of: row.storedKey)
-        }
     }
 
     /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
@@ -175,7 +159,7 @@ final class ViewWriter: ExtensionTransaction {
         deletedPages.removeAll(keepingCapacity: true)
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         let reset = commit.isReset || logOverflowed
         if !skippedChanges.isEmpty {
             var record = try transaction.skippedRows(ofExtension: view.name) ?? SkippedRows()
@@ -204,7 +188,7 @@ final class ViewWriter: ExtensionTransaction {
                 id: id, original: record.original, final: record.current, objectChanged: record.objectChanged,
                 metadataChanged: record.metadataChanged, reinserted: record.reinserted && record.original != nil && record.current != nil))
         }
-        return ViewCommitChanges(rows: rows, isReset: reset).encoded
+        return ExtensionPayload(ViewCommitChanges(rows: rows, isReset: reset), coding: ViewCommitChanges.PayloadCoding.self)
     }
 
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
@@ -217,30 +201,29 @@ final class ViewWriter: ExtensionTransaction {
 
     // MARK: Maintaining
 
-    private func apply(_ written: WrittenRow, rerun: Bool) throws {
-        guard view.viewOptions.allows(written.collection) else { return }
-        let slot = try slot
-        let attachment = try written.attachment(at: slot)
-        try apply(written, rerun: rerun, stored: try tables.rowEntry(attachment), attached: true,
-                  wasSkipped: attachment == ViewTables.skippedMarker, slot: slot)
+    private func apply(_ change: RowChange, rerun: Bool) throws -> AttachmentEdit {
+        let attachment = try slot.flatMap { try change.attachment(at: $0) }
+        return try apply(change, rerun: rerun, stored: try tables.rowEntry(attachment), attached: true,
+                         wasSkipped: attachment == ViewTables.skippedMarker)
     }
 
-    /// Places `written`, whose entry in the view is `stored` (read from its attachment when `attached`, otherwise
-    /// found in the pages by a catch-up: the record then lacks the attachment, which is set even when the place holds).
-    /// `wasSkipped`: the row's attachment marks it as skipped (its closures could not decode it).
+    /// Places `change`'s row, whose entry in the view is `stored` (read from its attachment when `attached`, otherwise
+    /// found in the pages by a catch-up: the record then lacks the attachment, which is set even when the place holds),
+    /// and returns the edit of its attachment. `wasSkipped`: the row's attachment marks it as skipped (its closures
+    /// could not decode it).
     private func apply(
-        _ written: WrittenRow, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, wasSkipped: Bool, slot: AttachmentSlot
-    ) throws {
-        let rowKey = written.storedKey
+        _ change: RowChange, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, wasSkipped: Bool
+    ) throws -> AttachmentEdit {
+        let rowKey = change.storedKey
         let index = try currentIndex()
         let existing = entry(stored, rowKey: rowKey, index)
         guard rerun || wasSkipped else {
             if existing != nil {
-                note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
+                note(change.id, original: existing, current: existing, object: change.objectChanged, metadata: change.metadataChanged)
             }
-            return
+            return .keep
         }
-        let row = ViewRow(written)
+        let row = ViewRow(change)
         let found: (group: String, sortKeyLength: Int, order: [UInt8])?
         do {
             found = try view.place(of: row, rowKey: rowKey, in: transaction)
@@ -248,36 +231,34 @@ final class ViewWriter: ExtensionTransaction {
             guard let undecodable = view.skippable(error) else { throw error }
             // A row the closures cannot decode (touched, or written by a tool as bytes) leaves the view and is
             // recorded, rather than failing the write.
-            if existing != nil { try remove(written.id, rowKey: rowKey, stored: stored) }
-            if !wasSkipped { skippedChanges.append((written.id, undecodable.message)) }
-            written.setAttachment(ViewTables.skippedMarker, at: slot)
-            return
+            if existing != nil { try remove(change.id, rowKey: rowKey, stored: stored) }
+            if !wasSkipped { skippedChanges.append((change.id, undecodable.message)) }
+            return .set(ViewTables.skippedMarker)
         }
         if wasSkipped {
             // Rewritten so that it decodes: it leaves the record and is placed like any row.
-            skippedChanges.append((written.id, nil))
-            written.setAttachment(nil, at: slot)
+            skippedChanges.append((change.id, nil))
         }
         guard let place = found else {
             if existing != nil {
-                try remove(written.id, rowKey: rowKey, stored: stored)
-                written.setAttachment(nil, at: slot)
+                try remove(change.id, rowKey: rowKey, stored: stored)
+                return .remove
             }
-            return
+            return wasSkipped ? .remove : .keep
         }
         let newEntry = ViewEntry(group: place.group, orderBytes: place.order)
         if let existing, existing == newEntry {
-            note(written.id, original: existing, current: existing, object: written.objectChanged, metadata: written.metadataChanged)
-            if !attached, let stored { written.setAttachment(stored.encoded, at: slot) }
-            return
+            note(change.id, original: existing, current: existing, object: change.objectChanged, metadata: change.metadataChanged)
+            if !attached, let stored { return .set(stored.encoded) }
+            return .keep
         }
         if let stored, let existing {
             try removeEntry(existing, groupID: stored.groupID)
         }
         let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
         let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength]))
-        written.setAttachment(rowEntry.encoded, at: slot)
-        note(written.id, original: existing, current: newEntry, object: written.objectChanged, metadata: written.metadataChanged)
+        note(change.id, original: existing, current: newEntry, object: change.objectChanged, metadata: change.metadataChanged)
+        return .set(rowEntry.encoded)
     }
 
     // MARK: Catching up
@@ -288,42 +269,43 @@ final class ViewWriter: ExtensionTransaction {
     /// without one was new, not in the view, or removed (and maybe written again) in the gap, so its entry, if any,
     /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed
     /// in the gap: a rebuild (returns `false`).
-    func catchUp(_ missed: MissedWrites) throws -> Bool {
+    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
         if case .manual(let group) = view.source { return try catchUpManualList(missed, group: group) }
-        if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return false }
+        if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return nil }
         let slot = try slot
         let rows = missed.rows.filter { view.viewOptions.allows($0.id.collection) }
         // A row removed in the gap no longer says whether the view had skipped it: with skipped rows recorded, a
         // rebuild counts them again exactly.
-        if rows.contains(where: { $0.current == nil }), (try transaction.skippedRows(ofExtension: view.name)?.count ?? 0) > 0 { return false }
+        if rows.contains(where: { $0.current == nil }), (try transaction.skippedRows(ofExtension: view.name)?.count ?? 0) > 0 { return nil }
         var attachedEntries: [ViewTables.RowEntry?] = []
         var skipped: [Bool] = []
         var unattached: Set<[UInt8]> = []
         for row in rows {
-            let attachment = try row.current.flatMap { try $0.attachment(at: slot) }
+            let attachment = try slot.flatMap { slot in try row.current.flatMap { try $0.previousAttachment(at: slot) } }
             let entry = try tables.rowEntry(attachment)
             attachedEntries.append(entry)
             skipped.append(attachment == ViewTables.skippedMarker)
             if entry == nil { unattached.insert(row.storedKey.bytes) }
         }
         let fromPages = unattached.isEmpty ? [:] : try entriesInPages(of: unattached)
+        var edits: [StoredRowKey: AttachmentEdit] = [:]
         for (number, (row, attachedEntry)) in zip(rows, attachedEntries).enumerated() {
             let stored = attachedEntry ?? fromPages[row.storedKey.bytes]
             if let current = row.current {
-                try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, wasSkipped: skipped[number], slot: slot)
+                edits[row.storedKey] = try apply(current, rerun: true, stored: stored, attached: attachedEntry != nil, wasSkipped: skipped[number])
             } else {
                 try remove(row.id, rowKey: row.storedKey, stored: stored)
                 try forgetManualOrder(of: row.storedKey)
             }
         }
-        return true
+        return edits
     }
 
     /// Catches a manual list up (see ``catchUp(_:)``). A row's entry follows from its order key (no page scan). A row
     /// of the list whose record lost the view's attachment was removed in the gap and maybe written again (the log
     /// then records only a change): it leaves the list for good, as a removal in this process does; so do the rows of
     /// collections removed whole in the gap.
-    private func catchUpManualList(_ missed: MissedWrites, group: String) throws -> Bool {
+    private func catchUpManualList(_ missed: MissedWrites, group: String) throws -> [StoredRowKey: AttachmentEdit] {
         let slot = try slot
         let order = try view.manualOrder.table
         func leave(_ id: RowID, _ rowKey: StoredRowKey) throws {
@@ -343,14 +325,15 @@ final class ViewWriter: ExtensionTransaction {
             }
             for (id, rowKey) in gone { try leave(id, rowKey) }
         }
+        var edits: [StoredRowKey: AttachmentEdit] = [:]
         for row in missed.rows where view.viewOptions.allows(row.id.collection) {
-            guard let current = row.current, let attachment = try current.attachment(at: slot) else {
+            guard let current = row.current, let slot, let attachment = try current.previousAttachment(at: slot) else {
                 try leave(row.id, row.storedKey)
                 continue
             }
-            try apply(current, rerun: true, stored: try tables.rowEntry(attachment), attached: true, wasSkipped: false, slot: slot)
+            edits[row.storedKey] = try apply(current, rerun: true, stored: try tables.rowEntry(attachment), attached: true, wasSkipped: false)
         }
-        return true
+        return edits
     }
 
     /// The entries of the view whose row keys are in `rowKeys`, found by reading every page (the pages are ordered

@@ -105,10 +105,11 @@ public struct MissedRow {
     public let id: RowID
     /// The row's stored key.
     public let storedKey: StoredRowKey
-    /// The row as stored now, or `nil` when it no longer exists. Its attachments are those of its record now: an
-    /// extension's attachment there is the one the extension last wrote, unless the row was removed and written
-    /// again in the gap (then it has none). Set attachments through it; the store writes them.
-    public let current: WrittenRow?
+    /// The row as stored now (an update or touch of what changed in the gap), or `nil` when it no longer exists. Its
+    /// previous attachments are those of its record now: an extension's attachment there is the one the extension
+    /// last wrote, unless the row was removed and written again in the gap (then it has none). Return the edits of
+    /// the extension's attachments from ``ExtensionTransaction/catchUp(_:)``; the store writes them.
+    public let current: RowChange?
     /// Whether the object changed (or the row was removed) in the gap.
     public let objectChanged: Bool
     /// Whether the metadata changed (or the row was removed) in the gap.
@@ -117,7 +118,7 @@ public struct MissedRow {
 
 extension ExtensionTransaction {
     /// By default an extension cannot catch up from changed keys: the store rebuilds it.
-    public func catchUp(_ missed: MissedWrites) throws -> Bool { false }
+    public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? { nil }
 }
 
 extension StoreExtension {

@@ -8,6 +8,12 @@ import LMDB
 /// ``ReadWriteTransaction/writableAttachmentSlot(for:)`` to write — and use it for every row of that transaction.
 public struct AttachmentSlot: Hashable, Sendable {
     let number: UInt32
+
+    init(number: UInt32) { self.number = number }
+
+    /// The slot `number`: for testing a writer without a database (``RowChange/init(id:storedKey:kind:codecName:objectChanged:metadataChanged:removesCollection:previousAttachments:object:objectBytes:metadata:metadataBytes:)``).
+    /// Real slots come from the store.
+    public init(testing number: UInt32) { self.number = number }
 }
 
 /// The attachment slots of the database: extension name → slot, and the next slot number (slots are never reused).
@@ -175,33 +181,5 @@ extension ReadWriteTransaction {
         attachments = attachments.filter { live.contains($0.key) }
         attachments[slot] = bytes
         return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: StoredRecord.encode(attachments), object: object)
-    }
-}
-
-/// A row being removed, as extensions see it: its address and the attachments its record carried.
-public final class RemovedRow {
-    /// The row's address.
-    public let id: RowID
-    /// The row's stored key.
-    public let storedKey: StoredRowKey
-    private let region: [UInt8]
-    private lazy var parsed: [UInt32: [UInt8]]? = region.withUnsafeBytes { StoredRecord.attachments($0) }
-
-    init(id: RowID, storedKey: StoredRowKey, attachmentRegion: [UInt8]) {
-        self.id = id
-        self.storedKey = storedKey
-        self.region = attachmentRegion
-    }
-
-    /// The collection's name.
-    public var collection: String { id.collection }
-    /// The key.
-    public var key: String { id.key }
-
-    /// The attachment the row carried at `slot`, or `nil`.
-    /// - Throws: ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
-    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
-        guard let parsed else { throw CanopyError(.corruptStore, "a removed row's attachments are malformed", collection: id.collection, key: id.key) }
-        return parsed[slot.number]
     }
 }

@@ -2,8 +2,8 @@ import LMDB
 
 /// A component that keeps derived state (an index, a view) up to date inside every write transaction.
 ///
-/// The store tells each registered extension of every insert, update, touch and removal through the
-/// ``ExtensionTransaction`` it creates per write transaction. The extension writes its own state in its own typed
+/// The store hands each registered extension every change to a row (a ``RowChange``: insert, update, touch, removal)
+/// through the ``ExtensionTransaction`` it creates per write transaction. The extension writes its own state in its own typed
 /// tables (``ExtensionTable``, opened with ``ReadWriteTransaction/openTable(_:of:keys:values:)``) in the same
 /// transaction, so rows and derived state commit or roll back together, and it may add a payload to the commit
 /// notification. This protocol and the API it is handed are the whole interface: views (module `Canopy`) are built on
@@ -152,35 +152,38 @@ public struct ExtensionRecord: Codable, Sendable, Hashable {
     }
 }
 
-/// Hears about the changes of one write transaction on behalf of an extension.
+/// Keeps an extension's state up to date during one write transaction: the extension's writer.
 ///
-/// All methods run on the writer's thread, inside the transaction, in the order of the changes. Throwing rolls back
-/// the whole transaction.
+/// Its surface is handling a change and finishing the commit. Every mutation of a row reaches it as one
+/// ``RowChange`` (``handle(_:)``), in the order of the mutations, after the writers of the extensions it depends on;
+/// it writes its own tables and answers with what it wants done to its attachment of the row (``AttachmentEdit``),
+/// which the store writes with the row's record, once. Nothing it is called from writes the store's records for it.
+/// All methods run on the writer's thread, inside the transaction. Throwing rolls back the whole transaction.
 public protocol ExtensionTransaction: AnyObject {
-    /// A row was inserted.
-    func didInsert(_ row: WrittenRow) throws
-    /// An existing row's object and/or metadata were replaced (``WrittenRow/objectChanged`` /
-    /// ``WrittenRow/metadataChanged`` say which).
-    func didUpdate(_ row: WrittenRow) throws
-    /// A row was touched: marked as changed without new values (``WrittenRow/objectChanged`` /
-    /// ``WrittenRow/metadataChanged`` say which part).
-    func didTouch(_ row: WrittenRow) throws
-    /// A row was removed (with the attachments its record carried).
-    func didRemove(_ row: RemovedRow) throws
-    /// All rows of `collection` were removed; `rows` are those that existed.
-    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws
-    /// The transaction is about to commit: write any pending state and return a payload for the commit
-    /// notification, or `nil`.
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]?
-    /// The transaction committed.
+    /// One row changed (inserted, updated, touched or removed: ``RowChange/kind``). Returns the edit of the
+    /// extension's attachment of the row (ignored for a removal: the record goes).
+    func handle(_ change: RowChange) throws -> AttachmentEdit
+    /// The transaction is about to commit: write any pending state and return what the commit changed for the
+    /// extension's observers, or `nil`: a typed value with the coding that puts it in the persisted commit log
+    /// (``ExtensionPayload/init(_:coding:)``); observers in this process get the value itself.
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload?
+    /// The transaction committed (by default nothing happens).
     func didCommit(snapshot: UInt64)
-    /// The transaction rolled back.
+    /// The transaction rolled back (by default nothing happens).
     func didRollback()
     /// Brings the extension's state up to date with rows written by processes that did not register it, at the start
-    /// of a write transaction (or of a registration), before any other change is told. Return `false` when it cannot
-    /// (the default): the store then rebuilds the extension. What it changes is part of this transaction's changes
-    /// (a view reports the rows it moves in its commit payload).
-    func catchUp(_ missed: MissedWrites) throws -> Bool
+    /// of a write transaction (or of a registration), before any other change is told. Returns the edits of the
+    /// extension's attachments of the missed rows (the store writes them), or `nil` when it cannot (the default): the
+    /// store then rebuilds the extension. What it changes is part of this transaction's changes (a view reports the
+    /// rows it moves in its commit payload).
+    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]?
+}
+
+extension ExtensionTransaction {
+    /// Nothing to do at commit.
+    public func didCommit(snapshot: UInt64) {}
+    /// Nothing to undo.
+    public func didRollback() {}
 }
 
 /// What the store tells an extension at commit.
@@ -190,132 +193,10 @@ public struct ExtensionCommit: Sendable, Hashable {
     /// Whether the extension was rebuilt (its state reset) in this transaction: observers of its state must reload
     /// rather than apply changes.
     public var isReset: Bool
-}
 
-/// A row being written, as extensions see it.
-///
-/// The object and metadata are available as Swift values — as every later read returns them: the writer's values for
-/// a type that opts in to ``BinaryCodecSynthesizedDecoding``, otherwise decoded through the type's `init(from:)` from
-/// the bytes just encoded — and as stored bytes; parts the write did not carry are read from the transaction on demand.
-public final class WrittenRow {
-    /// The row's address.
-    public let id: RowID
-    /// The codec of the row's collection.
-    public let codecName: String
-    /// Whether the object changed in this write.
-    public let objectChanged: Bool
-    /// Whether the metadata changed in this write.
-    public let metadataChanged: Bool
-    /// The row's stored key (its collection's id, then the key).
-    public private(set) lazy var storedKey = StoredRowKey(collectionID: collectionID, key: id.key)
-
-    let collectionID: UInt32
-    let transaction: ReadWriteTransaction
-    private var objectValue: Any?
-    private var objectData: [UInt8]?
-    private var metadataValue: Any?
-    private var metadataData: [UInt8]??
-    /// The attachments the row's record carried before this write (`nil` until read, for writes that did not read
-    /// the record), and those set by extensions in this write.
-    private var previousAttachments: [UInt32: [UInt8]]?
-    private(set) var pendingAttachments: [UInt32: [UInt8]?] = [:]
-
-    init(
-        id: RowID, collectionID: UInt32, codecName: String, objectChanged: Bool, metadataChanged: Bool, transaction: ReadWriteTransaction,
-        object: Any?, objectBytes: [UInt8]?, metadata: Any?, metadataBytes: [UInt8]??, attachmentRegion: [UInt8]? = nil
-    ) {
-        if let attachmentRegion { previousAttachments = attachmentRegion.withUnsafeBytes { StoredRecord.attachments($0) } ?? [:] }
-        self.id = id
-        self.collectionID = collectionID
-        self.codecName = codecName
-        self.objectChanged = objectChanged
-        self.metadataChanged = metadataChanged
-        self.transaction = transaction
-        self.objectValue = object
-        self.objectData = objectBytes
-        self.metadataValue = metadata
-        self.metadataData = metadataBytes
-    }
-
-    /// The collection's name.
-    public var collection: String { id.collection }
-    /// The key.
-    public var key: String { id.key }
-
-    /// The attachment at `slot`: as set earlier in this write (by this extension or another), otherwise as the row's
-    /// record carried it before the write; `nil` when there is none (a new row).
-    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
-        if let pending = pendingAttachments[slot.number] { return pending }
-        return try previous()[slot.number]
-    }
-
-    /// Sets (or with `nil` removes) the row's attachment at `slot`; the store writes it with the row, once, after
-    /// every extension has heard of the write.
-    public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) {
-        pendingAttachments[slot.number] = .some(bytes)
-    }
-
-    /// The attachments before this write, read from the stored record when the write did not read it.
-    private func previous() throws -> [UInt32: [UInt8]] {
-        if let previousAttachments { return previousAttachments }
-        let region = try transaction.storage.withValue(forKey: storedKey.bytes, in: transaction.tables.objects) { value -> [UInt8] in
-            guard let value else { return [] }
-            return StoredRecord.attachmentBytes(value).map { Array($0) } ?? []
-        }
-        let parsed = region.withUnsafeBytes { StoredRecord.attachments($0) } ?? [:]
-        previousAttachments = parsed
-        return parsed
-    }
-
-    /// The attachments the record must carry after this write: the previous ones of live slots, with the pending
-    /// ones applied.
-    func mergedAttachments(live: Set<UInt32>) throws -> [UInt8] {
-        let previous = try previous()
-        if previous.isEmpty {
-            // A new row (or one without attachments): only what this write set, without a merged dictionary.
-            var out = ByteWriter(capacity: 32)
-            for slot in pendingAttachments.keys.sorted() {
-                guard let bytes = pendingAttachments[slot] ?? nil else { continue }
-                StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
-            }
-            return out.bytes
-        }
-        var merged = previous.filter { live.contains($0.key) }
-        for (slot, bytes) in pendingAttachments { merged[slot] = bytes }
-        return StoredRecord.encode(merged)
-    }
-
-    /// The stored bytes of the object.
-    public func objectBytes() throws -> [UInt8] {
-        if let objectData { return objectData }
-        let bytes = try transaction.rawObject(forKey: id.key, inCollection: id.collection)?.bytes ?? []
-        objectData = bytes
-        return bytes
-    }
-
-    /// The stored bytes of the metadata, or `nil` when the row has none.
-    public func metadataBytes() throws -> [UInt8]? {
-        if let metadataData { return metadataData }
-        let bytes = try transaction.rawMetadata(forKey: id.key, inCollection: id.collection)?.bytes
-        metadataData = .some(bytes)
-        return bytes
-    }
-
-    /// The object as `T`: the value a read returns (see the type's overview) when it has that type, otherwise decoded
-    /// with the collection's codec.
-    public func object<T: Decodable>(as type: T.Type) throws -> T {
-        if let value = objectValue as? T { return value }
-        let value: T = try transaction.decode(T.self, bytes: try objectBytes(), codecName: codecName, id: id)
-        objectValue = value
-        return value
-    }
-
-    /// The metadata as `T`, or `nil` when the row has none.
-    public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if let value = metadataValue as? T { return value }
-        guard let bytes = try metadataBytes() else { return nil }
-        let value: T = try transaction.decode(T.self, bytes: bytes, codecName: codecName, id: id)
-        metadataValue = value
-        return value
+    /// Creates the commit information (the store makes it; a test of a writer on its own too).
+    public init(snapshot: UInt64, isReset: Bool) {
+        self.snapshot = snapshot
+        self.isReset = isReset
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// Extensions use it as the key of their per-row records (``StoredRowKeyCoding``) and inside their own values (a
 /// view's entries end with it). Row keys of one collection share their first 4 bytes and sort by key; collections sort
-/// by id (the order in which they were first written). Get one from ``WrittenRow/storedKey``,
+/// by id (the order in which they were first written). Get one from ``RowChange/storedKey``,
 /// `ScannedRow.storedKey` or ``ReadTransaction/storedRowKey(for:)``; turn one back into a ``RowID`` with
 /// ``ReadTransaction/rowID(for:)``.
 public struct StoredRowKey: Hashable, Sendable, Comparable {

@@ -19,8 +19,11 @@ public struct CommitNotification: Sendable, Hashable {
     public var removedAll: Bool
     /// The bytes the writer attached with ``ReadWriteTransaction/customPayload``, if any.
     public var customPayload: [UInt8]?
-    /// What each extension (such as a view) added to the notification, by extension name.
+    /// What each extension (such as a view) added to the notification, by extension name, as bytes (see
+    /// ``extensionChange(named:coding:)`` for the typed value).
     public var extensionPayloads: [String: [UInt8]]
+    /// The typed values behind ``extensionPayloads`` of a commit made in this process.
+    var typedExtensionChanges = TypedExtensionChanges()
 
     /// Creates a notification.
     public init(

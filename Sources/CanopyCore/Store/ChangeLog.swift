@@ -81,10 +81,14 @@ struct ChangeLog {
         return result
     }
 
-    func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: [UInt8]]) -> CommitNotification {
-        CommitNotification(
+    func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: ExtensionPayload]) -> CommitNotification {
+        var notification = CommitNotification(
             snapshot: snapshot, changedObjects: changedObjects, changedMetadata: changedMetadata, removedKeys: removedKeys,
             removedCollections: removedCollections, removedAll: removedAll, customPayload: customPayload,
-            extensionPayloads: extensionPayloads)
+            extensionPayloads: extensionPayloads.mapValues(\.bytes))
+        for (name, payload) in extensionPayloads {
+            if let value = payload.value { notification.typedExtensionChanges.values[name] = value }
+        }
+        return notification
     }
 }

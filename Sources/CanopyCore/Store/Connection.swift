@@ -288,7 +288,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
     /// older than the snapshot it was pinned to, for an observer that starts from another one's state).
-    package func advance(since from: UInt64) throws -> [CommitNotification] {
+    /// - Throws: ``CanopyError/Code/connectionNotPinned``; ``CanopyError/Code/snapshotMismatch`` when the commit log
+    ///   no longer holds every commit after `from` (reload everything at the new snapshot).
+    public func advance(since from: UInt64) throws -> [CommitNotification] {
         try entered("advance") { try advancePinned(since: from) }
     }
 
@@ -374,6 +376,12 @@ final class ConnectionState {
     /// decode asks the codec's shared table (under its lock) only when the type changes or was not learned yet.
     var flatPlanType: ObjectIdentifier?
     var flatPlan: FlatDecodePlans.Entry?
+    /// Which types promise synthesized decoding (``BinaryCodecSynthesizedDecoding``), and the type asked last: every
+    /// write asks for the values it reads back, and the runtime's conformance lookup costs more than the rest of the
+    /// check (see ``promisesSynthesizedDecoding(_:)``).
+    private var synthesizedDecoding: [ObjectIdentifier: Bool] = [:]
+    private var lastSynthesizedDecodingType: ObjectIdentifier?
+    private var lastSynthesizedDecoding = false
     /// A connection that registers or unregisters extensions: its write transactions don't refuse to start when an
     /// extension's recorded definition differs (that is what they are there to fix).
     var isMaintenance = false
@@ -385,6 +393,23 @@ final class ConnectionState {
     }
 
     var cachesEnabled: Bool { objectCache.limit > 0 || metadataCache.limit > 0 }
+
+    /// Whether `type` conforms to ``BinaryCodecSynthesizedDecoding``, remembered per type (conformances never change
+    /// while the process runs).
+    func promisesSynthesizedDecoding(_ type: any Any.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        if lastSynthesizedDecodingType == id { return lastSynthesizedDecoding }
+        let answer: Bool
+        if let known = synthesizedDecoding[id] {
+            answer = known
+        } else {
+            answer = type is any BinaryCodecSynthesizedDecoding.Type
+            synthesizedDecoding[id] = answer
+        }
+        lastSynthesizedDecodingType = id
+        lastSynthesizedDecoding = answer
+        return answer
+    }
 
     /// Brings the caches from `cacheSnapshot` to `snapshot` by applying the commits in between, or empties them when
     /// those commits are not known.

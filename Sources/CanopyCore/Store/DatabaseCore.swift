@@ -144,11 +144,11 @@ final class DatabaseCore: Sendable {
         try Self.refuseSymbolicLinks(in: path)
         let environment: Environment
         do {
-            environment = try Environment(
-                path: path,
-                options: EnvironmentOptions(
-                    flags: flags, mapSize: min(options.initialMapSize, options.maximumMapSize),
-                    maxDatabases: options.maxTables, maxReaders: options.maxReaders, fileMode: options.fileMode))
+            var environmentOptions = EnvironmentOptions(
+                flags: flags, mapSize: min(options.initialMapSize, options.maximumMapSize),
+                maxDatabases: options.maxTables, maxReaders: options.maxReaders, fileMode: options.fileMode)
+            environmentOptions.valueChecksums = options.valueChecksums
+            environment = try Environment(path: path, options: environmentOptions)
         } catch let error as LMDBError {
             if let damage = DamagedFile.error(opening: error, path: path) { throw damage }
             let what: String
@@ -187,7 +187,7 @@ final class DatabaseCore: Sendable {
                     case nil:
                         try tables.writeFormat(in: txn)
                         try txn.put(StoreState().encoded, forKey: StoreInfoKey.state, in: tables.info)
-                    case StoreTables.upgradableFormatTag?:
+                    case StoreTables.upgradableFormatTag? where tables.checksummed:
                         upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
                     default:
                         try Self.checkFormat(txn, tables, path: path, readOnly: false)
@@ -268,7 +268,7 @@ final class DatabaseCore: Sendable {
 
     private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws {
         let format = try tables.format(in: txn)
-        if format == StoreTables.formatTag { return }
+        if format == tables.expectedFormatTag { return }
         if format == StoreTables.upgradableFormatTag && readOnly {
             throw CanopyError(
                 .incompatibleFormat,
@@ -277,7 +277,7 @@ final class DatabaseCore: Sendable {
         }
         throw CanopyError(
             .incompatibleFormat,
-            "the store format is '\(format ?? "none")'; this build reads '\(StoreTables.formatTag)' and upgrades '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
+            "the store format is '\(format ?? "none")'; this build reads '\(tables.expectedFormatTag)' and upgrades '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
             path: path)
     }
 

@@ -82,6 +82,12 @@ public struct DatabaseOptions: Sendable, Hashable {
     /// Safe only when no process writes the database meanwhile: without the lock file, readers are not registered, so
     /// a writer may reuse the pages a read is looking at, and the read sees torn or wrong data.
     public var noLock: Bool
+    /// Whether every record carries its CRC32C checksum (default `true`; see the README's "LMDB's limits"). Switched
+    /// off only to measure what the checksums cost (the benchmarks' `checksum-cost-*` lines): such a store is tagged
+    /// `canopy/4-without-checksums`, which an ordinary open refuses (and such an open refuses ordinary stores) with
+    /// ``CanopyError/Code/incompatibleFormat``. Not part of the API: a store without checksums reads a changed byte
+    /// as data.
+    @_spi(Benchmarks) public var valueChecksums = true
 
     /// Creates options.
     public init(

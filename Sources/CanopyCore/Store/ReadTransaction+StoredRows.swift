@@ -46,8 +46,8 @@ extension ReadTransaction {
         var problems: [String] = []
         func report(_ problem: String) { if problems.count < limit { problems.append(problem) } }
         let storage = try storage
-        if let format = try tables.format(in: storage), format != StoreTables.formatTag {
-            report("the format record is '\(format)', not '\(StoreTables.formatTag)'")
+        if let format = try tables.format(in: storage), format != tables.expectedFormatTag {
+            report("the format record is '\(format)', not '\(tables.expectedFormatTag)'")
         }
         var collections: [UInt32: (name: String, codec: String)] = [:]
         try storage.forEach(in: tables.collections.withoutChecksums) { key, stored in

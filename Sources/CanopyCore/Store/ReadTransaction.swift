@@ -46,7 +46,7 @@ public class ReadTransaction {
     /// a transaction that answer from memory (a view's counted page directory), so that every read of an ended
     /// transaction fails, not only those that reach LMDB.
     @inline(__always)
-    package func checkActive() throws(CanopyError) {
+    public func checkActive() throws(CanopyError) {
         guard isActive else { throw endedError() }
     }
 

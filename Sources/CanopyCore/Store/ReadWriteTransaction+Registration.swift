@@ -87,12 +87,14 @@ extension ReadWriteTransaction {
     /// Runs `ext`'s prepare (a rebuild when the context says so).
     private func prepare(_ ext: any StoreExtension, context: ExtensionRegistrationContext) throws {
         // A rebuilt extension attaches under a new slot: what rows carry under the old one is read at most once more,
-        // by the extension's own rebuild (the context says which slot it was).
+        // by the extension's own rebuild (the context says which slot it was). The slot is assigned here, at
+        // registration, so that no change handled later writes the store's records for it.
         var context = context
         if context.needsRebuild {
             context.retiredAttachmentSlot = try attachmentSlot(for: ext.name)
             try retireAttachmentSlot(of: ext.name)
         }
+        _ = try writableAttachmentSlot(for: ext.name)
         do {
             try ext.prepare(in: self, context: context)
         } catch let error as CanopyError {
@@ -184,14 +186,12 @@ extension ReadWriteTransaction {
     /// Hands `missed` to `ext`'s writer; rebuilds the extension when it cannot catch up.
     private func catchUp(_ ext: any StoreExtension, missed: MissedWrites) throws -> RegistrationOutcome {
         guard let writer = writers.first(where: { $0.name == ext.name })?.writer else { return .current }
-        guard try writer.catchUp(missed) else {
+        guard let edits = try writer.catchUp(missed) else {
             let reason = ExtensionRebuildReason.missedWrites(extensionSnapshot: missed.fromSnapshot, storeSnapshot: missed.toSnapshot)
             try rebuild(ext, because: reason)
             return .rebuilt(reason)
         }
-        for row in missed.rows {
-            if let current = row.current { try writePendingAttachments(of: current) }
-        }
+        try writeCatchUpEdits(edits, of: ext.name)
         didWrite = true
         return .caughtUp(rows: missed.rows.count)
     }
@@ -238,15 +238,14 @@ extension ReadWriteTransaction {
             let metadataKeys = metadata[collection, default: []]
             for key in objectKeys.union(metadataKeys) {
                 let storedKey = StoredRowKey(collectionID: record.id, key: key)
-                let exists = try guardedRead { try storage.withValue(forKey: storedKey.bytes, in: tables.objects) { $0 != nil } }
                 let id = RowID(collection: collection, key: key)
+                let previous = try guardedRead { try storedKey.bytes.withUnsafeBytes { try previousRecord($0, id: id, withObject: false) } }
                 let objectChanged = objectKeys.contains(key)
                 let metadataChanged = metadataKeys.contains(key)
-                let current = exists
-                    ? WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: objectChanged,
-                                 metadataChanged: metadataChanged, transaction: self, object: nil, objectBytes: nil, metadata: nil,
-                                 metadataBytes: nil)
-                    : nil
+                let current = previous.map {
+                    RowChange(id: id, storedKey: storedKey, kind: .update, codecName: record.codec, objectChanged: objectChanged,
+                              metadataChanged: metadataChanged, transaction: self, previousAttachments: $0.attachments)
+                }
                 rows.append(MissedRow(id: id, storedKey: storedKey, current: current, objectChanged: objectChanged, metadataChanged: metadataChanged))
             }
         }

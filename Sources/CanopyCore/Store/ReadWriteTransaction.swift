@@ -151,8 +151,13 @@ public final class ReadWriteTransaction: ReadTransaction {
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
         let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-        let readMetadata = try metadata.flatMap { value in try metadataBytes.map { try readBack(value, bytes: $0, codec: collection.codec, id: id) } }
-        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+        // (`if let` rather than `Optional.flatMap`: unspecialized, the closure asks the runtime for `Metadata?` on every write.)
+        if let metadata, let metadataBytes {
+            let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
+            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+        } else {
+            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: metadata)
+        }
     }
 
     /// The value a read of the row will return, which is what the caches keep and the extensions (views) see: the
@@ -164,7 +169,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the type cannot decode what it encodes (its `init(from:)`
     ///   rejects the value): the row is not written, since no read could return it.
     func readBack<T: Decodable>(_ value: T, bytes: [UInt8], codec: any Codec, id: RowID) throws -> T {
-        if T.self is any BinaryCodecSynthesizedDecoding.Type { return value }
+        if cacheState.promisesSynthesizedDecoding(T.self) { return value }
         do {
             return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
         } catch let error as CanopyError {
@@ -175,32 +180,76 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
 
-    /// Writes a row's stored bytes (object, and metadata or none), then tells the caches, the change log and the
-    /// extensions. `object` and `metadata` are the Swift values when the caller has them (they are cached and handed
-    /// to extensions); without them the cached values are dropped and extensions decode the bytes.
+    /// Writes a row's stored bytes (object, and metadata or none) on the one write path: the row's record is read
+    /// once, the change goes to every extension's writer (``RowChange``), and the record is written once with the
+    /// attachments they asked for; the caches and the change log take the same change. `object` and `metadata` are
+    /// the Swift values when the caller has them (they are cached and handed to extensions); without them the cached
+    /// values are dropped and extensions decode the bytes.
     func writeRow<Object, Metadata>(
         record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Object?, metadata: Metadata?
     ) throws {
+        let hadMetadata: Bool?
+        if writers.isEmpty {
+            hadMetadata = try writeRowWithoutExtensions(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes)
+        } else {
+            hadMetadata = try withRowKey(record, id.key, collection: id.collection) { rowKey in
+                let previous = try previousRecord(rowKey, id: id, withObject: false)
+                let change = RowChange(
+                    id: id, storedKey: StoredRowKey(collectionID: record.id, key: id.key), kind: previous == nil ? .insert : .update,
+                    codecName: record.codec, objectChanged: true, metadataChanged: metadataBytes != nil || previous?.hasMetadata == true,
+                    transaction: self, previousAttachments: previous?.attachments ?? [],
+                    object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+                try tellWriters(change)
+                let attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? previous?.attachments ?? []
+                try objectBytes.withUnsafeBytes { object in
+                    try putRecord(rowKey, hasMetadata: metadataBytes != nil, attachments: attachments, object: object)
+                }
+                try guarded {
+                    if let metadataBytes {
+                        try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+                    } else if previous?.hasMetadata == true {
+                        try writeStorage.delete(rowKey, in: tables.metadata)
+                    }
+                }
+                return previous?.hasMetadata
+            }
+        }
+        didWrite = true
+        bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
+        if let object {
+            cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
+        } else {
+            cacheState.objectCache.remove(key: id.key, in: id.collection)
+        }
+        if let metadata {
+            cacheState.metadataCache.set(metadata, forKey: id.key, in: id.collection)
+        } else {
+            cacheState.metadataCache.remove(key: id.key, in: id.collection)
+        }
+        changes.changed(id.key, in: id.collection, object: true, metadata: metadataBytes != nil || hadMetadata == true)
+    }
+
+    /// Writes a row when no extension is registered in this process: a new row is inserted as it is, in one put; an
+    /// existing row keeps what extensions registered elsewhere attached to its record (they are stale after this
+    /// write, as they were when they kept tables of their own, and rebuild). Returns whether the row had metadata, or
+    /// `nil` when it is new.
+    private func writeRowWithoutExtensions(record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?) throws -> Bool? {
         // The stored value (flag byte, then the object) is assembled in a temporary buffer (on the stack for small
-        // rows), not a new array. A new row is inserted as it is; an existing row's record is written once, after the
-        // extensions have heard of the write, with the attachments they set (see StoredRecord).
-        var previousAttachments: [UInt8]?
-        let writersPresent = !writers.isEmpty
-        let hadMetadata: Bool? = try withUnsafeTemporaryAllocation(byteCount: objectBytes.count + 1, alignment: 1) { buffer in
-            buffer[0] = metadataBytes == nil ? 0 : 1
+        // rows), not a new array.
+        try withUnsafeTemporaryAllocation(byteCount: objectBytes.count + 1, alignment: 1) { buffer in
+            buffer[0] = metadataBytes == nil ? 0 : StoredRecord.hasMetadata
             objectBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
             let valueBytes = UnsafeRawBufferPointer(buffer)
             return try withRowKey(record, id.key, collection: id.collection) { rowKey in
                 try guarded {
+                    var previousAttachments: [UInt8]?
                     let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
-                        if writersPresent || (old.first ?? 0) & StoredRecord.hasAttachments != 0 {
-                            previousAttachments = StoredRecord.attachmentBytes(old).map { Array($0) } ?? []
+                        if (old.first ?? 0) & StoredRecord.hasAttachments != 0 {
+                            previousAttachments = StoredRecord.attachmentBytes(old).map { Array($0) }
                         }
-                        return (old.first ?? 0) & 1 != 0
+                        return (old.first ?? 0) & StoredRecord.hasMetadata != 0
                     }
-                    if existing != nil && !writersPresent {
-                        // No extension here: the record keeps what extensions registered elsewhere attached (they are
-                        // stale after this write, as they were when they kept tables of their own, and rebuild).
+                    if existing != nil {
                         if let previousAttachments, !previousAttachments.isEmpty {
                             let value = StoredRecord.value(hasMetadata: metadataBytes != nil, attachments: previousAttachments,
                                                            object: UnsafeRawBufferPointer(rebasing: valueBytes[1...]))
@@ -218,56 +267,6 @@ public final class ReadWriteTransaction: ReadTransaction {
                 }
             }
         }
-        didWrite = true
-        bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
-        if let object {
-            cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
-        } else {
-            cacheState.objectCache.remove(key: id.key, in: id.collection)
-        }
-        if let metadata {
-            cacheState.metadataCache.set(metadata, forKey: id.key, in: id.collection)
-        } else {
-            cacheState.metadataCache.remove(key: id.key, in: id.collection)
-        }
-        let metadataChanged = metadataBytes != nil || hadMetadata == true
-        changes.changed(id.key, in: id.collection, object: true, metadata: metadataChanged)
-        guard writersPresent else { return }
-        let row = WrittenRow(
-            id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: metadataChanged, transaction: self,
-            object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes),
-            attachmentRegion: previousAttachments ?? [])
-        for (_, writer) in writers {
-            if hadMetadata == nil { try writer.didInsert(row) } else { try writer.didUpdate(row) }
-        }
-        guard hadMetadata != nil || !row.pendingAttachments.isEmpty else { return }
-        let attachments = try row.mergedAttachments(live: try attachmentSlots().live)
-        let value = objectBytes.withUnsafeBytes {
-            StoredRecord.value(hasMetadata: metadataBytes != nil, attachments: attachments, object: $0)
-        }
-        try withRowKey(record, id.key, collection: id.collection) { rowKey in
-            try guarded { try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
-        }
-    }
-
-    /// Writes the attachments extensions set on `row` during a write that did not rewrite the row's record itself
-    /// (metadata replaced, row touched).
-    func writePendingAttachments(of row: WrittenRow) throws {
-        guard !row.pendingAttachments.isEmpty else { return }
-        let live = try attachmentSlots().live
-        try withRowKey(CollectionRecord(id: row.collectionID, codec: row.codecName), row.key, collection: row.collection) { rowKey in
-            try guarded {
-                let updated: [UInt8]? = try storage.withValue(forKey: rowKey, in: tables.objects) { value in
-                    guard let value else { return nil }
-                    guard let flags = value.first, let object = StoredRecord.objectBytes(value) else {
-                        throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: row.collection, key: row.key)
-                    }
-                    return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0,
-                                              attachments: try row.mergedAttachments(live: live), object: object)
-                }
-                if let updated { try updated.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
-            }
-        }
     }
 
     /// Replaces the object of an existing row, keeping its metadata. Does nothing and returns `false` when there is no
@@ -279,36 +278,26 @@ public final class ReadWriteTransaction: ReadTransaction {
         try checkCodec(record, collection.codec, collection: collection.name)
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
-        // The record's flags and attachments, then (after the extensions) the record rewritten with the new object.
-        let previous: (flags: UInt8, attachments: [UInt8])? = try withRowKey(record, key, collection: collection.name) { rowKey in
-            try storage.withValue(forKey: rowKey, in: tables.objects) { value in
-                guard let value else { return nil }
-                guard let flags = value.first, let region = StoredRecord.attachmentBytes(value) else {
-                    throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: collection.name, key: key)
-                }
-                return (flags, Array(region))
+        let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
+            guard let previous = try previousRecord(rowKey, id: id, withObject: false) else { return false }
+            let object = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+            var attachments = previous.attachments
+            if !writers.isEmpty {
+                let change = RowChange(
+                    id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .update, codecName: record.codec,
+                    objectChanged: true, metadataChanged: false, transaction: self, previousAttachments: previous.attachments,
+                    object: object, objectBytes: objectBytes)
+                try tellWriters(change)
+                attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? attachments
             }
+            try objectBytes.withUnsafeBytes { try putRecord(rowKey, hasMetadata: previous.hasMetadata, attachments: attachments, object: $0) }
+            cacheState.objectCache.set(object, forKey: key, in: collection.name)
+            return true
         }
-        guard let previous else { return false }
-        let object = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+        guard replaced else { return false }
         didWrite = true
         bytesWritten += objectBytes.count
-        cacheState.objectCache.set(object, forKey: key, in: collection.name)
         changes.changed(key, in: collection.name, object: true, metadata: false)
-        var attachments = previous.attachments
-        if !writers.isEmpty {
-            let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: true, metadataChanged: false, transaction: self,
-                                 object: object, objectBytes: objectBytes, metadata: nil, metadataBytes: nil,
-                                 attachmentRegion: previous.attachments)
-            for (_, writer) in writers { try writer.didUpdate(row) }
-            attachments = try row.mergedAttachments(live: try attachmentSlots().live)
-        }
-        let value = objectBytes.withUnsafeBytes {
-            StoredRecord.value(hasMetadata: previous.flags & StoredRecord.hasMetadata != 0, attachments: attachments, object: $0)
-        }
-        try withRowKey(record, key, collection: collection.name) { rowKey in
-            try guarded { try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
-        }
         return true
     }
 
@@ -324,26 +313,31 @@ public final class ReadWriteTransaction: ReadTransaction {
         let id = RowID(collection: collection.name, key: key)
         let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
         let metadata = try metadata.flatMap { value in try metadataBytes.map { try readBack(value, bytes: $0, codec: collection.codec, id: id) } }
-        let newFlag: UInt8 = metadataBytes == nil ? 0 : 1
         let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
+            guard let previous = try previousRecord(rowKey, id: id, withObject: true) else { return false }
+            var attachments: [UInt8]?
+            if !writers.isEmpty {
+                let change = RowChange(
+                    id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .update, codecName: record.codec,
+                    objectChanged: false, metadataChanged: true, transaction: self, previousAttachments: previous.attachments,
+                    objectBytes: previous.object, metadata: metadata, metadataBytes: .some(metadataBytes))
+                try tellWriters(change)
+                attachments = try change.attachmentsAfter(live: liveAttachmentSlots)
+            }
+            // The record is rewritten only when its metadata flag or its attachments change.
+            if attachments != nil || previous.hasMetadata != (metadataBytes != nil) {
+                try (previous.object ?? []).withUnsafeBytes { object in
+                    try putRecord(rowKey, hasMetadata: metadataBytes != nil, attachments: attachments ?? previous.attachments, object: object)
+                }
+            }
             try guarded {
-                let current: [UInt8]? = try storage.withValue(forKey: rowKey, in: tables.objects) { bytes in
-                    guard let bytes, let flags = bytes.first else { return nil }
-                    return flags & 1 == newFlag ? [] : Array(bytes)
-                }
-                guard let current else { return false }
-                if !current.isEmpty {
-                    var updated = current
-                    updated[0] = (updated[0] & ~1) | newFlag
-                    try updated.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
-                }
                 if let metadataBytes {
                     try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
-                } else {
+                } else if previous.hasMetadata {
                     try writeStorage.delete(rowKey, in: tables.metadata)
                 }
-                return true
             }
+            return true
         }
         guard replaced else { return false }
         didWrite = true
@@ -354,12 +348,6 @@ public final class ReadWriteTransaction: ReadTransaction {
             cacheState.metadataCache.remove(key: key, in: collection.name)
         }
         changes.changed(key, in: collection.name, object: false, metadata: true)
-        if !writers.isEmpty {
-            let row = WrittenRow(id: id, collectionID: record.id, codecName: record.codec, objectChanged: false, metadataChanged: true, transaction: self,
-                                 object: nil, objectBytes: nil, metadata: metadata, metadataBytes: .some(metadataBytes))
-            for (_, writer) in writers { try writer.didUpdate(row) }
-            try writePendingAttachments(of: row)
-        }
         return true
     }
 
@@ -383,15 +371,24 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     private func touch(_ key: String, _ collection: String, object: Bool, metadata: Bool) throws -> Bool {
-        guard let record = try collectionRecord(collection), try exists(key: key, inCollection: collection) else { return false }
+        guard let record = try collectionRecord(collection) else { return false }
+        let id = RowID(collection: collection, key: key)
+        let touched: Bool = try withRowKey(record, key, collection: collection) { rowKey in
+            guard let previous = try previousRecord(rowKey, id: id, withObject: !writers.isEmpty) else { return false }
+            guard !writers.isEmpty else { return true }
+            let change = RowChange(
+                id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .touch, codecName: record.codec,
+                objectChanged: object, metadataChanged: metadata, transaction: self, previousAttachments: previous.attachments,
+                objectBytes: previous.object)
+            try tellWriters(change)
+            if let attachments = try change.attachmentsAfter(live: liveAttachmentSlots) {
+                try (previous.object ?? []).withUnsafeBytes { try putRecord(rowKey, hasMetadata: previous.hasMetadata, attachments: attachments, object: $0) }
+            }
+            return true
+        }
+        guard touched else { return false }
         didWrite = true
         changes.changed(key, in: collection, object: object, metadata: metadata)
-        if !writers.isEmpty {
-            let row = WrittenRow(id: RowID(collection: collection, key: key), collectionID: record.id, codecName: record.codec, objectChanged: object,
-                                 metadataChanged: metadata, transaction: self, object: nil, objectBytes: nil, metadata: nil, metadataBytes: nil)
-            for (_, writer) in writers { try writer.didTouch(row) }
-            try writePendingAttachments(of: row)
-        }
         return true
     }
 
@@ -399,28 +396,25 @@ public final class ReadWriteTransaction: ReadTransaction {
     @discardableResult
     public func remove(key: String, inCollection collection: String) throws -> Bool {
         guard let record = try collectionRecord(collection) else { return false }
-        let removedAttachments: [UInt8]? = try withRowKey(record, key, collection: collection) { rowKey in
-            try guarded {
-                let found: (flags: UInt8, attachments: [UInt8])? = try storage.withValue(forKey: rowKey, in: tables.objects) { value in
-                    guard let value else { return nil }
-                    return (value.first ?? 0, writers.isEmpty ? [] : StoredRecord.attachmentBytes(value).map { Array($0) } ?? [])
-                }
-                guard let found else { return nil }
-                try writeStorage.delete(rowKey, in: tables.objects)
-                if found.flags & 1 != 0 { try writeStorage.delete(rowKey, in: tables.metadata) }
-                return found.attachments
-            }
-        }
-        guard let removedAttachments else { return false }
-        didWrite = true
         let id = RowID(collection: collection, key: key)
+        let removed: Bool = try withRowKey(record, key, collection: collection) { rowKey in
+            guard let previous = try previousRecord(rowKey, id: id, withObject: false) else { return false }
+            try guarded {
+                try writeStorage.delete(rowKey, in: tables.objects)
+                if previous.hasMetadata { try writeStorage.delete(rowKey, in: tables.metadata) }
+            }
+            if !writers.isEmpty {
+                try tellWriters(RowChange(
+                    id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .remove, codecName: record.codec,
+                    objectChanged: true, metadataChanged: true, transaction: self, previousAttachments: previous.attachments))
+            }
+            return true
+        }
+        guard removed else { return false }
+        didWrite = true
         cacheState.objectCache.remove(key: key, in: collection)
         cacheState.metadataCache.remove(key: key, in: collection)
         changes.removed(key, in: collection)
-        if !writers.isEmpty {
-            let row = RemovedRow(id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), attachmentRegion: removedAttachments)
-            for (_, writer) in writers { try writer.didRemove(row) }
-        }
         return true
     }
 
@@ -443,16 +437,14 @@ public final class ReadWriteTransaction: ReadTransaction {
     public func removeAll(inCollection collection: String) throws -> Int {
         guard let record = try collectionRecord(collection) else { return 0 }
         let prefix = RowKey.prefix(collectionID: record.id)
-        var rows: [RemovedRow] = []
+        var rows: [RowChange] = []
         var count = 0
         let collectRows = !writers.isEmpty
         try guarded {
             try deleteAll(withPrefix: prefix, in: tables.objects) { rowKey, value in
                 count += 1
                 guard collectRows else { return }
-                let key = RowKey.key(of: rowKey)
-                rows.append(RemovedRow(id: RowID(collection: collection, key: key), storedKey: StoredRowKey(collectionID: record.id, key: key),
-                                       attachmentRegion: StoredRecord.attachmentBytes(value).map { Array($0) } ?? []))
+                rows.append(removal(of: rowKey, value: value, collection: collection, record: record))
             }
             try deleteAll(withPrefix: prefix, in: tables.metadata) { _, _ in }
         }
@@ -460,29 +452,28 @@ public final class ReadWriteTransaction: ReadTransaction {
         cacheState.objectCache.removeAll(inCollection: collection)
         cacheState.metadataCache.removeAll(inCollection: collection)
         changes.removedAll(inCollection: collection)
-        for (_, writer) in writers { try writer.didRemoveAll(inCollection: collection, rows: rows) }
+        for row in rows { try tellWriters(row) }
         return count
     }
 
     /// Removes every row of every collection. Collection records (names and codecs) are kept.
     public func removeAllCollections() throws {
-        var rowsByCollection: [String: [RemovedRow]] = [:]
-        var namesByID: [UInt32: String] = [:]
-        try storage.forEach(in: tables.collections) { key, value in
-            if let record = CollectionRecord(decoding: value) { namesByID[record.id] = String(decoding: key, as: UTF8.self) }
-            return true
-        }
-        for (id, name) in newCollections.map({ ($0.value.id, $0.key) }) { namesByID[id] = name }
+        var rows: [RowChange] = []
         if !writers.isEmpty {
+            var namesByID: [UInt32: (name: String, record: CollectionRecord)] = [:]
+            try storage.forEach(in: tables.collections) { key, value in
+                if let record = CollectionRecord(decoding: value) { namesByID[record.id] = (String(decoding: key, as: UTF8.self), record) }
+                return true
+            }
+            for (name, record) in newCollections { namesByID[record.id] = (name, record) }
             try storage.forEach(in: tables.objects) { rowKey, value in
-                if let id = RowKey.collectionID(of: rowKey), let name = namesByID[id] {
-                    let key = RowKey.key(of: rowKey)
-                    rowsByCollection[name, default: []].append(RemovedRow(
-                        id: RowID(collection: name, key: key), storedKey: StoredRowKey(collectionID: id, key: key),
-                        attachmentRegion: StoredRecord.attachmentBytes(value).map { Array($0) } ?? []))
+                if let id = RowKey.collectionID(of: rowKey), let collection = namesByID[id] {
+                    rows.append(removal(of: rowKey, value: value, collection: collection.name, record: collection.record))
                 }
                 return true
             }
+            // Collection by collection, by name (each collection's rows are in key order already).
+            rows = rows.enumerated().sorted { ($0.element.collection, $0.offset) < ($1.element.collection, $1.offset) }.map(\.element)
         }
         try guarded {
             try writeStorage.empty(tables.objects)
@@ -492,11 +483,16 @@ public final class ReadWriteTransaction: ReadTransaction {
         cacheState.objectCache.removeAll()
         cacheState.metadataCache.removeAll()
         changes.removedEverything()
-        for (_, writer) in writers {
-            for (collection, rows) in rowsByCollection.sorted(by: { $0.key < $1.key }) {
-                try writer.didRemoveAll(inCollection: collection, rows: rows)
-            }
-        }
+        for row in rows { try tellWriters(row) }
+    }
+
+    /// The change of a row removed with its whole collection, from its stored key and record.
+    private func removal(of rowKey: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, collection: String, record: CollectionRecord) -> RowChange {
+        let key = RowKey.key(of: rowKey)
+        return RowChange(
+            id: RowID(collection: collection, key: key), storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .remove,
+            codecName: record.codec, objectChanged: true, metadataChanged: true, removesCollection: true, transaction: self,
+            previousAttachments: StoredRecord.attachmentBytes(value).map { Array($0) } ?? [])
     }
 
     private func deleteAll(withPrefix prefix: [UInt8], in table: LMDB.Database, _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws {
@@ -527,7 +523,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             return nil
         }
         let snapshot = storeState.snapshot + 1
-        var payloads: [String: [UInt8]] = [:]
+        var payloads: [String: ExtensionPayload] = [:]
         for (name, writer) in writers {
             if let payload = try writer.prepareCommit(ExtensionCommit(snapshot: snapshot, isReset: rebuiltExtensions.contains(name))) {
                 payloads[name] = payload

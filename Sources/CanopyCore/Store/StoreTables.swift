@@ -26,6 +26,15 @@ struct StoreTables: Sendable {
 
     /// The format this build writes and reads.
     static let formatTag = "canopy/4"
+    /// The format of a store opened without value checksums (``DatabaseOptions/valueChecksums``, for measuring their
+    /// cost): `canopy/4` without the trailers. Each kind of open refuses the other's files (`incompatibleFormat`), so
+    /// a trailer is never read as data nor data as a damaged trailer.
+    static let uncheckedFormatTag = "canopy/4-without-checksums"
+
+    /// Whether the tables' values carry checksums (they do unless the database was opened without them).
+    var checksummed: Bool { info.checksummed }
+    /// The format tag of a store of these tables.
+    var expectedFormatTag: String { checksummed ? Self.formatTag : Self.uncheckedFormatTag }
     /// The format a read-write open upgrades in place (see ``FormatUpgrade``).
     static let upgradableFormatTag = "canopy/3"
 
@@ -53,7 +62,7 @@ struct StoreTables: Sendable {
 
     /// Writes this build's format record (with its checksum, as every value of `canopy.info`).
     func writeFormat(in txn: LMDB.WriteTransaction) throws {
-        try txn.put(Array(Self.formatTag.utf8), forKey: StoreInfoKey.format, in: info)
+        try txn.put(Array(expectedFormatTag.utf8), forKey: StoreInfoKey.format, in: info)
     }
 }
 

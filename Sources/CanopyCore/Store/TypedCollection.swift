@@ -37,15 +37,24 @@ extension TypedCollection {
     /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
     ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec.
     public func checkRow(_ id: RowID, codecName: String) throws {
-        guard id.collection == name else {
-            throw CanopyError(.invalidArgument, "the row is in collection '\(id.collection)', not in '\(name)': read it through a handle of its own collection",
-                              collection: id.collection, key: id.key)
+        try id.checkTyped(collection: name, codec: codec, recordedCodec: codecName)
+    }
+}
+
+extension RowID {
+    /// ``TypedCollection/checkRow(_:codecName:)`` with the collection's name and codec: for the extensions' typed
+    /// closures, which run unspecialized, where a call on the generic collection asks the runtime for its metadata
+    /// (on every row, about as much as the comparisons themselves).
+    package func checkTyped(collection name: String, codec: any Codec, recordedCodec codecName: String) throws {
+        guard self.collection == name else {
+            throw CanopyError(.invalidArgument, "the row is in collection '\(self.collection)', not in '\(name)': read it through a handle of its own collection",
+                              collection: self.collection, key: key)
         }
         guard codecName == codec.name else {
             throw CanopyError(
                 .codecMismatch,
                 "the collection is stored with codec '\(codecName)' but was accessed with codec '\(codec.name)'; use a handle with the codec it was written with",
-                collection: id.collection, key: id.key)
+                collection: self.collection, key: key)
         }
     }
 }

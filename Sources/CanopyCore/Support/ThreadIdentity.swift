@@ -7,9 +7,17 @@ import Darwin
 #endif
 import Synchronization
 
+/// Identifies threads, to notice a nested call on the thread that already holds a lock (an observer's gate, a
+/// connection's lock).
+public enum ThreadIdentity {
+    /// A number identifying the calling thread (never 0).
+    @inline(__always)
+    public static func current() -> UInt { currentThreadID() }
+}
+
 /// A number identifying the calling thread (never 0), to notice a nested call on the thread that already holds a lock.
 @inline(__always)
-package func currentThreadID() -> UInt {
+func currentThreadID() -> UInt {
     #if canImport(Darwin)
     return UInt(bitPattern: pthread_self())
     #else

@@ -102,7 +102,7 @@ extension DatabaseCore {
 extension Connection {
     /// Records, for the database's `canopy_observer_lag_snapshots` metric, that an observer on this connection passed
     /// over `snapshots` commits in one advance.
-    package func recordObserverLag(_ snapshots: UInt64) {
+    public func recordObserverLag(_ snapshots: UInt64) {
         core.recordObserverLag(snapshots)
     }
 }

@@ -40,33 +40,27 @@ final class SearchIndexWriter: ExtensionTransaction {
 
     // MARK: ExtensionTransaction
 
-    func didInsert(_ row: WrittenRow) throws { try reindex(row) }
-
-    func didUpdate(_ row: WrittenRow) throws {
-        guard (row.objectChanged && index.dependsOnObject) || (row.metadataChanged && index.dependsOnMetadata) else { return }
-        try reindex(row)
-    }
-
-    /// A touch changes no text: nothing to do (a results view re-places touched rows itself).
-    func didTouch(_ row: WrittenRow) throws {}
-
-    func didRemove(_ row: RemovedRow) throws {
-        guard index.indexes(row.collection) else { return }
-        try remove(row.storedKey, id: row.id)
-    }
-
-    func didRemoveAll(inCollection collection: String, rows: [RemovedRow]) throws {
-        for row in rows { try didRemove(row) }
+    /// Re-indexes a row whose text may have changed, or removes it; a touch changes no text: nothing to do (a results
+    /// view re-places touched rows itself).
+    func handle(_ change: RowChange) throws -> AttachmentEdit {
+        switch change.kind {
+        case .insert: try reindex(change)
+        case .update:
+            if (change.objectChanged && index.dependsOnObject) || (change.metadataChanged && index.dependsOnMetadata) { try reindex(change) }
+        case .touch: break
+        case .remove: if index.indexes(change.collection) { try remove(change.storedKey, id: change.id) }
+        }
+        return .keep
     }
 
     /// Re-indexes each missed row from its current values (the `rows` table holds its old words); whole collections
     /// removed in the gap: a rebuild.
-    func catchUp(_ missed: MissedWrites) throws -> Bool {
-        if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return false }
+    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+        if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return nil }
         for row in missed.rows where index.indexes(row.id.collection) {
             if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
         }
-        return true
+        return [:]
     }
 
     /// Writes the pending postings to the table, in key order (for a word and row changed twice, the last change).
@@ -98,7 +92,7 @@ final class SearchIndexWriter: ExtensionTransaction {
         if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> [UInt8]? {
+    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         try flushPostings()
         if stateChanged, let state {
             try transaction.setExtensionState(state.encoded, of: index.name)
@@ -115,7 +109,6 @@ final class SearchIndexWriter: ExtensionTransaction {
         return nil
     }
 
-    func didCommit(snapshot: UInt64) {}
     func didRollback() {
         pendingPostings = [:]
         pendingCount = 0
@@ -123,7 +116,7 @@ final class SearchIndexWriter: ExtensionTransaction {
 
     // MARK: Maintaining
 
-    private func reindex(_ row: WrittenRow) throws {
+    private func reindex(_ row: RowChange) throws {
         guard index.indexes(row.collection) else { return }
         let rowKey = row.storedKey
         let oldBytes = try tables.rows.value(forKey: rowKey, in: transaction)

@@ -4,7 +4,7 @@ import CanopyCore
 /// A row as a search index's text closure sees it: its address, and its object or metadata decoded on demand.
 public struct SearchRow {
     enum Source {
-        case written(WrittenRow)
+        case written(RowChange)
         case stored(StoredRow, ReadTransaction)
         case view(ViewRow)
     }

@@ -1,0 +1,162 @@
+@_spi(Benchmarks) import CanopyCore
+import Canopy
+import Foundation
+
+// Runs one workload of StoreBenchmarks a fixed number of times, so that `valgrind --tool=callgrind` can count its
+// instructions: on a loaded machine timings vary by ±30%, instruction counts by well under 1%. Only the workload's
+// measured part is collected (`count.sh` toggles collection in `canopy_measured_workload`, whose specializations keep
+// the name); the setup (population, opening) and a warm-up (one-time work of the codec and the runtime) run outside
+// it, as in the benchmark.
+//
+// Usage: InstructionCounts WORKLOAD[-no-checksums] [ITERATIONS]   (see `workloads` for the names; the suffix opens the
+// stores without value checksums, as the benchmarks' `checksum-cost-*` lines do)
+
+/// Runs `body`: the only function whose instructions callgrind collects. Its symbol is fixed and it is never
+/// inlined or specialized, so `--toggle-collect` finds it in every build.
+@_optimize(none) @inline(never) @_silgen_name("canopy_measured_workload")
+func measured(_ body: () throws -> Void) rethrows {
+    let start = ContinuousClock.now
+    try body()
+    measuredTime += ContinuousClock.now - start
+}
+
+/// The wall-clock time spent in ``measured(_:)``, printed at the end (for a rough comparison outside callgrind).
+nonisolated(unsafe) var measuredTime = Duration.zero
+
+/// Whether the stores carry checksums: the workloads named `...-no-checksums` switch them off (the benchmarks'
+/// `checksum-cost-*` lines).
+nonisolated(unsafe) var checksums = true
+
+/// A new database in a fresh temporary directory, with the benchmark's options.
+func openStore(_ label: String, durability: Durability = .full, cacheLimit: Int = ConnectionOptions().objectCacheLimit,
+               populated: Bool, views: [View] = []) throws -> (Database, Connection, TemporaryDirectory) {
+    let directory = TemporaryDirectory(label)
+    var options = DatabaseOptions(durability: durability)
+    options.valueChecksums = checksums
+    let database = try Database(path: directory.child("db"), options: options)
+    for view in views { try database.register(view) }
+    if populated {
+        let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
+        try loader.readWrite { txn in
+            for index in Workload.permutation {
+                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: driverRecords)
+            }
+        }
+    }
+    return (database, database.newConnection(options: ConnectionOptions(objectCacheLimit: cacheLimit)), directory)
+}
+
+/// Point reads with the connection's cache off: `point-read-cache-miss canopy`, 10,000 reads per iteration.
+func pointReadCacheMiss(iterations: Int) throws {
+    let (database, connection, directory) = try openStore("miss", cacheLimit: 0, populated: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    var generator = XorShift()
+    try readRows(connection, Workload.readsPerIteration / 10, generator: &generator)  // warm-up, as the benchmark's
+    for _ in 0..<iterations {
+        try measured { try readRows(connection, Workload.readsPerIteration, generator: &generator) }
+    }
+}
+
+func readRows(_ connection: Connection, _ count: Int, generator: inout XorShift) throws {
+    let rows = UInt64(Workload.rowCount)
+    try connection.read { txn in
+        for _ in 0..<count {
+            let index = Int(generator.next() % rows)
+            guard try txn.object(forKey: Workload.keys[index], in: driverRecords) != nil else {
+                throw DriverError("row \(index) not found")
+            }
+        }
+    }
+}
+
+/// Every row in random order in one synced transaction into a new database: `bulk-insert canopy` (with `views`,
+/// `bulk-insert-2-views canopy`).
+func bulkInsert(iterations: Int, views: () -> [View]) throws {
+    // Warm-up (the benchmark's earlier iterations): the codec's and the runtime's one-time work on a few rows.
+    try insertRows(Workload.permutation.prefix(1_000), views: views(), measuring: false)
+    for _ in 0..<iterations {
+        try insertRows(Workload.permutation[...], views: views(), measuring: true)
+    }
+}
+
+func insertRows(_ order: ArraySlice<Int>, views: [View], measuring: Bool) throws {
+    let (database, connection, directory) = try openStore("bulk", populated: false, views: views)
+    let insert = {
+        try connection.readWrite { txn in
+            for index in order {
+                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: driverRecords)
+            }
+        }
+    }
+    if measuring { try measured(insert) } else { try insert() }
+    withExtendedLifetime((database, connection)) {}
+    directory.remove()
+}
+
+/// Every row decoded through a cursor, cache off: `full-scan canopy`.
+func fullScan(iterations: Int) throws {
+    let (database, connection, directory) = try openStore("scan", cacheLimit: 0, populated: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    for iteration in -1..<iterations {  // -1: warm-up
+        var count = 0
+        let scan = {
+            try connection.read { txn in
+                try txn.enumerateObjects(in: driverRecords) { _, object in
+                    count += object.id >= 0 ? 1 : 0
+                    return true
+                }
+            }
+        }
+        if iteration >= 0 { try measured(scan) } else { try scan() }
+        guard count == Workload.rowCount else { throw DriverError("scanned \(count) rows") }
+    }
+}
+
+/// One-row write transactions without fsync: `small-write-txn-none canopy`, 1,000 per iteration.
+func smallWrites(iterations: Int) throws {
+    let (database, connection, directory) = try openStore("txn", durability: .none, populated: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    let rows = UInt64(Workload.rowCount)
+    var generator = XorShift()
+    for round in -1..<iterations {  // -1: warm-up
+        let writes = {
+            for j in 0..<Workload.smallTransactionsPerIteration {
+                let index = Int(generator.next() % rows)
+                var record = Workload.records[index]
+                record.priority = (round + 1) * Workload.smallTransactionsPerIteration + j + 1
+                try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: driverRecords) }
+            }
+        }
+        if round >= 0 { try measured(writes) } else { try writes() }
+    }
+}
+
+struct DriverError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+let workloads: [String: (Int) throws -> Void] = [
+    "point-read-cache-miss": pointReadCacheMiss,
+    "bulk-insert": { try bulkInsert(iterations: $0, views: { [] }) },
+    "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
+    "full-scan": fullScan,
+    "small-write-txn-none": smallWrites,
+]
+
+let arguments = CommandLine.arguments.dropFirst()
+let requested = arguments.first ?? ""
+checksums = !requested.hasSuffix("-no-checksums")
+guard let name = arguments.first, let workload = workloads[checksums ? requested : String(requested.dropLast("-no-checksums".count))],
+      let iterations = arguments.count > 1 ? Int(arguments[arguments.startIndex + 1]) : 1 else {
+    FileHandle.standardError.write(Data("usage: InstructionCounts WORKLOAD[-no-checksums] [ITERATIONS]; workloads: \(workloads.keys.sorted().joined(separator: ", "))\n".utf8))
+    exit(2)
+}
+do {
+    _ = (Workload.keys.count, Workload.records.count, Workload.permutation.count)
+    try workload(iterations)
+    print("\(name) x\(iterations): measured \(measuredTime)")
+} catch {
+    FileHandle.standardError.write(Data("InstructionCounts \(name): \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,63 @@
+import LMDB
+
+// The one write path of a row mutation, shared by every mutation: read the row's record once, hand the change to the
+// extensions' writers, write the record once.
+
+extension ReadWriteTransaction {
+    /// A row's record as a mutation finds it.
+    struct PreviousRecord {
+        var hasMetadata: Bool
+        /// The attachments region (empty when the record carries none).
+        var attachments: [UInt8]
+        /// The object's bytes, when asked for.
+        var object: [UInt8]?
+    }
+
+    /// The record of the row at `rowKey` before the mutation, or `nil` when there is no such row.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the record is malformed.
+    func previousRecord(_ rowKey: UnsafeRawBufferPointer, id: RowID, withObject: Bool) throws -> PreviousRecord? {
+        try storage.withValue(forKey: rowKey, in: tables.objects) { value -> PreviousRecord? in
+            guard let value else { return nil }
+            guard let flags = value.first, let region = StoredRecord.attachmentBytes(value), let object = StoredRecord.objectBytes(value) else {
+                throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: id.collection, key: id.key)
+            }
+            return PreviousRecord(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: region.isEmpty ? [] : Array(region),
+                                  object: withObject ? Array(object) : nil)
+        }
+    }
+
+    /// Hands `change` to every extension's writer, in registration order (dependencies first), recording each
+    /// writer's attachment edit on the change at the extension's slot (assigned at registration; here only for an
+    /// extension whose registration was a read on a database recorded before slots were assigned at registration).
+    func tellWriters(_ change: RowChange) throws {
+        for (name, writer) in writers {
+            let edit = try writer.handle(change)
+            if case .keep = edit { continue }
+            if change.kind == .remove { continue }
+            change.record(edit, at: try writableAttachmentSlot(for: name).number)
+        }
+    }
+
+    /// The slots of extensions that are registered (attachments of other slots are dropped when a record is written).
+    func liveAttachmentSlots() throws -> Set<UInt32> {
+        try attachmentSlots().live
+    }
+
+    /// Writes a row's record: flags, attachments, object.
+    func putRecord(_ rowKey: UnsafeRawBufferPointer, hasMetadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer) throws {
+        let value = StoredRecord.value(hasMetadata: hasMetadata, attachments: attachments, object: object)
+        try guarded { try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
+    }
+
+    /// Writes the attachment edits a catch-up returned (each missed row that still exists, once).
+    func writeCatchUpEdits(_ edits: [StoredRowKey: AttachmentEdit], of name: String) throws {
+        let changed = edits.filter { if case .keep = $0.value { false } else { true } }
+        guard !changed.isEmpty else { return }
+        let slot = try writableAttachmentSlot(for: name)
+        let rows = changed.keys.sorted().map { key -> (StoredRowKey, [UInt8]?) in
+            if case .set(let bytes) = changed[key], !bytes.isEmpty { return (key, bytes) }
+            return (key, nil)
+        }
+        try setAttachments(at: slot, rows)
+    }
+}
