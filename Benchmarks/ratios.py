@@ -60,6 +60,13 @@ VIEW_RATIOS = [
     ("grdb-vs-canopy-update", "observed-update-vs-grdb grdb", "observed-update-vs-grdb canopy", (5, 5), ">=30"),
     ("observed-window-grdb-vs-canopy", "observed-window-vs-grdb grdb", "observed-window-vs-grdb canopy", (10, 10), ">=5.0"),
     ("bulk-insert-grdb-vs-canopy", "bulk-insert-grdb grdb", "bulk-insert-2-views canopy", (100_000, 100_000), ">=2.0"),
+    # Reads against GRDB: every row decoded into a struct (a Codable record cursor against the typed scan), and a
+    # primary-key fetch of a decoded record against a typed read past the cache (ReadPeerBenchmarks.swift).
+    ("full-scan-grdb-vs-canopy", "full-scan-grdb grdb", "full-scan canopy", (100_000, 100_000), ">=3.0"),
+    ("point-read-grdb-vs-canopy", "point-read-grdb grdb", "point-read-cache-miss canopy", (10_000, 10_000), ">=5.0"),
+    # The observed one-row update with eight views against the same with two: (ratio - 1) / 6 is what each further
+    # view costs, as a share of the two-view update (informs only).
+    ("update-8-views-vs-2-views", "update-8-views canopy", "update-2-views-observed-none canopy", (100, 100), "report"),
     ("changeset-10k-vs-300", "changeset-group-10000 canopy", "changeset-group-300 canopy", (1, 1), "1.2"),
     ("changeset-flexible-10k-vs-300", "changeset-group-flexible-10000 canopy", "changeset-group-flexible-300 canopy", (1, 1), "1.2"),
     # What the flexible window and the drawing dependencies add to a changeset (same 300-row group): informs only.

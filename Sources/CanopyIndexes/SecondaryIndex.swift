@@ -76,17 +76,11 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         }
     }
 
-    /// What the index declares besides its indexer — the collections indexed, what the value reads — as JSON with
-    /// sorted keys (through `Codable`); a difference at registration rebuilds the index, as a new version tag does.
-    public var options: String {
-        ExtensionOptionsCoding.encode(Definition(collections: collections?.sorted(), dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata))
-    }
-
-    /// The recorded form of ``options``.
-    struct Definition: Codable {
-        var collections: [String]?
-        var dependsOnObject: Bool
-        var dependsOnMetadata: Bool
+    /// What the index declares besides its indexer — the collections indexed, what the value reads — recorded as
+    /// JSON with sorted keys (through `Codable`); a difference at registration rebuilds the index, as a new version
+    /// tag does.
+    public var options: SecondaryIndexDefinition {
+        SecondaryIndexDefinition(collections: collections?.sorted(), dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata)
     }
 
     /// How many indexed rows (the first in stored-key order) and rows of the indexed collections the registration's

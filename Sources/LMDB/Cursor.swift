@@ -29,6 +29,9 @@ public final class Cursor {
         self.transaction = transaction
     }
 
+    /// The open handle, or `nil` once the cursor is closed.
+    var openHandle: OpaquePointer? { handle }
+
     func close() {
         // After a contained crash, a write transaction's cursor list may hold a cursor of the crashed call's stack
         // frame, which closing would walk: the cursor is left to the abandoned transaction (see `abort()`).
@@ -44,6 +47,13 @@ public final class Cursor {
             throw LMDBError(code: .badTransaction, operation: "mdb_cursor_get", path: transaction.environment.path,
                             database: database.name, hint: "The cursor is closed")
         }
+        return try step(handle, op, key: key, value: value)
+    }
+
+    /// ``get(_:key:value:)`` on the cursor's open `handle`: for a loop that reads the handle once (a class property's
+    /// read is an exclusivity check at run time, on every row of a scan otherwise).
+    @inline(__always)
+    func step(_ handle: OpaquePointer, _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
         let environment = transaction.environment

@@ -202,9 +202,11 @@ public class ReadTransaction {
             } else {
                 entry = reverse ? try cursor.last() : try cursor.first()
             }
+            guard let handle = cursor.openHandle else { return }
+            let step = reverse ? MDB_PREV : MDB_NEXT
             while let current = entry {
                 guard try body(current.key, current.value) else { return }
-                entry = reverse ? try cursor.previous() : try cursor.next()
+                entry = try cursor.step(handle, step)
             }
         }
     }
@@ -226,9 +228,14 @@ public class ReadTransaction {
             } else {
                 entry = try cursor.seek(atOrAfter: prefix)
             }
-            while let current = entry, current.key.starts(with: prefix) {
-                guard try body(current.key, current.value) else { return }
-                entry = reverse ? try cursor.previous() : try cursor.next()
+            guard let handle = cursor.openHandle else { return }
+            let step = reverse ? MDB_PREV : MDB_NEXT
+            try prefix.withUnsafeBytes { prefix in
+                while let current = entry, current.key.count >= prefix.count,
+                      prefix.isEmpty || memcmp(current.key.baseAddress!, prefix.baseAddress!, prefix.count) == 0 {
+                    guard try body(current.key, current.value) else { return }
+                    entry = try cursor.step(handle, step)
+                }
             }
         }
     }

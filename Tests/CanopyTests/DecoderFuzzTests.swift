@@ -93,7 +93,7 @@ struct FuzzCorpus {
             corpus.registrations = try values("canopy.extensions").map(\.1)
             for (key, value) in try values("canopy.info") {
                 if key == Array("state".utf8) { corpus.states.append(value) }
-                if key == AttachmentSlots.key { corpus.slots.append(value) }
+                if key == StoreInfoKey.attachmentSlots { corpus.slots.append(value) }
             }
         }
         return (corpus, database)

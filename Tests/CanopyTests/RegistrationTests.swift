@@ -2,6 +2,8 @@ import Canopy
 import CanopyIndexes
 import CanopyTestSupport
 import Foundation
+import class LMDB.Environment
+import struct LMDB.EnvironmentOptions
 import Testing
 
 /// What a registration checks and writes: an unchanged, current definition is a read; a changed one — options or
@@ -219,9 +221,102 @@ struct RegistrationTests {
 
     @Test("Options are recorded as JSON through Codable, with sorted keys")
     func optionsAreCodableJSON() throws {
-        #expect(Self.byPriority(allowed: ["b\"q", "a"]).options
+        #expect(try Self.byPriority(allowed: ["b\"q", "a"]).recordedOptions()
             == #"{"allowedCollections":["a","b\"q"],"grouping":{"metadata":false,"object":true},"rerunOnTouch":false,"sorting":{"metadata":false,"object":true}}"#)
-        #expect(Self.important().options == #"{"parent":"by-priority","rerunOnTouch":false}"#)
-        #expect(Self.byTitleLength().options == #"{"collections":["notes"],"dependsOnMetadata":false,"dependsOnObject":true}"#)
+        #expect(try Self.important().recordedOptions() == #"{"parent":"by-priority","rerunOnTouch":false}"#)
+        #expect(try Self.byTitleLength().recordedOptions() == #"{"collections":["notes"],"dependsOnMetadata":false,"dependsOnObject":true}"#)
+        #expect(Self.important().options.parent == "by-priority")
+        #expect(Self.byTitleLength().options == SecondaryIndexDefinition(collections: ["notes"], dependsOnObject: true, dependsOnMetadata: false))
+    }
+
+    /// Replaces the options recorded for extension `name` with `options`, with LMDB directly (as a damaged file, a
+    /// hand edit or an earlier version would leave them), the database closed.
+    static func rewriteRecordedOptions(_ directory: TemporaryDirectory, of name: String, to options: String) throws {
+        let environment = try Environment(path: directory.appending("db"), options: EnvironmentOptions(maxDatabases: 64))
+        try environment.write { txn in
+            let table = try txn.openDatabase(named: "canopy.extensions", checksummed: true)
+            let key = Array(name.utf8)
+            guard let bytes = try txn.value(forKey: key, in: table) else { throw CanopyError(.invalidArgument, "no record of \(name)") }
+            var record = try JSONDecoder().decode(ExtensionRecord.self, from: Data(bytes))
+            record.options = options
+            try txn.put(Array(try JSONEncoder().encode(record)), forKey: key, in: table)
+        }
+    }
+
+    @Test("Options recorded by earlier versions (JSON built by hand, fewer fields) still read: the view and the index are rebuilt as changed, and tools read the old view's parent")
+    func earlierOptionsStillRead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            try database.register(Self.important())
+            try database.register(Self.byTitleLength())
+            try Self.fill(database)
+        }
+        // The forms the code before issue 14 wrote: interpolated JSON with only these keys.
+        try Self.rewriteRecordedOptions(directory, of: "by-priority", to: #"{"allowedCollections":["notes"],"rerunOnTouch":false}"#)
+        try Self.rewriteRecordedOptions(directory, of: "important", to: #"{"rerunOnTouch":false,"parent":"by-priority"}"#)
+        try Self.rewriteRecordedOptions(directory, of: "by-length", to: #"{"collections":["notes"]}"#)
+        do {
+            // A tool reads the views without registering them: the filtered view keeps its parent.
+            let database = try Database(path: directory.appending("db"))
+            try database.newConnection().read { txn throws in
+                #expect(try txn.persistedView("important").parentView == "by-priority")
+                #expect(try txn.persistedView("by-priority").count() == 300)
+            }
+        }
+        let database = try Self.reopen(directory)
+        for (name, outcome) in [("by-priority", try database.register(Self.byPriority())), ("by-length", try database.register(Self.byTitleLength()))] {
+            guard case .rebuilt(.definitionChanged) = outcome else {
+                Issue.record("\(name): expected a rebuild for the earlier definition, got \(outcome)")
+                continue
+            }
+        }
+        #expect(try database.register(Self.important()) != .current)
+        try Self.expectBruteForce(database, bucket: 2, descending: false, collections: ["notes"])
+    }
+
+    @Test("Recorded options that are not JSON, or not the extension's options: a rebuild that says so, and a typed error for tools, never ignored")
+    func malformedOptionsAreNotIgnored() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            try database.register(Self.important())
+            try database.register(Self.byTitleLength())
+            try Self.fill(database)
+        }
+        try Self.rewriteRecordedOptions(directory, of: "important", to: #"{"parent":"by-priority","rerunOnTouch":fals"#)
+        try Self.rewriteRecordedOptions(directory, of: "by-length", to: #"{"collections":"notes"}"#)
+        do {
+            // Read without its options, the filtered view would have lost its parent: the tool gets a typed error.
+            let database = try Database(path: directory.appending("db"))
+            try database.newConnection().read { txn in
+                #expect {
+                    _ = try txn.persistedView("important")
+                } throws: { error in
+                    guard let error = error as? CanopyError else { return false }
+                    return error.code == .corruptStore && error.extensionName == "important" && error.message.contains("register the view again")
+                }
+            }
+        }
+        do {
+            let database = try Self.reopen(directory)
+            try database.register(Self.byPriority())
+            for (name, outcome) in [("important", try database.register(Self.important())), ("by-length", try database.register(Self.byTitleLength()))] {
+                guard case .rebuilt(.recordedOptionsUnreadable(let recorded, let reason)) = outcome else {
+                    Issue.record("\(name): expected a rebuild for unreadable options, got \(outcome)")
+                    continue
+                }
+                #expect(!recorded.isEmpty && !reason.isEmpty, "\(name)")
+            }
+        }
+        // Registered again, the records are whole: the next process's registration is a read.
+        let database = try Self.reopen(directory)
+        #expect(try database.register(Self.byPriority()) == .current)
+        #expect(try database.register(Self.important()) == .current)
+        #expect(try database.register(Self.byTitleLength()) == .current)
     }
 }

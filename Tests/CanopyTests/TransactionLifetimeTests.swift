@@ -37,7 +37,6 @@ struct TransactionLifetimeTests {
                 ("keys", { _ = try txn.keys(inCollection: "notes") }),
                 ("count", { _ = try txn.count(inCollection: "notes") }),
                 ("view", { _ = try txn.view("by-list") }),
-                ("lmdbTransaction", { _ = try txn.lmdbTransaction }),
             ]
             for (name, read) in reads {
                 let error = #expect(throws: CanopyError.self, "\(name)") { try read() }

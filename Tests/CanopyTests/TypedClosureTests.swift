@@ -19,7 +19,8 @@ struct TypedClosureTests {
         try withDatabase { database, _ in
             let view = Self.noteView()
             #expect(view.viewOptions.allowedCollections == ["notes"])
-            #expect(view.options.contains("\"allowedCollections\":[\"notes\"]"))
+            #expect(view.options.allowedCollections == ["notes"])
+            #expect(try view.recordedOptions().contains("\"allowedCollections\":[\"notes\"]"))
             let connection = database.newConnection()
             // Rows of another type already there: the population skips them.
             try connection.readWrite { txn throws in try txn.set(TodoItem(title: "t", list: "a", priority: 1), forKey: "t0", in: tasks) }

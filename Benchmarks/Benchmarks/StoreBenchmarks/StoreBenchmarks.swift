@@ -258,5 +258,6 @@ let benchmarks: @Sendable () -> Void = {
     sourceBenchmarks()
     arrayDiffBenchmarks()
     peerBenchmarks()
+    readPeerBenchmarks()
     feedBenchmarks()
 }

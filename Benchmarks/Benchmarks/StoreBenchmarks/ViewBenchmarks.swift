@@ -44,6 +44,27 @@ enum ViewWorkload {
             versionTag: "1")
     }
 
+    /// Six more views, each of which an update of ``ViewStore/update(_:round:)`` moves the row in (its priority, state
+    /// and creation date change): with ``byPriority()`` and ``byState()``, the eight views of "update-8-views".
+    static func sixMore() -> [View] {
+        [
+            View(name: "by-priority-title", grouping: .byObject(benchRecords) { _, record in "p\(record.priority)" },
+                 sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.title)) }, versionTag: "1"),
+            View(name: "by-state-created", grouping: .byObject(benchRecords) { _, record in record.done ? "done" : "open" },
+                 sorting: .byObject(benchRecords) { _, _, record in SortKey(.descending(record.created)) }, versionTag: "1"),
+            View(name: "by-priority-state", grouping: .byObject(benchRecords) { _, record in "p\(record.priority)-\(record.done)" },
+                 sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.created)) }, versionTag: "1"),
+            View(name: "by-state-priority", grouping: .byObject(benchRecords) { _, record in record.done ? "d" : "o" },
+                 sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.priority), .ascending(record.created)) },
+                 versionTag: "1"),
+            View(name: "all-by-created", grouping: .byKey { _, _ in "all" },
+                 sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.created)) }, versionTag: "1"),
+            View(name: "all-by-priority", grouping: .byKey { _, _ in "all" },
+                 sorting: .byObject(benchRecords) { _, _, record in SortKey(.descending(record.priority), .ascending(record.created)) },
+                 versionTag: "1"),
+        ]
+    }
+
     /// Mappings showing every group of a view.
     static func allGroups(of view: String) -> ViewMappings {
         ViewMappings(view: view, groupFilter: { _ in true })
@@ -192,6 +213,33 @@ func viewBenchmarks() {
         } teardown: {
             raw.value = nil
         }
+    }
+
+    // MARK: The `.none` observed update with eight views instead of two (same observer over "by-priority"): what each
+    // further view costs (a report line: "update-8-views canopy" / "update-2-views-observed-none canopy").
+
+    let eightViews = Fixture<ViewStore>()
+    Benchmark("update-8-views canopy", configuration: updates) { benchmark in
+        let fixture = eightViews.value!
+        let observer = fixture.observer!
+        var generator = fixture.store.generator
+        let round = fixture.store.round
+        var changes = 0
+        benchmark.startMeasurement()
+        for _ in 0..<ViewWorkload.updatesPerIteration {
+            try fixture.update(Int(generator.next() % UInt64(rows)), round: round)
+            changes += try observer.advance().rowChanges.count
+        }
+        benchmark.stopMeasurement()
+        precondition(changes == ViewWorkload.updatesPerIteration, "the observer saw \(changes) row changes")
+        fixture.store.generator = generator
+        fixture.store.round += 1
+    } setup: {
+        eightViews.value = ViewStore(label: "observed-8", rows: 0..<rows,
+                                     views: [ViewWorkload.byPriority(), ViewWorkload.byState()] + ViewWorkload.sixMore(),
+                                     durability: .none, observe: true)
+    } teardown: {
+        eightViews.value = nil
     }
 
     // MARK: The `.none` observed update with the opt-in write map (DatabaseOptions.writeMap), against the same raw

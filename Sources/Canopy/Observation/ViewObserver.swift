@@ -46,7 +46,7 @@ public final class ViewObserver: @unchecked Sendable {
     public let database: Database
     /// The observer's own connection, pinned to ``snapshot``. Don't advance or unpin it yourself.
     public let connection: Connection
-    private let gate = NSLock()
+    private let gate = Mutex<Void>(())
     private let currentMappings: Mutex<ViewMappings>
     private let signal: CommitSignal
     private let commitObserver: ObserverToken
@@ -183,13 +183,11 @@ public final class ViewObserver: @unchecked Sendable {
                 "the observer was read or advanced inside its own read { } on the same thread: use the transaction you have",
                 path: database.path, extensionName: currentMappings.withLock { $0.view })
         }
-        gate.lock()
-        gateOwner.store(me, ordering: .relaxed)
-        defer {
-            gateOwner.store(0, ordering: .relaxed)
-            gate.unlock()
+        return try gate.withLock { _ in
+            gateOwner.store(me, ordering: .relaxed)
+            defer { gateOwner.store(0, ordering: .relaxed) }
+            return try body()
         }
-        return try body()
     }
 
     /// Whether commits were made (by any process) after ``snapshot``.
@@ -380,11 +378,11 @@ public final class ViewObserver: @unchecked Sendable {
         /// One iteration's own observer, made at its first `next()`, and its registration with the parent so that
         /// reads from the iterating task see the iteration's state.
         public final class Iteration: @unchecked Sendable {
-            // @unchecked: `child` is set once under `lock` and then only read.
+            // @unchecked: `parent` and `start` are immutable, and `child` is set once under its mutex (a ViewObserver is
+            // itself Sendable by the same reasoning).
             private let parent: ViewObserver
             private let start: ViewMappings
-            private let lock = NSLock()
-            private var child: ViewObserver?
+            private let child = Mutex<ViewObserver?>(nil)
 
             init(parent: ViewObserver, start: ViewMappings) {
                 self.parent = parent
@@ -392,11 +390,11 @@ public final class ViewObserver: @unchecked Sendable {
             }
 
             deinit {
-                if let child { parent.removeIteration(child) }
+                if let child = child.withLock({ $0 }) { parent.removeIteration(child) }
             }
 
             func observer() throws -> ViewObserver {
-                try lock.withLock {
+                try child.withLock { child in
                     if let child { return child }
                     let made = try ViewObserver(database: parent.database, startingFrom: start,
                                                 connectionOptions: parent.connection.options)
@@ -407,12 +405,12 @@ public final class ViewObserver: @unchecked Sendable {
 
             /// The parent follows this iteration, which has just advanced (see ``ViewObserver/follow(_:)``).
             func parentFollows() {
-                guard let child = lock.withLock({ child }) else { return }
+                guard let child = child.withLock({ $0 }) else { return }
                 parent.follow(child)
             }
 
             func attach(to task: Int?) {
-                guard let task, let child = lock.withLock({ child }) else { return }
+                guard let task, let child = child.withLock({ $0 }) else { return }
                 parent.setIteration(child, forTask: task)
             }
         }

@@ -98,7 +98,7 @@ enum PersistedView {
             cached.state.withLock { $0.tables = tables }
             return cached
         }
-        let view = makeDetachedView(for: record, path: transaction.databasePath)
+        let view = try makeDetachedView(for: record, path: transaction.databasePath)
         view.state.withLock { $0.tables = tables }
         cache.views.withLock { $0[record.name] = view }
         return view
@@ -109,8 +109,8 @@ enum PersistedView {
         let views = Mutex<[String: View]>([:])
     }
 
-    private static func makeDetachedView(for record: ExtensionRecord, path: String) -> View {
-        let options = Options(json: record.options)
+    private static func makeDetachedView(for record: ExtensionRecord, path: String) throws -> View {
+        let options = try Options(record: record, path: path)
         let unavailable = CanopyError(.extensionFailed, "the view is opened from its stored tables, without its closures; register it to write",
                                       path: path, extensionName: record.name)
         if record.kind == "filtered-view" {
@@ -144,8 +144,20 @@ enum PersistedView {
         /// The view's grouping puts a row in many groups (a `many…` form).
         var manyGroups = false
 
-        init(json: String) {
-            guard let definition = ExtensionOptionsCoding.decode(View.Definition.self, from: json) else { return }
+        /// The options recorded with `record`: those of this version, or of earlier ones (whose JSON was built by
+        /// hand: the same keys, fewer of them).
+        /// - Throws: ``CanopyError/Code/corruptStore`` when they are not a view's options: read without them, a
+        ///   filtered view would lose its parent and the allowed collections their check.
+        init(record: ExtensionRecord, path: String) throws {
+            let definition: View.Definition
+            do {
+                definition = try ExtensionOptionsCoding.decode(View.Definition.self, from: record.options)
+            } catch {
+                throw CanopyError(
+                    .corruptStore,
+                    "the recorded options of the view cannot be read (\(ExtensionOptionsCoding.reason(error, decoding: View.Definition.self))): \(record.options); register the view again, which rebuilds it",
+                    path: path, extensionName: record.name, underlying: error)
+            }
             parent = definition.parent
             manyGroups = definition.manyGroups ?? false
             if let allowed = definition.allowedCollections { viewOptions.allowedCollections = Set(allowed) }

@@ -52,7 +52,9 @@ extension View {
                 return parent.rowsInManyGroups(in: transaction, depth: depth + 1)
             }
             guard let record = try? transaction.extensionRecords().first(where: { $0.name == parentName }) else { return false }
-            let options = PersistedView.Options(json: record.options)
+            // Unreadable options: reading the parent itself throws corruptStore (PersistedView), so no rows are shown
+            // wrongly through this answer.
+            guard let options = try? PersistedView.Options(record: record, path: transaction.databasePath) else { return false }
             if options.manyGroups { return true }
             guard let grandparent = options.parent else { return false }
             return View(name: parentName, parent: grandparent, versionTag: record.versionTag, options: options.viewOptions,

@@ -124,28 +124,38 @@ public final class View: StoreExtension {
     }
 
     /// Everything the view declares besides its closures, as recorded and compared at registration: allowed
-    /// collections, touch behaviour, parent view, and what the grouping and sorting read (object, metadata). JSON with
-    /// sorted keys, through `Codable`. A difference at registration rebuilds the view, as a new version tag does.
-    public var options: String { ExtensionOptionsCoding.encode(definition) }
+    /// collections, touch behaviour, parent view, and what the grouping and sorting read (object, metadata). Recorded
+    /// as JSON with sorted keys, through `Codable` (``StoreExtension/recordedOptions()``). A difference at
+    /// registration rebuilds the view, as a new version tag does.
+    public var options: Definition { definition }
 
-    /// The recorded form of ``options``.
-    struct Definition: Codable, Equatable {
+    /// What a view records about its definition besides its closures (``options``). Every field is optional so that
+    /// the records of earlier versions, which had fewer of them, still read: a field they lack reads as `nil`, which
+    /// differs from the current definition's value and so rebuilds the view.
+    public struct Definition: Codable, Equatable, Sendable {
         /// What a closure reads.
-        struct Reads: Codable, Equatable {
-            var object: Bool
-            var metadata: Bool
+        public struct Reads: Codable, Equatable, Sendable {
+            /// Whether it reads the object.
+            public var object: Bool
+            /// Whether it reads the metadata.
+            public var metadata: Bool
         }
-        var allowedCollections: [String]?
-        var rerunOnTouch: Bool?
-        var parent: String?
-        var grouping: Reads?
-        var sorting: Reads?
+        /// The collections the view admits, sorted; `nil` for all.
+        public var allowedCollections: [String]?
+        /// Whether touching a row re-runs its grouping and sorting.
+        public var rerunOnTouch: Bool?
+        /// A filtered view's parent view.
+        public var parent: String?
+        /// What the grouping reads.
+        public var grouping: Reads?
+        /// What the sorting reads.
+        public var sorting: Reads?
         /// Set only when true, so that the options of views registered before it existed stay the same.
-        var strictDecoding: Bool?
+        public var strictDecoding: Bool?
         /// A manual view's one group.
-        var manualGroup: String?
+        public var manualGroup: String?
         /// Set only when true (a `many…` grouping): a row can be in several groups.
-        var manyGroups: Bool?
+        public var manyGroups: Bool?
     }
 
     var definition: Definition {

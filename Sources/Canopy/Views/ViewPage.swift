@@ -81,18 +81,10 @@ struct ViewPage {
         return (sortKeyLength, offset, offset + length)
     }
 
+    /// A varint of the page's bytes (validated when the page was decoded; 0 past the end, never a trap).
     @inline(__always)
     private static func readVarint(_ data: [UInt8], _ offset: inout Int) -> Int {
-        var result = 0
-        var shift = 0
-        while offset < data.count {
-            let byte = data[offset]
-            offset += 1
-            result |= Int(byte & 0x7F) << shift
-            if byte < 0x80 { break }
-            shift += 7
-        }
-        return result
+        data.withUnsafeBytes { VarInt.readInt($0, at: &offset) } ?? 0
     }
 
     /// The order bytes of entry `i`.
@@ -133,16 +125,7 @@ struct ViewPage {
 
     @inline(__always)
     private static func readVarint(_ page: UnsafeBufferPointer<UInt8>, _ offset: inout Int) -> Int {
-        var result = 0
-        var shift = 0
-        while offset < page.count, shift < 63 {
-            let byte = page[offset]
-            offset += 1
-            result |= Int(byte & 0x7F) << shift
-            if byte < 0x80 { break }
-            shift += 7
-        }
-        return result
+        VarInt.readInt(UnsafeRawBufferPointer(page), at: &offset) ?? 0
     }
 
     /// The index of the first entry whose order bytes are `>= order`: one binary search over the page's bytes, with
@@ -224,23 +207,15 @@ struct ViewPage {
         orderLength + varintSize(orderLength) + 2
     }
 
+    /// Writes a varint where ``insert(order:sortKeyLength:)`` made room for it.
     @inline(__always)
     private static func writeVarint(_ value: Int, into page: UnsafeMutableBufferPointer<UInt8>, at position: inout Int) {
-        var v = value
-        while v >= 0x80 {
-            page[position] = UInt8(v & 0x7F) | 0x80
-            v >>= 7
-            position += 1
-        }
-        page[position] = UInt8(v)
-        position += 1
+        guard let base = page.baseAddress else { return }
+        position += VarInt.write(UInt64(value), to: UnsafeMutableRawPointer(base + position))
     }
 
     static func varintSize(_ value: Int) -> Int {
-        var v = value
-        var size = 1
-        while v >= 0x80 { v >>= 7; size += 1 }
-        return size
+        VarInt.size(of: UInt64(value))
     }
 }
 

@@ -71,16 +71,8 @@ final class BinaryEncodingState {
 
     @inline(__always)
     func appendVarint(_ value: UInt64) {
-        reserve(10)
-        var value = value
-        var position = count
-        while value >= 0x80 {
-            storage.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: position, as: UInt8.self)
-            value >>= 7
-            position += 1
-        }
-        storage.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: position, as: UInt8.self)
-        count = position + 1
+        reserve(VarInt.maxSize)
+        count += VarInt.write(value, to: storage + count)
     }
 
     @inline(__always)

@@ -96,36 +96,58 @@ final class FlatDecodePlan: @unchecked Sendable {
         let offset: Int
     }
 
+    /// A field as the decode loop reads it: trivial values only (nothing retained), its key at
+    /// `keyBytes[keyStart..<(keyStart + keyLength)]`.
+    private struct Slot {
+        let kind: FlatFieldKind
+        let offset: Int
+        let keyStart: Int
+        let keyLength: Int
+    }
+
     let fields: [Field]
     let size: Int
-    /// The fields' kinds, offsets and keys again, in arrays of trivial values that the decode loop reads without
-    /// retaining anything: `keyBytes[keyStarts[i]..<keyStarts[i + 1]]` is field i's key.
-    private let kinds: [FlatFieldKind]
-    private let offsets: [Int]
+    private let slots: [Slot]
     private let keyBytes: [UInt8]
-    private let keyStarts: [Int]
 
     init(fields: [Field], size: Int) {
         self.fields = fields
         self.size = size
-        kinds = fields.map(\.kind)
-        offsets = fields.map(\.offset)
         var keyBytes: [UInt8] = []
-        var keyStarts: [Int] = [0]
+        var slots: [Slot] = []
         for field in fields {
+            slots.append(Slot(kind: field.kind, offset: field.offset, keyStart: keyBytes.count, keyLength: field.key.utf8.count))
             keyBytes.append(contentsOf: field.key.utf8)
-            keyStarts.append(keyBytes.count)
         }
+        self.slots = slots
         self.keyBytes = keyBytes
-        self.keyStarts = keyStarts
     }
 
     /// Decodes `bytes` into the struct at `out` (uninitialized, `size` bytes). Returns `false`, leaving `out`
     /// uninitialized, when the bytes are anything but this plan's map.
     func decode(into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer) -> Bool {
+        var written = 0
+        let decoded = slots.withUnsafeBufferPointer { slots in
+            keyBytes.withUnsafeBytes { keys in decodeFields(into: out, from: bytes, slots: slots, keys: keys, written: &written) }
+        }
+        if decoded { return true }
+        // Gave up: release the strings written so far.
+        for field in fields.prefix(written) where field.kind == .string {
+            (out + field.offset).assumingMemoryBound(to: String.self).deinitialize(count: 1)
+        }
+        return false
+    }
+
+    /// The loop of ``decode(into:from:)``, over the slots and key bytes in place (no bounds checks or reference
+    /// counting per field: `slots` and `keys` are this plan's own, consistent by construction). `written` counts the
+    /// fields initialized.
+    @inline(__always)
+    private func decodeFields(
+        into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<Slot>,
+        keys: UnsafeRawBufferPointer, written: inout Int
+    ) -> Bool {
         let reader = BinaryReader(bytes)
         let count = bytes.count
-        var written = 0
         do throws(BinaryReadError) {
             guard count > BinaryFormat.headerSize, bytes[0] == BinaryFormat.version,
                   try reader.tag(at: BinaryFormat.headerSize, limit: count) == BinaryFormat.Tag.map
@@ -134,19 +156,16 @@ final class FlatDecodePlan: @unchecked Sendable {
             guard end == count else { return false }
             var position = start
             let base = bytes.baseAddress.unsafelyUnwrapped
-            for index in 0..<kinds.count {
+            let keyBase = keys.baseAddress
+            for slot in slots {
+                // The key: its length (checked against the container by `length`), then its bytes.
                 let length = try reader.length(&position, limit: end)
-                let keyStart = keyStarts[index]
-                guard length == keyStarts[index + 1] - keyStart else { break }
-                var same = true
-                for offset in 0..<length where base.load(fromByteOffset: position + offset, as: UInt8.self) != keyBytes[keyStart + offset] {
-                    same = false
-                    break
-                }
-                guard same else { break }
+                guard length == slot.keyLength,
+                      length == 0 || memcmp(base + position, keyBase.unsafelyUnwrapped + slot.keyStart, length) == 0
+                else { return false }
                 position += length
-                let target = out + offsets[index]
-                switch kinds[index] {
+                let target = out + slot.offset
+                switch slot.kind {
                 case .string: target.initializeMemory(as: String.self, to: try reader.readString(&position, limit: end))
                 case .bool: target.initializeMemory(as: Bool.self, to: try reader.readBool(&position, limit: end))
                 case .double: target.initializeMemory(as: Double.self, to: try reader.readDouble(&position, limit: end))
@@ -165,13 +184,10 @@ final class FlatDecodePlan: @unchecked Sendable {
                 }
                 written += 1
             }
-            if written == kinds.count, position == end { return true }
-        } catch {}
-        // Gave up: release the strings written so far.
-        for field in fields.prefix(written) where field.kind == .string {
-            (out + field.offset).assumingMemoryBound(to: String.self).deinitialize(count: 1)
+            return position == end
+        } catch {
+            return false
         }
-        return false
     }
 
     /// The plan for `T`, learned from the calls `recorder` saw while `value` was decoded; `nil` when `T` does not

@@ -107,25 +107,10 @@ struct BinaryReader {
     @inline(__always)
     func varint(_ offset: inout Int, limit: Int) throws(BinaryReadError) -> UInt64 {
         guard offset < limit else { throw truncated(offset) }
-        let first = load(offset)
-        offset += 1
-        if first < 0x80 { return UInt64(first) }
-        return try varintTail(UInt64(first & 0x7F), &offset, limit: limit)
-    }
-
-    private func varintTail(_ start: UInt64, _ offset: inout Int, limit: Int) throws(BinaryReadError) -> UInt64 {
-        var result = start
-        var shift: UInt64 = 7
-        while true {
-            guard offset < limit else { throw truncated(offset) }
-            let byte = load(offset)
-            offset += 1
-            if shift == 63 && byte > 1 {
-                throw .malformed("A varint overflows 64 bits.", offset: offset - 1)
-            }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
+        do {
+            return try VarInt.read(base.unsafelyUnwrapped, at: &offset, limit: limit)
+        } catch {
+            throw error.isOverflow ? .malformed("A varint overflows 64 bits.", offset: error.offset) : truncated(error.offset)
         }
     }
 

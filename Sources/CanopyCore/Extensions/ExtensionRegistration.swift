@@ -40,6 +40,9 @@ public enum ExtensionRebuildReason: Sendable, Hashable, CustomStringConvertible 
     case kindChanged(from: String, to: String)
     /// What it declares (``StoreExtension/options``: collections, parent, options) changed without a new version tag.
     case definitionChanged(from: String, to: String)
+    /// The options recorded with it cannot be read as the extension's ``StoreExtension/Options`` (a damaged or
+    /// hand-edited record): what it was built with is unknown, so it is rebuilt rather than trusted.
+    case recordedOptionsUnreadable(recorded: String, reason: String)
     /// The database records it, but not its stored state.
     case noStoredState
     /// Processes that did not register it wrote rows, and the commit log no longer covers them (or the extension
@@ -58,6 +61,7 @@ public enum ExtensionRebuildReason: Sendable, Hashable, CustomStringConvertible 
         case .versionTagChanged(let from, let to): "version tag changed from '\(from)' to '\(to)'"
         case .kindChanged(let from, let to): "kind changed from '\(from)' to '\(to)'"
         case .definitionChanged(let from, let to): "definition changed from \(from) to \(to) (without a new version tag)"
+        case .recordedOptionsUnreadable(let recorded, let reason): "the recorded options \(recorded) cannot be read (\(reason))"
         case .noStoredState: "no stored state"
         case .missedWrites(let extensionSnapshot, let storeSnapshot):
             "the database was written (snapshot \(extensionSnapshot) → \(storeSnapshot)) while the extension was not registered, beyond what the commit log covers"
@@ -120,19 +124,4 @@ extension ExtensionTransaction {
 extension StoreExtension {
     /// By default the registration prepares the extension in a write transaction.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck { .needsWrite }
-}
-
-/// The options an extension records, as JSON through `Codable` with sorted keys: the form
-/// ``StoreExtension/options`` compares at registration.
-public enum ExtensionOptionsCoding {
-    /// `value` as JSON with sorted keys.
-    public static func encode<T: Encodable>(_ value: T) -> String {
-        guard let data = try? JSONDecoderBox.encoder.encode(value) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// The options recorded as `json`, or `nil` when they are not a `T`.
-    public static func decode<T: Decodable>(_ type: T.Type, from json: String) -> T? {
-        try? JSONDecoderBox.decoder.decode(T.self, from: Array(json.utf8))
-    }
 }

@@ -68,7 +68,7 @@ extension ReadTransaction {
     public func withExtensionState<R>(of name: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let storage = try storage
         return try guardedRead {
-            try Array(ExtensionTableName.state(of: name).utf8).withUnsafeBytes { key in try storage.withValue(forKey: key, in: tables.info, body) }
+            try StoreInfoKey.extensionState(of: name).withUnsafeBytes { key in try storage.withValue(forKey: key, in: tables.info, body) }
         }
     }
 
@@ -254,7 +254,7 @@ extension ReadWriteTransaction {
     /// store's own table, which every commit writes anyway: no page of the extension's tables is dirtied for it.
     /// Keep it small (tens of bytes); it is read with ``ReadTransaction/withExtensionState(of:_:)``.
     public func setExtensionState(_ bytes: [UInt8]?, of name: String) throws {
-        let key = Array(ExtensionTableName.state(of: name).utf8)
+        let key = StoreInfoKey.extensionState(of: name)
         let storage = try writeStorage
         try guarded {
             if let bytes { try storage.put(bytes, forKey: key, in: tables.info) } else { _ = try storage.delete(key, in: tables.info) }
@@ -384,16 +384,16 @@ extension DatabaseCore {
             throw CanopyError(.nestedTransaction, "an extension table cannot be opened for reading inside a write transaction of the same database on this thread; read it in the write transaction",
                               path: path)
         }
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        do {
-            let database = try environment.read { txn in try txn.openDatabase(named: name, checksummed: true) }
-            tableHandles.withLock { $0[name] = database }
-            return database
-        } catch let error as LMDBError where error.code == .notFound {
-            return nil
-        } catch {
-            throw CanopyError.wrap(error, path: path)
+        return try writeLock.withLock { _ in
+            do {
+                let database = try environment.read { txn in try txn.openDatabase(named: name, checksummed: true) }
+                tableHandles.withLock { $0[name] = database }
+                return database
+            } catch let error as LMDBError where error.code == .notFound {
+                return nil
+            } catch {
+                throw CanopyError.wrap(error, path: path)
+            }
         }
     }
 
@@ -401,8 +401,11 @@ extension DatabaseCore {
     /// observers) can read them. Called when the database is opened; best effort (a failure is reported by the first
     /// read that needs the table).
     func openRecordedExtensionTables() {
-        guard writeLock.try() else { return }
-        defer { writeLock.unlock() }
+        _ = writeLock.withLockIfAvailable { _ in openRecordedExtensionTablesLocked() }
+    }
+
+    /// ``openRecordedExtensionTables()`` under the write lock.
+    private func openRecordedExtensionTablesLocked() {
         _ = try? environment.read { txn in
             let main = try txn.openDatabase(named: nil)
             var names: [String] = []

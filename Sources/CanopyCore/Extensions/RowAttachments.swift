@@ -19,7 +19,6 @@ public struct AttachmentSlot: Hashable, Sendable {
 /// The attachment slots of the database: extension name → slot, and the next slot number (slots are never reused).
 /// Stored under `attachment-slots` in `canopy.info`: `varint(next)`, then `string(name) varint(slot)` pairs.
 struct AttachmentSlots: Sendable, Hashable {
-    static let key = Array("attachment-slots".utf8)
     var next: UInt32 = 1
     var slots: [String: UInt32] = [:]
 
@@ -52,7 +51,7 @@ extension ReadTransaction {
     func attachmentSlots() throws -> AttachmentSlots {
         if let attachmentSlotsCache { return attachmentSlotsCache }
         let slots = try guardedRead {
-            try storage.withValue(forKey: AttachmentSlots.key, in: tables.info) { bytes -> AttachmentSlots in
+            try storage.withValue(forKey: StoreInfoKey.attachmentSlots, in: tables.info) { bytes -> AttachmentSlots in
                 guard let bytes else { return AttachmentSlots() }
                 guard let slots = AttachmentSlots(decoding: bytes) else {
                     throw CanopyError(.corruptStore, "the attachment-slots record is malformed", path: core.path)
@@ -138,7 +137,7 @@ extension ReadWriteTransaction {
 
     private func writeAttachmentSlots(_ slots: AttachmentSlots) throws {
         let storage = try writeStorage
-        try guarded { try storage.put(slots.encoded, forKey: AttachmentSlots.key, in: tables.info) }
+        try guarded { try storage.put(slots.encoded, forKey: StoreInfoKey.attachmentSlots, in: tables.info) }
         attachmentSlotsCache = slots
         didWrite = true
     }

@@ -149,10 +149,8 @@ public final class RowChange {
             // A new row (or one without attachments): only what the writers set, without a merged dictionary.
             var out = ByteWriter(capacity: 32)
             for slot in edits.keys.sorted() {
-                guard case .set(let bytes)? = edits[slot], !bytes.isEmpty else { continue }
-                out.append(varint: UInt64(slot))
-                out.append(varint: UInt64(bytes.count))
-                out.bytes.append(contentsOf: bytes)
+                guard case .set(let bytes)? = edits[slot] else { continue }
+                StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
             }
             return out.bytes
         }

@@ -47,7 +47,7 @@ extension ReadTransaction {
     /// The rows extension `name` skipped because it could not decode them, or `nil` when it skipped none.
     /// - Throws: ``CanopyError/Code/corruptStore`` when the record does not decode.
     public func skippedRows(ofExtension name: String) throws -> SkippedRows? {
-        let key = Array(ExtensionTableName.skipped(of: name).utf8)
+        let key = StoreInfoKey.skippedRows(of: name)
         return try storage.withValue(forKey: key, in: tables.info) { bytes in
             guard let bytes else { return nil }
             do {
@@ -65,7 +65,7 @@ extension ReadWriteTransaction {
     /// 0, removes the record). An extension calls it when it populates, and when a skipped row is rewritten or
     /// removed.
     public func setSkippedRows(_ record: SkippedRows?, ofExtension name: String) throws {
-        let key = Array(ExtensionTableName.skipped(of: name).utf8)
+        let key = StoreInfoKey.skippedRows(of: name)
         let storage = try writeStorage
         if let record, record.count > 0 {
             // An operator must act on rows a view leaves out (migrate or fix them): a warning when the count grows.

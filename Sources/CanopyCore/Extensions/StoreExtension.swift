@@ -32,10 +32,13 @@ public protocol StoreExtension: AnyObject, Sendable {
     var kind: String { get }
     /// Changing the tag makes the store ask the extension to rebuild its state.
     var versionTag: String { get }
+    /// What the extension declares besides its closures, as a `Codable` value (see ``options``).
+    associatedtype Options: Codable & Equatable & Sendable
     /// Everything the definition declares besides its closures (collections, parent, options), recorded with the
-    /// registration and compared at the next one: a difference rebuilds the extension, as a new version tag does.
-    /// Make it deterministic JSON through `Codable` (``ExtensionOptionsCoding``), never string interpolation.
-    var options: String { get }
+    /// registration as JSON with sorted keys (``recordedOptions()``) and compared, as a value, at the next one: a
+    /// difference rebuilds the extension, as a new version tag does, and so does a recorded value that cannot be read
+    /// as ``Options`` (``ExtensionRebuildReason/recordedOptionsUnreadable(recorded:reason:)``).
+    var options: Options { get }
     /// The names of the extensions whose state this one reads (a filtered view's parent view). Registering it
     /// throws ``CanopyError/Code/extensionDependencyMissing`` unless they are registered; when one of them is rebuilt,
     /// this one is prepared again with a ``ExtensionRegistrationContext/rebuildReason`` saying so.
@@ -93,7 +96,11 @@ public struct ExtensionRegistrationContext: Sendable {
         guard let previous else { return .firstRegistration }
         if previous.versionTag != currentVersionTag { return .versionTagChanged(from: previous.versionTag, to: currentVersionTag) }
         if previous.kind != currentKind { return .kindChanged(from: previous.kind, to: currentKind) }
-        if previous.options != currentOptions { return .definitionChanged(from: previous.options, to: currentOptions) }
+        switch optionsComparison {
+        case .same: break
+        case .changed(let recorded, let current): return .definitionChanged(from: recorded, to: current)
+        case .unreadable(let recorded, let reason): return .recordedOptionsUnreadable(recorded: recorded, reason: reason)
+        }
         guard extensionSnapshot != nil else { return .noStoredState }
         return nil
     }
@@ -106,7 +113,8 @@ public struct ExtensionRegistrationContext: Sendable {
 
     let currentVersionTag: String
     let currentKind: String
-    let currentOptions: String
+    /// The extension's options against the recorded ones (``RecordedOptionsComparison/same`` without a record).
+    let optionsComparison: RecordedOptionsComparison
     /// Set when a dependency was rebuilt in this transaction, or the stored state failed its check.
     var forcedRebuildReason: ExtensionRebuildReason?
     /// Set when the store catches the lagging state up from the commit log instead of rebuilding it.

@@ -34,14 +34,12 @@ struct FeedTables: Sendable {
 /// Reading and writing the feed's records inside LMDB transactions (the store's side; the public API is in
 /// Database+ChangeFeed.swift).
 enum ChangeFeedLog {
-    /// The key in `canopy.info` whose value (8 bytes) is the snapshot the feed was enabled at.
-    static let enabledKey: [UInt8] = Array("feed".utf8)
     /// Commits between two prunings of the feed (as for the commit log: most commits don't touch its oldest page).
     static let pruneInterval: UInt64 = 64
 
     /// The snapshot the feed was enabled at, or `nil` when it is off.
     static func enabledSince(_ txn: LMDB.ReadTransaction, info: LMDB.Database) throws -> UInt64? {
-        try txn.withValue(forKey: enabledKey, in: info) { bytes in
+        try txn.withValue(forKey: StoreInfoKey.changeFeed, in: info) { bytes in
             guard let bytes else { return nil }
             guard bytes.count == 8 else { throw CanopyError(.corruptStore, "the change feed's record in canopy.info is \(bytes.count) bytes, not 8") }
             return bytes.loadBigEndianUInt64(at: 0)

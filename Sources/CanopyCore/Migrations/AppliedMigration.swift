@@ -26,30 +26,22 @@ public struct MigrationInProgress: Codable, Sendable, Hashable {
     public var batches: Int
 }
 
-/// Keys of the migration records in the store's `canopy.info` table.
-enum MigrationRecordKey {
-    static let appliedPrefix = "migration.applied."
-    static let progressPrefix = "migration.progress."
-    static func applied(_ name: String) -> [UInt8] { Array((appliedPrefix + name).utf8) }
-    static func progress(_ name: String) -> [UInt8] { Array((progressPrefix + name).utf8) }
-}
-
 extension ReadTransaction {
     /// The migration steps applied to this database, in the order they were applied.
     /// - Throws: ``CanopyError/Code/corruptStore`` when a record does not decode.
     public func appliedMigrations() throws -> [AppliedMigration] {
-        try migrationRecords(prefix: MigrationRecordKey.appliedPrefix, as: AppliedMigration.self)
+        try migrationRecords(prefix: StoreInfoKey.migrationAppliedPrefix, as: AppliedMigration.self)
             .sorted { ($0.snapshot, $0.name) < ($1.snapshot, $1.name) }
     }
 
     /// The migration steps that started and have not finished (interrupted; resumed by the next migrate).
     /// - Throws: ``CanopyError/Code/corruptStore`` when a record does not decode.
     public func migrationsInProgress() throws -> [MigrationInProgress] {
-        try migrationRecords(prefix: MigrationRecordKey.progressPrefix, as: MigrationInProgress.self)
+        try migrationRecords(prefix: StoreInfoKey.migrationProgressPrefix, as: MigrationInProgress.self)
     }
 
     func migrationProgress(_ name: String) throws -> MigrationInProgress? {
-        try storage.withValue(forKey: MigrationRecordKey.progress(name), in: tables.info) { bytes in
+        try storage.withValue(forKey: StoreInfoKey.migrationProgress(name), in: tables.info) { bytes in
             try bytes.map { try decodeMigrationRecord(MigrationInProgress.self, $0, name: name) }
         }
     }

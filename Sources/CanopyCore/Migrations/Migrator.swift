@@ -127,12 +127,12 @@ public struct Migrator: Sendable {
                 txn.customPayload = Array("migration:\(step.name)".utf8)
                 if result.finished {
                     let record = AppliedMigration(name: step.name, appliedAt: Date(), snapshot: txn.storeState.snapshot + 1, rows: rows)
-                    if progress != nil { try txn.writeMigrationRecord(nil as MigrationInProgress?, forKey: MigrationRecordKey.progress(step.name)) }
-                    try txn.writeMigrationRecord(record, forKey: MigrationRecordKey.applied(step.name))
+                    if progress != nil { try txn.writeMigrationRecord(nil as MigrationInProgress?, forKey: StoreInfoKey.migrationProgress(step.name)) }
+                    try txn.writeMigrationRecord(record, forKey: StoreInfoKey.migrationApplied(step.name))
                     return (record, rows)
                 }
                 let next = MigrationInProgress(name: step.name, after: result.lastKey ?? progress?.after, rows: rows, batches: (progress?.batches ?? 0) + 1)
-                try txn.writeMigrationRecord(next, forKey: MigrationRecordKey.progress(step.name))
+                try txn.writeMigrationRecord(next, forKey: StoreInfoKey.migrationProgress(step.name))
                 return (nil, rows)
             }
             self.progress?(step.name, applied.rows)

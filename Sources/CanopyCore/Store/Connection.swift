@@ -17,7 +17,7 @@ public final class Connection: @unchecked Sendable {
     // @unchecked: all mutable state is in `state`, accessed only while holding `lock` (one transaction at a time).
 
     let core: DatabaseCore
-    let lock = NSLock()
+    let lock = Mutex<Void>(())
     let state: ConnectionState
 
     init(core: DatabaseCore, options: ConnectionOptions) {
@@ -41,8 +41,9 @@ public final class Connection: @unchecked Sendable {
     /// thread is a typed error instead of waiting for itself.
     let owner = Atomic<UInt>(0)
 
-    /// Takes the connection's lock for a transaction, refusing a nested call from the thread that already holds it.
-    private func enter(_ what: String) throws {
+    /// Runs `body` holding the connection's lock for a transaction, refusing a nested call from the thread that
+    /// already holds it.
+    private func entered<R>(_ what: String, _ body: () throws -> R) throws -> R {
         let me = currentThreadID()
         if owner.load(ordering: .relaxed) == me {
             throw CanopyError(
@@ -50,13 +51,11 @@ public final class Connection: @unchecked Sendable {
                 "\(what) was called inside a transaction of the same connection, on the same thread: use the transaction you are in (a read-write transaction reads too), or another connection",
                 path: core.path)
         }
-        lock.lock()
-        owner.store(me, ordering: .relaxed)
-    }
-
-    private func leave() {
-        owner.store(0, ordering: .relaxed)
-        lock.unlock()
+        return try lock.withLock { _ in
+            owner.store(me, ordering: .relaxed)
+            defer { owner.store(0, ordering: .relaxed) }
+            return try body()
+        }
     }
 
     /// Runs `body` in a read transaction: a consistent view of the database as of its start (or as of the pinned
@@ -69,8 +68,11 @@ public final class Connection: @unchecked Sendable {
     ///   the same thread; what `body` throws.
     @discardableResult
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        try enter("read")
-        defer { leave() }
+        try entered("read") { try readEntered(body) }
+    }
+
+    /// ``read(_:)`` holding the connection's lock.
+    private func readEntered<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         do {
             return try core.environment.withAccess {
                 if let pinned = state.pinned {
@@ -122,8 +124,11 @@ public final class Connection: @unchecked Sendable {
                 "readWrite was called inside a read transaction of this database on the same thread (a read { } closure or an observer's read): end the read first, or do the reading in the readWrite",
                 path: core.path)
         }
-        try enter("readWrite")
-        defer { leave() }
+        return try entered("readWrite") { try readWriteEntered(body, isCancelled: isCancelled, thread: me) }
+    }
+
+    /// ``readWrite(_:isCancelled:)`` holding the connection's lock.
+    private func readWriteEntered<R>(_ body: (ReadWriteTransaction) throws -> R, isCancelled: (() -> Bool)?, thread me: UInt) throws -> R {
         guard state.pinned == nil else {
             throw CanopyError(
                 .connectionPinned,
@@ -133,12 +138,12 @@ public final class Connection: @unchecked Sendable {
         guard !core.options.readOnly else {
             throw CanopyError(.readOnly, "the database was opened read-only", path: core.path)
         }
-        core.writeLock.lock()
-        core.writerThread.store(me, ordering: .relaxed)
-        defer {
-            core.writerThread.store(0, ordering: .relaxed)
-            core.writeLock.unlock()
-        }
+        return try core.withWriteLock(thread: me) { try writeAttempts(body, isCancelled: isCancelled) }
+    }
+
+    /// The attempts of a write transaction (a full map grows and the closure runs again), holding the database's
+    /// write lock.
+    private func writeAttempts<R>(_ body: (ReadWriteTransaction) throws -> R, isCancelled: (() -> Bool)?) throws -> R {
         var attempt = 0
         let started = ContinuousClock.now
         while true {
@@ -250,8 +255,11 @@ public final class Connection: @unchecked Sendable {
     /// - Throws: ``CanopyError/Code/nestedTransaction`` inside a transaction of this connection.
     @discardableResult
     public func pin() throws -> UInt64 {
-        try enter("pin")
-        defer { leave() }
+        try entered("pin") { try pinEntered() }
+    }
+
+    /// ``pin()`` holding the connection's lock.
+    private func pinEntered() throws -> UInt64 {
         if state.pinned != nil { return state.pinnedSnapshot }
         do {
             return try core.environment.withAccess {
@@ -275,9 +283,7 @@ public final class Connection: @unchecked Sendable {
     ///   (pinned for longer than ``DatabaseOptions/commitLogLimit`` commits): the connection is still advanced, and the
     ///   caller must reload everything.
     public func advance() throws -> [CommitNotification] {
-        try enter("advance")
-        defer { leave() }
-        return try advancePinned(since: state.pinnedSnapshot)
+        try entered("advance") { try advancePinned(since: state.pinnedSnapshot) }
     }
 
     /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
@@ -285,9 +291,7 @@ public final class Connection: @unchecked Sendable {
     /// - Throws: ``CanopyError/Code/connectionNotPinned``; ``CanopyError/Code/snapshotMismatch`` when the commit log
     ///   no longer holds every commit after `from` (reload everything at the new snapshot).
     public func advance(since from: UInt64) throws -> [CommitNotification] {
-        try enter("advance")
-        defer { leave() }
-        return try advancePinned(since: from)
+        try entered("advance") { try advancePinned(since: from) }
     }
 
     /// ``advance(since:)`` for a caller holding the connection's lock.
@@ -330,9 +334,7 @@ public final class Connection: @unchecked Sendable {
     /// of this connection), so that these small accessors never wait for their own thread.
     private func withStateLock<R>(_ body: () -> R) -> R {
         if owner.load(ordering: .relaxed) == currentThreadID() { return body() }
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+        return lock.withLock { _ in body() }
     }
 
     /// The snapshot the connection is pinned to, or `nil` when it is not pinned.

@@ -177,7 +177,7 @@ public final class Database: Sendable {
         let check = {
             try connection.read { txn -> StoredStateCheck? in
                 guard let record = try txn.extensionRecords().first(where: { $0.name == ext.name }),
-                      record.versionTag == ext.versionTag, record.kind == ext.kind, record.options == ext.options else { return nil }
+                      try ext.matchesDefinition(of: record) else { return nil }
                 let snapshots = try txn.extensionSnapshots()
                 guard snapshots.extensions[ext.name] == snapshots.store else { return nil }
                 return try ext.checkStoredState(in: txn)

@@ -23,9 +23,18 @@ final class DatabaseCore: Sendable {
     let upgradedRecordCount: Int?
 
     /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
-    let writeLock = NSLock()
+    let writeLock = Mutex<Void>(())
     /// The thread holding ``writeLock`` (0 when none), so that a nested `readWrite` is a typed error, not a hang.
     let writerThread = Atomic<UInt>(0)
+
+    /// Runs `body` holding ``writeLock``, as thread `thread` (``writerThread``).
+    func withWriteLock<R>(thread: UInt, _ body: () throws -> R) throws -> R {
+        try writeLock.withLock { _ in
+            writerThread.store(thread, ordering: .relaxed)
+            defer { writerThread.store(0, ordering: .relaxed) }
+            return try body()
+        }
+    }
     /// Delivers callbacks in commit order, off the writer's thread.
     let deliveryQueue = DispatchQueue(label: "canopy.commit-notifications")
 
@@ -177,7 +186,7 @@ final class DatabaseCore: Sendable {
                     switch try tables.format(in: txn) {
                     case nil:
                         try tables.writeFormat(in: txn)
-                        try txn.put(StoreState().encoded, forKey: Array("state".utf8), in: tables.info)
+                        try txn.put(StoreState().encoded, forKey: StoreInfoKey.state, in: tables.info)
                     case StoreTables.upgradableFormatTag? where tables.checksummed:
                         upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
                     default:
@@ -288,7 +297,7 @@ final class DatabaseCore: Sendable {
     }
 
     static func readState(_ txn: LMDB.ReadTransaction, _ tables: StoreTables) throws -> StoreState {
-        try txn.withValue(forKey: Array("state".utf8), in: tables.info) { bytes in
+        try txn.withValue(forKey: StoreInfoKey.state, in: tables.info) { bytes in
             guard let bytes else { return StoreState() }
             do { return try StoreState(decoding: bytes) } catch {
                 throw CanopyError(.corruptStore, "the store's state record is malformed", underlying: error)
@@ -298,11 +307,11 @@ final class DatabaseCore: Sendable {
 
     /// Reads the snapshot number only.
     func readSnapshot(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
-        try "state".utf8.withContiguousStorageIfAvailable { key in
-            try txn.withValue(forKey: UnsafeRawBufferPointer(key), in: tables.info) { bytes in
+        try StoreInfoKey.state.withUnsafeBytes { key in
+            try txn.withValue(forKey: key, in: tables.info) { bytes in
                 bytes.flatMap { StoreState.snapshot(in: $0) } ?? 0
             }
-        } ?? Self.readState(txn, tables).snapshot
+        }
     }
 
     // MARK: Collections

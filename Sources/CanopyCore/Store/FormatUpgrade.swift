@@ -41,7 +41,7 @@ enum FormatUpgrade {
                 var entry = try cursor.first()
                 while let current = entry {
                     let key = Array(current.key)
-                    if !(skipsFormat && key == StoreTables.formatKey) {
+                    if !(skipsFormat && key == StoreInfoKey.format) {
                         let value = key.withUnsafeBytes { ValueChecksum.sealed(current.value, key: $0) }
                         try key.withUnsafeBytes { key in
                             try value.withUnsafeBytes { try cursor.put($0, forKey: key, flags: .current) }

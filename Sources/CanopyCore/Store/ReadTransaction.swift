@@ -117,10 +117,15 @@ public class ReadTransaction {
             }
             return try BinaryCodec().decode(T.self, from: bytes, entry: state.flatPlan)
         } catch {
-            throw CanopyError(
-                .decodingFailed, DecodingExplanation.message(for: error, decoding: T.self, codecName: codec.name),
-                path: core.path, collection: collection, key: key, underlying: error)
+            throw decodingFailure(error, decoding: T.self, codec: codec, key: key, collection: collection)
         }
+    }
+
+    /// The typed error of a decode that failed.
+    final func decodingFailure<T>(_ error: any Error, decoding type: T.Type, codec: any Codec, key: String, collection: String) -> CanopyError {
+        CanopyError(
+            .decodingFailed, DecodingExplanation.message(for: error, decoding: T.self, codecName: codec.name),
+            path: core.path, collection: collection, key: key, underlying: error)
     }
 
     func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
@@ -387,11 +392,22 @@ public class ReadTransaction {
     ) throws {
         if let record = try collectionRecord(collection.name) { try checkCodec(record, collection.codec, collection: collection.name) }
         let cache = cacheState.objectCache.cache(for: collection.name, as: Object.self)
+        // The decoder is chosen once per scan, not per row: the binary codec with the type's flat plan (looked up
+        // again after the first row, which lays it out), or the handle's codec.
+        let binary = Swift.type(of: collection.codec) == BinaryCodec.self
+        var plan = binary ? FlatDecodePlans.entry(for: Object.self) : nil
         try enumerateRows(inCollection: collection.name, prefix: prefix, after: nil, reverse: false) { key, bytes, _ in
             if let filter, !filter(key) { return true }
             let object: Object
             if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
+            } else if binary {
+                do {
+                    object = try BinaryCodec().decode(Object.self, from: bytes, entry: plan)
+                } catch {
+                    throw decodingFailure(error, decoding: Object.self, codec: collection.codec, key: key, collection: collection.name)
+                }
+                if plan == nil { plan = FlatDecodePlans.entry(for: Object.self) }
             } else {
                 object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             }
@@ -448,12 +464,6 @@ public class ReadTransaction {
                 "the stored registration record of extension '\(name)' is malformed; unregister the extension (unregisterExtension(named:dropStorage: true)) and register it again",
                 path: core.path, extensionName: name, underlying: error)
         }
-    }
-
-    /// The underlying LMDB transaction, for extensions that read their own tables.
-    /// - Throws: ``CanopyError/Code/transactionEnded`` once the transaction's closure has returned.
-    public var lmdbTransaction: LMDB.ReadTransaction {
-        get throws(CanopyError) { try storage }
     }
 
     /// The database's path.

@@ -24,7 +24,8 @@ extension ReadWriteTransaction {
         }
         var context = ExtensionRegistrationContext(
             previous: previous, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
-            currentVersionTag: ext.versionTag, currentKind: ext.kind, currentOptions: ext.options)
+            currentVersionTag: ext.versionTag, currentKind: ext.kind,
+            optionsComparison: try previous.map { try ext.compareOptions(withRecorded: $0.options) } ?? .same)
         if case .rebuild(let because) = checked { context.forcedRebuildReason = .storedStateMismatch(because) }
         // An unchanged definition whose state lags is caught up from the commit log when the log covers the gap.
         var missed: MissedWrites?
@@ -62,7 +63,7 @@ extension ReadWriteTransaction {
         }
         var rebuiltAt = previous?.rebuiltAtSnapshot
         if case .rebuilt = outcome { rebuiltAt = storeState.snapshot + 1 }
-        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: ext.options,
+        let record = ExtensionRecord(name: ext.name, kind: ext.kind, versionTag: ext.versionTag, options: try ext.recordedOptions(),
                                      registeredAtSnapshot: storeState.snapshot, rebuiltAtSnapshot: rebuiltAt)
         try writeRecord(record)
         didWrite = true
@@ -111,7 +112,7 @@ extension ReadWriteTransaction {
     private func rebuild(_ ext: any StoreExtension, because reason: ExtensionRebuildReason, dependents: Bool = true) throws {
         var context = ExtensionRegistrationContext(
             previous: nil, storeSnapshot: storeState.snapshot, extensionSnapshot: storeState.extensionSnapshots[ext.name],
-            currentVersionTag: ext.versionTag, currentKind: ext.kind, currentOptions: ext.options)
+            currentVersionTag: ext.versionTag, currentKind: ext.kind, optionsComparison: .same)
         context.forcedRebuildReason = reason
         try prepare(ext, context: context)
         if let index = writers.firstIndex(where: { $0.name == ext.name }) {

@@ -65,7 +65,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         let what = recorded.map { "version tag '\($0.versionTag)' (kind '\($0.kind)', options \($0.options))" } ?? "no registration (it was unregistered)"
         throw CanopyError(
             .extensionDefinitionMismatch,
-            "extension '\(name)' is registered in this process with version tag '\(ext.versionTag)' (kind '\(ext.kind)', options \(ext.options)), but the database records \(what), written by another process; the write was rolled back so the extension's state stays right. Register the same definition in every process; to take this one, unregister it here and register it again (which rebuilds it)",
+            "extension '\(name)' is registered in this process with version tag '\(ext.versionTag)' (kind '\(ext.kind)', options \((try? ext.recordedOptions()) ?? "that cannot be encoded")), but the database records \(what), written by another process; the write was rolled back so the extension's state stays right. Register the same definition in every process; to take this one, unregister it here and register it again (which rebuilds it)",
             path: core.path, extensionName: name)
     }
 
@@ -76,7 +76,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             guard let bytes else { return nil }
             if core.isVerifiedRecord(bytes, of: name) { return true }
             let record = try decodeExtensionRecord(bytes, name: name)
-            guard record.versionTag == ext.versionTag, record.kind == ext.kind, record.options == ext.options else { return false }
+            guard try ext.matchesDefinition(of: record) else { return false }
             core.rememberVerifiedRecord(Array(bytes), of: name)
             return true
         }
@@ -545,7 +545,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try writeStorage.put(state.encoded, forKey: Array("state".utf8), in: tables.info)
+            try writeStorage.put(state.encoded, forKey: StoreInfoKey.state, in: tables.info)
             try writeStorage.put(notification.encoded, forKey: SnapshotKey.bytes(snapshot), in: tables.commits)
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).

@@ -37,8 +37,6 @@ struct StoreTables: Sendable {
     var expectedFormatTag: String { checksummed ? Self.formatTag : Self.uncheckedFormatTag }
     /// The format a read-write open upgrades in place (see ``FormatUpgrade``).
     static let upgradableFormatTag = "canopy/3"
-    /// The key of the format record in `canopy.info`.
-    static let formatKey = Array("format".utf8)
 
     static func open(in txn: LMDB.ReadTransaction, create: Bool) throws -> StoreTables {
         let flags: LMDB.Database.Flags = create ? [.create] : []
@@ -55,16 +53,16 @@ struct StoreTables: Sendable {
     /// with a valid trailer it is `canopy/4` or later; without, an earlier format (or a damaged record, which then
     /// reads as an unknown format).
     func format(in txn: LMDB.ReadTransaction) throws -> String? {
-        try txn.withValue(forKey: Self.formatKey, in: info.withoutChecksums) { stored in
+        try txn.withValue(forKey: StoreInfoKey.format, in: info.withoutChecksums) { stored in
             guard let stored else { return nil }
-            let tag = Self.formatKey.withUnsafeBytes { key in ValueChecksum.payload(of: stored, key: key) } ?? stored
+            let tag = StoreInfoKey.format.withUnsafeBytes { key in ValueChecksum.payload(of: stored, key: key) } ?? stored
             return String(decoding: tag, as: UTF8.self)
         }
     }
 
     /// Writes this build's format record (with its checksum, as every value of `canopy.info`).
     func writeFormat(in txn: LMDB.WriteTransaction) throws {
-        try txn.put(Array(expectedFormatTag.utf8), forKey: Self.formatKey, in: info)
+        try txn.put(Array(expectedFormatTag.utf8), forKey: StoreInfoKey.format, in: info)
     }
 }
 
@@ -165,7 +163,10 @@ enum RowKey {
 
     /// The key part of a row key.
     static func key(of rowKey: UnsafeRawBufferPointer) -> String {
-        String(decoding: rowKey.dropFirst(4), as: UTF8.self)
+        // (Rebasing a slice, not `dropFirst`: that is the generic `Collection` method, unspecialized, on every row
+        // of a scan.)
+        guard rowKey.count > 4 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: rowKey[4...]), as: UTF8.self)
     }
 
     /// The collection id of a row key.

@@ -15,7 +15,7 @@ enum StoredRecord {
     @inline(__always)
     static func objectBytes(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard let flags = value.first else { return nil }
-        guard flags & hasAttachments != 0 else { return UnsafeRawBufferPointer(rebasing: value.dropFirst()) }
+        guard flags & hasAttachments != 0 else { return UnsafeRawBufferPointer(rebasing: value[1...]) }
         var offset = 1
         guard let length = readVarint(value, &offset), length <= value.count - offset else { return nil }
         return UnsafeRawBufferPointer(rebasing: value[(offset + length)...])
@@ -60,12 +60,19 @@ enum StoredRecord {
     static func encode(_ attachments: [UInt32: [UInt8]]) -> [UInt8] {
         var out = ByteWriter(capacity: attachments.values.reduce(0) { $0 + $1.count + 4 })
         for slot in attachments.keys.sorted() {
-            guard let bytes = attachments[slot], !bytes.isEmpty else { continue }
-            out.append(varint: UInt64(slot))
-            out.append(varint: UInt64(bytes.count))
-            out.bytes.append(contentsOf: bytes)
+            guard let bytes = attachments[slot] else { continue }
+            appendAttachment(bytes, slot: slot, to: &out)
         }
         return out.bytes
+    }
+
+    /// Appends one attachment, `varint(slot) varint(length) bytes`, to a region being built by ascending slot; an
+    /// empty one is left out (it means none). The one encoder of an attachment.
+    static func appendAttachment(_ bytes: [UInt8], slot: UInt32, to out: inout ByteWriter) {
+        guard !bytes.isEmpty else { return }
+        out.append(varint: UInt64(slot))
+        out.append(varint: UInt64(bytes.count))
+        out.bytes.append(contentsOf: bytes)
     }
 
     /// A stored value: flags (the attachments bit set from `attachments`), attachments, object.
@@ -74,12 +81,7 @@ enum StoredRecord {
         out.reserveCapacity(object.count + attachments.count + 6)
         out.append((metadata ? hasMetadata : 0) | (attachments.isEmpty ? 0 : hasAttachments))
         if !attachments.isEmpty {
-            var length = UInt64(attachments.count)
-            while length >= 0x80 {
-                out.append(UInt8(length & 0x7F) | 0x80)
-                length >>= 7
-            }
-            out.append(UInt8(length))
+            VarInt.append(UInt64(attachments.count), to: &out)
             out.append(contentsOf: attachments)
         }
         out.append(contentsOf: object)
@@ -88,16 +90,6 @@ enum StoredRecord {
 
     @inline(__always)
     static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Int? {
-        var result = 0
-        var shift = 0
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            offset += 1
-            result |= Int(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
-            if shift > 56 { return nil }
-        }
-        return nil
+        VarInt.readInt(bytes, at: &offset)
     }
 }

@@ -20,14 +20,9 @@ public struct ByteWriter {
     /// Appends one byte.
     public mutating func append(byte: UInt8) { bytes.append(byte) }
 
-    /// Appends a variable-length integer (7 bits per byte, least significant group first).
+    /// Appends a variable-length integer (``VarInt``).
     public mutating func append(varint value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
+        VarInt.append(value, to: &bytes)
     }
 
     /// Appends a string as its UTF-8 length (a variable-length integer) and bytes.
@@ -95,16 +90,13 @@ public struct ByteReader {
         return buffer[offset]
     }
 
-    /// Reads a variable-length integer written by ``ByteWriter/append(varint:)``.
+    /// Reads a variable-length integer written by ``ByteWriter/append(varint:)`` (``VarInt``).
     public mutating func readVarint() throws -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let byte = try readByte()
-            guard shift < 64 else { throw Malformed(offset: offset) }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
+        guard let base = buffer.baseAddress else { throw Malformed(offset: offset) }
+        do {
+            return try VarInt.read(base, at: &offset, limit: buffer.count)
+        } catch {
+            throw Malformed(offset: error.offset)
         }
     }
 

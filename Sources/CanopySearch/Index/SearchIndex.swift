@@ -79,19 +79,26 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     /// Everything the index declares besides its text closure — collections, fields and weights, what the texts read,
-    /// the storage format — as JSON with sorted keys; a difference at registration rebuilds the index.
-    public var options: String {
-        ExtensionOptionsCoding.encode(Definition(
+    /// the storage format — recorded as JSON with sorted keys (``/CanopyCore/StoreExtension/recordedOptions()``); a
+    /// difference at registration rebuilds the index.
+    public var options: Definition {
+        Definition(
             collections: collections?.sorted(), fields: fields, dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata,
-            format: Self.formatVersion))
+            format: Self.formatVersion)
     }
 
-    struct Definition: Codable {
-        var collections: [String]?
-        var fields: [SearchField]
-        var dependsOnObject: Bool
-        var dependsOnMetadata: Bool
-        var format: Int
+    /// What a search index records about its definition besides its text closure (``options``).
+    public struct Definition: Codable, Equatable, Sendable {
+        /// The collections indexed, sorted; `nil` for all.
+        public var collections: [String]?
+        /// The fields and their weights.
+        public var fields: [SearchField]
+        /// Whether the texts read the object.
+        public var dependsOnObject: Bool
+        /// Whether the texts read the metadata.
+        public var dependsOnMetadata: Bool
+        /// The index's storage format.
+        public var format: Int
     }
 
     /// How many rows of the indexed collections the registration's check recomputes.

@@ -83,7 +83,8 @@ public final class SearchResultsView: Sendable {
     /// collections): a changed index definition changes which rows match, so the view is rebuilt with it.
     static func tag(_ versionTag: String, _ index: SearchIndex) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in index.options.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        // (Options that cannot be encoded hash as empty here; registering the index then fails with a typed error.)
+        for byte in ((try? index.recordedOptions()) ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "\(versionTag) search:\(index.name):\(index.versionTag):\(String(hash, radix: 16))"
     }
 
@@ -146,7 +147,7 @@ public final class SearchResultsView: Sendable {
         var statistics: SearchStatistics?
 
         func encoded() throws -> [UInt8] {
-            Array(ExtensionOptionsCoding.encode(self).utf8)
+            Array(try ExtensionOptionsCoding.encode(self).utf8)
         }
     }
 
@@ -167,11 +168,12 @@ public final class SearchResultsView: Sendable {
         }
 
         static func decode(_ bytes: [UInt8], view: String, index: String) throws -> QueryRecord {
-            guard let record = ExtensionOptionsCoding.decode(QueryRecord.self, from: String(decoding: bytes, as: UTF8.self)) else {
+            do {
+                return try ExtensionOptionsCoding.decode(QueryRecord.self, from: String(decoding: bytes, as: UTF8.self))
+            } catch {
                 throw CanopyError(.corruptStore, "the stored query of results view '\(view)' is malformed; set the query again",
-                                  extensionName: index)
+                                  extensionName: index, underlying: error)
             }
-            return record
         }
 
         /// Loads the stored record (`nil`: no query).

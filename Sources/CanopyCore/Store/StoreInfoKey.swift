@@ -1,0 +1,38 @@
+/// The keys of the store's `canopy.info` table, declared once: every read and write of the table names its key
+/// through these, never by spelling it (see ``StoreTables``).
+///
+/// | key | value |
+/// | --- | --- |
+/// | `format` | the format tag |
+/// | `state` | ``StoreState``: the snapshot and each extension's consistent snapshot |
+/// | `attachment-slots` | ``AttachmentSlots`` |
+/// | `feed` | the snapshot the change feed was enabled at (``ChangeFeedLog``) |
+/// | `ext.<name>.state` | an extension's small state record |
+/// | `ext.<name>.skipped` | the rows an extension skipped (``SkippedRows``) |
+/// | `migration.applied.<step>`, `migration.progress.<step>` | the migration records (``AppliedMigration``) |
+enum StoreInfoKey {
+    static let format = Array("format".utf8)
+    static let state = Array("state".utf8)
+    static let attachmentSlots = Array("attachment-slots".utf8)
+    static let changeFeed = Array("feed".utf8)
+
+    /// An extension's state record.
+    static func extensionState(of extensionName: String) -> [UInt8] {
+        Array(ExtensionTableName.state(of: extensionName).utf8)
+    }
+
+    /// The record of the rows an extension skipped.
+    static func skippedRows(of extensionName: String) -> [UInt8] {
+        Array(ExtensionTableName.skipped(of: extensionName).utf8)
+    }
+
+    /// The prefix of the records of applied migration steps.
+    static let migrationAppliedPrefix = "migration.applied."
+    /// The prefix of the records of migration steps in progress.
+    static let migrationProgressPrefix = "migration.progress."
+
+    /// The record of migration step `name`, applied.
+    static func migrationApplied(_ name: String) -> [UInt8] { Array((migrationAppliedPrefix + name).utf8) }
+    /// The record of migration step `name`, in progress.
+    static func migrationProgress(_ name: String) -> [UInt8] { Array((migrationProgressPrefix + name).utf8) }
+}
