@@ -225,11 +225,11 @@ extension SearchIndex {
             do {
                 let document = try SearchPosting.document(ofKey: key)
                 var reader = SearchBytes.Reader(value)
-                let length = Int(try reader.varint())
-                let entries = Int(try reader.varint())
+                let length = try reader.int()
+                let entries = try reader.int()
                 for _ in 0..<entries {
-                    let field = Int(try reader.varint())
-                    visit(document, length, field, Int(try reader.varint()))
+                    let field = try reader.int()
+                    visit(document, length, field, try reader.int())
                 }
                 return true
             } catch {

@@ -46,7 +46,7 @@ struct SearchIndexState: Hashable, Sendable {
     static let version: UInt8 = 1
 
     var encoded: [UInt8] {
-        var out = SearchBytes.Writer()
+        var out = ByteWriter()
         out.bytes.append(Self.version)
         out.append(varint: nextDocument)
         out.append(varint: UInt64(documentCount))
@@ -60,8 +60,12 @@ struct SearchIndexState: Hashable, Sendable {
         var reader = SearchBytes.Reader(bytes)
         guard try reader.byte() == Self.version else { throw SearchBytes.Malformed("an unknown state version") }
         nextDocument = try reader.varint()
-        documentCount = Int(try reader.varint())
-        totalLength = Int(try reader.varint())
+        // Totals over the whole index: any value an Int holds.
+        guard let documents = Int(exactly: try reader.varint()), let words = Int(exactly: try reader.varint()) else {
+            throw SearchBytes.Malformed("a document or word total is out of range")
+        }
+        documentCount = documents
+        totalLength = words
     }
 }
 
@@ -73,7 +77,7 @@ struct SearchRowRecord: Hashable {
     var terms: [[UInt8]]
 
     var encoded: [UInt8] {
-        var out = SearchBytes.Writer()
+        var out = ByteWriter()
         out.append(varint: document)
         out.append(varint: UInt64(length))
         out.append(varint: UInt64(terms.count))
@@ -90,12 +94,12 @@ struct SearchRowRecord: Hashable {
         return try bytes.withUnsafeBytes { raw in
             var reader = SearchBytes.Reader(raw)
             let document = try reader.varint()
-            let length = Int(try reader.varint())
-            let count = Int(try reader.varint())
+            let length = try reader.int()
+            let count = try reader.int()
             guard count <= raw.count else { throw SearchBytes.Malformed("a word count larger than the record") }
             var terms: [[UInt8]] = []
             terms.reserveCapacity(count)
-            for _ in 0..<count { terms.append(try reader.bytes(Int(try reader.varint()))) }
+            for _ in 0..<count { terms.append(try reader.bytes(try reader.int())) }
             return SearchRowRecord(document: document, length: length, terms: terms)
         }
     }
@@ -108,7 +112,7 @@ struct SearchPosting {
     var fields: [(field: Int, positions: [Int])]
 
     var encoded: [UInt8] {
-        var out = SearchBytes.Writer()
+        var out = ByteWriter()
         out.append(varint: UInt64(length))
         out.append(varint: UInt64(fields.count))
         for entry in fields {
@@ -128,12 +132,12 @@ struct SearchPosting {
     /// Reads the row length and per-field counts (and, with `positions`, the positions) of a posting value.
     static func decode(_ raw: UnsafeRawBufferPointer, positions: Bool) throws -> (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]]) {
         var reader = SearchBytes.Reader(raw)
-        let length = Int(try reader.varint())
-        let entries = Int(try reader.varint())
+        let length = try reader.int()
+        let entries = try reader.int()
         guard entries <= raw.count else { throw SearchBytes.Malformed("a field count larger than the posting") }
         var counts: [(field: Int, count: Int)] = []
         counts.reserveCapacity(entries)
-        for _ in 0..<entries { counts.append((Int(try reader.varint()), Int(try reader.varint()))) }
+        for _ in 0..<entries { counts.append((try reader.int(), try reader.int())) }
         guard positions else { return (length, counts, []) }
         var all: [[Int]] = []
         for entry in counts {
@@ -142,7 +146,7 @@ struct SearchPosting {
             list.reserveCapacity(entry.count)
             var position = 0
             for _ in 0..<entry.count {
-                position += Int(try reader.varint())
+                position += try reader.int()
                 list.append(position)
             }
             all.append(list)
@@ -166,54 +170,44 @@ struct SearchPosting {
     }
 }
 
-/// Variable-length integers (LEB128) for the index's values.
+/// The index's values are written with CanopyCore's ``ByteWriter`` (its one variable-length integer code, ``VarInt``)
+/// and read through ``SearchBytes/Reader``: ``ByteReader`` plus counts and lengths bounded to what an `Int` holds, so
+/// damaged bytes throw ``SearchBytes/Malformed`` and never trap.
 enum SearchBytes {
     struct Malformed: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
     }
 
-    struct Writer {
-        var bytes: [UInt8] = []
-
-        mutating func append(varint value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                bytes.append(UInt8(value & 0x7F) | 0x80)
-                value >>= 7
-            }
-            bytes.append(UInt8(value))
-        }
-    }
-
     struct Reader {
-        let raw: UnsafeRawBufferPointer
-        var offset = 0
+        private var reader: ByteReader
 
-        init(_ raw: UnsafeRawBufferPointer) { self.raw = raw }
+        init(_ raw: UnsafeRawBufferPointer) { reader = ByteReader(raw) }
 
         mutating func byte() throws -> UInt8 {
-            guard offset < raw.count else { throw Malformed("the value ends early") }
-            defer { offset += 1 }
-            return raw[offset]
+            do { return try reader.readByte() } catch { throw Malformed("the value ends early") }
         }
 
         mutating func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = try byte()
-                guard shift < 64 else { throw Malformed("a varint is too long") }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
+            do { return try reader.readVarint() } catch { throw Malformed("a varint is malformed (\(error))") }
+        }
+
+        /// A count, length, field or position delta: a varint that fits in 32 bits (words, fields and positions of
+        /// one row are far fewer), so sums of them cannot overflow an `Int` either.
+        mutating func int() throws -> Int {
+            let value = try varint()
+            guard value <= UInt64(UInt32.max) else { throw Malformed("a count of \(value) is out of range") }
+            return Int(value)
         }
 
         mutating func bytes(_ count: Int) throws -> [UInt8] {
-            guard count >= 0, offset + count <= raw.count else { throw Malformed("the value ends early") }
-            defer { offset += count }
-            return Array(raw[offset..<(offset + count)])
+            do {
+                try reader.need(count)
+                defer { reader.offset += count }
+                return Array(reader.buffer[reader.offset..<(reader.offset + count)])
+            } catch {
+                throw Malformed("the value ends early")
+            }
         }
     }
 }

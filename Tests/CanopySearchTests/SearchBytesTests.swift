@@ -1,0 +1,37 @@
+import Testing
+@testable import CanopySearch
+
+/// The index's stored values come from disk: damaged bytes throw, never trap (a varint past what an Int holds, a count
+/// larger than the value, a value cut short).
+@Suite("Search index: damaged stored values")
+struct SearchBytesTests {
+    /// A varint of 2^63 (ten bytes): `Int(_:)` on it would trap.
+    static let huge: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]
+
+    @Test("a posting or row record holding an out-of-range count throws Malformed")
+    func outOfRangeCounts() throws {
+        let postings: [[UInt8]] = [Self.huge + [0], [3] + Self.huge, [3, 1] + Self.huge + [1], [3, 1, 0, 1] + Self.huge, [3, 1, 0]]
+        for bytes in postings {
+            #expect(throws: SearchBytes.Malformed.self) {
+                _ = try bytes.withUnsafeBytes { try SearchPosting.decode($0, positions: true) }
+            }
+        }
+        let rows: [[UInt8]] = [[1] + Self.huge + [0], [1, 2] + Self.huge, [1, 2, 1] + Self.huge, [1, 2, 1, 5, 0x61]]
+        for bytes in rows {
+            #expect(throws: SearchBytes.Malformed.self) { _ = try SearchRowRecord.decode(bytes) }
+        }
+        let state: [UInt8] = [SearchIndexState.version, 1] + Self.huge + [0]
+        #expect(throws: SearchBytes.Malformed.self) { _ = try state.withUnsafeBytes { try SearchIndexState(decoding: $0) } }
+    }
+
+    @Test("values written by the index read back")
+    func roundTrip() throws {
+        let posting = SearchPosting(length: 7, fields: [(field: 0, positions: [1, 4]), (field: 2, positions: [0])])
+        let decoded = try posting.encoded.withUnsafeBytes { try SearchPosting.decode($0, positions: true) }
+        #expect(decoded.length == 7)
+        #expect(decoded.counts.map(\.field) == [0, 2] && decoded.counts.map(\.count) == [2, 1])
+        #expect(decoded.positions == [[1, 4], [0]])
+        let row = SearchRowRecord(document: 9, length: 3, terms: [Array("milk".utf8), Array("oat".utf8)])
+        #expect(try SearchRowRecord.decode(row.encoded) == row)
+    }
+}
