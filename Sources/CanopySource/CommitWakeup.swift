@@ -17,13 +17,9 @@ import Synchronization
 ///   also waits for keys and signals; `TerminalRunner` uses it);
 /// - ``generation``, which moves at every ring.
 public final class CommitWakeup: Sendable {
-    private struct State {
-        var generation: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter: UInt64 = 0
-    }
     private let database: Database
-    private let state = Mutex(State())
+    /// The generation and the async waiters (Canopy's one mechanism, shared with ``ViewObserver``).
+    private let signal = CommitSignal()
     private let token = Mutex<ObserverToken?>(nil)
     private let watch = Mutex<CommitWatch?>(nil)
     /// The pipe rung at each wake-up: read end, write end (both non-blocking; -1 when no pipe could be made).
@@ -50,11 +46,6 @@ public final class CommitWakeup: Sendable {
     deinit {
         if let token = token.withLock({ $0 }) { database.removeObserver(token) }
         watch.withLock { $0?.cancel() }
-        let waiters = state.withLock { state in
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
         if pipeEnds.read >= 0 { close(pipeEnds.read) }
         if pipeEnds.write >= 0 { close(pipeEnds.write) }
     }
@@ -63,7 +54,7 @@ public final class CommitWakeup: Sendable {
     public var isActive: Bool { watch.withLock { $0?.isActive ?? false } }
 
     /// How many times it rang.
-    public var generation: UInt64 { state.withLock { $0.generation } }
+    public var generation: UInt64 { signal.generation }
 
     /// A descriptor that is readable after a ring until ``acknowledge()``; -1 when the pipe could not be made (then
     /// wait with ``wait(after:timeout:)`` or look every so often).
@@ -93,12 +84,7 @@ public final class CommitWakeup: Sendable {
 
     /// Rings: moves the generation, wakes the waiters and makes ``fileDescriptor`` readable.
     public func ring() {
-        let waiters = state.withLock { state in
-            state.generation &+= 1
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
+        signal.fire()
         if pipeEnds.write >= 0 {
             var byte: UInt8 = 1
             _ = write(pipeEnds.write, &byte, 1)   // a full pipe already says "rung"
@@ -107,34 +93,7 @@ public final class CommitWakeup: Sendable {
 
     /// Returns when the generation is past `generation`, after `timeout`, or when the task is cancelled.
     public func wait(after generation: UInt64, timeout: Duration) async {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state in
-                    if state.generation != generation || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if ready {
-                    continuation.resume()
-                    return
-                }
-                let nanoseconds = max(0, timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
-                    self?.resume(id)
-                }
-            }
-        } onCancel: {
-            resume(id)
-        }
-    }
-
-    private func resume(_ id: UInt64) {
-        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-        waiter?.resume()
+        await signal.wait(after: generation, timeout: timeout)
     }
 }
 
