@@ -100,9 +100,10 @@ public final class ChildProcess: Sendable {
         return process.terminationStatus
     }
 
-    /// Kills the child with SIGKILL and waits for it.
+    /// Kills the child with SIGKILL and waits for it; does nothing to a child that has already exited (its process id
+    /// may belong to another process by now).
     public func kill9() {
-        kill(process.processIdentifier, SIGKILL)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }
