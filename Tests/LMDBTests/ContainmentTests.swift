@@ -1,3 +1,4 @@
+import CanopyTestSupport
 import Foundation
 import LMDB
 import Testing
@@ -53,7 +54,7 @@ struct ContainmentTests {
     static func withDamagedEnvironment(
         count: Int, _ change: (inout [UInt8]) throws -> Void, _ body: (Environment, Database, String) throws -> Void
     ) throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             try makeEnvironment(at: directory.path, count: count)
             try damage(directory.path, change)
             let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
