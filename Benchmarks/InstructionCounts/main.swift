@@ -142,6 +142,9 @@ let workloads: [String: (Int) throws -> Void] = [
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
     "full-scan": fullScan,
     "small-write-txn-none": smallWrites,
+    "search-index": searchIndex,
+    "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
+    "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
