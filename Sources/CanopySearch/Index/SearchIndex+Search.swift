@@ -117,6 +117,8 @@ extension SearchIndex {
         guard let driver = hits.indices.min(by: { hits[$0].count < hits[$1].count }) else { return result }
         let fieldCount = fields.count
         let weights = fields.map(\.weight)
+        let averageLength = SearchRanking.averageLength(statistics)
+        let idfs = hits.indices.map { SearchRanking.idf(term: $0, statistics: statistics) }
         var slots = [Int](repeating: 0, count: hits.count)
         candidates: for (driverSlot, document) in hits[driver].documents.enumerated() {
             for term in hits.indices {
@@ -124,7 +126,7 @@ extension SearchIndex {
                 guard let slot = hits[term].slot(of: document) else { continue candidates }
                 slots[term] = slot
             }
-            let norm = SearchRanking.lengthNorm(length: hits[driver].lengths[driverSlot], statistics: statistics)
+            let norm = SearchRanking.lengthNorm(length: hits[driver].lengths[driverSlot], averageLength: averageLength)
             var score = 0.0
             for term in hits.indices {
                 var frequency = 0.0
@@ -133,7 +135,7 @@ extension SearchIndex {
                     let count = hits[term].counts[base + field]
                     if count > 0 { frequency += weights[field] * Double(count) }
                 }
-                score += SearchRanking.contribution(frequency: frequency, term: term, lengthNorm: norm, statistics: statistics)
+                score += SearchRanking.contribution(frequency: frequency, idf: idfs[term], lengthNorm: norm)
             }
             result.documents.append(document)
             result.scores.append(score)

@@ -324,16 +324,11 @@ struct SearchDocumentAnalysis {
             let words = SearchTokenizer.terms(of: text)
             length += words.count
             for (position, word) in words.enumerated() {
-                var posting = postings.removeValue(forKey: word) ?? SearchPosting(length: 0, fields: [])
-                if let last = posting.fields.indices.last, posting.fields[last].field == field {
-                    posting.fields[last].positions.append(position)
-                } else {
-                    posting.fields.append((field, [position]))
-                }
-                postings[word] = posting
+                // One hash lookup per word, the posting changed in place.
+                postings[word, default: SearchPosting(length: 0, fields: [])].add(position, inField: field)
             }
         }
-        for key in postings.keys { postings[key]?.length = length }
+        for index in postings.values.indices { postings.values[index].length = length }
     }
 
     /// The distinct words, sorted by bytes.

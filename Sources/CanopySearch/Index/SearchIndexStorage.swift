@@ -115,6 +115,15 @@ struct SearchPosting {
     /// (field, positions), by field.
     var fields: [(field: Int, positions: [Int])]
 
+    /// Adds an occurrence at `position` of field `field` (fields in ascending order, positions ascending in each).
+    mutating func add(_ position: Int, inField field: Int) {
+        if let last = fields.indices.last, fields[last].field == field {
+            fields[last].positions.append(position)
+        } else {
+            fields.append((field, [position]))
+        }
+    }
+
     /// A posting read back: the row length, per field the count, and (when asked for) the positions.
     typealias Decoded = (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]])
 
