@@ -112,7 +112,7 @@ let package = Package(
         ]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
-        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
+        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
