@@ -49,7 +49,7 @@ let package = Package(
         // (`InstructionCounts/count.sh`): on a loaded machine they decide where timings cannot.
         .executableTarget(
             name: "InstructionCounts",
-            dependencies: [.product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy")],
+            dependencies: [.product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy"), "CLMDBBench"],
             path: "InstructionCounts",
             exclude: ["count.sh"]
         ),

@@ -142,6 +142,10 @@ let workloads: [String: (Int) throws -> Void] = [
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
     "full-scan": fullScan,
     "small-write-txn-none": smallWrites,
+    "raw-small-write-txn-none": rawSmallWrites,
+    "update-2-views": { try updates(iterations: $0, observed: false) },
+    "update-2-views-observed": { try updates(iterations: $0, observed: true) },
+    "observed-window": observedWindow,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
