@@ -51,7 +51,7 @@ let package = Package(
             name: "InstructionCounts",
             dependencies: [
                 .product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy"),
-                .product(name: "CanopySearch", package: "Canopy"),
+                .product(name: "CanopySearch", package: "Canopy"), "CLMDBBench",
             ],
             path: "InstructionCounts",
             exclude: ["count.sh"]

@@ -178,6 +178,10 @@ let workloads: [String: (Int) throws -> Void] = [
     "search-index": searchIndex,
     "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
     "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
+    "raw-small-write-txn-none": rawSmallWrites,
+    "update-2-views": { try updates(iterations: $0, observed: false) },
+    "update-2-views-observed": { try updates(iterations: $0, observed: true) },
+    "observed-window": observedWindow,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

@@ -44,12 +44,27 @@ public final class ReadWriteTransaction: ReadTransaction {
         self.lmdbWriteStorage = storage
         self.storeState = state
         super.init(storage: storage, connection: connection, snapshot: state.snapshot)
-        let extensions = core.extensions
+        let (extensions, generation, verified) = core.extensionsForWrite(at: state.snapshot)
+        let checks = !connection.state.isMaintenance
         for ext in extensions {
-            if !connection.state.isMaintenance { try checkDefinition(of: ext) }
+            if checks && !verified { try checkDefinition(of: ext) }
             writers.append((ext.name, try ext.beginWrite(self)))
         }
+        checkedDefinitionsGeneration = checks ? generation : nil
         try catchUpStaleExtensions(extensions)
+    }
+
+    /// The generation of the extensions whose recorded definitions this transaction checked (or knew to match), or
+    /// `nil` when it did not check them (a registering transaction).
+    private var checkedDefinitionsGeneration: UInt64?
+
+    /// After a commit at `snapshot`: the definitions this transaction checked still match their records there, unless
+    /// it changed registrations or rebuilt an extension (which rewrites its record), so the next write of this process
+    /// that begins at `snapshot` need not read them again.
+    private func rememberCheckedDefinitions(at snapshot: UInt64) {
+        guard let generation = checkedDefinitionsGeneration, registeredExtensions.isEmpty, unregisteredExtensions.isEmpty,
+              rebuiltExtensions.isEmpty else { return }
+        core.rememberVerifiedDefinitions(at: snapshot, generation: generation)
     }
 
     /// Throws when the registration recorded in the database no longer matches `ext` as registered in this process:
@@ -518,6 +533,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     func commit() throws -> CommitNotification? {
         guard didWrite || !changes.isEmpty else {
             try writeStorage.commit()
+            rememberCheckedDefinitions(at: storeState.snapshot)
             for (_, writer) in writers { writer.didCommit(snapshot: storeState.snapshot) }
             writers.removeAll()
             return nil
@@ -552,13 +568,12 @@ public final class ReadWriteTransaction: ReadTransaction {
             let limit = UInt64(max(1, core.options.commitLogLimit))
             let batch = min(64, limit)
             if snapshot > limit, snapshot % batch == 0 {
-                for old in (snapshot - limit - min(batch, snapshot - limit) + 1)...(snapshot - limit) {
-                    _ = try writeStorage.delete(SnapshotKey.bytes(old), in: tables.commits)
-                }
+                try pruneCommitLog(from: snapshot - limit - min(batch, snapshot - limit) + 1, through: snapshot - limit)
             }
             try recordInChangeFeed(notification)
         }
         try writeStorage.commit()
+        rememberCheckedDefinitions(at: snapshot)
         storeState = state
         core.rememberExtensionSnapshots(state)
         core.remember(newCollections)
@@ -611,6 +626,23 @@ public final class ReadWriteTransaction: ReadTransaction {
             return try writeStorage.openDatabase(named: full, checksummed: true)
         } catch let error as LMDBError where error.code == .notFound {
             return nil
+        }
+    }
+
+    /// Deletes the commit log's notifications of snapshots `first...last` through one cursor: one descent of the log's
+    /// B-tree, then a step per entry, where deleting key by key descends it once per entry. The change feed's records
+    /// between them (longer keys) stay: the feed prunes its own.
+    private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
+        try writeStorage.withCursor(in: tables.commits) { cursor in
+            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
+            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
+                if current.key.count == 8 {
+                    try cursor.deleteCurrent()
+                    entry = try cursor.current()
+                } else {
+                    entry = try cursor.next()
+                }
+            }
         }
     }
 
