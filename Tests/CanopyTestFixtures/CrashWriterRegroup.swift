@@ -1,4 +1,5 @@
 import Canopy
+import CanopyTestSupport
 
 /// What commit `number` of the cross-process many-group tests writes besides its two new entries: it rewrites one to
 /// three earlier entries with a random part (`a`, `b` or `c`) and number (so each changes its set of groups in
