@@ -24,7 +24,7 @@ private final class Dependent: StoreExtension, @unchecked Sendable {
         if let reason = context.rebuildReason { reasons.append(reason) }
     }
 
-    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Writer(owner: self, transaction: transaction) }
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer { Writer(owner: self, transaction: transaction) }
 
     func dropStorage(in transaction: ReadWriteTransaction) throws {}
 
@@ -38,8 +38,8 @@ private final class Dependent: StoreExtension, @unchecked Sendable {
         func handle(_ row: RowChange) throws -> AttachmentEdit {
             guard row.kind == .insert else { return .keep }
             // The dependency's per-transaction state is found through the interface and has already seen the row.
-            let parent = transaction.extensionTransaction(named: owner.dependencies[0], as: RowCounter.Writer.self)
             let counter = transaction.registeredExtension(named: owner.dependencies[0], as: RowCounter.self)
+            let parent = counter.flatMap { transaction.writer(of: $0) }
             let counted = try counter?.count(row.collection, in: transaction) ?? 0
             owner.parentSawRowFirst.append(parent != nil && counted > 0)
             return .keep
@@ -98,7 +98,7 @@ struct ExtensionInterfaceTests {
                 try table.put(42, forKey: "good", in: transaction)
                 self.table = table
             }
-            func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Silent() }
+            func beginWrite(_ transaction: ReadWriteTransaction) throws -> Silent { Silent() }
             func dropStorage(in transaction: ReadWriteTransaction) throws {}
         }
         try withDatabase { database, _ in
@@ -220,7 +220,7 @@ private final class TitleLength: StoreExtension, @unchecked Sendable {
         }
     }
 
-    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Writer(owner: self, transaction: transaction) }
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer { Writer(owner: self, transaction: transaction) }
     func dropStorage(in transaction: ReadWriteTransaction) throws {}
 
     static func length(of key: String, in txn: CanopyCore.ReadTransaction) throws -> Int? {

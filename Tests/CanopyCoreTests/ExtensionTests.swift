@@ -40,7 +40,7 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
         return Int(try table.value(forKey: collection, in: txn) ?? 0)
     }
 
-    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer {
         Writer(owner: self, transaction: transaction)
     }
 
