@@ -22,7 +22,7 @@ func openViewStore(_ label: String, observed: Bool, mappings: ViewMappings? = ni
     let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
     try loader.readWrite { txn in
         for index in 0..<updateRowCount {
-            try txn.set(Workload.records[index], forKey: Workload.keys[index], in: driverRecords)
+            try txn.set(Workload.records[index], forKey: Workload.keys[index], in: benchRecords)
         }
     }
     try database.register(byPriority())
@@ -39,7 +39,7 @@ func updateRow(_ connection: Connection, _ index: Int, round: Int) throws {
     record.priority = (record.priority + 1 + round) % 5
     record.done.toggle()
     record.created = record.created.addingTimeInterval(Double(round))
-    try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: driverRecords) }
+    try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: benchRecords) }
 }
 
 /// One-row updates with two views, each followed by the observer's advance when `observed`:
@@ -86,7 +86,7 @@ func observedWindow(iterations: Int) throws {
                     record.priority = 3
                 }
                 step += 1
-                try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: driverRecords) }
+                try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: benchRecords) }
                 changes += try observer.advance().rowChanges.isEmpty ? 0 : 1
             }
         }

@@ -39,7 +39,7 @@ func openStore(_ label: String, durability: Durability = .full, cacheLimit: Int 
         let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
         try loader.readWrite { txn in
             for index in Workload.permutation {
-                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: driverRecords)
+                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: benchRecords)
             }
         }
     }
@@ -62,7 +62,7 @@ func readRows(_ connection: Connection, _ count: Int, generator: inout XorShift)
     try connection.read { txn in
         for _ in 0..<count {
             let index = Int(generator.next() % rows)
-            guard try txn.object(forKey: Workload.keys[index], in: driverRecords) != nil else {
+            guard try txn.object(forKey: Workload.keys[index], in: benchRecords) != nil else {
                 throw DriverError("row \(index) not found")
             }
         }
@@ -84,7 +84,7 @@ func insertRows(_ order: ArraySlice<Int>, views: [View], measuring: Bool) throws
     let insert = {
         try connection.readWrite { txn in
             for index in order {
-                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: driverRecords)
+                try txn.set(Workload.records[index], forKey: Workload.keys[index], in: benchRecords)
             }
         }
     }
@@ -101,7 +101,7 @@ func fullScan(iterations: Int) throws {
         var count = 0
         let scan = {
             try connection.read { txn in
-                try txn.enumerateObjects(in: driverRecords) { _, object in
+                try txn.enumerateObjects(in: benchRecords) { _, object in
                     count += object.id >= 0 ? 1 : 0
                     return true
                 }
@@ -124,7 +124,7 @@ func smallWrites(iterations: Int) throws {
                 let index = Int(generator.next() % rows)
                 var record = Workload.records[index]
                 record.priority = (round + 1) * Workload.smallTransactionsPerIteration + j + 1
-                try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: driverRecords) }
+                try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: benchRecords) }
             }
         }
         if round >= 0 { try measured(writes) } else { try writes() }
@@ -135,15 +135,15 @@ func smallWrites(iterations: Int) throws {
 /// per iteration (random source and destination), each its own commit.
 func manualMoves(count: Int) -> (Int) throws -> Void {
     { iterations in
-        let list = ManualView.make(name: "manual", collections: [driverRecords.name])
+        let list = ManualView.make(name: "manual", collections: [benchRecords.name])
         let (database, connection, directory) = try openStore("manual", durability: .none, populated: false, views: [list])
         defer { withExtendedLifetime((database, directory)) {} }
         for start in stride(from: 0, to: count, by: 100_000) {
             try connection.readWrite { txn in
                 let list = try txn.manualList("manual")
                 for index in start..<min(count, start + 100_000) {
-                    try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: driverRecords)
-                    try list.append(key: "m\(index)", inCollection: driverRecords.name)
+                    try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: benchRecords)
+                    try list.append(key: "m\(index)", inCollection: benchRecords.name)
                 }
             }
         }

@@ -2,6 +2,7 @@ import Benchmark
 import Canopy
 import Foundation
 import GRDB
+import Synchronization
 
 // Peer workloads (issue "View engine v3", item 4): what an app would do with GRDB instead, in the same run.
 //
@@ -111,11 +112,10 @@ final class GRDBWindowStore {
 }
 
 /// An integer shared between the observation's queue and the benchmark.
-private final class LockedCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored = 0
-    var value: Int { lock.withLock { stored } }
-    func set(_ value: Int) { lock.withLock { stored = value } }
+private final class LockedCount: Sendable {
+    private let stored = Mutex(0)
+    var value: Int { stored.withLock { $0 } }
+    func set(_ value: Int) { stored.withLock { $0 = value } }
 }
 
 func peerBenchmarks() {
@@ -170,7 +170,7 @@ func peerBenchmarks() {
         store.round += 1
     } setup: {
         windowCanopy.value = ViewStore(
-            label: "window", rows: 0..<Workload.rowCount, views: [ViewWorkload.byPriority(), ViewWorkload.byState()],
+            label: "window", rows: 0..<Workload.rowCount, views: [byPriority(), byState()],
             durability: .none, observe: true, mappings: PeerWorkload.windowMappings())
     } teardown: {
         windowCanopy.value = nil

@@ -7,58 +7,6 @@ import Foundation
 // (prefix and two-term, top 20 by rank), through CanopySearch and through GRDB's FTS5 table (SQLite's `unicode61`
 // tokenizer with diacritics removed: the same folding), and the same queries over 1M texts against 100k.
 
-struct SearchText: Codable, Sendable {
-    var body: String
-}
-
-let searchTexts = TypedCollection<SearchText, NoMetadata>("texts")
-
-enum SearchWorkload {
-    static let textCount = 100_000
-    static let largeTextCount = 1_000_000
-    static let queryCount = 1_000
-
-    /// 5,000 made-up words of two or three syllables.
-    static let vocabulary: [String] = {
-        let syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "bri", "dra", "fen", "gol", "har", "jun", "pel", "quor", "stel", "tin", "ub", "zor"]
-        var words: [String] = []
-        var state: UInt64 = 1
-        while words.count < 5_000 {
-            state = mix(state)
-            let parts = 2 + Int(state % 2)
-            var word = ""
-            for part in 0..<parts { word += syllables[Int((state >> (8 * UInt64(part + 1))) % UInt64(syllables.count))] }
-            words.append(word)
-        }
-        return words
-    }()
-
-    /// A word drawn with a skew toward the first words (as word frequencies in real text are).
-    static func word(_ seed: UInt64) -> String {
-        let r = Double(mix(seed) % 1_000_000) / 1_000_000
-        return vocabulary[min(vocabulary.count - 1, Int(r * r * Double(vocabulary.count)))]
-    }
-
-    /// Text `index`: 5 to 12 words.
-    static func text(_ index: Int) -> String {
-        let seed = mix(UInt64(index) &+ 0x5EA2C4)
-        return (0..<(5 + Int(seed % 8))).map { word(seed &+ UInt64($0) &* 7919) }.joined(separator: " ")
-    }
-
-    static func key(_ index: Int) -> String { "t\(index)" }
-
-    /// The queries: half a three-letter prefix of a word, half two words.
-    static let queries: [String] = (0..<queryCount).map { index in
-        let seed = mix(UInt64(index) &+ 0xC0FFEE)
-        if index % 2 == 0 { return String(word(seed).prefix(3)) + "*" }
-        return "\(word(seed)) \(word(seed &+ 1))"
-    }
-
-    static func index() -> SearchIndex {
-        SearchIndex.byObject(name: "text-search", searchTexts, fields: [ObjectSearchField("body", \.body)])
-    }
-}
-
 /// A Canopy database with the search index over `count` texts.
 final class SearchStore {
     let directory = TemporaryDirectory("search")
@@ -71,15 +19,7 @@ final class SearchStore {
         if populated { try insert(0..<count) }
     }
 
-    func insert(_ range: Range<Int>) throws {
-        for start in stride(from: range.lowerBound, to: range.upperBound, by: 100_000) {
-            try database.newConnection().readWrite { txn in
-                for index in start..<min(range.upperBound, start + 100_000) {
-                    try txn.set(SearchText(body: SearchWorkload.text(index)), forKey: SearchWorkload.key(index), in: searchTexts)
-                }
-            }
-        }
-    }
+    func insert(_ range: Range<Int>) throws { try SearchWorkload.insert(range, into: database) }
 }
 
 func searchBenchmarks() {

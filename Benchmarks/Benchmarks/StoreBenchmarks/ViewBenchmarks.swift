@@ -17,24 +17,6 @@ enum ViewWorkload {
     /// Rows of the large databases (per-insert cost and population).
     static let largeRowCount = 1_000_000
 
-    /// Groups by priority, sorted by creation date.
-    static func byPriority() -> View {
-        View(
-            name: "by-priority",
-            grouping: .byObject(benchRecords) { _, record in "p\(record.priority)" },
-            sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.created)) },
-            versionTag: "1")
-    }
-
-    /// Groups by state, sorted by title.
-    static func byState() -> View {
-        View(
-            name: "by-state",
-            grouping: .byObject(benchRecords) { _, record in record.done ? "done" : "open" },
-            sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.title)) },
-            versionTag: "1")
-    }
-
     /// Everything in one group "all", sorted by id: a group as large as the collection.
     static func single() -> View {
         View(
@@ -151,8 +133,8 @@ func viewBenchmarks() {
 
     Benchmark("bulk-insert-2-views canopy", configuration: bulk) { benchmark in
         let store = CanopyStore(label: "bulk-views", cacheLimit: ConnectionOptions().objectCacheLimit, populated: false)
-        try store.database.register(ViewWorkload.byPriority())
-        try store.database.register(ViewWorkload.byState())
+        try store.database.register(byPriority())
+        try store.database.register(byState())
         let (keys, records, order, collection) = (Workload.keys, Workload.records, Workload.permutation, store.collection)
         try measureLong(benchmark, "bulk-insert-2-views canopy") {
             try store.connection.readWrite { txn in
@@ -195,7 +177,7 @@ func viewBenchmarks() {
             fixture.store.generator = generator
             fixture.store.round += 1
         } setup: {
-            observed.value = ViewStore(label: "observed-\(name)", rows: 0..<rows, views: [ViewWorkload.byPriority(), ViewWorkload.byState()],
+            observed.value = ViewStore(label: "observed-\(name)", rows: 0..<rows, views: [byPriority(), byState()],
                                        durability: durability, observe: true)
         } teardown: {
             observed.value = nil
@@ -236,7 +218,7 @@ func viewBenchmarks() {
         fixture.store.round += 1
     } setup: {
         eightViews.value = ViewStore(label: "observed-8", rows: 0..<rows,
-                                     views: [ViewWorkload.byPriority(), ViewWorkload.byState()] + ViewWorkload.sixMore(),
+                                     views: [byPriority(), byState()] + ViewWorkload.sixMore(),
                                      durability: .none, observe: true)
     } teardown: {
         eightViews.value = nil
@@ -262,7 +244,7 @@ func viewBenchmarks() {
         fixture.store.generator = generator
         fixture.store.round += 1
     } setup: {
-        writeMapped.value = ViewStore(label: "observed-writemap", rows: 0..<rows, views: [ViewWorkload.byPriority(), ViewWorkload.byState()],
+        writeMapped.value = ViewStore(label: "observed-writemap", rows: 0..<rows, views: [byPriority(), byState()],
                                       durability: .none, observe: true, writeMap: true)
     } teardown: {
         writeMapped.value = nil
@@ -283,7 +265,7 @@ func viewBenchmarks() {
         benchmark.stopMeasurement()
         fixture.store.round += 1
     } setup: {
-        grdbCanopy.value = ViewStore(label: "vs-grdb", rows: 0..<rows, views: [ViewWorkload.byPriority(), ViewWorkload.byState()],
+        grdbCanopy.value = ViewStore(label: "vs-grdb", rows: 0..<rows, views: [byPriority(), byState()],
                                      durability: .none, observe: true)
     } teardown: {
         grdbCanopy.value = nil
@@ -358,7 +340,7 @@ func viewBenchmarks() {
             benchmark.stopMeasurement()
             store.store.round += 1
         } setup: {
-            fixture.value = ViewStore(label: "insert-\(label)", rows: 0..<count, views: [ViewWorkload.byPriority()], durability: .none, observe: false)
+            fixture.value = ViewStore(label: "insert-\(label)", rows: 0..<count, views: [byPriority()], durability: .none, observe: false)
         } teardown: {
             fixture.value = nil
         }
@@ -369,7 +351,7 @@ func viewBenchmarks() {
     let populated = Fixture<CanopyStore>()
     Benchmark("population-1m view", configuration: large) { benchmark in
         let store = populated.value!
-        let view = ViewWorkload.byPriority()
+        let view = byPriority()
         try measureLong(benchmark, "population-1m view") {
             try store.database.register(view)
         }
@@ -393,7 +375,7 @@ func viewBenchmarks() {
     Benchmark("registration-check-1m canopy", configuration: checks) { benchmark in
         let store = registered.value!
         try store.reopen()  // as an app starting: nothing registered, no page directory in memory
-        let view = ViewWorkload.byPriority()
+        let view = byPriority()
         benchmark.startMeasurement()
         let outcome = try store.database.register(view)
         benchmark.stopMeasurement()
@@ -401,7 +383,7 @@ func viewBenchmarks() {
     } setup: {
         let store = CanopyStore(label: "registration-check", cacheLimit: 0, populated: false, durability: .none)
         try ViewWorkload.load(store.connection, store.collection, 0..<ViewWorkload.largeRowCount)
-        try store.database.register(ViewWorkload.byPriority())
+        try store.database.register(byPriority())
         registered.value = store
     } teardown: {
         registered.value = nil
@@ -434,7 +416,7 @@ func reportEntryBytes(_ store: CanopyStore) throws {
         }
     }
     let objectsBefore = try pages(["canopy.objects"])
-    try store.database.register(ViewWorkload.byPriority())
+    try store.database.register(byPriority())
     let entries = try store.connection.read { txn in try txn.view("by-priority").count() }
     let bytes = try pages(["ext.by-priority.pages", "ext.by-priority.groups"]) + (try pages(["canopy.objects"]) - objectsBefore)
     let perEntry = Double(bytes) / Double(max(1, entries)) - 20
