@@ -1,4 +1,5 @@
 @testable import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Testing
 
