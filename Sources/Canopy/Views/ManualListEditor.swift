@@ -100,7 +100,7 @@ public struct ManualListEditor {
 
     /// The view's writer in this transaction, which moves the list's entries.
     private func writer() throws -> ViewWriter {
-        guard let writer = transaction.viewWriter(named: view.name) else {
+        guard let writer = transaction.writer(of: view) else {
             throw CanopyError(.extensionNotRegistered, "the manual view is not registered in this transaction; register it with Database.register(_:)",
                               path: transaction.databasePath, extensionName: view.name)
         }
