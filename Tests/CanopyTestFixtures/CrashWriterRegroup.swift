@@ -1,4 +1,5 @@
 import Canopy
+import CanopyTestSupport
 
 /// What commit `number` of the cross-process many-group tests writes besides its two new entries: it rewrites one to
 /// three earlier entries with a random part (`a`, `b` or `c`) and number (so each changes its set of groups in
@@ -6,7 +7,7 @@ import Canopy
 /// one. Deterministic for a seed and a commit.
 public func crashWriterRegroup(_ txn: ReadWriteTransaction, number: Int, seed: UInt64) throws {
     guard number > 1 else { return }
-    var random = SplitMix(value: seed &* 1_000_003 &+ UInt64(number))
+    var random = SeededRandom(seed: seed &* 1_000_003 &+ UInt64(number))
     for _ in 0..<(1 + Int(random.next() % 3)) {
         let key = "\(1 + Int(random.next() % UInt64(number - 1)))-\(random.next() % 2 == 0 ? "a" : "b")"
         if random.next() % 8 == 0 {
@@ -15,18 +16,6 @@ public func crashWriterRegroup(_ txn: ReadWriteTransaction, number: Int, seed: U
         }
         let part = ["a", "b", "c"][Int(random.next() % 3)]
         try txn.set(CrashWriterEntry(number: Int(random.next() % 60), part: part), forKey: key, in: crashWriterEntries)
-    }
-}
-
-/// splitmix64 (this target has no test-support dependency): the same numbers for the same seed everywhere.
-private struct SplitMix {
-    var value: UInt64
-    mutating func next() -> UInt64 {
-        value &+= 0x9E37_79B9_7F4A_7C15
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,6 +1,5 @@
 import Canopy
 import CanopyCoreTestFixtures
-import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,4 @@
 import Canopy
-import CanopyCoreTestFixtures
 import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
