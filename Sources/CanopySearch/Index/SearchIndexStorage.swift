@@ -244,12 +244,16 @@ enum SearchBytes {
             do { return try reader.readByte() } catch { throw Malformed("the value ends early") }
         }
 
+        /// (Through ``VarInt``'s inlinable reader: a query reads several per posting.)
+        @inline(__always)
         mutating func varint() throws -> UInt64 {
-            do { return try reader.readVarint() } catch { throw Malformed("a varint is malformed (\(error))") }
+            guard let base = reader.buffer.baseAddress else { throw Malformed("the value ends early") }
+            do { return try VarInt.read(base, at: &reader.offset, limit: reader.buffer.count) } catch { throw Malformed("a varint is malformed (\(error))") }
         }
 
         /// A count, length, field or position delta: a varint that fits in 32 bits (words, fields and positions of
         /// one row are far fewer), so sums of them cannot overflow an `Int` either.
+        @inline(__always)
         mutating func int() throws -> Int {
             let value = try varint()
             guard value <= UInt64(UInt32.max) else { throw Malformed("a count of \(value) is out of range") }
