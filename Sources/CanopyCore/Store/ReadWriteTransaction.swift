@@ -18,15 +18,18 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
     var storeState: StoreState
-    var changes = ChangeLog()
-    var didWrite = false
+    // The properties every row's write touches go without the runtime's exclusivity check (a call per access, per
+    // row): the transaction is used on one thread, and no access to them overlaps another (no user code runs during
+    // one).
+    @exclusivity(unchecked) var changes = ChangeLog()
+    @exclusivity(unchecked) var didWrite = false
     /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
-    var bytesWritten = 0
+    @exclusivity(unchecked) var bytesWritten = 0
     var sawMapFull = false
-    var newCollections: [String: CollectionRecord] = [:]
+    @exclusivity(unchecked) var newCollections: [String: CollectionRecord] = [:]
     /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
-    private var lastNewCollectionName: String?
-    private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
+    @exclusivity(unchecked) private var lastNewCollectionName: String?
+    @exclusivity(unchecked) private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
