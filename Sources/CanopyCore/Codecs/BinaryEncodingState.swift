@@ -19,6 +19,9 @@ final class BinaryEncodingState {
     @exclusivity(unchecked) private var open: [Int]
     /// An error found where the `Encodable` API cannot throw (opening a nested container); thrown at the end.
     @exclusivity(unchecked) private(set) var deferredError: (any Error)?
+    /// The encoders alive on this state (the root, nested ones from `superEncoder()`, any kept by an `encode(to:)`
+    /// or its containers): a caller reuses the state and its root encoder only when the root is the last one.
+    @exclusivity(unchecked) var liveEncoders = 0
 
     init() {
         capacity = 256
