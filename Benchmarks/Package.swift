@@ -50,7 +50,10 @@ let package = Package(
         .executableTarget(
             name: "InstructionCounts",
             // (RawLMDB.swift is StoreBenchmarks' raw baseline, linked in: the `raw-*` workloads count it too.)
-            dependencies: [.product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy"), "CLMDBBench"],
+            dependencies: [
+                .product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy"),
+                .product(name: "CanopySearch", package: "Canopy"), "CLMDBBench",
+            ],
             path: "InstructionCounts",
             exclude: ["count.sh"]
         ),

@@ -50,12 +50,27 @@ public final class ReadWriteTransaction: ReadTransaction {
         self.lmdbWriteStorage = storage
         self.storeState = state
         super.init(storage: storage, connection: connection, snapshot: state.snapshot)
-        let extensions = core.extensions
+        let (extensions, generation, verified) = core.extensionsForWrite(at: state.snapshot)
+        let checks = !connection.state.isMaintenance
         for ext in extensions {
-            if !connection.state.isMaintenance { try checkDefinition(of: ext) }
+            if checks && !verified { try checkDefinition(of: ext) }
             writers.append((ext.name, try ext.beginWrite(self)))
         }
+        checkedDefinitionsGeneration = checks ? generation : nil
         try catchUpStaleExtensions(extensions)
+    }
+
+    /// The generation of the extensions whose recorded definitions this transaction checked (or knew to match), or
+    /// `nil` when it did not check them (a registering transaction).
+    private var checkedDefinitionsGeneration: UInt64?
+
+    /// After a commit at `snapshot`: the definitions this transaction checked still match their records there, unless
+    /// it changed registrations or rebuilt an extension (which rewrites its record), so the next write of this process
+    /// that begins at `snapshot` need not read them again.
+    private func rememberCheckedDefinitions(at snapshot: UInt64) {
+        guard let generation = checkedDefinitionsGeneration, registeredExtensions.isEmpty, unregisteredExtensions.isEmpty,
+              rebuiltExtensions.isEmpty else { return }
+        core.rememberVerifiedDefinitions(at: snapshot, generation: generation)
     }
 
     /// Throws when the registration recorded in the database no longer matches `ext` as registered in this process:
@@ -561,6 +576,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     func commit() throws -> CommitNotification? {
         guard didWrite || !changes.isEmpty else {
             try writeStorage.commit()
+            rememberCheckedDefinitions(at: storeState.snapshot)
             for (_, writer) in writers { writer.didCommit(snapshot: storeState.snapshot) }
             writers.removeAll()
             return nil
@@ -595,13 +611,12 @@ public final class ReadWriteTransaction: ReadTransaction {
             let limit = UInt64(max(1, core.options.commitLogLimit))
             let batch = min(64, limit)
             if snapshot > limit, snapshot % batch == 0 {
-                for old in (snapshot - limit - min(batch, snapshot - limit) + 1)...(snapshot - limit) {
-                    _ = try writeStorage.delete(SnapshotKey.bytes(old), in: tables.commits)
-                }
+                try pruneCommitLog(from: snapshot - limit - min(batch, snapshot - limit) + 1, through: snapshot - limit)
             }
             try recordInChangeFeed(notification)
         }
         try writeStorage.commit()
+        rememberCheckedDefinitions(at: snapshot)
         storeState = state
         core.rememberExtensionSnapshots(state)
         core.remember(newCollections)
@@ -613,6 +628,65 @@ public final class ReadWriteTransaction: ReadTransaction {
         // Extension transactions usually hold this transaction: drop them to break the cycle.
         writers.removeAll()
         return notification
+    }
+
+    // MARK: What a write adds to reads
+
+    /// The writer `ext` created for this transaction, or `nil` when no extension of that name is registered.
+    public override func writer<E: StoreExtension>(of ext: E) -> E.Writer? {
+        let name = ext.name
+        for (writerName, writer) in writers where writerName == name {
+            // The writer was made by the extension registered under this name (`beginWrite` returns `E.Writer`): the
+            // cast fails only for another extension type registered under the same name, which then has no writer.
+            return writer as? E.Writer
+        }
+        return nil
+    }
+
+    /// Throws when no writer of extension `name` hears of this transaction's changes.
+    public override func requireMaintained(extensionNamed name: String) throws {
+        if hasCurrentWriter(named: name) { return }
+        throw CanopyError(
+            .extensionNotRegistered,
+            "the extension '\(name)' is not registered in this process, so a read-write transaction cannot keep it up to date; register it with Database.register(_:)",
+            path: core.path, extensionName: name)
+    }
+
+    override func extensionRegisteredInTransaction(named name: String) -> (any StoreExtension)? {
+        registeredExtensions.first { $0.name == name }
+    }
+
+    override func hasCurrentWriter(named name: String) -> Bool {
+        writers.contains { $0.name == name }
+    }
+
+    override func uncommittedCollections() -> [String: CollectionRecord] { newCollections }
+
+    override func scanWritableSlots() throws -> Set<UInt32>? { try attachmentSlots().live }
+
+    override func extensionTableHandle(named full: String) throws -> LMDB.Database? {
+        do {
+            return try writeStorage.openDatabase(named: full, checksummed: true)
+        } catch let error as LMDBError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Deletes the commit log's notifications of snapshots `first...last` through one cursor: one descent of the log's
+    /// B-tree, then a step per entry, where deleting key by key descends it once per entry. The change feed's records
+    /// between them (longer keys) stay: the feed prunes its own.
+    private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
+        try writeStorage.withCursor(in: tables.commits) { cursor in
+            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
+            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
+                if current.key.count == 8 {
+                    try cursor.deleteCurrent()
+                    entry = try cursor.current()
+                } else {
+                    entry = try cursor.next()
+                }
+            }
+        }
     }
 
     /// Aborts the LMDB transaction and undoes what the connection cached from it.
