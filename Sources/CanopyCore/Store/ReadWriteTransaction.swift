@@ -18,15 +18,18 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
     var storeState: StoreState
-    var changes = ChangeLog()
-    var didWrite = false
+    // The properties every row's write touches go without the runtime's exclusivity check (a call per access, per
+    // row): the transaction is used on one thread, and no access to them overlaps another (no user code runs during
+    // one).
+    @exclusivity(unchecked) var changes = ChangeLog()
+    @exclusivity(unchecked) var didWrite = false
     /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
-    var bytesWritten = 0
+    @exclusivity(unchecked) var bytesWritten = 0
     var sawMapFull = false
-    var newCollections: [String: CollectionRecord] = [:]
+    @exclusivity(unchecked) var newCollections: [String: CollectionRecord] = [:]
     /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
-    private var lastNewCollectionName: String?
-    private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
+    @exclusivity(unchecked) private var lastNewCollectionName: String?
+    @exclusivity(unchecked) private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
@@ -150,15 +153,19 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     func encode<T: Encodable>(_ value: T, codec: any Codec, id: RowID) throws -> [UInt8] {
         do {
-            // The binary codec writes into the connection's buffer, kept from the last value (no buffer and stack of
-            // containers allocated, grown and freed per row).
-            // Kept only when nothing else holds it: an `encode(to:)` that kept its encoder must not write into the
-            // next row's bytes.
+            // The binary codec writes with the connection's root encoder into its buffer, kept from the last value
+            // (no encoder, buffer and stack of containers allocated, grown and freed per row). They are kept only when
+            // nothing else holds them: an `encode(to:)` that kept its encoder (or a container, or a super encoder)
+            // must not write into the next row's bytes.
             guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.encode(value) }
-            var state = cacheState.encodingState ?? BinaryEncodingState()
-            cacheState.encodingState = nil
-            defer { if state.reset(), isKnownUniquelyReferenced(&state) { cacheState.encodingState = state } }
-            return try BinaryCodec().encode(value, into: state)
+            var encoder = cacheState.rootEncoder ?? BinaryEncoder(state: BinaryEncodingState(), slot: .pending(0), parent: nil, key: nil)
+            cacheState.rootEncoder = nil
+            defer {
+                if encoder.state.reset(), encoder.state.liveEncoders == 1, isKnownUniquelyReferenced(&encoder) {
+                    cacheState.rootEncoder = encoder
+                }
+            }
+            return try BinaryCodec().encode(value, root: encoder)
         } catch {
             throw CanopyError(.encodingFailed, "cannot encode \(String(reflecting: T.self)) with codec '\(codec.name)'",
                               path: core.path, collection: id.collection, key: id.key, underlying: error)
