@@ -1,5 +1,8 @@
 import Canopy
+import CanopyCoreTestFixtures
 import CanopySearch
+import CanopySearchTestFixtures
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 

@@ -20,11 +20,8 @@ extension ReadTransaction {
     ///   - allowingStale: read a stale view as it is stored instead of throwing (for tools that show what is
     ///     stored, marked as stale).
     public func persistedView(_ name: String, allowingStale: Bool = false) throws -> ViewReader {
-        if registeredExtension(named: name) is View { return try view(name) }
-        guard !(self is ReadWriteTransaction) else {
-            throw CanopyError(.extensionNotRegistered, "the view '\(name)' is not registered in this process, so a read-write transaction cannot keep it up to date; register it with Database.register(_:)",
-                              path: databasePath, extensionName: name)
-        }
+        if registeredExtension(named: name, as: View.self) != nil { return try view(name) }
+        try requireMaintained(extensionNamed: name)
         let records = try extensionRecords()
         guard let record = records.first(where: { $0.name == name }), PersistedView.kinds.contains(record.kind) else {
             let known = records.filter { PersistedView.kinds.contains($0.kind) }.map(\.name).sorted()

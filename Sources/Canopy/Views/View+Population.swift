@@ -119,7 +119,7 @@ extension View {
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else {
                 throw CanopyError(.extensionDependencyMissing, "the parent view '\(parentName)' is not registered", extensionName: name)
             }
-            let parentWriter = transaction.viewWriter(named: parentName)
+            let parentWriter = transaction.writer(of: parent)
             let parentIndex = try parentWriter?.currentIndex() ?? parent.index(in: transaction)
             let parentTables = try parent.tables
             let total = parentIndex.totalCount

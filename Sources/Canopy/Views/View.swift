@@ -232,7 +232,7 @@ public final class View: StoreExtension {
             guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
             state.withLock { $0.order = order }
         }
-        let writer = (transaction as? ReadWriteTransaction)?.viewWriter(named: name)
+        let writer = transaction.writer(of: self)
         let tables: ViewTables
         if let writer {
             tables = writer.tables
@@ -249,7 +249,7 @@ public final class View: StoreExtension {
     }
 
     /// Creates the per-transaction writer that keeps the view up to date.
-    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> ViewWriter {
         ViewWriter(view: self, transaction: transaction, tables: try tables)
     }
 
@@ -303,12 +303,7 @@ public final class View: StoreExtension {
             // The parent's entry for the row: set earlier in this write (the parent hears of it first), or stored.
             guard let parentSlot = try transaction.attachmentSlot(for: parentName),
                   let entry = try parentTables.rowEntry(try row.attachment(at: parentSlot)) else { return nil }
-            let parentIndex: ViewIndex
-            if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
-                parentIndex = try writer.currentIndex()
-            } else {
-                parentIndex = try parent.index(in: transaction)
-            }
+            let parentIndex = try transaction.writer(of: parent)?.currentIndex() ?? parent.index(in: transaction)
             guard let group = parentIndex.groupNames[entry.groupID] else { return nil }
             guard try filter(group, row) else { return nil }
             return (group, entry.sortKey.count, entry.order(rowKey: rowKey))

@@ -10,11 +10,10 @@ extension ReadTransaction {
     public func view(_ name: String) throws -> ViewReader {
         guard let view = registeredExtension(named: name, as: View.self) else {
             // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
-            if !(self is ReadWriteTransaction) { return try persistedView(name) }
-            throw CanopyError(.extensionNotRegistered, "no view named '\(name)' is registered; register it with Database.register(_:)",
-                              path: databasePath, extensionName: name)
+            // (A read-write transaction refuses: the view would miss its writes.)
+            return try persistedView(name)
         }
-        if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
+        if let writer = writer(of: view) {
             return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
         }
         try requireCurrentExtension(named: name)

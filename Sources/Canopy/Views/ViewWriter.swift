@@ -1,5 +1,7 @@
-/// Keeps one view up to date during one write transaction, and records what happened to each row.
-final class ViewWriter: ExtensionTransaction {
+/// Keeps one view up to date during one write transaction, and records what happened to each row: the view's
+/// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``/CanopyCore/ReadTransaction/view(_:)``
+/// inside a write transaction includes it); the store alone calls its methods.
+public final class ViewWriter: ExtensionTransaction {
     let view: View
     let transaction: ReadWriteTransaction
     let tables: ViewTables
@@ -98,7 +100,8 @@ final class ViewWriter: ExtensionTransaction {
 
     // MARK: ExtensionTransaction
 
-    func handle(_ change: RowChange) throws -> AttachmentEdit {
+    /// Places, moves or removes the row's entry; returns the row's new entry as its attachment.
+    public func handle(_ change: RowChange) throws -> AttachmentEdit {
         guard view.viewOptions.allows(change.collection) else { return .keep }
         switch change.kind {
         case .insert: return try apply(change, rerun: true)
@@ -170,7 +173,8 @@ final class ViewWriter: ExtensionTransaction {
         deletedPages.removeAll(keepingCapacity: true)
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+    /// Writes the changed pages and the view's state; returns the rows' before and after entries (the view's changes).
+    public func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         let reset = commit.isReset || logOverflowed
         if !skippedChanges.isEmpty {
             var record = try transaction.skippedRows(ofExtension: view.name) ?? SkippedRows()
@@ -204,11 +208,12 @@ final class ViewWriter: ExtensionTransaction {
 
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
     /// be found under the version the next commit at that snapshot will have).
-    func didCommit(snapshot: UInt64) {
+    public func didCommit(snapshot: UInt64) {
         if dirty, let index { view.remember(index) }
     }
 
-    func didRollback() {}
+    /// Nothing to undo: the index copy is dropped with the writer.
+    public func didRollback() {}
 
     // MARK: Maintaining
 
@@ -284,7 +289,7 @@ final class ViewWriter: ExtensionTransaction {
     /// without one was new, not in the view, or removed (and maybe written again) in the gap, so its entry, if any,
     /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed
     /// in the gap: a rebuild (returns `false`).
-    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+    public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
         if case .manual(let group) = view.source { return try catchUpManualList(missed, group: group) }
         if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return nil }
         let slot = try slot
@@ -442,9 +447,3 @@ final class ViewWriter: ExtensionTransaction {
     }
 }
 
-extension ReadWriteTransaction {
-    /// The writer of the view named `name` in this transaction, if the view is registered.
-    func viewWriter(named name: String) -> ViewWriter? {
-        extensionTransaction(named: name, as: ViewWriter.self)
-    }
-}

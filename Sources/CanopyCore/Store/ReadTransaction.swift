@@ -468,4 +468,43 @@ public class ReadTransaction {
 
     /// The database's path.
     public var databasePath: String { core.path }
+
+    // MARK: What a write adds to reads (overridden by ReadWriteTransaction)
+
+    /// The writer of `ext` in this transaction: in a read-write transaction of a process that registered `ext`, the
+    /// ``ExtensionTransaction`` it created for the transaction (``StoreExtension/beginWrite(_:)``), which holds what
+    /// the transaction changed so far; `nil` in a read transaction.
+    ///
+    /// How a read of an extension includes the transaction's own changes (a view's reader takes its writer's pages),
+    /// and how an extension reads a dependency's state in the transaction (a filtered view reads its parent's
+    /// entries): typed by the extension's ``StoreExtension/Writer``, so no caller discovers the transaction's kind or
+    /// the writer's type at run time. Extensions hear of each change in registration order, and dependencies register
+    /// first, so a dependency's writer has already handled the change being handled. `ext` is found by its name: pass
+    /// the registered instance (``registeredExtension(named:as:)``).
+    public func writer<E: StoreExtension>(of ext: E) -> E.Writer? { nil }
+
+    /// Throws ``CanopyError/Code/extensionNotRegistered`` when this transaction writes rows that the extension `name`
+    /// does not hear of: a read-write transaction of a process that did not register it (reading its stored state
+    /// would miss the transaction's own writes). Never throws in a read transaction.
+    public func requireMaintained(extensionNamed name: String) throws {}
+
+    /// The extension registered in this transaction (not yet in the process's list), or `nil`.
+    func extensionRegisteredInTransaction(named name: String) -> (any StoreExtension)? { nil }
+
+    /// Whether every extension with a writer in this transaction is current by construction (a write transaction
+    /// brings each registered extension up to date when it begins).
+    func hasCurrentWriter(named name: String) -> Bool { false }
+
+    /// Collections created by this transaction and not committed yet.
+    func uncommittedCollections() -> [String: CollectionRecord] { [:] }
+
+    /// The live attachment slots when the row scan may rewrite visited records (a read-write transaction), else `nil`.
+    func scanWritableSlots() throws -> Set<UInt32>? { nil }
+
+    /// The LMDB handle of the extension table `full` for reading in this transaction, or `nil` when it does not
+    /// exist.
+    func extensionTableHandle(named full: String) throws -> LMDB.Database? {
+        if let known = core.openTable(named: full) { return known }
+        return try core.openExistingTable(named: full)
+    }
 }

@@ -604,6 +604,48 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
 
+    // MARK: What a write adds to reads
+
+    /// The writer `ext` created for this transaction, or `nil` when no extension of that name is registered.
+    public override func writer<E: StoreExtension>(of ext: E) -> E.Writer? {
+        let name = ext.name
+        for (writerName, writer) in writers where writerName == name {
+            // The writer was made by the extension registered under this name (`beginWrite` returns `E.Writer`): the
+            // cast fails only for another extension type registered under the same name, which then has no writer.
+            return writer as? E.Writer
+        }
+        return nil
+    }
+
+    /// Throws when no writer of extension `name` hears of this transaction's changes.
+    public override func requireMaintained(extensionNamed name: String) throws {
+        if hasCurrentWriter(named: name) { return }
+        throw CanopyError(
+            .extensionNotRegistered,
+            "the extension '\(name)' is not registered in this process, so a read-write transaction cannot keep it up to date; register it with Database.register(_:)",
+            path: core.path, extensionName: name)
+    }
+
+    override func extensionRegisteredInTransaction(named name: String) -> (any StoreExtension)? {
+        registeredExtensions.first { $0.name == name }
+    }
+
+    override func hasCurrentWriter(named name: String) -> Bool {
+        writers.contains { $0.name == name }
+    }
+
+    override func uncommittedCollections() -> [String: CollectionRecord] { newCollections }
+
+    override func scanWritableSlots() throws -> Set<UInt32>? { try attachmentSlots().live }
+
+    override func extensionTableHandle(named full: String) throws -> LMDB.Database? {
+        do {
+            return try writeStorage.openDatabase(named: full, checksummed: true)
+        } catch let error as LMDBError where error.code == .notFound {
+            return nil
+        }
+    }
+
     /// Aborts the LMDB transaction and undoes what the connection cached from it.
     func rollback() {
         lmdbWriteStorage.abort()

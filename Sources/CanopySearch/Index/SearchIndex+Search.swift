@@ -101,7 +101,7 @@ extension SearchIndex {
     func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> Matches {
         try transaction.requireCurrentExtension(named: name)
         let tables = try tables()
-        if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
+        if let writer = transaction.writer(of: self) {
             try writer.flushPostings()  // this transaction's postings, before the table is read
         }
         let state = try state(in: transaction)

@@ -173,10 +173,10 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// tag, and the registration rebuilds the index. Rows whose closure throws are skipped.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
         let opened: SearchIndexTables
-        if let rw = transaction as? ReadWriteTransaction, let existing = tablesState.withLock({ $0 }) {
+        if let writer = transaction.writer(of: self), let existing = tablesState.withLock({ $0 }) {
             opened = existing
             // After a catch-up in this transaction: its postings, before the check reads them.
-            try rw.extensionTransaction(named: name, as: SearchIndexWriter.self)?.flushPostings()
+            try writer.flushPostings()
         } else {
             guard let existing = try SearchIndexTables.existing(in: transaction, index: name) else { return .rebuild(because: "its tables are missing") }
             opened = existing
@@ -216,7 +216,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     /// The per-transaction writer.
-    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> SearchIndexWriter {
         let tables = try tables()
         // Another process may have changed the query of a results view since this process last looked.
         try loadQueries(in: transaction, tables: tables)
@@ -257,7 +257,7 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// The index's counters as `transaction` sees them (with this transaction's changes in a write).
     func state(in transaction: ReadTransaction) throws -> SearchIndexState {
-        if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
+        if let writer = transaction.writer(of: self) {
             return try writer.currentState()
         }
         return try storedState(in: transaction)

@@ -1,7 +1,8 @@
 import CanopyCore
 
-/// Keeps a search index up to date in one write transaction.
-final class SearchIndexWriter: ExtensionTransaction {
+/// Keeps a search index up to date in one write transaction: the index's ``/CanopyCore/StoreExtension/Writer``.
+/// Reads of the index inside a write transaction include its pending postings; the store alone calls its methods.
+public final class SearchIndexWriter: ExtensionTransaction {
     let index: SearchIndex
     let tables: SearchIndexTables
     let transaction: ReadWriteTransaction
@@ -42,7 +43,7 @@ final class SearchIndexWriter: ExtensionTransaction {
 
     /// Re-indexes a row whose text may have changed, or removes it; a touch changes no text: nothing to do (a results
     /// view re-places touched rows itself).
-    func handle(_ change: RowChange) throws -> AttachmentEdit {
+    public func handle(_ change: RowChange) throws -> AttachmentEdit {
         switch change.kind {
         case .insert: try reindex(change)
         case .update:
@@ -55,7 +56,7 @@ final class SearchIndexWriter: ExtensionTransaction {
 
     /// Re-indexes each missed row from its current values (the `rows` table holds its old words); whole collections
     /// removed in the gap: a rebuild.
-    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+    public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
         if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return nil }
         for row in missed.rows where index.indexes(row.id.collection) {
             if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
@@ -92,7 +93,8 @@ final class SearchIndexWriter: ExtensionTransaction {
         if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+    /// Writes the pending postings and the index's counters; no payload.
+    public func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         try flushPostings()
         if stateChanged, let state {
             try transaction.setExtensionState(state.encoded, of: index.name)
@@ -109,7 +111,8 @@ final class SearchIndexWriter: ExtensionTransaction {
         return nil
     }
 
-    func didRollback() {
+    /// Drops the pending postings.
+    public func didRollback() {
         pendingPostings = [:]
         pendingCount = 0
     }
