@@ -76,7 +76,7 @@ let package = Package(
         // models the CrashWriter reads back.
         .target(name: "CanopyCoreTestFixtures", dependencies: ["CanopyCore", "CanopyTestSupport"], path: "Tests/CanopyCoreTestFixtures"),
         // Views': the changeset applier (UIKit's rules), the CrashWriter's and EvolutionChild's models and views.
-        .target(name: "CanopyTestFixtures", dependencies: ["Canopy", "CanopyCore"], path: "Tests/CanopyTestFixtures"),
+        .target(name: "CanopyTestFixtures", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CanopyTestFixtures"),
         // Search's: the CrashWriter's search index and results view.
         .target(name: "CanopySearchTestFixtures", dependencies: ["CanopySearch", "Canopy", "CanopyCore", "CanopyTestFixtures"], path: "Tests/CanopySearchTestFixtures"),
         // The child process of the crash test: commits numbered transactions until it is killed.
@@ -112,7 +112,7 @@ let package = Package(
         ]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
-        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
+        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -97,9 +97,14 @@ extension View {
                 }
                 guard let place = found else { return true }
                 add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
-                // The entry goes into the visited record at once (the scan's cursor rewrites it in place).
+                // The entry goes into the visited record at once (the scan's cursor rewrites it in place); a manual
+                // list's rows carry only its mark (their order keys are in its order table).
                 let groupID = index.groupID(for: place.group)
-                try stored.setAttachment(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])).encoded, at: slot)
+                if case .manual = source {
+                    try stored.setAttachment(ViewTables.listedMarker, at: slot)
+                } else {
+                    try stored.setAttachment(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])).encoded, at: slot)
+                }
                 return true
             }
             items.sort { lhs, rhs in

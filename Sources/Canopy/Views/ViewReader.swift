@@ -128,7 +128,8 @@ public struct ViewReader {
     /// the view, one entry in a view whose rows are each in one group.
     public func entries(of id: RowID) throws -> [ViewEntry] {
         guard let rowKey = try transaction.storedRowKey(for: id), let slot = try attachmentSlot() else { return [] }
-        let stored = try tables.rowEntries(try transaction.attachment(at: slot, forRow: rowKey))
+        let stored = try view.storedEntries(try transaction.attachment(at: slot, forRow: rowKey), rowKey: rowKey, tables: tables, index: index,
+                                            in: transaction)
         return stored.compactMap { entry in
             index.groupNames[entry.groupID].map { ViewEntry(group: $0, orderBytes: entry.order(rowKey: rowKey)) }
         }.sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) }

@@ -103,24 +103,17 @@ public final class ViewWriter: ExtensionTransaction {
     /// Places, moves or removes the row's entry; returns the row's new entry as its attachment.
     public func handle(_ change: RowChange) throws -> AttachmentEdit {
         guard view.viewOptions.allows(change.collection) else { return .keep }
+        if case .manual(let group) = view.source { return try handleListed(change, group: group) }
         switch change.kind {
         case .insert: return try apply(change, rerun: true)
         case .update: return try apply(change, rerun: view.placeDepends(onObject: change.objectChanged, metadata: change.metadataChanged))
-        case .touch: return try apply(change, rerun: view.viewOptions.rerunOnTouch)
+        case .touch: return try apply(change, rerun: change.isPlacementOnly || view.viewOptions.rerunOnTouch)
         case .remove:
             let attachment = try slot.flatMap { try change.previousAttachment(at: $0) }
             if attachment == ViewTables.skippedMarker { skippedChanges.append((change.id, nil)) }
             for entry in try tables.rowEntries(attachment) { try remove(change.id, rowKey: change.storedKey, stored: entry) }
-            try forgetManualOrder(of: change.storedKey)
             return .keep
         }
-    }
-
-    /// A row removed from the store leaves a manual list for good: its order key goes with it, so a row written
-    /// again under the same key is not silently back in the list.
-    private func forgetManualOrder(of rowKey: StoredRowKey) throws {
-        guard case .manual = view.source else { return }
-        _ = try view.manualOrder.table.remove(rowKey, in: transaction)
     }
 
     /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
@@ -319,43 +312,7 @@ public final class ViewWriter: ExtensionTransaction {
                 }
             } else {
                 for entry in stored { try remove(row.id, rowKey: row.storedKey, stored: entry) }
-                try forgetManualOrder(of: row.storedKey)
             }
-        }
-        return edits
-    }
-
-    /// Catches a manual list up (see ``catchUp(_:)``). A row's entry follows from its order key (no page scan). A row
-    /// of the list whose record lost the view's attachment was removed in the gap and maybe written again (the log
-    /// then records only a change): it leaves the list for good, as a removal in this process does; so do the rows of
-    /// collections removed whole in the gap.
-    private func catchUpManualList(_ missed: MissedWrites, group: String) throws -> [StoredRowKey: AttachmentEdit] {
-        let slot = try slot
-        let order = try view.manualOrder.table
-        func leave(_ id: RowID, _ rowKey: StoredRowKey) throws {
-            guard let key = try order.value(forKey: rowKey, in: transaction) else { return }
-            if let groupID = try currentIndex().groupIDs[group] {
-                try remove(id, rowKey: rowKey, stored: ViewTables.RowEntry(groupID: groupID, sortKey: ManualOrderTable.sortKey(key)))
-            }
-            try forgetManualOrder(of: rowKey)
-        }
-        if missed.removedEverything || !missed.removedCollections.isEmpty {
-            var gone: [(RowID, StoredRowKey)] = []
-            try order.forEach(in: transaction) { rowKey, _ in
-                if let id = try transaction.rowID(for: rowKey), missed.removedEverything || missed.removedCollections.contains(id.collection) {
-                    gone.append((id, rowKey))
-                }
-                return true
-            }
-            for (id, rowKey) in gone { try leave(id, rowKey) }
-        }
-        var edits: [StoredRowKey: AttachmentEdit] = [:]
-        for row in missed.rows where view.viewOptions.allows(row.id.collection) {
-            guard let current = row.current, let slot, let attachment = try current.previousAttachment(at: slot) else {
-                try leave(row.id, row.storedKey)
-                continue
-            }
-            edits[row.storedKey] = try apply(current, rerun: true, stored: try tables.rowEntry(attachment), attached: true, wasSkipped: false)
         }
         return edits
     }

@@ -24,6 +24,9 @@ public final class ReadWriteTransaction: ReadTransaction {
     var bytesWritten = 0
     var sawMapFull = false
     var newCollections: [String: CollectionRecord] = [:]
+    /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
+    private var lastNewCollectionName: String?
+    private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
@@ -98,7 +101,15 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     override func collectionRecord(_ name: String) throws -> CollectionRecord? {
-        if let record = newCollections[name] { return record }
+        if !newCollections.isEmpty {
+            // The collection created in this transaction that was asked for last, found without hashing its name.
+            if lastNewCollectionName == name { return lastNewCollectionRecord }
+            if let record = newCollections[name] {
+                lastNewCollectionName = name
+                lastNewCollectionRecord = record
+                return record
+            }
+        }
         return try super.collectionRecord(name)
     }
 
@@ -139,7 +150,15 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     func encode<T: Encodable>(_ value: T, codec: any Codec, id: RowID) throws -> [UInt8] {
         do {
-            return try codec.encode(value)
+            // The binary codec writes into the connection's buffer, kept from the last value (no buffer and stack of
+            // containers allocated, grown and freed per row).
+            // Kept only when nothing else holds it: an `encode(to:)` that kept its encoder must not write into the
+            // next row's bytes.
+            guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.encode(value) }
+            var state = cacheState.encodingState ?? BinaryEncodingState()
+            cacheState.encodingState = nil
+            defer { if state.reset(), isKnownUniquelyReferenced(&state) { cacheState.encodingState = state } }
+            return try BinaryCodec().encode(value, into: state)
         } catch {
             throw CanopyError(.encodingFailed, "cannot encode \(String(reflecting: T.self)) with codec '\(codec.name)'",
                               path: core.path, collection: id.collection, key: id.key, underlying: error)
@@ -158,21 +177,46 @@ public final class ReadWriteTransaction: ReadTransaction {
     ///   ``CanopyError/Code/encodingFailed``; ``CanopyError/Code/codecMismatch`` when the collection was written with
     ///   another codec; ``CanopyError/Code/decodingFailed`` when the type's `init(from:)` rejects what it encoded
     ///   (nothing is written: no read could return it).
+    @inlinable
     public func set<Object, Metadata>(
         _ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>, metadata: Metadata? = nil
+    ) throws {
+        // Inlined into the caller, where the types are known, so that the optional is tested there: unspecialized,
+        // binding a `Metadata?` (or making an `Object?`) asks the runtime for the optional type's metadata, about
+        // 400 instructions a write.
+        if let metadata {
+            try setRow(object, metadata: metadata, forKey: key, in: collection)
+        } else {
+            try setRow(object, forKey: key, in: collection)
+        }
+    }
+
+    /// ``set(_:forKey:in:metadata:)`` without metadata (existing metadata is removed).
+    @usableFromInline
+    func setRow<Object, Metadata>(_ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>) throws {
+        let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
+        let id = RowID(collection: collection.name, key: key)
+        let objectBytes = try encode(object, codec: collection.codec, id: id)
+        let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: nil)
+        cacheState.objectCache.set(readObject, forKey: key, in: collection.name)
+        cacheState.metadataCache.remove(key: key, in: collection.name)
+    }
+
+    /// ``set(_:forKey:in:metadata:)`` with metadata.
+    @usableFromInline
+    func setRow<Object, Metadata>(
+        _ object: Object, metadata: Metadata, forKey key: String, in collection: TypedCollection<Object, Metadata>
     ) throws {
         let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
-        let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
+        let metadataBytes = try encode(metadata, codec: collection.codec, id: id)
         let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-        // (`if let` rather than `Optional.flatMap`: unspecialized, the closure asks the runtime for `Metadata?` on every write.)
-        if let metadata, let metadataBytes {
-            let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
-            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
-        } else {
-            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: metadata)
-        }
+        let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
+        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+        cacheState.objectCache.set(readObject, forKey: key, in: collection.name)
+        cacheState.metadataCache.set(readMetadata, forKey: key, in: collection.name)
     }
 
     /// The value a read of the row will return, which is what the caches keep and the extensions (views) see: the
@@ -197,11 +241,13 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Writes a row's stored bytes (object, and metadata or none) on the one write path: the row's record is read
     /// once, the change goes to every extension's writer (``RowChange``), and the record is written once with the
-    /// attachments they asked for; the caches and the change log take the same change. `object` and `metadata` are
-    /// the Swift values when the caller has them (they are cached and handed to extensions); without them the cached
-    /// values are dropped and extensions decode the bytes.
-    func writeRow<Object, Metadata>(
-        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Object?, metadata: Metadata?
+    /// attachments they asked for; the change log takes the same change. `object` and `metadata` are the Swift values
+    /// when the caller has them (handed to extensions, asked for only when some are registered); without them
+    /// extensions decode the bytes. The caller then updates the connection's caches: it has the typed values (here,
+    /// erased, they would be boxed on every write).
+    func writeRow(
+        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?,
+        object: @autoclosure () -> Any?, metadata: @autoclosure () -> Any?
     ) throws {
         let hadMetadata: Bool?
         if writers.isEmpty {
@@ -213,7 +259,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                     id: id, storedKey: StoredRowKey(collectionID: record.id, key: id.key), kind: previous == nil ? .insert : .update,
                     codecName: record.codec, objectChanged: true, metadataChanged: metadataBytes != nil || previous?.hasMetadata == true,
                     transaction: self, previousAttachments: previous?.attachments ?? [],
-                    object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+                    object: object(), objectBytes: objectBytes, metadata: metadata(), metadataBytes: .some(metadataBytes))
                 try tellWriters(change)
                 let attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? previous?.attachments ?? []
                 try objectBytes.withUnsafeBytes { object in
@@ -231,16 +277,6 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         didWrite = true
         bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
-        if let object {
-            cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
-        } else {
-            cacheState.objectCache.remove(key: id.key, in: id.collection)
-        }
-        if let metadata {
-            cacheState.metadataCache.set(metadata, forKey: id.key, in: id.collection)
-        } else {
-            cacheState.metadataCache.remove(key: id.key, in: id.collection)
-        }
         changes.changed(id.key, in: id.collection, object: true, metadata: metadataBytes != nil || hadMetadata == true)
     }
 
@@ -587,23 +623,6 @@ public final class ReadWriteTransaction: ReadTransaction {
         return notification
     }
 
-    /// Deletes the commit log's notifications of snapshots `first...last` through one cursor: one descent of the log's
-    /// B-tree, then a step per entry, where deleting key by key descends it once per entry. The change feed's records
-    /// between them (longer keys) stay: the feed prunes its own.
-    private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
-        try writeStorage.withCursor(in: tables.commits) { cursor in
-            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
-            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
-                if current.key.count == 8 {
-                    try cursor.deleteCurrent()
-                    entry = try cursor.current()
-                } else {
-                    entry = try cursor.next()
-                }
-            }
-        }
-    }
-
     // MARK: What a write adds to reads
 
     /// The writer `ext` created for this transaction, or `nil` when no extension of that name is registered.
@@ -643,6 +662,23 @@ public final class ReadWriteTransaction: ReadTransaction {
             return try writeStorage.openDatabase(named: full, checksummed: true)
         } catch let error as LMDBError where error.code == .notFound {
             return nil
+        }
+    }
+
+    /// Deletes the commit log's notifications of snapshots `first...last` through one cursor: one descent of the log's
+    /// B-tree, then a step per entry, where deleting key by key descends it once per entry. The change feed's records
+    /// between them (longer keys) stay: the feed prunes its own.
+    private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
+        try writeStorage.withCursor(in: tables.commits) { cursor in
+            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
+            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
+                if current.key.count == 8 {
+                    try cursor.deleteCurrent()
+                    entry = try cursor.current()
+                } else {
+                    entry = try cursor.next()
+                }
+            }
         }
     }
 
