@@ -142,6 +142,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
     "full-scan": fullScan,
     "small-write-txn-none": smallWrites,
+    "update-2-views": { try updates(iterations: $0, observed: false) },
+    "update-2-views-observed": { try updates(iterations: $0, observed: true) },
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

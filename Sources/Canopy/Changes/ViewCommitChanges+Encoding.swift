@@ -19,9 +19,13 @@ extension ViewCommitChanges {
             if row.original != nil { flags |= 8 }
             if row.final != nil { flags |= 16 }
             out.append(byte: flags)
-            for entry in [row.original, row.final].compactMap({ $0 }) {
-                out.append(string: entry.group)
-                out.append(blob: entry.orderBytes)
+            if let original = row.original {
+                out.append(string: original.group)
+                out.append(blob: original.orderBytes)
+            }
+            if let final = row.final {
+                out.append(string: final.group)
+                out.append(blob: final.orderBytes)
             }
         }
         return out.bytes

@@ -131,11 +131,12 @@ final class ViewWriter: ExtensionTransaction {
     /// Runs `body` on page `id` in place among the dirty pages (read from LMDB on first use): no copy of the page per
     /// change.
     private func modifyPage<R>(_ id: UInt64, _ body: (inout ViewPage) throws -> R) throws -> R {
-        if dirtyPages[id] == nil {
-            if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
-            dirtyPages[id] = try page(id)
-        }
-        deletedPages.remove(id)
+        // One hash lookup when the page is already dirty (a bulk write's common case), and the page mutated in place.
+        if let slot = dirtyPages.index(forKey: id) { return try body(&dirtyPages.values[slot]) }
+        if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
+        let page = try page(id)
+        if !deletedPages.isEmpty { deletedPages.remove(id) }
+        dirtyPages[id] = page
         return try body(&dirtyPages[id, default: ViewPage(groupID: 0)])
     }
 
@@ -271,9 +272,8 @@ final class ViewWriter: ExtensionTransaction {
             try removeEntry(existing, groupID: stored.groupID)
         }
         let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
-        let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength]))
         note(change.id, original: existing, current: newEntry, object: change.objectChanged, metadata: change.metadataChanged)
-        return .set(rowEntry.encoded)
+        return .set(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.order[..<place.sortKeyLength]))
     }
 
     // MARK: Catching up
@@ -411,9 +411,11 @@ final class ViewWriter: ExtensionTransaction {
     func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
         dirty = true
         return try withIndex { index in
-            let known = index.groupIDs[entry.group] != nil
-            let groupID = index.groupID(for: entry.group)
-            if !known {
+            let groupID: UInt32
+            if let known = index.groupIDs[entry.group] {
+                groupID = known
+            } else {
+                groupID = index.groupID(for: entry.group)
                 try tables.groups.put(entry.group, forKey: groupID, in: transaction)
             }
             guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
