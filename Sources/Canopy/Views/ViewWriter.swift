@@ -387,7 +387,9 @@ final class ViewWriter: ExtensionTransaction {
     func removeEntry(_ entry: ViewEntry, groupID: UInt32) throws {
         dirty = true
         try withIndex { index in
-            guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
+            // The group's name is hashed once: its slot in the directory serves the lookup and the update.
+            guard let slot = index.groups.index(forKey: entry.group), case let group = index.groups.values[slot],
+                  let location = index.locate(entry.orderBytes, in: group) else {
                 throw corrupt(view.name, "group '\(entry.group)' has no page for a row it holds")
             }
             let ref = index.page(at: location, in: group)
@@ -398,12 +400,8 @@ final class ViewWriter: ExtensionTransaction {
                 page.remove(at: position)
                 return (page.count, position == 0 && page.count > 0 ? page.orderBytes(at: 0) : nil)
             }
-            if count == 0 {
-                drop(pageID: ref.id)
-                index.updatePage(at: location, in: entry.group, count: 0, first: nil)
-            } else {
-                index.updatePage(at: location, in: entry.group, count: count, first: first)
-            }
+            if count == 0 { drop(pageID: ref.id) }
+            index.updatePage(at: location, inGroupAt: slot, count: count, first: count == 0 ? nil : first)
         }
     }
 
@@ -411,14 +409,19 @@ final class ViewWriter: ExtensionTransaction {
     func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
         dirty = true
         return try withIndex { index in
+            // The group's name is hashed once when it has rows: its slot in the directory gives its id, its pages and
+            // the place to update.
+            let slot = index.groups.index(forKey: entry.group)
             let groupID: UInt32
-            if let known = index.groupIDs[entry.group] {
+            if let slot {
+                groupID = index.groups.values[slot].id
+            } else if let known = index.groupIDs[entry.group] {
                 groupID = known
             } else {
                 groupID = index.groupID(for: entry.group)
                 try tables.groups.put(entry.group, forKey: groupID, in: transaction)
             }
-            guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
+            guard let slot, case let group = index.groups.values[slot], let location = index.locate(entry.orderBytes, in: group) else {
                 var page = ViewPage(groupID: groupID)
                 page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
                 let id = index.newPageID()
@@ -432,7 +435,7 @@ final class ViewWriter: ExtensionTransaction {
                 let upper = page.isOverfull ? page.splitUpperHalf() : nil
                 return (page.count, position == 0 || upper != nil ? page.orderBytes(at: 0) : nil, upper)
             }
-            index.updatePage(at: location, in: entry.group, count: count, first: first)
+            index.updatePage(at: location, inGroupAt: slot, count: count, first: first)
             if let upper {
                 let upperID = index.newPageID()
                 try store(upper, id: upperID)
