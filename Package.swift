@@ -52,8 +52,10 @@ let package = Package(
         // Full-text search: an index (words, prefixes, phrases, BM25) built only on CanopyCore's extension interface,
         // and live search results as a Canopy view.
         .target(name: "CanopySearch", dependencies: ["Canopy", "CanopyCore"]),
-        // Fixtures shared by the test targets: temporary directories, seeded random numbers, invariant checks.
-        .target(name: "CanopyTestSupport", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "LMDB"], path: "Sources/CanopyTestSupport"),
+        // What every test target needs and no module under test provides: temporary directories, seeded random numbers
+        // with printed seeds, child processes with timeouts, the built executables. Depends on none of the modules under
+        // test, so a test target gets only the modules it names.
+        .target(name: "CanopyTestSupport", path: "Sources/CanopyTestSupport"),
         // TaylorSource-style data sources and cell factory over Canopy views (container protocol, factory, sources).
         .target(name: "CanopySource", dependencies: ["Canopy", "CanopyCore"]),
         // A terminal list view implementing CanopySource's container protocol (hand-written ANSI, no styling package).
@@ -67,24 +69,50 @@ let package = Package(
         .executableTarget(name: "reminders", dependencies: ["RemindersKit"], path: "Examples/Reminders/reminders"),
         // The example of the CanopyTerminal article "A live terminal list in 30 lines" (driven in tmux by a test).
         .executableTarget(name: "live-list", dependencies: ["Canopy", "CanopyCore", "CanopySource", "CanopyTerminal"], path: "Examples/LiveList"),
+        // Fixtures per module under test, shared by several test targets and by the child processes below (which write
+        // what the tests then read, so both sides must use the same models): a separate target each, because a test
+        // target cannot import another, and CanopyTestSupport must not depend on the modules under test.
+        // The store's: notes and a fresh database (CanopyCoreTests, CanopyTests, CanopyIndexesTests), the transforming
+        // models the CrashWriter reads back.
+        .target(name: "CanopyCoreTestFixtures", dependencies: ["CanopyCore", "CanopyTestSupport"], path: "Tests/CanopyCoreTestFixtures"),
+        // Views': the changeset applier (UIKit's rules), the CrashWriter's and EvolutionChild's models and views.
+        .target(name: "CanopyTestFixtures", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/CanopyTestFixtures"),
+        // Search's: the CrashWriter's search index and results view.
+        .target(name: "CanopySearchTestFixtures", dependencies: ["CanopySearch", "Canopy", "CanopyCore", "CanopyTestFixtures"], path: "Tests/CanopySearchTestFixtures"),
         // The child process of the crash test: commits numbered transactions until it is killed.
-        .executableTarget(name: "CrashWriter", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "CanopyTestSupport"], path: "Tests/CrashWriter"),
-        .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestSupport"], path: "Tests/EvolutionChild"),
+        .executableTarget(name: "CrashWriter", dependencies: [
+            "Canopy", "CanopyCore", "CanopySearch", "CanopyCoreTestFixtures", "CanopyTestFixtures", "CanopySearchTestFixtures",
+        ], path: "Tests/CrashWriter"),
+        // The child process of the model-evolution tests: version 1 or 2 of an app over one database.
+        .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestFixtures"], path: "Tests/EvolutionChild"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
         .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
-        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "canopy", "CrashWriter"]),
+        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "CanopyTestFixtures", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        // The store: codecs, checksums of records, damaged files, caches, connections, notifications, the change feed,
+        // the extension interface's store side (with extensions of its own; no view, no index).
+        .testTarget(name: "CanopyCoreTests", dependencies: [
+            "CanopyCore", "LMDB", "CanopyTestSupport", "CanopyCoreTestFixtures", "CrashWriter",
+        ]),
+        // Views, mappings, changesets, observation, manual and many-group views, and the store's behaviour with views
+        // registered (view pages' checksums, crashes, format upgrades, migrations, telemetry). Also the README's and the
+        // articles' examples, some of which use an index, a data source or a terminal list beside the views.
         // Fixtures/: database files written by earlier releases (read by path, see FormatUpgradeTests).
         .testTarget(name: "CanopyTests", dependencies: [
-            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "CanopyTestSupport", "CrashWriter", "EvolutionChild",
+            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "LMDB", "CanopyTestSupport", "CanopyCoreTestFixtures",
+            "CanopyTestFixtures", "CrashWriter", "EvolutionChild",
             .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ], exclude: ["Fixtures"]),
-        .testTarget(name: "CanopySearchTests", dependencies: ["CanopySearch", "Canopy", "CanopyCore", "CanopySource", "CanopyTestSupport", "CrashWriter"]),
+        // The secondary index.
+        .testTarget(name: "CanopyIndexesTests", dependencies: ["CanopyIndexes", "CanopyCore", "CanopyTestSupport", "CanopyCoreTestFixtures"]),
+        .testTarget(name: "CanopySearchTests", dependencies: [
+            "CanopySearch", "Canopy", "CanopyCore", "CanopySource", "CanopyTestSupport", "CanopyTestFixtures", "CanopySearchTestFixtures", "CrashWriter",
+        ]),
         .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
-        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"]),
+        .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -49,7 +49,11 @@ let package = Package(
         // (`InstructionCounts/count.sh`): on a loaded machine they decide where timings cannot.
         .executableTarget(
             name: "InstructionCounts",
-            dependencies: [.product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy")],
+            // (RawLMDB.swift is StoreBenchmarks' raw baseline, linked in: the `raw-*` workloads count it too.)
+            dependencies: [
+                .product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy"),
+                .product(name: "CanopySearch", package: "Canopy"), "CLMDBBench",
+            ],
             path: "InstructionCounts",
             exclude: ["count.sh"]
         ),

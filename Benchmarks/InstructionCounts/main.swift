@@ -131,6 +131,60 @@ func smallWrites(iterations: Int) throws {
     }
 }
 
+/// Single-move transactions without fsync in a manual list of `count` rows: `manual-move-<label> canopy`, 200 moves
+/// per iteration (random source and destination), each its own commit.
+func manualMoves(count: Int) -> (Int) throws -> Void {
+    { iterations in
+        let list = ManualView.make(name: "manual", collections: [driverRecords.name])
+        let (database, connection, directory) = try openStore("manual", durability: .none, populated: false, views: [list])
+        defer { withExtendedLifetime((database, directory)) {} }
+        for start in stride(from: 0, to: count, by: 100_000) {
+            try connection.readWrite { txn in
+                let list = try txn.manualList("manual")
+                for index in start..<min(count, start + 100_000) {
+                    try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: driverRecords)
+                    try list.append(key: "m\(index)", inCollection: driverRecords.name)
+                }
+            }
+        }
+        var generator = XorShift()
+        for round in -1..<iterations {  // -1: warm-up
+            let moves = {
+                for _ in 0..<200 {
+                    let from = Int(generator.next() % UInt64(count))
+                    let to = Int(generator.next() % UInt64(count))
+                    try connection.readWrite { txn in try txn.manualList("manual").move(from: from, to: to) }
+                }
+            }
+            if round >= 0 { try measured(moves) } else { try moves() }
+        }
+    }
+}
+
+/// The raw baselines of `bulk-insert` and `full-scan` (StoreBenchmarks' `RawEnvironment`: LMDB's C API, 16-byte keys
+/// and 100-byte values), so that the instruction ratio of a line can be read from the same driver.
+func rawBulkInsert(iterations: Int) throws {
+    func insert(_ order: [Int], measuring: Bool) {
+        let directory = TemporaryDirectory("raw-bulk")
+        let environment = RawEnvironment(directory: directory.child("env"))
+        if measuring { measured { environment.insert(order) } } else { environment.insert(order) }
+        withExtendedLifetime(environment) {}
+    }
+    insert(Array(Workload.permutation.prefix(1_000)), measuring: false)
+    for _ in 0..<iterations { insert(Workload.permutation, measuring: true) }
+}
+
+func rawFullScan(iterations: Int) throws {
+    let directory = TemporaryDirectory("raw-scan")
+    let environment = RawEnvironment(directory: directory.child("env"))
+    environment.insert(Workload.permutation)
+    for iteration in -1..<iterations {  // -1: warm-up
+        var count = 0
+        if iteration >= 0 { measured { count = environment.scan() } } else { count = environment.scan() }
+        guard count == Workload.rowCount else { throw DriverError("scanned \(count) rows") }
+    }
+}
+
 struct DriverError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -142,8 +196,18 @@ let workloads: [String: (Int) throws -> Void] = [
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
     "full-scan": fullScan,
     "small-write-txn-none": smallWrites,
+    "manual-move-10k": manualMoves(count: 10_000),
+    "manual-move-100k": manualMoves(count: 100_000),
+    "manual-move-1m": manualMoves(count: 1_000_000),
+    "search-index": searchIndex,
+    "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
+    "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
+    "raw-small-write-txn-none": rawSmallWrites,
     "update-2-views": { try updates(iterations: $0, observed: false) },
     "update-2-views-observed": { try updates(iterations: $0, observed: true) },
+    "observed-window": observedWindow,
+    "raw-bulk-insert": rawBulkInsert,
+    "raw-full-scan": rawFullScan,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

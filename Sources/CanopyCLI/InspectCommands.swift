@@ -180,7 +180,7 @@ extension CanopyCommand {
             // has one record per entry); its bytes are those of its tables (pages, groups), without the entries the
             // rows' records carry (about 12 bytes each).
             let recordedViews = try db.newConnection().read { txn in
-                try txn.extensionRecords().filter { ["view", "filtered-view"].contains($0.kind) }.map(\.name)
+                try txn.extensionRecords().filter { View.recordedKinds.contains($0.kind) }.map(\.name)
             }
             let views = try recordedViews.sorted().map { view -> (name: String, entries: Int, bytes: Int) in
                 let entries = try db.newConnection().read { txn in (try? txn.persistedView(view, allowingStale: true).count()) ?? 0 }

@@ -343,7 +343,7 @@ extension CanopyCommand {
             console.endProgress()
             let stale = try connection.read { txn in
                 let snapshots = try txn.extensionSnapshots()
-                return try txn.extensionRecords().filter { $0.kind == "view" || $0.kind == "filtered-view" }
+                return try txn.extensionRecords().filter { View.recordedKinds.contains($0.kind) }
                     .filter { (snapshots.extensions[$0.name] ?? 0) < snapshots.store }.map(\.name).sorted()
             }
             if output.json {

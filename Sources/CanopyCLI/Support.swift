@@ -187,7 +187,7 @@ struct ViewSummary {
 
     static func all(in txn: Canopy.ReadTransaction) throws -> [ViewSummary] {
         let snapshots = try txn.extensionSnapshots()
-        return try txn.extensionRecords().filter { $0.kind == "view" || $0.kind == "filtered-view" }.sorted { $0.name < $1.name }.map { record in
+        return try txn.extensionRecords().filter { View.recordedKinds.contains($0.kind) }.sorted { $0.name < $1.name }.map { record in
             var summary = ViewSummary(record: record, snapshot: snapshots.extensions[record.name], storeSnapshot: snapshots.store)
             do {
                 summary.skipped = try txn.skippedRows(ofExtension: record.name)
@@ -222,7 +222,7 @@ struct ViewSummary {
     static func table(_ summaries: [ViewSummary], indent: String = "") -> String {
         var table = TextTable("NAME", "KIND", "VERSION", "PARENT", "GROUPS", "ROWS", "SNAPSHOT", "STATE")
         for s in summaries {
-            table.add(s.record.name, s.manyGroups ? "\(s.record.kind), many groups" : s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
+            table.add(s.record.name, s.manyGroups && s.record.kind != View.manyGroupsKind ? "\(s.record.kind), many groups" : s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
                       s.rows.map(String.init) ?? "-", s.snapshot.map(String.init) ?? "-", s.state)
         }
         return table.render(indent: indent)

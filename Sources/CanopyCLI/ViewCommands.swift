@@ -56,7 +56,8 @@ extension CanopyCommand {
             discussion: """
                 Without --group, pages run through the groups in order. Example: canopy view ./db agenda --group 2024-05-01 \
                 --offset 20 --limit 20. Objects are summarised in plain output and complete in --json. In a view whose rows \
-                can be in many groups (KIND "view, many groups" in canopy views), a row appears under each of its groups.
+                can be in many groups (KIND "many-groups-view", or "filtered-view, many groups" for a filtered view of one, \
+                in canopy views), a row appears under each of its groups.
                 """)
 
         @OptionGroup var database: DatabaseArgument

@@ -134,7 +134,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     /// whose indexer throws are skipped.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
         let opened: Tables
-        if transaction is ReadWriteTransaction, let existing = tables.withLock({ $0 }) {
+        if transaction.writer(of: self) != nil, let existing = tables.withLock({ $0 }) {
             opened = existing
         } else {
             guard let entries = try transaction.existingTable("entries", of: name, keys: BytesCoding.self, values: BytesCoding.self),
@@ -165,7 +165,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     static var skippedMarker: [UInt8] { [] }
 
     /// The per-transaction writer.
-    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer {
         Writer(index: self, tables: try openedTables(), transaction: transaction)
     }
 
@@ -297,7 +297,8 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
     func indexedValue(of row: IndexedRow) throws -> ValueCoding.Value? { try indexer(row) }
 
     /// Keeps the index up to date in one write transaction.
-    final class Writer: ExtensionTransaction {
+    /// The index's ``/CanopyCore/StoreExtension/Writer`` in one write transaction; the store alone calls its methods.
+    public final class Writer: ExtensionTransaction {
         let index: SecondaryIndex
         let tables: Tables
         let transaction: ReadWriteTransaction
@@ -308,7 +309,8 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             self.transaction = transaction
         }
 
-        func handle(_ change: RowChange) throws -> AttachmentEdit {
+        /// Re-indexes the row (its `entries` and `rows` records); the index keeps no attachment.
+        public func handle(_ change: RowChange) throws -> AttachmentEdit {
             switch change.kind {
             case .insert: try reindex(change)
             case .update: if index.valueDepends(onObject: change.objectChanged, metadata: change.metadataChanged) { try reindex(change) }
@@ -320,7 +322,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
         /// Re-indexes each missed row from its current values (the `rows` table finds its old entry); whole
         /// collections removed in the gap: a rebuild.
-        func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+        public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
             if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return nil }
             for row in missed.rows where index.indexes(row.id.collection) {
                 if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
@@ -331,7 +333,8 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
         private var skippedChanges: [(row: RowID, error: String?)] = []
 
-        func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+        /// Records the rows skipped or taken back in the transaction; no payload.
+        public func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
             guard !skippedChanges.isEmpty else { return nil }
             var record = try transaction.skippedRows(ofExtension: index.name) ?? SkippedRows()
             for change in skippedChanges {

@@ -1,4 +1,5 @@
 import Canopy
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

@@ -29,7 +29,7 @@ struct ManyGroupsCLITests {
 
         let views = await canopy("views", path)
         #expect(views.status == 0, "\(views.errors)")
-        #expect(views.output.contains("by-tag  view, many groups           1        -       3       4  "), "\(views.output)")
+        #expect(views.output.contains("by-tag  many-groups-view            1        -       3       4  "), "\(views.output)")
         #expect(views.output.contains("long    filtered-view, many groups  1        by-tag  2       2  "), "\(views.output)")
         let json = try await canopy("views", path, "--json").json()
         #expect(json.elements.map { $0["rowsInManyGroups"]?.boolValue } == [true, true])

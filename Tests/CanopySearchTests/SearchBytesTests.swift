@@ -16,6 +16,17 @@ struct SearchBytesTests {
                 _ = try bytes.withUnsafeBytes { try SearchPosting.decode($0, positions: true) }
             }
         }
+        // Blocks: a count past an Int, a row number that does not ascend (delta 0), an entry cut short, fewer entries
+        // than counted, bytes after the last entry, positions past the entry.
+        let valid: [UInt8] = [1, 1, 3, 1, 3, 1, 0, 1, 1, 0]
+        #expect(try valid.withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1])
+        let blocks: [[UInt8]] = [
+            Self.huge + [1, 3], [1, 1, 3, 0, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
+            [1, 1, 3, 1, 3, 1, 0, 1, 9, 0],
+        ]
+        for bytes in blocks {
+            #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchPostingBlock.decode($0) } }
+        }
         let rows: [[UInt8]] = [[1] + Self.huge + [0], [1, 2] + Self.huge, [1, 2, 1] + Self.huge, [1, 2, 1, 5, 0x61]]
         for bytes in rows {
             #expect(throws: SearchBytes.Malformed.self) { _ = try SearchRowRecord.decode(bytes) }
@@ -31,6 +42,17 @@ struct SearchBytesTests {
         #expect(decoded.length == 7)
         #expect(decoded.counts.map(\.field) == [0, 2] && decoded.counts.map(\.count) == [2, 1])
         #expect(decoded.positions == [[1, 4], [0]])
+        // A block of rows in order: read back entry by entry, cut into blocks of bounded size.
+        var run = SearchPostingRun()
+        for document in [3 as UInt64, 9, 700] { run.append(document) { posting.encode(into: &$0) } }
+        let block = SearchPostingBlock.encode(run, 0..<3)
+        let read = try block.withUnsafeBytes { try SearchPostingBlock.decode($0) }
+        #expect(read.documents == [3, 9, 700] && (0..<3).allSatisfy { read.body($0) == run.body($0) })
+        #expect(try block.withUnsafeBytes { try SearchPostingBlock.Reader($0) }.maximumOccurrences == 3)
+        var long = SearchPostingRun()
+        for document in 1...1_000 as ClosedRange<UInt64> { long.append(document) { posting.encode(into: &$0) } }
+        let chunks = SearchPostingBlock.chunks(of: long)
+        #expect(chunks.allSatisfy { $0.count <= SearchPostingBlock.maximumDocuments } && chunks.map(\.count).reduce(0, +) == 1_000)
         let row = SearchRowRecord(document: 9, length: 3, terms: [Array("milk".utf8), Array("oat".utf8)])
         #expect(try SearchRowRecord.decode(row.encoded) == row)
     }

@@ -1,5 +1,7 @@
 import Canopy
 import CanopySearch
+import CanopySearchTestFixtures
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

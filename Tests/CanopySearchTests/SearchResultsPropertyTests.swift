@@ -1,5 +1,6 @@
 import Canopy
 import CanopySearch
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

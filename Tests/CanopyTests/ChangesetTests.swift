@@ -1,4 +1,6 @@
 import Canopy
+import CanopyCoreTestFixtures
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing
@@ -438,6 +440,36 @@ struct ViewObserverTests {
         #expect(changes.sectionChanges.map(\.group).sorted() == ["a", "b"])
         #expect(changes.sectionChanges.allSatisfy { $0.kind == .insert })
         #expect(observer.mappings.numberOfItems(inGroup: "a") == 2 && observer.mappings.numberOfItems(inGroup: "b") == 2)
+    }
+
+    @Test("A span whose commits did not change the view is an empty changeset at the new snapshot, with the mappings an update there gives")
+    func spanThatDidNotChangeTheView() throws {
+        let fixture = try Fixture(groups: ["a", "b", "c"], seed: seedRows)
+        defer { fixture.remove() }
+        var mappings = fixture.observer.mappings
+        mappings.setOptions(.init(range: .first(2)), forGroup: "a")
+        try fixture.observer.setMappings(mappings)
+        // Rows of a collection the view does not read, and a task it leaves out (done): neither changes the view.
+        let changes = try fixture.span(
+            { txn in try txn.set(Note(title: "elsewhere"), forKey: "n1", in: notes) },
+            { txn in try txn.set(TodoItem(title: "finished", list: "a", priority: 9, done: true), forKey: "k9", in: tasks) },
+            { txn in try txn.set(Note(title: "elsewhere too"), forKey: "n2", in: notes) })
+        #expect(changes.isEmpty && !changes.isReload)
+        #expect(changes.toSnapshot == changes.fromSnapshot + 3)
+        #expect(changes.mappings.snapshot == changes.toSnapshot)
+        // The mappings are those an update at the new snapshot gives: same sections, counts and windows.
+        try fixture.observer.read { txn in
+            let reader = try txn.view("by-list")
+            var updated = mappings
+            try updated.update(with: reader)
+            #expect(changes.mappings.description == updated.description)
+            #expect(try Rendering(mappings: changes.mappings, reader: reader) == Rendering(mappings: updated, reader: reader))
+        }
+        // And the next change of the view is reported from them.
+        let next = try fixture.span { txn in try txn.set(TodoItem(title: "first", list: "a", priority: 9), forKey: "k5", in: tasks) }
+        #expect(next.rowChanges.map(\.kind).sorted { "\($0)" < "\($1)" } == [.delete, .insert])
+        #expect(next.rowChanges.contains(.init(kind: .insert, id: id("k5"), originalIndexPath: nil, finalIndexPath: path(0, 0), objectChanged: true)))
+        #expect(next.rowChanges.contains(.init(kind: .delete, id: id("k2"), originalIndexPath: path(0, 1), finalIndexPath: nil)))
     }
 
     @Test("A commit that changes more rows of a view than a UI animates is a reload, and a small commit after it is row by row")

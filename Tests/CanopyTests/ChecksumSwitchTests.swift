@@ -1,5 +1,6 @@
 @_spi(Benchmarks) import CanopyCore
 import Canopy
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import LMDB

@@ -1,5 +1,6 @@
 @testable import Canopy
 @testable import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import LMDB

@@ -1,4 +1,5 @@
 import Canopy
+import CanopyCoreTestFixtures
 import Foundation
 
 /// The code blocks of the DocC article ManyGroups.md, in order and verbatim (indented), so that compiling the tests

@@ -1,4 +1,6 @@
 import Canopy
+import CanopyCoreTestFixtures
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

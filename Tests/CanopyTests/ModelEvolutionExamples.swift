@@ -1,4 +1,5 @@
 import Canopy
+import CanopyCoreTestFixtures
 import Foundation
 
 /// The code blocks of the DocC article ModelEvolution.md, in order and verbatim (indented), with the writes between

@@ -1,5 +1,7 @@
 import Canopy
+import CanopyCoreTestFixtures
 import CanopyIndexes
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

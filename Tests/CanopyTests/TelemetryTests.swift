@@ -1,4 +1,5 @@
 import Canopy
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import CoreMetrics
 import Foundation

@@ -1,4 +1,5 @@
 import Canopy
+import CanopyCoreTestFixtures
 import CanopyIndexes
 import CanopyTestSupport
 import Foundation

@@ -1,5 +1,8 @@
 import Canopy
+import CanopyCoreTestFixtures
 import CanopySearch
+import CanopySearchTestFixtures
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 
@@ -19,6 +22,11 @@ import Foundation
 //   --commits N            stops after N commits instead of running until killed
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
 //                          n (a row whose record loses every extension's attachment, and moves in the view's order)
+//   --regroup SEED         each transaction also rewrites one to three earlier entries with a random part and number
+//                          (`crashWriterRegroup`: rows change their sets of groups in the many-group view)
+//   --observe-many-groups N  registers `crashWriterManyGroupView()`, prints "observing", then observes it, applying
+//                          every changeset to a model checked against the view, until the counter reaches N; prints
+//                          "done <changesets> <reloads> <rows>" (exit 0) or "mismatch …" / "timeout" (exit 1)
 //   --with-manual-list     registers `crashWriterFocusList()` and changes it in every commit as
 //                          `crashWriterFocusStep` says (inserts "<n>-a", moves a row)
 //   --remove-all           first removes every entry (one removeAll) and sets the counter to 0, so that the commits
@@ -167,7 +175,9 @@ do {
         exit(0)
     }
     if withView { try database.register(crashWriterView(versionTag: viewTag)) }
+    if let target = value("--observe-many-groups").flatMap(Int.init) { try observeManyGroups(database, until: target) }
     if arguments.contains("--with-many-group-view") { try database.register(crashWriterManyGroupView()) }
+    let regroupSeed = value("--regroup").flatMap(UInt64.init)
     if arguments.contains("--with-search") { try database.register(crashWriterSearch()) }
     let withManualList = arguments.contains("--with-manual-list")
     if withManualList { try database.register(crashWriterFocusList()) }
@@ -195,6 +205,7 @@ do {
                 try list.insert(key: "\(number)-a", inCollection: entries.name, at: step.insertAt)
                 if let move = step.move { try list.move(from: move.from, to: move.to) }
             }
+            if let regroupSeed { try crashWriterRegroup(txn, number: number, seed: regroupSeed) }
             if churn {
                 _ = try txn.remove(key: "\(number - 1)-a", in: entries)
                 if try txn.remove(key: "\(number - 2)-b", in: entries) {
@@ -247,4 +258,35 @@ func runNestedChecks(_ database: Database) throws {
     outcome("readWrite-in-observer-read") { try observer.read { _ in try second.readWrite(write) } }
     outcome("pin-in-read-same") { try first.read { _ in _ = try first.pin() } }
     outcome("after-all-a-plain-write") { try second.readWrite(write) }
+}
+
+/// `--observe-many-groups N`: registers `crashWriterManyGroupView()`, prints "observing", then advances an observer
+/// of every group of it, applies each changeset to its model of the list and compares it with the view as stored at
+/// the observer's snapshot, until the counter reaches N. Prints "done <changesets> <reloads> <rows>" (exit 0),
+/// "mismatch …" (exit 1), or "timeout" after two minutes (exit 1).
+func observeManyGroups(_ database: Database, until target: Int) throws -> Never {
+    try database.register(crashWriterManyGroupView())
+    let observer = try ViewObserver(database: database, mappings: ViewMappings(view: "entries-by-tags", groupFilter: { _ in true }))
+    var rendering = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-tags")) }
+    say("observing")
+    var changesets = 0
+    var reloads = 0
+    let deadline = Date().addingTimeInterval(120)
+    while Date() < deadline {
+        let changes = try observer.advance()
+        let step = try applyObserved(changes, to: rendering, observer: observer)
+        guard step.applied == step.expected else {
+            say("mismatch after \(changesets) changesets: applying gave \(step.applied.description.split(separator: "\n")) expected \(step.expected.description.split(separator: "\n"))")
+            exit(1)
+        }
+        rendering = step.applied
+        if changes.isReload { reloads += 1 } else if !changes.rowChanges.isEmpty || !changes.sectionChanges.isEmpty { changesets += 1 }
+        if step.counter >= target {
+            say("done \(changesets) \(reloads) \(rendering.sections.reduce(0) { $0 + $1.rows.count })")
+            exit(0)
+        }
+        usleep(2_000)  // the child's own loop; the test waits on its output with a timeout
+    }
+    say("timeout")
+    exit(1)
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Synchronization
 import Testing
 
 /// Read transactions and threads: the environment is always opened with `MDB_NOTLS`, so a read transaction belongs to
@@ -74,8 +75,7 @@ import Testing
             try env.write { txn in
                 for i in 0..<keyCount { try txn.put(key(0), forKey: key(i), in: main) }
             }
-            let lock = NSLock()
-            nonisolated(unsafe) var problems: [String] = []
+            let problems = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 3) { worker in
                 do {
                     if worker == 0 {
@@ -91,15 +91,15 @@ import Testing
                                 try (0..<keyCount).map { try txn.value(forKey: key($0), in: main) }
                             }
                             if Set(versions).count != 1 {
-                                lock.withLock { problems.append("mixed versions \(versions)") }
+                                problems.withLock { $0.append("mixed versions \(versions)") }
                             }
                         }
                     }
                 } catch {
-                    lock.withLock { problems.append("\(error)") }
+                    problems.withLock { $0.append("\(error)") }
                 }
             }
-            #expect(problems.isEmpty)
+            #expect(problems.withLock { $0 } == [])
             #expect(try env.read { try $0.value(forKey: key(0), in: main) } == key(100))
         }
     }
@@ -110,8 +110,7 @@ import Testing
             try env.write { txn in
                 for i in 0..<100 { try txn.put(value(i, count: 64), forKey: key(i), in: main) }
             }
-            let lock = NSLock()
-            nonisolated(unsafe) var problems: [String] = []
+            let problems = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 3) { worker in
                 do {
                     if worker == 0 {
@@ -127,16 +126,16 @@ import Testing
                             let found = try env.read { txn in try txn.value(forKey: key(i), in: main) }
                             // These read the map outside any transaction.
                             if env.statistics().entries != 100 || env.info().lastTransactionID < 1 {
-                                lock.withLock { problems.append("wrong figures") }
+                                problems.withLock { $0.append("wrong figures") }
                             }
-                            if found != value(i, count: 64) { lock.withLock { problems.append("wrong value for \(i)") } }
+                            if found != value(i, count: 64) { problems.withLock { $0.append("wrong value for \(i)") } }
                         }
                     }
                 } catch {
-                    lock.withLock { problems.append("\(error)") }
+                    problems.withLock { $0.append("\(error)") }
                 }
             }
-            #expect(problems.isEmpty)
+            #expect(problems.withLock { $0 } == [])
             #expect([4 << 20, 8 << 20].contains(env.mapSize))
             #expect(env.activeTransactionCount == 0)
         }

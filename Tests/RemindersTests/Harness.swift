@@ -2,14 +2,13 @@ import Canopy
 import CanopyTestSupport
 import Foundation
 import RemindersKit
+import Synchronization
 
 /// Text written by a command, collected under a lock (watch writes from another thread).
-final class Output: @unchecked Sendable {
-    // @unchecked: `text` is only touched under `lock`.
-    private let lock = NSLock()
-    private var buffer = ""
-    func append(_ text: String) { lock.withLock { buffer += text } }
-    var text: String { lock.withLock { buffer } }
+final class Output: Sendable {
+    private let buffer = Mutex("")
+    func append(_ text: String) { buffer.withLock { $0 += text } }
+    var text: String { buffer.withLock { $0 } }
 }
 
 /// The outcome of one run of `reminders`.

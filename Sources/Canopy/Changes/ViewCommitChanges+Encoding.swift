@@ -19,6 +19,7 @@ extension ViewCommitChanges {
             if row.original != nil { flags |= 8 }
             if row.final != nil { flags |= 16 }
             out.append(byte: flags)
+            // (Not through an array of the two: one allocation per row.)
             if let original = row.original {
                 out.append(string: original.group)
                 out.append(blob: original.orderBytes)

@@ -165,6 +165,15 @@ extension ViewChangeset {
         try checkSpan(notifications, from: from, to: to, view: mappings.view)
         try reader.checkUpToDate()
 
+        // No commit of the span changed the view: its writer adds changes to every commit that changes its state
+        // (pages, a reset), in any process that registers it, and a process that does not register it leaves it stale,
+        // which `checkUpToDate` refused. Same groups, same counts: only the snapshot moves.
+        if !notifications.contains(where: { $0.extensionPayloads[mappings.view] != nil }) {
+            var after = mappings
+            after.moveUnchanged(to: reader)
+            return ViewChangeset(sectionChanges: [], rowChanges: [], mappings: after, fromSnapshot: from, toSnapshot: to, isReload: false)
+        }
+
         var after = mappings
         try after.update(with: reader)
 
@@ -284,6 +293,9 @@ struct ChangesetComputation {
     /// The sections before and after, set by ``run()`` (after the flexible windows moved).
     var beforeKeys: Set<ViewMappings.SectionKey> = []
     var afterKeys: Set<ViewMappings.SectionKey> = []
+    /// Whether the sections after are those before, in order (set by ``run()``; the common case, where the key sets
+    /// above are left empty: every section before is one after, and none is inserted or deleted).
+    var sameSections = false
 
     init(before: ViewMappings, after: ViewMappings, reader: ViewReader, records: [ViewChangeKey: ViewRowChange]) {
         self.before = before
@@ -375,13 +387,13 @@ struct ChangesetComputation {
     /// Whether a row of `group` before the span is reported row by row: its section is still there after.
     func reportsOriginal(inGroup group: String) -> Bool {
         guard let key = before.sectionKey(forGroup: group) else { return false }
-        return afterKeys.contains(key)
+        return sameSections || afterKeys.contains(key)
     }
 
     /// Whether a row of `group` after the span is reported row by row: its section was there before.
     func reportsFinal(inGroup group: String) -> Bool {
         guard let key = after.sectionKey(forGroup: group) else { return false }
-        return beforeKeys.contains(key)
+        return sameSections || beforeKeys.contains(key)
     }
 
     // MARK: Flexible windows
@@ -476,14 +488,17 @@ struct ChangesetComputation {
         }
         let beforeList = before.sectionKeys
         let afterList = after.sectionKeys
-        beforeKeys = Set(beforeList)
-        afterKeys = Set(afterList)
+        sameSections = beforeList == afterList
         var sections: [ViewChangeset.SectionChange] = []
-        for (index, key) in beforeList.enumerated() where !afterKeys.contains(key) {
-            sections.append(.init(kind: .delete, group: name(key, before), index: index))
-        }
-        for (index, key) in afterList.enumerated() where !beforeKeys.contains(key) {
-            sections.append(.init(kind: .insert, group: name(key, after), index: index))
+        if !sameSections {
+            beforeKeys = Set(beforeList)
+            afterKeys = Set(afterList)
+            for (index, key) in beforeList.enumerated() where !afterKeys.contains(key) {
+                sections.append(.init(kind: .delete, group: name(key, before), index: index))
+            }
+            for (index, key) in afterList.enumerated() where !beforeKeys.contains(key) {
+                sections.append(.init(kind: .insert, group: name(key, after), index: index))
+            }
         }
 
         var rows: [ViewChangeset.RowChange] = []
@@ -603,6 +618,7 @@ struct ChangesetComputation {
     /// that changed are looked at.
     func dependentRows(of rows: [ViewChangeset.RowChange]) throws -> [ViewChangeset.RowChange] {
         guard !rows.isEmpty else { return [] }  // nothing moved, nothing changed: no neighbour changed
+        guard after.hasDrawingDependencies else { return [] }  // no cell is drawn from a neighbour
         let beforeList = before.sectionKeys
         var mentioned: Set<ViewChangeKey>?
         var result: [ViewChangeset.RowChange] = []

@@ -162,7 +162,8 @@ extension ViewMappings {
 
     /// The options of `group`: its own, or ``defaultOptions``.
     public func options(forGroup group: String) -> GroupOptions {
-        optionsByGroup[group] ?? defaultOptions
+        // (Most mappings set no group's own options: then no lookup hashes the name.)
+        optionsByGroup.isEmpty ? defaultOptions : optionsByGroup[group] ?? defaultOptions
     }
 
     /// Sets the options of `group` (`nil`: use ``defaultOptions``), and re-lays out the sections from the counts of

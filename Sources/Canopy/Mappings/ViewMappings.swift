@@ -135,6 +135,17 @@ public struct ViewMappings: Sendable {
         refreshLayout()
     }
 
+    /// Moves the mappings to `reader`'s snapshot when no commit since theirs changed the view (the caller knows it from
+    /// the commits' changes): the groups and counts read there would be the ones the mappings hold.
+    mutating func moveUnchanged(to reader: ViewReader) {
+        snapshot = reader.snapshot
+    }
+
+    /// Whether a group's cells are drawn from neighbours (``GroupOptions/drawingDependencies``), for any group.
+    var hasDrawingDependencies: Bool {
+        !defaultOptions.drawingDependencies.isEmpty || optionsByGroup.values.contains { !$0.drawingDependencies.isEmpty }
+    }
+
     /// Recomputes the visible sections from the counts and options: brings every flexible window within its group
     /// and limits, then decides whether the groups consolidate.
     mutating func refreshLayout() {

@@ -86,15 +86,26 @@ public struct ManualListEditor {
 
     /// Removes the row (`key`, `collection`) from the list (not from the store); `false` when it was not in it.
     public func remove(key: String, inCollection collection: String) throws -> Bool {
-        guard view.viewOptions.allows(collection), let rowKey = try transaction.storedRowKey(for: RowID(collection: collection, key: key)),
-              try view.manualOrder.table.remove(rowKey, in: transaction) else { return false }
-        _ = try transaction.touchRow(forKey: key, inCollection: collection)
+        let id = RowID(collection: collection, key: key)
+        guard view.viewOptions.allows(collection), let rowKey = try transaction.storedRowKey(for: id),
+              try writer().leaveList(id, rowKey: rowKey, group: group) else { return false }
+        // The row's record loses the list's mark; no other extension hears of it.
+        try transaction.placeAgain([id], inExtension: view.name)
         return true
     }
 
     // MARK: Placing
 
     private func reader() throws -> ViewReader { try transaction.view(view.name) }
+
+    /// The view's writer in this transaction, which moves the list's entries.
+    private func writer() throws -> ViewWriter {
+        guard let writer = transaction.writer(of: view) else {
+            throw CanopyError(.extensionNotRegistered, "the manual view is not registered in this transaction; register it with Database.register(_:)",
+                              path: transaction.databasePath, extensionName: view.name)
+        }
+        return writer
+    }
 
     private func invalid(_ message: String, _ collection: String?, _ key: String?) -> CanopyError {
         CanopyError(.invalidArgument, message, path: transaction.databasePath, collection: collection, key: key, extensionName: view.name)
@@ -122,11 +133,13 @@ public struct ManualListEditor {
         let before = try orderKey(at: position - 1, excluding: excluding, reader)
         let after = try orderKey(at: position, excluding: excluding, reader)
         if let order = Self.orderKey(between: before, and: after) {
-            try view.manualOrder.table.put(order, forKey: rowKey, in: transaction)
-            _ = try transaction.touchRow(forKey: id.key, inCollection: id.collection)
-            return
+            try writer().setListOrder(order, of: id, rowKey: rowKey, group: group)
+        } else {
+            try relabel(inserting: id, rowKey: rowKey, at: position, after: before ?? 0, excluding: excluding, reader)
         }
-        try relabel(inserting: id, rowKey: rowKey, at: position, after: before ?? 0, excluding: excluding, reader)
+        // A row entering the list gets the list's mark on its record (no other extension hears of it); a move writes
+        // only the list's order table and pages.
+        if excluding == nil { try transaction.placeAgain([id], inExtension: view.name) }
     }
 
     /// The order key of the row at `reduced` in the list without the row at `excluding`, read from the view's page
@@ -175,11 +188,11 @@ public struct ManualListEditor {
             guard (0...rows.count).contains(offset) else { throw corrupt(view.name, "the place of a row lies outside the key range that holds its neighbour") }
             rows.insert((id, nil), at: offset)
             let keys = OrderRelabeling.keys(count: rows.count, in: range)
+            let writer = try writer()
             for (row, key) in zip(rows, keys) where row.old != key {
                 let stored = row.id == id ? rowKey : try transaction.storedRowKey(for: row.id)
                 guard let stored else { throw corrupt(view.name, "a row of the list has no stored key") }
-                try view.manualOrder.table.put(key, forKey: stored, in: transaction)
-                _ = try transaction.touchRow(forKey: row.id.key, inCollection: row.id.collection)
+                try writer.setListOrder(key, of: row.id, rowKey: stored, group: group)
             }
             return
         }

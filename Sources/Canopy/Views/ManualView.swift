@@ -23,8 +23,13 @@
 ///    catch-up sees it. Updating a row keeps its place (the changeset reports an update).
 /// 3. The order is stored in the view's own `order` table (gapped 64-bit keys: a move writes one key, and where no
 ///    gap is left only a few rows around the place are renumbered) and survives reopening and rebuilding the view.
-/// 4. An insertion or move re-places the row by touching it (``ReadWriteTransaction/touchRow(forKey:inCollection:)``):
-///    other views report that row as updated in the same commit, and caches of the row reload it.
+/// 4. A move writes no row: the list's `order` table and pages change, the row's record (which carries only a mark
+///    that the row is in the list) does not, so other views report nothing and caches keep the row. An insertion or
+///    removal sets or clears that mark through ``ReadWriteTransaction/placeAgain(_:inExtension:asUpdated:)``, which
+///    tells no other extension.
+/// 5. The view is recorded with the kind ``View/manualKind``; a list recorded as `"view"` by an earlier build (order
+///    keys in the rows' records) is rebuilt in this format when it is registered. A filtered view over a manual list
+///    is refused.
 public enum ManualView {
     /// A manual view named `name` over rows of `collections`, whose one group is `group` (the view's name when `nil`).
     ///

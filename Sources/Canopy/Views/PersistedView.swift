@@ -20,11 +20,8 @@ extension ReadTransaction {
     ///   - allowingStale: read a stale view as it is stored instead of throwing (for tools that show what is
     ///     stored, marked as stale).
     public func persistedView(_ name: String, allowingStale: Bool = false) throws -> ViewReader {
-        if registeredExtension(named: name) is View { return try view(name) }
-        guard !(self is ReadWriteTransaction) else {
-            throw CanopyError(.extensionNotRegistered, "the view '\(name)' is not registered in this process, so a read-write transaction cannot keep it up to date; register it with Database.register(_:)",
-                              path: databasePath, extensionName: name)
-        }
+        if registeredExtension(named: name, as: View.self) != nil { return try view(name) }
+        try requireMaintained(extensionNamed: name)
         let records = try extensionRecords()
         guard let record = records.first(where: { $0.name == name }), PersistedView.kinds.contains(record.kind) else {
             let known = records.filter { PersistedView.kinds.contains($0.kind) }.map(\.name).sorted()
@@ -75,7 +72,7 @@ extension ViewReader {
 
 /// Opening views from their stored tables, without their closures.
 enum PersistedView {
-    static let kinds: Set<String> = ["view", "filtered-view"]
+    static let kinds = View.recordedKinds
 
     static func staleError(_ name: String, viewSnapshot: UInt64?, storeSnapshot: UInt64, path: String) -> CanopyError {
         let consistent = viewSnapshot.map { "is consistent with snapshot \($0)" } ?? "has no stored state"
@@ -100,6 +97,13 @@ enum PersistedView {
         }
         let view = try makeDetachedView(for: record, path: transaction.databasePath)
         view.state.withLock { $0.tables = tables }
+        if case .manual = view.source {
+            guard let order = try ManualOrderTable.existing(in: transaction, view: record.name) else {
+                throw CanopyError(.corruptStore, "the manual view is recorded but its order table is missing; register it again to rebuild it",
+                                  path: transaction.databasePath, extensionName: record.name)
+            }
+            view.state.withLock { $0.order = order }
+        }
         cache.views.withLock { $0[record.name] = view }
         return view
     }
@@ -113,6 +117,10 @@ enum PersistedView {
         let options = try Options(record: record, path: path)
         let unavailable = CanopyError(.extensionFailed, "the view is opened from its stored tables, without its closures; register it to write",
                                       path: path, extensionName: record.name)
+        if record.kind == View.manualKind {
+            return View(manualName: record.name, group: options.manualGroup ?? record.name, versionTag: record.versionTag,
+                        collections: options.viewOptions.allowedCollections ?? [])
+        }
         if record.kind == "filtered-view" {
             return View(name: record.name, parent: options.parent ?? "", versionTag: record.versionTag, options: options.viewOptions,
                         filter: { _, _ in throw unavailable }, progress: nil)
@@ -143,6 +151,8 @@ enum PersistedView {
         var viewOptions = ViewOptions()
         /// The view's grouping puts a row in many groups (a `many…` form).
         var manyGroups = false
+        /// A manual view's one group.
+        var manualGroup: String?
 
         /// The options recorded with `record`: those of this version, or of earlier ones (whose JSON was built by
         /// hand: the same keys, fewer of them).
@@ -159,6 +169,7 @@ enum PersistedView {
                     path: path, extensionName: record.name, underlying: error)
             }
             parent = definition.parent
+            manualGroup = definition.manualGroup
             manyGroups = definition.manyGroups ?? false
             if let allowed = definition.allowedCollections { viewOptions.allowedCollections = Set(allowed) }
             if let rerun = definition.rerunOnTouch { viewOptions.rerunOnTouch = rerun }
@@ -177,7 +188,9 @@ extension ViewReader {
         if let slot = try attachmentSlot() {
             try transaction.scanRows { row in
                 guard let attachment = try row.attachment(at: slot), attachment != ViewTables.skippedMarker else { return true }
-                do { entries += try tables.rowEntries(attachment).map { (row.storedKey, $0) } } catch {
+                do {
+                    entries += try view.storedEntries(attachment, rowKey: row.storedKey, tables: tables, index: index, in: transaction).map { (row.storedKey, $0) }
+                } catch {
                     problems.append("the entry of row \(row.id) is malformed")
                 }
                 return true

@@ -48,7 +48,9 @@ extension ViewReader {
                             problems.append("an entry of group '\(name)' points at a missing row")
                             continue
                         }
-                        let stored = try slot.map { try tables.rowEntries(try storedRow.attachment(at: $0)) } ?? []
+                        let stored = try slot.map {
+                            try view.storedEntries(try storedRow.attachment(at: $0), rowKey: rowKey, tables: tables, index: index, in: transaction)
+                        } ?? []
                         if !stored.contains(where: { $0.groupID == page.groupID && $0.order(rowKey: rowKey) == order }) {
                             problems.append("the row's record does not point back at an entry of group '\(name)'")
                         }
@@ -72,7 +74,7 @@ extension ViewReader {
                     skipped += 1
                 } else if attachment != nil {
                     let entries: [ViewTables.RowEntry]
-                    do { entries = try tables.rowEntries(attachment) } catch {
+                    do { entries = try view.storedEntries(attachment, rowKey: row.storedKey, tables: tables, index: index, in: transaction) } catch {
                         problems.append("the entries of row \(row.id) are malformed")
                         return true
                     }
@@ -121,7 +123,7 @@ extension ViewReader {
                 continue
             }
             if attachment == ViewTables.skippedMarker { problems.append("row \(row.id) is marked as skipped but its closures decode it") }
-            let stored = try tables.rowEntries(attachment)
+            let stored = try view.storedEntries(attachment, rowKey: rowKey, tables: tables, index: index, in: transaction)
             expected += places.count
             switch (places.isEmpty, stored.isEmpty) {
             case (true, true): continue

@@ -20,12 +20,7 @@ extension View {
                   let parentSlot = try transaction.attachmentSlot(for: parentName) else { return [] }
             let entries = try parent.tables.rowEntries(try row.attachment(at: parentSlot))
             guard !entries.isEmpty else { return [] }
-            let parentIndex: ViewIndex
-            if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
-                parentIndex = try writer.currentIndex()
-            } else {
-                parentIndex = try parent.index(in: transaction)
-            }
+            let parentIndex = try transaction.writer(of: parent)?.currentIndex() ?? parent.index(in: transaction)
             var places: [Place] = []
             for entry in entries {
                 guard let group = parentIndex.groupNames[entry.groupID], try filter(group, row) else { continue }

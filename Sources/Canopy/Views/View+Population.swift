@@ -97,9 +97,14 @@ extension View {
                 }
                 guard let place = found else { return true }
                 add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
-                // The entry goes into the visited record at once (the scan's cursor rewrites it in place).
+                // The entry goes into the visited record at once (the scan's cursor rewrites it in place); a manual
+                // list's rows carry only its mark (their order keys are in its order table).
                 let groupID = index.groupID(for: place.group)
-                try stored.setAttachment(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])).encoded, at: slot)
+                if case .manual = source {
+                    try stored.setAttachment(ViewTables.listedMarker, at: slot)
+                } else {
+                    try stored.setAttachment(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])).encoded, at: slot)
+                }
                 return true
             }
             items.sort { lhs, rhs in
@@ -119,7 +124,7 @@ extension View {
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else {
                 throw CanopyError(.extensionDependencyMissing, "the parent view '\(parentName)' is not registered", extensionName: name)
             }
-            let parentWriter = transaction.viewWriter(named: parentName)
+            let parentWriter = transaction.writer(of: parent)
             let parentIndex = try parentWriter?.currentIndex() ?? parent.index(in: transaction)
             let parentTables = try parent.tables
             let total = parentIndex.totalCount

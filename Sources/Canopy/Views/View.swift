@@ -42,7 +42,7 @@ public final class View: StoreExtension {
 
     /// The view's name, unique among the database's extensions.
     public let name: String
-    /// `"view"` or `"filtered-view"`.
+    /// `"view"`, `"filtered-view"`, ``manualKind`` or ``manyGroupsKind``.
     public let kind: String
     /// Changing the tag rebuilds the view at registration.
     public let versionTag: String
@@ -79,7 +79,7 @@ public final class View: StoreExtension {
         progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) {
         self.name = name
-        self.kind = "view"
+        self.kind = grouping.isMany ? Self.manyGroupsKind : "view"
         self.versionTag = versionTag
         var effective = options
         var definitionError: String?
@@ -108,14 +108,32 @@ public final class View: StoreExtension {
 
     init(manualName name: String, group: String, versionTag: String, collections: Set<String>) {
         self.name = name
-        self.kind = "view"
+        self.kind = Self.manualKind
         self.versionTag = versionTag
-        // A move or an insertion re-places the row by touching it: the view must re-run its placement on a touch.
-        self.viewOptions = ViewOptions(allowedCollections: collections, rerunOnTouch: true)
+        // The list places rows itself (its editor, through the view's writer): a touch changes no place.
+        self.viewOptions = ViewOptions(allowedCollections: collections, rerunOnTouch: false)
         self.definitionError = collections.isEmpty ? "a manual view needs at least one collection" : nil
         self.source = .manual(group: group)
         self.progress = nil
     }
+
+    /// The kind a manual view (``ManualView``) is recorded with. Its rows' records carry only a mark that they are in
+    /// the list (``ViewTables/listedMarker``), their order lives in the view's `order` table, so a move writes no row:
+    /// a build that reads entries from the rows' records (before this kind existed, manual views were recorded as
+    /// `"view"`) does not know this kind and refuses to read the view rather than misplace its rows. A list recorded
+    /// as `"view"` by such a build is rebuilt in this format when it is registered (the kind changed).
+    public static let manualKind = "manual-view"
+
+    /// The kind a view whose grouping puts rows in many groups (a `many…` form) is recorded with. Its rows' records
+    /// can hold an entry per group, which a build from before such views read as no entry: such a build does not know
+    /// this kind and refuses to read the view (`canopy` says no such view is recorded) rather than report rows in
+    /// several groups as outside the view. A many-group view recorded as `"view"` (by the first builds that had them)
+    /// is rebuilt when it is registered (the kind changed). See <doc:ManyGroups>.
+    public static let manyGroupsKind = "many-groups-view"
+
+    /// The kinds views are recorded with (``StoreExtension/kind``): tools list and read the extensions of these kinds
+    /// as views.
+    public static let recordedKinds: Set<String> = ["view", "filtered-view", manualKind, manyGroupsKind]
 
     /// A filtered view depends on its parent view: registered after it, told of each change after it, rebuilt with it.
     public var dependencies: [String] {
@@ -204,6 +222,7 @@ public final class View: StoreExtension {
         if let definitionError {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
+        try refuseManualParent(in: transaction)
         let tables = try ViewTables.open(in: transaction, view: name)
         state.withLock { $0.tables = tables }
         if case .manual = source {
@@ -228,11 +247,12 @@ public final class View: StoreExtension {
         if let definitionError {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
+        try refuseManualParent(in: transaction)
         if case .manual = source {
             guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
             state.withLock { $0.order = order }
         }
-        let writer = (transaction as? ReadWriteTransaction)?.viewWriter(named: name)
+        let writer = transaction.writer(of: self)
         let tables: ViewTables
         if let writer {
             tables = writer.tables
@@ -249,7 +269,7 @@ public final class View: StoreExtension {
     }
 
     /// Creates the per-transaction writer that keeps the view up to date.
-    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> ViewWriter {
         ViewWriter(view: self, transaction: transaction, tables: try tables)
     }
 
@@ -259,6 +279,15 @@ public final class View: StoreExtension {
         try tables.dropAll(in: transaction)
         if case .manual = source { try ManualOrderTable.open(in: transaction, view: name).table.drop(in: transaction) }
         state.withLock { $0.tables = nil; $0.indexes = []; $0.order = nil }
+    }
+
+    /// A filtered view over a manual list is refused: the list moves rows without telling other extensions (a move
+    /// writes no row), so the filtered view's places would fall behind its parent's.
+    func refuseManualParent(in transaction: ReadTransaction) throws {
+        guard case .filtered(let parent, _) = source, let parentView = transaction.registeredExtension(named: parent, as: View.self),
+              case .manual = parentView.source else { return }
+        throw CanopyError(.invalidArgument, "the filtered view's parent '\(parent)' is a manual list, which cannot be filtered: its moves reach no other view; filter the rows when you read the list, or keep a second manual list",
+                          path: transaction.databasePath, extensionName: name)
     }
 
     // MARK: Indexes
@@ -303,12 +332,7 @@ public final class View: StoreExtension {
             // The parent's entry for the row: set earlier in this write (the parent hears of it first), or stored.
             guard let parentSlot = try transaction.attachmentSlot(for: parentName),
                   let entry = try parentTables.rowEntry(try row.attachment(at: parentSlot)) else { return nil }
-            let parentIndex: ViewIndex
-            if let rw = transaction as? ReadWriteTransaction, let writer = rw.viewWriter(named: parentName) {
-                parentIndex = try writer.currentIndex()
-            } else {
-                parentIndex = try parent.index(in: transaction)
-            }
+            let parentIndex = try transaction.writer(of: parent)?.currentIndex() ?? parent.index(in: transaction)
             guard let group = parentIndex.groupNames[entry.groupID] else { return nil }
             guard try filter(group, row) else { return nil }
             return (group, entry.sortKey.count, entry.order(rowKey: rowKey))

@@ -43,7 +43,6 @@ extension ViewReader {
     ///
     /// - Throws: ``CanopyError/Code/staleView``, naming the snapshots.
     func checkUpToDate() throws {
-        if transaction is ReadWriteTransaction { return }
         if try transaction.isExtensionCurrent(named: view.name) { return }
         let snapshots = try transaction.extensionSnapshots()
         guard (snapshots.extensions[view.name] ?? 0) < snapshots.store else { return }

@@ -10,11 +10,10 @@ extension ReadTransaction {
     public func view(_ name: String) throws -> ViewReader {
         guard let view = registeredExtension(named: name, as: View.self) else {
             // Without the closures: the view as stored, when it is up to date (a tool, another process's view).
-            if !(self is ReadWriteTransaction) { return try persistedView(name) }
-            throw CanopyError(.extensionNotRegistered, "no view named '\(name)' is registered; register it with Database.register(_:)",
-                              path: databasePath, extensionName: name)
+            // (A read-write transaction refuses: the view would miss its writes.)
+            return try persistedView(name)
         }
-        if let rw = self as? ReadWriteTransaction, let writer = rw.viewWriter(named: name) {
+        if let writer = writer(of: view) {
             return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
         }
         try requireCurrentExtension(named: name)
@@ -129,7 +128,8 @@ public struct ViewReader {
     /// the view, one entry in a view whose rows are each in one group.
     public func entries(of id: RowID) throws -> [ViewEntry] {
         guard let rowKey = try transaction.storedRowKey(for: id), let slot = try attachmentSlot() else { return [] }
-        let stored = try tables.rowEntries(try transaction.attachment(at: slot, forRow: rowKey))
+        let stored = try view.storedEntries(try transaction.attachment(at: slot, forRow: rowKey), rowKey: rowKey, tables: tables, index: index,
+                                            in: transaction)
         return stored.compactMap { entry in
             index.groupNames[entry.groupID].map { ViewEntry(group: $0, orderBytes: entry.order(rowKey: rowKey)) }
         }.sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) }

@@ -153,6 +153,12 @@ struct ViewTables: Sendable {
     /// byte that no entry starts with alone (a varint byte with its continuation bit set needs another byte).
     static let skippedMarker: [UInt8] = [0xFF]
 
+    /// The attachment of a row in a manual list (``ManualView``): a mark that the row is in it, the same wherever the
+    /// row stands, so moving the row writes only the list's `order` table and pages, never the row. The mark tells a
+    /// catch-up that the record is the one the list holds: a record removed and written again by a process without
+    /// the list lacks it. A varint byte with its continuation bit set and nothing after it, so it is no entry.
+    static let listedMarker: [UInt8] = [0xFE]
+
     /// The entry a row's attachment holds; `nil` for none, and for a row the view skipped. For a row in several groups
     /// of a view whose rows can be in many, see ``rowEntries(_:)``.
     /// - Throws: ``CanopyError/Code/corruptStore`` when the attachment is malformed, or holds several entries (the caller

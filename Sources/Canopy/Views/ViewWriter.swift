@@ -1,5 +1,7 @@
-/// Keeps one view up to date during one write transaction, and records what happened to each row.
-final class ViewWriter: ExtensionTransaction {
+/// Keeps one view up to date during one write transaction, and records what happened to each row: the view's
+/// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``/CanopyCore/ReadTransaction/view(_:)``
+/// inside a write transaction includes it); the store alone calls its methods.
+public final class ViewWriter: ExtensionTransaction {
     let view: View
     let transaction: ReadWriteTransaction
     let tables: ViewTables
@@ -98,26 +100,20 @@ final class ViewWriter: ExtensionTransaction {
 
     // MARK: ExtensionTransaction
 
-    func handle(_ change: RowChange) throws -> AttachmentEdit {
+    /// Places, moves or removes the row's entry; returns the row's new entry as its attachment.
+    public func handle(_ change: RowChange) throws -> AttachmentEdit {
         guard view.viewOptions.allows(change.collection) else { return .keep }
+        if case .manual(let group) = view.source { return try handleListed(change, group: group) }
         switch change.kind {
         case .insert: return try apply(change, rerun: true)
         case .update: return try apply(change, rerun: view.placeDepends(onObject: change.objectChanged, metadata: change.metadataChanged))
-        case .touch: return try apply(change, rerun: view.viewOptions.rerunOnTouch)
+        case .touch: return try apply(change, rerun: change.isPlacementOnly || view.viewOptions.rerunOnTouch)
         case .remove:
             let attachment = try slot.flatMap { try change.previousAttachment(at: $0) }
             if attachment == ViewTables.skippedMarker { skippedChanges.append((change.id, nil)) }
             for entry in try tables.rowEntries(attachment) { try remove(change.id, rowKey: change.storedKey, stored: entry) }
-            try forgetManualOrder(of: change.storedKey)
             return .keep
         }
-    }
-
-    /// A row removed from the store leaves a manual list for good: its order key goes with it, so a row written
-    /// again under the same key is not silently back in the list.
-    private func forgetManualOrder(of rowKey: StoredRowKey) throws {
-        guard case .manual = view.source else { return }
-        _ = try view.manualOrder.table.remove(rowKey, in: transaction)
     }
 
     /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
@@ -171,7 +167,8 @@ final class ViewWriter: ExtensionTransaction {
         deletedPages.removeAll(keepingCapacity: true)
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+    /// Writes the changed pages and the view's state; returns the rows' before and after entries (the view's changes).
+    public func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         let reset = commit.isReset || logOverflowed
         if !skippedChanges.isEmpty {
             var record = try transaction.skippedRows(ofExtension: view.name) ?? SkippedRows()
@@ -205,11 +202,12 @@ final class ViewWriter: ExtensionTransaction {
 
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
     /// be found under the version the next commit at that snapshot will have).
-    func didCommit(snapshot: UInt64) {
+    public func didCommit(snapshot: UInt64) {
         if dirty, let index { view.remember(index) }
     }
 
-    func didRollback() {}
+    /// Nothing to undo: the index copy is dropped with the writer.
+    public func didRollback() {}
 
     // MARK: Maintaining
 
@@ -284,7 +282,7 @@ final class ViewWriter: ExtensionTransaction {
     /// without one was new, not in the view, or removed (and maybe written again) in the gap, so its entry, if any,
     /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed
     /// in the gap: a rebuild (returns `false`).
-    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+    public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
         if case .manual(let group) = view.source { return try catchUpManualList(missed, group: group) }
         if missed.removedEverything || missed.removedCollections.contains(where: { view.viewOptions.allows($0) }) { return nil }
         let slot = try slot
@@ -314,43 +312,7 @@ final class ViewWriter: ExtensionTransaction {
                 }
             } else {
                 for entry in stored { try remove(row.id, rowKey: row.storedKey, stored: entry) }
-                try forgetManualOrder(of: row.storedKey)
             }
-        }
-        return edits
-    }
-
-    /// Catches a manual list up (see ``catchUp(_:)``). A row's entry follows from its order key (no page scan). A row
-    /// of the list whose record lost the view's attachment was removed in the gap and maybe written again (the log
-    /// then records only a change): it leaves the list for good, as a removal in this process does; so do the rows of
-    /// collections removed whole in the gap.
-    private func catchUpManualList(_ missed: MissedWrites, group: String) throws -> [StoredRowKey: AttachmentEdit] {
-        let slot = try slot
-        let order = try view.manualOrder.table
-        func leave(_ id: RowID, _ rowKey: StoredRowKey) throws {
-            guard let key = try order.value(forKey: rowKey, in: transaction) else { return }
-            if let groupID = try currentIndex().groupIDs[group] {
-                try remove(id, rowKey: rowKey, stored: ViewTables.RowEntry(groupID: groupID, sortKey: ManualOrderTable.sortKey(key)))
-            }
-            try forgetManualOrder(of: rowKey)
-        }
-        if missed.removedEverything || !missed.removedCollections.isEmpty {
-            var gone: [(RowID, StoredRowKey)] = []
-            try order.forEach(in: transaction) { rowKey, _ in
-                if let id = try transaction.rowID(for: rowKey), missed.removedEverything || missed.removedCollections.contains(id.collection) {
-                    gone.append((id, rowKey))
-                }
-                return true
-            }
-            for (id, rowKey) in gone { try leave(id, rowKey) }
-        }
-        var edits: [StoredRowKey: AttachmentEdit] = [:]
-        for row in missed.rows where view.viewOptions.allows(row.id.collection) {
-            guard let current = row.current, let slot, let attachment = try current.previousAttachment(at: slot) else {
-                try leave(row.id, row.storedKey)
-                continue
-            }
-            edits[row.storedKey] = try apply(current, rerun: true, stored: try tables.rowEntry(attachment), attached: true, wasSkipped: false)
         }
         return edits
     }
@@ -447,9 +409,3 @@ final class ViewWriter: ExtensionTransaction {
     }
 }
 
-extension ReadWriteTransaction {
-    /// The writer of the view named `name` in this transaction, if the view is registered.
-    func viewWriter(named name: String) -> ViewWriter? {
-        extensionTransaction(named: name, as: ViewWriter.self)
-    }
-}

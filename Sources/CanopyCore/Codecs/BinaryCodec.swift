@@ -69,7 +69,12 @@ public struct BinaryCodec: Codec {
     ///   value itself; ``CodecError`` with code ``CodecError/Code/unsupportedValue`` for a container larger than
     ///   4 GiB.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let state = BinaryEncodingState()
+        try encode(value, into: BinaryEncodingState())
+    }
+
+    /// ``encode(_:)`` into `state`, which must be empty (new, or emptied by ``BinaryEncodingState/reset()``): for a
+    /// caller that encodes many values one after another and keeps one buffer for them (a write transaction).
+    func encode<T: Encodable>(_ value: T, into state: BinaryEncodingState) throws -> [UInt8] {
         state.append(BinaryFormat.version)
         let encoder = BinaryEncoder(state: state, slot: .pending(state.count), parent: nil, key: nil)
         try encoder.encodeValue(value)

@@ -31,6 +31,18 @@ final class BinaryEncodingState {
         storage.deallocate()
     }
 
+    /// The most a state kept for reuse holds on to (a larger buffer, grown for one large value, is not kept).
+    static let reusableCapacity = 64 * 1024
+
+    /// Empties the state for another encode call, keeping its buffer; `false` when the buffer grew past
+    /// ``reusableCapacity`` and should not be kept.
+    func reset() -> Bool {
+        count = 0
+        open.removeAll(keepingCapacity: true)
+        deferredError = nil
+        return capacity <= Self.reusableCapacity
+    }
+
     // MARK: Bytes
 
     /// Makes room for `byteCount` more bytes.
@@ -205,11 +217,9 @@ final class BinaryEncodingState {
             close(header)
         }
         if let deferredError { throw deferredError }
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initializedCount in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(
-                from: UnsafeRawBufferPointer(start: storage, count: count))
-            initializedCount = count
-        }
+        // (`Array(_:)` of the raw buffer, specialized here; `init(unsafeUninitializedCapacity:)` calls the generic
+        // allocation, several times the cost of the copy.)
+        return Array(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
     static func outOfOrderError(_ value: Any, codingPath: [any CodingKey]) -> EncodingError {

@@ -65,6 +65,21 @@ enum FlatFieldKind: Sendable {
         }
     }
 
+    /// The tag the binary encoder writes for values of this kind, or `nil` for a Bool (`false` or `true`). The
+    /// readers accept more (a Double from a Float or an integer, a Date from a Double); the fast path compares this
+    /// tag as part of an entry's head, and on any other gives up for the general path, which reads them.
+    var tag: UInt8? {
+        switch self {
+        case .string: BinaryFormat.Tag.string
+        case .date: BinaryFormat.Tag.date
+        case .double: BinaryFormat.Tag.double
+        case .float: BinaryFormat.Tag.float
+        case .int, .int8, .int16, .int32, .int64: BinaryFormat.Tag.int
+        case .uint, .uint8, .uint16, .uint32, .uint64: BinaryFormat.Tag.uint
+        case .bool: nil
+        }
+    }
+
     /// The kind of values of `type`, or `nil` when the fast path does not write them.
     init?(_ type: Any.Type) {
         switch ObjectIdentifier(type) {
@@ -97,12 +112,20 @@ final class FlatDecodePlan: @unchecked Sendable {
     }
 
     /// A field as the decode loop reads it: trivial values only (nothing retained), its key at
-    /// `keyBytes[keyStart..<(keyStart + keyLength)]`.
+    /// `keyBytes[keyStart..<(keyStart + keyLength)]`. `head` holds the bytes the field's entry starts with —
+    /// `varint(key length)`, the key, the value's tag (`headTag`, or none for a Bool, which has two) — as little-endian
+    /// words, `headLength` of them (0 when they are more than 16): the loop compares them with two loads and masks
+    /// instead of reading the length and calling `memcmp`.
     private struct Slot {
         let kind: FlatFieldKind
         let offset: Int
         let keyStart: Int
         let keyLength: Int
+        let headLow: UInt64
+        let headHigh: UInt64
+        let maskLow: UInt64
+        let maskHigh: UInt64
+        let headLength: Int
     }
 
     let fields: [Field]
@@ -116,8 +139,22 @@ final class FlatDecodePlan: @unchecked Sendable {
         var keyBytes: [UInt8] = []
         var slots: [Slot] = []
         for field in fields {
-            slots.append(Slot(kind: field.kind, offset: field.offset, keyStart: keyBytes.count, keyLength: field.key.utf8.count))
-            keyBytes.append(contentsOf: field.key.utf8)
+            let key = Array(field.key.utf8)
+            var head: [UInt8] = []
+            if key.count < 0x80 {
+                head = [UInt8(key.count)] + key
+                if let tag = field.kind.tag { head.append(tag) }
+            }
+            if head.count > 16 { head = [] }
+            var low: UInt64 = 0, high: UInt64 = 0
+            for (index, byte) in head.enumerated() {
+                if index < 8 { low |= UInt64(byte) << (8 * UInt64(index)) } else { high |= UInt64(byte) << (8 * UInt64(index - 8)) }
+            }
+            func mask(_ bytes: Int) -> UInt64 { bytes >= 8 ? ~0 : bytes <= 0 ? 0 : (1 << (8 * UInt64(bytes))) - 1 }
+            slots.append(Slot(
+                kind: field.kind, offset: field.offset, keyStart: keyBytes.count, keyLength: key.count,
+                headLow: low, headHigh: high, maskLow: mask(head.count), maskHigh: mask(head.count - 8), headLength: head.count))
+            keyBytes.append(contentsOf: key)
         }
         self.slots = slots
         self.keyBytes = keyBytes
@@ -158,12 +195,20 @@ final class FlatDecodePlan: @unchecked Sendable {
             let base = bytes.baseAddress.unsafelyUnwrapped
             let keyBase = keys.baseAddress
             for slot in slots {
-                // The key: its length (checked against the container by `length`), then its bytes.
-                let length = try reader.length(&position, limit: end)
-                guard length == slot.keyLength,
-                      length == 0 || memcmp(base + position, keyBase.unsafelyUnwrapped + slot.keyStart, length) == 0
-                else { return false }
-                position += length
+                if slot.headLength > 0, end - position >= 16 {
+                    // The entry's head (key length, key, tag) in two loads; the value reader checks the tag again.
+                    let low = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                    let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self))
+                    guard (low ^ slot.headLow) & slot.maskLow == 0, (high ^ slot.headHigh) & slot.maskHigh == 0 else { return false }
+                    position += 1 + slot.keyLength
+                } else {
+                    // The key: its length (checked against the container by `length`), then its bytes.
+                    let length = try reader.length(&position, limit: end)
+                    guard length == slot.keyLength,
+                          length == 0 || memcmp(base + position, keyBase.unsafelyUnwrapped + slot.keyStart, length) == 0
+                    else { return false }
+                    position += length
+                }
                 let target = out + slot.offset
                 switch slot.kind {
                 case .string: target.initializeMemory(as: String.self, to: try reader.readString(&position, limit: end))
@@ -232,6 +277,12 @@ enum FlatDecodePlans {
     enum Entry {
         case plan(FlatDecodePlan)
         case general
+
+        /// The plan, when the type has one.
+        var plan: FlatDecodePlan? {
+            if case .plan(let plan) = self { return plan }
+            return nil
+        }
     }
 
     private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])

@@ -14,11 +14,12 @@ extension ReadTransaction {
     /// The extension registered in this process under `name` (including one registered earlier in this transaction),
     /// or `nil`.
     public func registeredExtension(named name: String) -> (any StoreExtension)? {
-        if let rw = self as? ReadWriteTransaction, let ext = rw.registeredExtensions.first(where: { $0.name == name }) { return ext }
-        return core.registeredExtension(named: name)
+        extensionRegisteredInTransaction(named: name) ?? core.registeredExtension(named: name)
     }
 
-    /// The extension registered in this process under `name` when it is a `T`, or `nil`.
+    /// The extension registered in this process under `name` when it is a `T`, or `nil`: the one lookup by a name
+    /// (a string the caller chose) that checks the type of what it finds. Its writer in a read-write transaction is
+    /// ``writer(of:)``.
     public func registeredExtension<T: StoreExtension>(named name: String, as type: T.Type) -> T? {
         registeredExtension(named: name) as? T
     }
@@ -38,19 +39,7 @@ extension ReadTransaction {
         _ name: String, of extensionName: String, keys: K.Type, values: V.Type
     ) throws -> ExtensionTable<K, V>? {
         let full = ExtensionTableName.full(name, of: extensionName)
-        let database: LMDB.Database
-        if let rw = self as? ReadWriteTransaction {
-            do {
-                database = try rw.writeStorage.openDatabase(named: full, checksummed: true)
-            } catch let error as LMDBError where error.code == .notFound {
-                return nil
-            }
-        } else if let known = core.openTable(named: full) {
-            database = known
-        } else {
-            guard let opened = try core.openExistingTable(named: full) else { return nil }
-            database = opened
-        }
+        guard let database = try extensionTableHandle(named: full) else { return nil }
         let table = ExtensionTable<K, V>(database: database, name: name, extensionName: extensionName)
         do {
             _ = try storage.statistics(of: database)
@@ -82,12 +71,12 @@ extension ReadTransaction {
 
     /// Throws ``CanopyError/Code/staleView`` when the stored state of extension `name` lags this transaction's
     /// snapshot: rows were written by a process that did not register it, so reading it would show them missing or
-    /// misplaced. Reads through a registered extension call it; in a read-write transaction it never throws (the
-    /// transaction brought every registered extension up to date when it began).
+    /// misplaced. Reads through a registered extension call it; in a read-write transaction it never throws for an
+    /// extension registered in this process (the transaction brought each one up to date when it began).
     ///
     /// Cost: the store's state record is decoded once per snapshot and process, then a dictionary lookup.
     public func requireCurrentExtension(named name: String) throws {
-        if self is ReadWriteTransaction { return }
+        if hasCurrentWriter(named: name) { return }
         let extensionSnapshot = try recordedExtensionSnapshot(of: name)
         if let extensionSnapshot, extensionSnapshot >= snapshot { return }
         let consistent = extensionSnapshot.map { "is consistent with snapshot \($0)" } ?? "has no stored state"
@@ -98,8 +87,10 @@ extension ReadTransaction {
     }
 
     /// Whether the stored state of extension `name` is consistent with this transaction's snapshot (the state record
-    /// is decoded once per snapshot and process; a commit of this process leaves it known).
+    /// is decoded once per snapshot and process; a commit of this process leaves it known). In a read-write
+    /// transaction, an extension registered in this process is current.
     public func isExtensionCurrent(named name: String) throws -> Bool {
+        if hasCurrentWriter(named: name) { return true }
         guard let extensionSnapshot = try recordedExtensionSnapshot(of: name) else { return false }
         return extensionSnapshot >= snapshot
     }
@@ -148,8 +139,7 @@ extension ReadTransaction {
     public func scanRows(inCollections collections: Set<String>? = nil, _ visit: (StoredRow) throws -> Bool) throws {
         let names = try collectionNamesByID()
         let storage = try storage
-        let writing = self is ReadWriteTransaction
-        let live = writing ? try attachmentSlots().live : []
+        let writable = try scanWritableSlots()
         try guardedRead {
             try storage.withCursor(in: tables.objects) { cursor in
                 var entry = try cursor.first()
@@ -169,12 +159,15 @@ extension ReadTransaction {
                         continue
                     }
                     let key = StoredRowKey(bytes: Array(rowKey))!  // rowKey.count >= 4 was checked
-                    let attach: ((AttachmentSlot, [UInt8]?) throws -> Void)? = writing ? { slot, bytes in
-                        let updated = try ReadWriteTransaction.record(value, setting: bytes, at: slot.number, live: live, key: key)
-                        try updated.withUnsafeBytes { record in
-                            try key.bytes.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
+                    var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
+                    if let live = writable {
+                        attach = { slot, bytes in
+                            let updated = try ReadWriteTransaction.record(value, setting: bytes, at: slot.number, live: live, key: key)
+                            try updated.withUnsafeBytes { record in
+                                try key.bytes.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
+                            }
                         }
-                    } : nil
+                    }
                     let row = StoredRow(
                         id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
                         hasMetadata: flags & 1 != 0, object: .borrowed(object), attachments: .borrowed(region), transaction: self,
@@ -197,16 +190,14 @@ extension ReadTransaction {
             }
             return true
         }
-        if let rw = self as? ReadWriteTransaction {
-            for (name, record) in rw.newCollections { result[record.id] = (name, record.codec) }
-        }
+        for (name, record) in uncommittedCollections() { result[record.id] = (name, record.codec) }
         return result
     }
 
     /// The collection name and codec of a collection id, using the connection's and database's caches.
     func collection(forID id: UInt32) throws -> (name: String, codec: String)? {
         if let hit = cacheState.collections.first(where: { $0.value.id == id }) { return (hit.key, hit.value.codec) }
-        if let rw = self as? ReadWriteTransaction, let hit = rw.newCollections.first(where: { $0.value.id == id }) {
+        if let hit = uncommittedCollections().first(where: { $0.value.id == id }) {
             return (hit.key, hit.value.codec)
         }
         let all = try collectionNamesByID()
@@ -239,15 +230,6 @@ extension ReadWriteTransaction {
     ) throws -> ExtensionTable<K, V> {
         let database = try guarded { try writeStorage.openDatabase(named: ExtensionTableName.full(name, of: extensionName), flags: .create, checksummed: true) }
         return ExtensionTable(database: database, name: name, extensionName: extensionName)
-    }
-
-    /// The per-transaction state (the ``ExtensionTransaction``) of the extension `name` in this transaction, when it
-    /// is a `T`: how an extension reads what another one has changed so far in this transaction (a filtered view
-    /// reads its parent's entries). Extensions hear of each change in registration order, and dependencies register
-    /// first, so a dependency has already seen the change being handled.
-    public func extensionTransaction<T: ExtensionTransaction>(named name: String, as type: T.Type) -> T? {
-        for (writerName, writer) in writers where writerName == name { return writer as? T }
-        return nil
     }
 
     /// Stores (or with `nil` removes) the small state record of extension `name` — a version, counters — in the

@@ -6,7 +6,8 @@ public enum RowChangeKind: Sendable, Hashable {
     /// ``RowChange/metadataChanged`` say which).
     case update
     /// The row was marked as changed without new values (``RowChange/objectChanged`` /
-    /// ``RowChange/metadataChanged`` say which part).
+    /// ``RowChange/metadataChanged`` say which part); or, with ``RowChange/isPlacementOnly``, an extension asked to
+    /// place the row again in itself (``ReadWriteTransaction/placeAgain(_:inExtension:asUpdated:)``).
     case touch
     /// The row was removed: alone, or with every row of its collection (``RowChange/removesCollection``).
     case remove
@@ -53,6 +54,11 @@ public final class RowChange {
     /// For a removal: whether every row of the collection was removed at once
     /// (``ReadWriteTransaction/removeAll(inCollection:)``, ``ReadWriteTransaction/removeAllCollections()``).
     public let removesCollection: Bool
+    /// Whether the change only asks the writer to place the row again (a ``RowChangeKind/touch`` made by
+    /// ``ReadWriteTransaction/placeAgain(_:inExtension:asUpdated:)``): the row's values did not change, only the
+    /// extension that asked and the extensions that depend on it are told, and the commit does not report the row as
+    /// changed. ``objectChanged`` says whether the extension should report the row as updated.
+    public let isPlacementOnly: Bool
 
     /// Reads what the change does not carry; `nil` for a change made without a database.
     let transaction: ReadTransaction?
@@ -68,7 +74,7 @@ public final class RowChange {
 
     init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String, objectChanged: Bool, metadataChanged: Bool,
-        removesCollection: Bool = false, transaction: ReadTransaction?, previousAttachments: [UInt8],
+        removesCollection: Bool = false, isPlacementOnly: Bool = false, transaction: ReadTransaction?, previousAttachments: [UInt8],
         object: Any? = nil, objectBytes: [UInt8]? = nil, metadata: Any? = nil, metadataBytes: [UInt8]?? = nil
     ) {
         self.id = id
@@ -78,6 +84,7 @@ public final class RowChange {
         self.objectChanged = objectChanged
         self.metadataChanged = metadataChanged
         self.removesCollection = removesCollection
+        self.isPlacementOnly = isPlacementOnly
         self.transaction = transaction
         self.previousRegion = previousAttachments
         self.objectValue = object

@@ -12,8 +12,8 @@ import LMDB
 /// - Population: ``ReadTransaction/scanRows(inCollections:_:)`` visits every stored row once.
 /// - Dependencies: an extension that reads another one's state names it in ``dependencies``. It must be registered
 ///   after them, hears of each change after them, and is rebuilt when one of them is.
-/// - Other extensions: ``ReadTransaction/registeredExtension(named:as:)`` finds one;
-///   ``ReadWriteTransaction/extensionTransaction(named:as:)`` finds its state in the current transaction.
+/// - Other extensions: ``ReadTransaction/registeredExtension(named:as:)`` finds one; ``ReadTransaction/writer(of:)``
+///   its state in the current transaction, typed as its ``Writer`` (`nil` in a read transaction).
 /// - Reset: ``ExtensionCommit/isReset`` tells the extension, at commit, that it was rebuilt in the transaction.
 ///
 /// Registration (``Database/register(_:)``) records the extension's name, kind, version tag and options, and the store
@@ -47,8 +47,13 @@ public protocol StoreExtension: AnyObject, Sendable {
     /// Prepares the extension's storage in `transaction`: create tables, and rebuild when `context.needsRebuild`.
     func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws
 
+    /// The type of the object that keeps the extension's state up to date in one write transaction (its writer):
+    /// what ``ReadTransaction/writer(of:)`` returns, typed, to a read of the extension inside a write transaction and
+    /// to an extension that depends on this one.
+    associatedtype Writer: ExtensionTransaction
+
     /// Creates the object that hears about the changes of one write transaction.
-    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer
 
     /// Removes the extension's storage (when it is unregistered with `dropStorage`).
     func dropStorage(in transaction: ReadWriteTransaction) throws

@@ -64,31 +64,44 @@ struct ChangeLog {
         removedAll = true
     }
 
-    /// The changed objects' keys by collection (collections without any left out).
-    var changedObjects: [String: Set<String>] { strings(\.objects) }
-    /// The changed metadata's keys by collection.
-    var changedMetadata: [String: Set<String>] { strings(\.metadata) }
-    /// The removed keys by collection.
-    var removedKeys: [String: Set<String>] { strings(\.removed) }
-
-    private func strings(_ keys: KeyPath<Changes, Set<CacheKey>>) -> [String: Set<String>] {
-        var result: [String: Set<String>] = [:]
-        for (slot, name) in names.enumerated() where !entries[slot][keyPath: keys].isEmpty {
-            var set = Set<String>(minimumCapacity: entries[slot][keyPath: keys].count)
-            for key in entries[slot][keyPath: keys] { set.insert(key.key) }
-            result[name] = set
+    /// The changed objects', changed metadata's and removed keys by collection (collections without any left out),
+    /// built in one pass over the collections written. (Set by set, not through a key path: projecting a key path and
+    /// instantiating its generic metadata cost more than building the sets of a one-row commit.)
+    private func keyStrings() -> (objects: [String: Set<String>], metadata: [String: Set<String>], removed: [String: Set<String>]) {
+        var objects: [String: Set<String>] = [:]
+        var metadata: [String: Set<String>] = [:]
+        var removed: [String: Set<String>] = [:]
+        for slot in entries.indices {
+            let changes = entries[slot]
+            if !changes.objects.isEmpty { objects[names[slot]] = Self.strings(changes.objects) }
+            if !changes.metadata.isEmpty { metadata[names[slot]] = Self.strings(changes.metadata) }
+            if !changes.removed.isEmpty { removed[names[slot]] = Self.strings(changes.removed) }
         }
-        return result
+        return (objects, metadata, removed)
+    }
+
+    private static func strings(_ keys: Set<CacheKey>) -> Set<String> {
+        var set = Set<String>(minimumCapacity: keys.count)
+        for key in keys { set.insert(key.key) }
+        return set
     }
 
     func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: ExtensionPayload]) -> CommitNotification {
-        var notification = CommitNotification(
-            snapshot: snapshot, changedObjects: changedObjects, changedMetadata: changedMetadata, removedKeys: removedKeys,
-            removedCollections: removedCollections, removedAll: removedAll, customPayload: customPayload,
-            extensionPayloads: extensionPayloads.mapValues(\.bytes))
-        for (name, payload) in extensionPayloads {
-            if let value = payload.value { notification.typedExtensionChanges.values[name] = value }
+        let (objects, metadata, removed) = keyStrings()
+        var bytes: [String: [UInt8]] = [:]
+        var typed = TypedExtensionChanges()
+        if !extensionPayloads.isEmpty {
+            bytes.reserveCapacity(extensionPayloads.count)
+            for (name, payload) in extensionPayloads {
+                bytes[name] = payload.bytes
+                if let value = payload.value { typed.values[name] = value }
+            }
         }
+        var notification = CommitNotification(
+            snapshot: snapshot, changedObjects: objects, changedMetadata: metadata, removedKeys: removed,
+            removedCollections: removedCollections, removedAll: removedAll, customPayload: customPayload,
+            extensionPayloads: bytes)
+        notification.typedExtensionChanges = typed
         return notification
     }
 }

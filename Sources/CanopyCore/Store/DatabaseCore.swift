@@ -47,6 +47,12 @@ final class DatabaseCore: Sendable {
         var streams: [UInt64: AsyncStream<CommitNotification>.Continuation] = [:]
         var nextObserverID: UInt64 = 1
         var lastCommittedSnapshot: UInt64 = 0
+        /// Counts changes to ``extensions`` (registrations and unregistrations in this process).
+        var extensionsGeneration: UInt64 = 0
+        /// The store snapshot at which the recorded definitions of every extension in ``extensions`` (as of
+        /// `generation`) were last found to match this process's, by a write transaction of this process that checked
+        /// them and committed that snapshot (see ``extensionsForWrite(at:)``).
+        var definitionsVerified: (snapshot: UInt64, generation: UInt64)?
     }
     let state: Mutex<State>
     /// Extension tables opened for reading by full name (see ``ReadTransaction/existingTable(_:of:keys:values:)``).
@@ -440,6 +446,25 @@ final class DatabaseCore: Sendable {
 
     var extensions: [any StoreExtension] { state.withLock { $0.extensions } }
 
+    /// The registered extensions for a write transaction that begins at `snapshot`, their generation, and whether
+    /// their recorded definitions are known to match: when this process's last write transaction that checked them
+    /// committed `snapshot` (or began and ended at it), no commit came between — by any process, since every commit
+    /// that writes, a registration included, advances the snapshot — so the records are still the ones it checked.
+    func extensionsForWrite(at snapshot: UInt64) -> (extensions: [any StoreExtension], generation: UInt64, definitionsVerified: Bool) {
+        state.withLock { state in
+            let verified = state.definitionsVerified.map { $0.snapshot == snapshot && $0.generation == state.extensionsGeneration } ?? false
+            return (state.extensions, state.extensionsGeneration, verified)
+        }
+    }
+
+    /// Records that the definitions of the extensions of `generation` matched their records at `snapshot`.
+    func rememberVerifiedDefinitions(at snapshot: UInt64, generation: UInt64) {
+        state.withLock { state in
+            guard state.extensionsGeneration == generation else { return }
+            state.definitionsVerified = (snapshot, generation)
+        }
+    }
+
     func registeredExtension(named name: String) -> (any StoreExtension)? {
         state.withLock { state in state.extensions.first { $0.name == name } }
     }
@@ -450,6 +475,7 @@ final class DatabaseCore: Sendable {
         state.withLock { state in
             let firstDependent = state.extensions.firstIndex { $0.dependencies.contains(ext.name) }
             state.extensions.insert(ext, at: firstDependent ?? state.extensions.endIndex)
+            state.extensionsGeneration += 1
         }
     }
 
@@ -460,6 +486,7 @@ final class DatabaseCore: Sendable {
             guard !state.extensions.contains(where: { $0.name == ext.name }) else { return false }
             let firstDependent = state.extensions.firstIndex { $0.dependencies.contains(ext.name) }
             state.extensions.insert(ext, at: firstDependent ?? state.extensions.endIndex)
+            state.extensionsGeneration += 1
             return true
         }
         guard added else {
@@ -468,7 +495,10 @@ final class DatabaseCore: Sendable {
     }
 
     func removeExtension(named name: String) {
-        state.withLock { $0.extensions.removeAll { $0.name == name } }
+        state.withLock { state in
+            state.extensions.removeAll { $0.name == name }
+            state.extensionsGeneration += 1
+        }
     }
 
     // MARK: Extension currency

@@ -90,6 +90,8 @@ public class ReadTransaction {
     }
 
     func checkCodec(_ record: CollectionRecord, _ codec: any Codec, collection: String) throws {
+        // The common case without a call through the existential (which makes the name's string).
+        if Swift.type(of: codec) == BinaryCodec.self, record.codec == BinaryCodec.codecName { return }
         guard record.codec == codec.name else {
             throw CanopyError(
                 .codecMismatch,
@@ -386,33 +388,54 @@ public class ReadTransaction {
 
     /// Visits the objects of `collection` in key order while `body` returns `true`; `filter` (on the key) skips rows
     /// without decoding them.
+    ///
+    /// - Throws: ``CanopyError/Code/decodingFailed`` naming the row whose bytes do not decode;
+    ///   ``CanopyError/Code/corruptStore`` naming the row whose record is malformed (it is not skipped);
+    ///   ``CanopyError/Code/codecMismatch``; what `body` throws.
     public func enumerateObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String = "", where filter: ((String) -> Bool)? = nil,
         _ body: (String, Object) throws -> Bool
     ) throws {
-        if let record = try collectionRecord(collection.name) { try checkCodec(record, collection.codec, collection: collection.name) }
+        guard let record = try collectionRecord(collection.name) else { return }
+        try checkCodec(record, collection.codec, collection: collection.name)
         let cache = cacheState.objectCache.cache(for: collection.name, as: Object.self)
-        // The decoder is chosen once per scan, not per row: the binary codec with the type's flat plan (looked up
-        // again after the first row, which lays it out), or the handle's codec.
+        // The decoder is chosen once per scan, not per row: the binary codec's fast path for flat structs, assembling
+        // each row's value in one buffer for the whole scan (no per-row set-up), or the binary codec with what it
+        // knows of the type (looked up again after the first row, which lays out its plan), or the handle's codec.
         let binary = Swift.type(of: collection.codec) == BinaryCodec.self
-        var plan = binary ? FlatDecodePlans.entry(for: Object.self) : nil
-        try enumerateRows(inCollection: collection.name, prefix: prefix, after: nil, reverse: false) { key, bytes, _ in
+        var entry = binary ? FlatDecodePlans.entry(for: Object.self) : nil
+        var flat = entry?.plan
+        let scratch = UnsafeMutableRawPointer.allocate(
+            byteCount: max(1, MemoryLayout<Object>.size), alignment: max(1, MemoryLayout<Object>.alignment))
+        defer { scratch.deallocate() }
+        let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
+        try guardedRead { try storage.forEach(in: tables.objects, prefix: rowPrefix) { rowKey, value in
+            let key = RowKey.key(of: rowKey)
             if let filter, !filter(key) { return true }
+            guard let bytes = StoredRecord.objectBytes(value) else {
+                throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
+                                  path: core.path, collection: collection.name, key: key)
+            }
             let object: Object
             if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
+            } else if let flat, flat.decode(into: scratch, from: bytes) {
+                object = scratch.assumingMemoryBound(to: Object.self).move()
             } else if binary {
                 do {
-                    object = try BinaryCodec().decode(Object.self, from: bytes, entry: plan)
+                    object = try BinaryCodec().decode(Object.self, from: bytes, entry: entry)
                 } catch {
                     throw decodingFailure(error, decoding: Object.self, codec: collection.codec, key: key, collection: collection.name)
                 }
-                if plan == nil { plan = FlatDecodePlans.entry(for: Object.self) }
+                if entry == nil {
+                    entry = FlatDecodePlans.entry(for: Object.self)
+                    flat = entry?.plan
+                }
             } else {
                 object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
             }
             return try body(key, object)
-        }
+        } }
     }
 
     /// Visits the rows of `collection` (object and metadata) in key order while `body` returns `true`.
@@ -468,4 +491,43 @@ public class ReadTransaction {
 
     /// The database's path.
     public var databasePath: String { core.path }
+
+    // MARK: What a write adds to reads (overridden by ReadWriteTransaction)
+
+    /// The writer of `ext` in this transaction: in a read-write transaction of a process that registered `ext`, the
+    /// ``ExtensionTransaction`` it created for the transaction (``StoreExtension/beginWrite(_:)``), which holds what
+    /// the transaction changed so far; `nil` in a read transaction.
+    ///
+    /// How a read of an extension includes the transaction's own changes (a view's reader takes its writer's pages),
+    /// and how an extension reads a dependency's state in the transaction (a filtered view reads its parent's
+    /// entries): typed by the extension's ``StoreExtension/Writer``, so no caller discovers the transaction's kind or
+    /// the writer's type at run time. Extensions hear of each change in registration order, and dependencies register
+    /// first, so a dependency's writer has already handled the change being handled. `ext` is found by its name: pass
+    /// the registered instance (``registeredExtension(named:as:)``).
+    public func writer<E: StoreExtension>(of ext: E) -> E.Writer? { nil }
+
+    /// Throws ``CanopyError/Code/extensionNotRegistered`` when this transaction writes rows that the extension `name`
+    /// does not hear of: a read-write transaction of a process that did not register it (reading its stored state
+    /// would miss the transaction's own writes). Never throws in a read transaction.
+    public func requireMaintained(extensionNamed name: String) throws {}
+
+    /// The extension registered in this transaction (not yet in the process's list), or `nil`.
+    func extensionRegisteredInTransaction(named name: String) -> (any StoreExtension)? { nil }
+
+    /// Whether every extension with a writer in this transaction is current by construction (a write transaction
+    /// brings each registered extension up to date when it begins).
+    func hasCurrentWriter(named name: String) -> Bool { false }
+
+    /// Collections created by this transaction and not committed yet.
+    func uncommittedCollections() -> [String: CollectionRecord] { [:] }
+
+    /// The live attachment slots when the row scan may rewrite visited records (a read-write transaction), else `nil`.
+    func scanWritableSlots() throws -> Set<UInt32>? { nil }
+
+    /// The LMDB handle of the extension table `full` for reading in this transaction, or `nil` when it does not
+    /// exist.
+    func extensionTableHandle(named full: String) throws -> LMDB.Database? {
+        if let known = core.openTable(named: full) { return known }
+        return try core.openExistingTable(named: full)
+    }
 }

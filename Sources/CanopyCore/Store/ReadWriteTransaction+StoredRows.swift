@@ -31,6 +31,9 @@ extension ReadWriteTransaction {
         }
         let record = try collectionRecordForWriting(collection, codec: codec)
         try writeRow(record: record, id: RowID(collection: collection, key: key), objectBytes: objectBytes,
-                     metadataBytes: metadataBytes, object: nil as Never?, metadata: nil as Never?)
+                     metadataBytes: metadataBytes, object: nil, metadata: nil)
+        // No typed values to cache: a later read decodes the bytes.
+        cacheState.objectCache.remove(key: key, in: collection)
+        cacheState.metadataCache.remove(key: key, in: collection)
     }
 }

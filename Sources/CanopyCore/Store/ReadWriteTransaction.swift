@@ -24,6 +24,9 @@ public final class ReadWriteTransaction: ReadTransaction {
     var bytesWritten = 0
     var sawMapFull = false
     var newCollections: [String: CollectionRecord] = [:]
+    /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
+    private var lastNewCollectionName: String?
+    private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
@@ -44,12 +47,27 @@ public final class ReadWriteTransaction: ReadTransaction {
         self.lmdbWriteStorage = storage
         self.storeState = state
         super.init(storage: storage, connection: connection, snapshot: state.snapshot)
-        let extensions = core.extensions
+        let (extensions, generation, verified) = core.extensionsForWrite(at: state.snapshot)
+        let checks = !connection.state.isMaintenance
         for ext in extensions {
-            if !connection.state.isMaintenance { try checkDefinition(of: ext) }
+            if checks && !verified { try checkDefinition(of: ext) }
             writers.append((ext.name, try ext.beginWrite(self)))
         }
+        checkedDefinitionsGeneration = checks ? generation : nil
         try catchUpStaleExtensions(extensions)
+    }
+
+    /// The generation of the extensions whose recorded definitions this transaction checked (or knew to match), or
+    /// `nil` when it did not check them (a registering transaction).
+    private var checkedDefinitionsGeneration: UInt64?
+
+    /// After a commit at `snapshot`: the definitions this transaction checked still match their records there, unless
+    /// it changed registrations or rebuilt an extension (which rewrites its record), so the next write of this process
+    /// that begins at `snapshot` need not read them again.
+    private func rememberCheckedDefinitions(at snapshot: UInt64) {
+        guard let generation = checkedDefinitionsGeneration, registeredExtensions.isEmpty, unregisteredExtensions.isEmpty,
+              rebuiltExtensions.isEmpty else { return }
+        core.rememberVerifiedDefinitions(at: snapshot, generation: generation)
     }
 
     /// Throws when the registration recorded in the database no longer matches `ext` as registered in this process:
@@ -83,7 +101,15 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     override func collectionRecord(_ name: String) throws -> CollectionRecord? {
-        if let record = newCollections[name] { return record }
+        if !newCollections.isEmpty {
+            // The collection created in this transaction that was asked for last, found without hashing its name.
+            if lastNewCollectionName == name { return lastNewCollectionRecord }
+            if let record = newCollections[name] {
+                lastNewCollectionName = name
+                lastNewCollectionRecord = record
+                return record
+            }
+        }
         return try super.collectionRecord(name)
     }
 
@@ -124,7 +150,15 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     func encode<T: Encodable>(_ value: T, codec: any Codec, id: RowID) throws -> [UInt8] {
         do {
-            return try codec.encode(value)
+            // The binary codec writes into the connection's buffer, kept from the last value (no buffer and stack of
+            // containers allocated, grown and freed per row).
+            // Kept only when nothing else holds it: an `encode(to:)` that kept its encoder must not write into the
+            // next row's bytes.
+            guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.encode(value) }
+            var state = cacheState.encodingState ?? BinaryEncodingState()
+            cacheState.encodingState = nil
+            defer { if state.reset(), isKnownUniquelyReferenced(&state) { cacheState.encodingState = state } }
+            return try BinaryCodec().encode(value, into: state)
         } catch {
             throw CanopyError(.encodingFailed, "cannot encode \(String(reflecting: T.self)) with codec '\(codec.name)'",
                               path: core.path, collection: id.collection, key: id.key, underlying: error)
@@ -143,21 +177,46 @@ public final class ReadWriteTransaction: ReadTransaction {
     ///   ``CanopyError/Code/encodingFailed``; ``CanopyError/Code/codecMismatch`` when the collection was written with
     ///   another codec; ``CanopyError/Code/decodingFailed`` when the type's `init(from:)` rejects what it encoded
     ///   (nothing is written: no read could return it).
+    @inlinable
     public func set<Object, Metadata>(
         _ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>, metadata: Metadata? = nil
+    ) throws {
+        // Inlined into the caller, where the types are known, so that the optional is tested there: unspecialized,
+        // binding a `Metadata?` (or making an `Object?`) asks the runtime for the optional type's metadata, about
+        // 400 instructions a write.
+        if let metadata {
+            try setRow(object, metadata: metadata, forKey: key, in: collection)
+        } else {
+            try setRow(object, forKey: key, in: collection)
+        }
+    }
+
+    /// ``set(_:forKey:in:metadata:)`` without metadata (existing metadata is removed).
+    @usableFromInline
+    func setRow<Object, Metadata>(_ object: Object, forKey key: String, in collection: TypedCollection<Object, Metadata>) throws {
+        let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
+        let id = RowID(collection: collection.name, key: key)
+        let objectBytes = try encode(object, codec: collection.codec, id: id)
+        let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: nil)
+        cacheState.objectCache.set(readObject, forKey: key, in: collection.name)
+        cacheState.metadataCache.remove(key: key, in: collection.name)
+    }
+
+    /// ``set(_:forKey:in:metadata:)`` with metadata.
+    @usableFromInline
+    func setRow<Object, Metadata>(
+        _ object: Object, metadata: Metadata, forKey key: String, in collection: TypedCollection<Object, Metadata>
     ) throws {
         let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
-        let metadataBytes = try metadata.map { try encode($0, codec: collection.codec, id: id) }
+        let metadataBytes = try encode(metadata, codec: collection.codec, id: id)
         let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-        // (`if let` rather than `Optional.flatMap`: unspecialized, the closure asks the runtime for `Metadata?` on every write.)
-        if let metadata, let metadataBytes {
-            let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
-            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
-        } else {
-            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: metadata)
-        }
+        let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
+        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
+        cacheState.objectCache.set(readObject, forKey: key, in: collection.name)
+        cacheState.metadataCache.set(readMetadata, forKey: key, in: collection.name)
     }
 
     /// The value a read of the row will return, which is what the caches keep and the extensions (views) see: the
@@ -182,11 +241,13 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Writes a row's stored bytes (object, and metadata or none) on the one write path: the row's record is read
     /// once, the change goes to every extension's writer (``RowChange``), and the record is written once with the
-    /// attachments they asked for; the caches and the change log take the same change. `object` and `metadata` are
-    /// the Swift values when the caller has them (they are cached and handed to extensions); without them the cached
-    /// values are dropped and extensions decode the bytes.
-    func writeRow<Object, Metadata>(
-        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: Object?, metadata: Metadata?
+    /// attachments they asked for; the change log takes the same change. `object` and `metadata` are the Swift values
+    /// when the caller has them (handed to extensions, asked for only when some are registered); without them
+    /// extensions decode the bytes. The caller then updates the connection's caches: it has the typed values (here,
+    /// erased, they would be boxed on every write).
+    func writeRow(
+        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?,
+        object: @autoclosure () -> Any?, metadata: @autoclosure () -> Any?
     ) throws {
         let hadMetadata: Bool?
         if writers.isEmpty {
@@ -198,7 +259,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                     id: id, storedKey: StoredRowKey(collectionID: record.id, key: id.key), kind: previous == nil ? .insert : .update,
                     codecName: record.codec, objectChanged: true, metadataChanged: metadataBytes != nil || previous?.hasMetadata == true,
                     transaction: self, previousAttachments: previous?.attachments ?? [],
-                    object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+                    object: object(), objectBytes: objectBytes, metadata: metadata(), metadataBytes: .some(metadataBytes))
                 try tellWriters(change)
                 let attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? previous?.attachments ?? []
                 try objectBytes.withUnsafeBytes { object in
@@ -216,16 +277,6 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         didWrite = true
         bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
-        if let object {
-            cacheState.objectCache.set(object, forKey: id.key, in: id.collection)
-        } else {
-            cacheState.objectCache.remove(key: id.key, in: id.collection)
-        }
-        if let metadata {
-            cacheState.metadataCache.set(metadata, forKey: id.key, in: id.collection)
-        } else {
-            cacheState.metadataCache.remove(key: id.key, in: id.collection)
-        }
         changes.changed(id.key, in: id.collection, object: true, metadata: metadataBytes != nil || hadMetadata == true)
     }
 
@@ -518,6 +569,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     func commit() throws -> CommitNotification? {
         guard didWrite || !changes.isEmpty else {
             try writeStorage.commit()
+            rememberCheckedDefinitions(at: storeState.snapshot)
             for (_, writer) in writers { writer.didCommit(snapshot: storeState.snapshot) }
             writers.removeAll()
             return nil
@@ -552,13 +604,12 @@ public final class ReadWriteTransaction: ReadTransaction {
             let limit = UInt64(max(1, core.options.commitLogLimit))
             let batch = min(64, limit)
             if snapshot > limit, snapshot % batch == 0 {
-                for old in (snapshot - limit - min(batch, snapshot - limit) + 1)...(snapshot - limit) {
-                    _ = try writeStorage.delete(SnapshotKey.bytes(old), in: tables.commits)
-                }
+                try pruneCommitLog(from: snapshot - limit - min(batch, snapshot - limit) + 1, through: snapshot - limit)
             }
             try recordInChangeFeed(notification)
         }
         try writeStorage.commit()
+        rememberCheckedDefinitions(at: snapshot)
         storeState = state
         core.rememberExtensionSnapshots(state)
         core.remember(newCollections)
@@ -570,6 +621,65 @@ public final class ReadWriteTransaction: ReadTransaction {
         // Extension transactions usually hold this transaction: drop them to break the cycle.
         writers.removeAll()
         return notification
+    }
+
+    // MARK: What a write adds to reads
+
+    /// The writer `ext` created for this transaction, or `nil` when no extension of that name is registered.
+    public override func writer<E: StoreExtension>(of ext: E) -> E.Writer? {
+        let name = ext.name
+        for (writerName, writer) in writers where writerName == name {
+            // The writer was made by the extension registered under this name (`beginWrite` returns `E.Writer`): the
+            // cast fails only for another extension type registered under the same name, which then has no writer.
+            return writer as? E.Writer
+        }
+        return nil
+    }
+
+    /// Throws when no writer of extension `name` hears of this transaction's changes.
+    public override func requireMaintained(extensionNamed name: String) throws {
+        if hasCurrentWriter(named: name) { return }
+        throw CanopyError(
+            .extensionNotRegistered,
+            "the extension '\(name)' is not registered in this process, so a read-write transaction cannot keep it up to date; register it with Database.register(_:)",
+            path: core.path, extensionName: name)
+    }
+
+    override func extensionRegisteredInTransaction(named name: String) -> (any StoreExtension)? {
+        registeredExtensions.first { $0.name == name }
+    }
+
+    override func hasCurrentWriter(named name: String) -> Bool {
+        writers.contains { $0.name == name }
+    }
+
+    override func uncommittedCollections() -> [String: CollectionRecord] { newCollections }
+
+    override func scanWritableSlots() throws -> Set<UInt32>? { try attachmentSlots().live }
+
+    override func extensionTableHandle(named full: String) throws -> LMDB.Database? {
+        do {
+            return try writeStorage.openDatabase(named: full, checksummed: true)
+        } catch let error as LMDBError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Deletes the commit log's notifications of snapshots `first...last` through one cursor: one descent of the log's
+    /// B-tree, then a step per entry, where deleting key by key descends it once per entry. The change feed's records
+    /// between them (longer keys) stay: the feed prunes its own.
+    private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
+        try writeStorage.withCursor(in: tables.commits) { cursor in
+            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
+            while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
+                if current.key.count == 8 {
+                    try cursor.deleteCurrent()
+                    entry = try cursor.current()
+                } else {
+                    entry = try cursor.next()
+                }
+            }
+        }
     }
 
     /// Aborts the LMDB transaction and undoes what the connection cached from it.

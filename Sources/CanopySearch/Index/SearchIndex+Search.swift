@@ -15,12 +15,18 @@ extension SearchIndex {
     public func search(_ query: SearchQuery, in transaction: ReadTransaction, limit: Int = 20, highlights: Bool = true) throws -> [SearchHit] {
         guard limit >= 0 else { throw CanopyError(.invalidArgument, "the limit is \(limit); give 0 or more", extensionName: name) }
         let matched = try matches(of: query, in: transaction)
-        var scored = zip(matched.documents, matched.scores).map { (document: $0, score: $1) }
-        scored.sort { $0.score > $1.score }
-        guard limit > 0, !scored.isEmpty else { return [] }
+        guard limit > 0, !matched.documents.isEmpty else { return [] }
+        // The limit-th best score, without sorting every match: the best scores so far, in descending order.
+        var best: [Double] = []
+        best.reserveCapacity(limit + 1)
+        for score in matched.scores where best.count < limit || score > best[best.count - 1] {
+            let at = best.firstIndex { $0 < score } ?? best.count
+            best.insert(score, at: at)
+            if best.count > limit { best.removeLast() }
+        }
+        let threshold = best[best.count - 1]
         // Rows that tie with the last one kept are ordered by row key: resolve all of them, then cut.
-        let threshold = scored[min(limit, scored.count) - 1].score
-        let candidates = scored.prefix { $0.score >= threshold }
+        let candidates = zip(matched.documents, matched.scores).filter { $0.1 >= threshold }.map { (document: $0.0, score: $0.1) }
         let tables = try tables()
         var resolved: [(key: StoredRowKey, score: Double)] = []
         resolved.reserveCapacity(candidates.count)
@@ -101,16 +107,18 @@ extension SearchIndex {
     func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> Matches {
         try transaction.requireCurrentExtension(named: name)
         let tables = try tables()
-        if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
+        if let writer = transaction.writer(of: self) {
             try writer.flushPostings()  // this transaction's postings, before the table is read
         }
         let state = try state(in: transaction)
-        let hits = try query.terms.map { try occurrences(of: $0, in: tables, transaction) }
+        let hits = try query.terms.map { try occurrences(of: $0, documentBound: state.nextDocument, in: tables, transaction) }
         let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: hits.map(\.count))
         var result = Matches(statistics: statistics)
         guard let driver = hits.indices.min(by: { hits[$0].count < hits[$1].count }) else { return result }
         let fieldCount = fields.count
         let weights = fields.map(\.weight)
+        let averageLength = SearchRanking.averageLength(statistics)
+        let idfs = hits.indices.map { SearchRanking.idf(term: $0, statistics: statistics) }
         var slots = [Int](repeating: 0, count: hits.count)
         candidates: for (driverSlot, document) in hits[driver].documents.enumerated() {
             for term in hits.indices {
@@ -118,7 +126,7 @@ extension SearchIndex {
                 guard let slot = hits[term].slot(of: document) else { continue candidates }
                 slots[term] = slot
             }
-            let norm = SearchRanking.lengthNorm(length: hits[driver].lengths[driverSlot], statistics: statistics)
+            let norm = SearchRanking.lengthNorm(length: hits[driver].lengths[driverSlot], averageLength: averageLength)
             var score = 0.0
             for term in hits.indices {
                 var frequency = 0.0
@@ -127,7 +135,7 @@ extension SearchIndex {
                     let count = hits[term].counts[base + field]
                     if count > 0 { frequency += weights[field] * Double(count) }
                 }
-                score += SearchRanking.contribution(frequency: frequency, term: term, lengthNorm: norm, statistics: statistics)
+                score += SearchRanking.contribution(frequency: frequency, idf: idfs[term], lengthNorm: norm)
             }
             result.documents.append(document)
             result.scores.append(score)
@@ -136,28 +144,57 @@ extension SearchIndex {
     }
 
     /// The rows where `term` occurs, with its occurrences per field and the row's length.
-    private func occurrences(of term: SearchQuery.Term, in tables: SearchIndexTables, _ transaction: ReadTransaction) throws -> TermHits {
+    /// (`documentBound`: the index's next document number, above every row's.)
+    private func occurrences(of term: SearchQuery.Term, documentBound: UInt64, in tables: SearchIndexTables, _ transaction: ReadTransaction) throws -> TermHits {
         let words = term.wordBytes
         let fieldCount = fields.count
         if words.count == 1 {
+            // One word: its blocks come in document order. A prefix: each word's run, then the runs merged by document.
+            var runs: [TermHits] = []
             var hits = TermHits()
-            // One word: its postings come in document order. A prefix: several words' postings, merged by document.
-            var slots: [UInt64: Int]? = term.isPrefix ? [:] : nil
-            try walkCounts(words[0], prefix: term.isPrefix, tables, transaction) { document, length, field, count in
-                let slot: Int
-                if let existing = slots?[document] ?? (slots == nil && hits.documents.last == document ? hits.count - 1 : nil) {
-                    slot = existing
-                } else {
-                    slot = hits.count
-                    hits.documents.append(document)
-                    hits.lengths.append(length)
-                    hits.counts.append(contentsOf: repeatElement(0, count: fieldCount))
-                    slots?[document] = slot
+            var runWord: [UInt8] = []
+            let keyPrefix = term.isPrefix ? words[0] : words[0] + [0]
+            do {
+                try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
+                    let word = UnsafeRawBufferPointer(rebasing: key[0..<max(key.count - 9, 0)])
+                    if term.isPrefix, !runWord.elementsEqual(word) {
+                        if hits.count > 0 { runs.append(hits) }
+                        hits = TermHits()
+                        runWord = Array(word)
+                    }
+                    var block = try SearchPostingBlock.Reader(value)
+                    hits.documents.reserveCapacity(hits.count + block.count)
+                    while let document = try block.next() {
+                        let base = hits.counts.count
+                        hits.documents.append(document)
+                        hits.counts.append(contentsOf: repeatElement(0, count: fieldCount))
+                        var rowLength = 0
+                        try block.readCounts { length, field, count in
+                            rowLength = length
+                            if field < fieldCount { hits.counts[base + field] += count }
+                        }
+                        hits.lengths.append(rowLength)
+                    }
+                    return true
                 }
-                if field < fieldCount { hits.counts[slot * fieldCount + field] += count }
+            } catch let error as SearchBytes.Malformed {
+                throw corrupt("a posting block is malformed (\(error))")
             }
-            if term.isPrefix { hits = sorted(hits, fieldCount: fieldCount) }
-            return hits
+            if hits.count > 0 { runs.append(hits) }
+            let total = runs.reduce(0) { $0 + $1.count }
+            if runs.count > 2, UInt64(total) * 4 >= documentBound, documentBound <= Self.denseMergeBound {
+                return try denseMerged(runs, fieldCount: fieldCount, documentBound: documentBound)
+            }
+            // Merged two by two: each row is copied about log(words) times.
+            while runs.count > 1 {
+                var next: [TermHits] = []
+                next.reserveCapacity((runs.count + 1) / 2)
+                for pair in stride(from: 0, to: runs.count, by: 2) {
+                    next.append(pair + 1 < runs.count ? merged(runs[pair], runs[pair + 1], fieldCount: fieldCount) : runs[pair])
+                }
+                runs = next
+            }
+            return runs.first ?? TermHits()
         }
         // A phrase: the positions of each word, per row and field; then the starts where all follow in order.
         var perWord: [[UInt64: (length: Int, positions: [Set<Int>])]] = []
@@ -165,7 +202,7 @@ extension SearchIndex {
             let isPrefix = term.isPrefix && offset == words.count - 1
             var found: [UInt64: (length: Int, positions: [Set<Int>])] = [:]
             let restrict = perWord.first
-            try walk(word, prefix: isPrefix, tables, transaction, positions: true) { document, posting in
+            try walk(word, prefix: isPrefix, tables, transaction) { document, posting in
                 if let restrict, restrict[document] == nil { return }
                 var entry = found[document] ?? (posting.length, [Set<Int>](repeating: [], count: fieldCount))
                 for (index, count) in posting.counts.enumerated() where count.field < fieldCount && index < posting.positions.count {
@@ -198,66 +235,90 @@ extension SearchIndex {
         return result
     }
 
-    /// `hits` ordered by document number.
-    private func sorted(_ hits: TermHits, fieldCount: Int) -> TermHits {
-        let order = hits.documents.indices.sorted { hits.documents[$0] < hits.documents[$1] }
+    /// The largest index whose prefix matches are merged through an array indexed by document number.
+    static let denseMergeBound: UInt64 = 1 << 26
+
+    /// The rows of `runs` (each by document number) by document number, a row in several with the sum of its
+    /// occurrences, through an array indexed by document number: for a prefix whose words cover a good part of the
+    /// index, one pass over the rows and one over the numbers instead of log(words) merges.
+    private func denseMerged(_ runs: [TermHits], fieldCount: Int, documentBound: UInt64) throws -> TermHits {
+        var slots = [Int32](repeating: -1, count: Int(documentBound))
+        var merged = TermHits()
+        for run in runs {
+            for entry in 0..<run.count {
+                let document = run.documents[entry]
+                guard document < documentBound else { throw corrupt("a posting names document \(document), past the index's next number \(documentBound)") }
+                let slot = Int(slots[Int(document)])
+                if slot >= 0 {
+                    for field in 0..<fieldCount { merged.counts[slot * fieldCount + field] += run.counts[entry * fieldCount + field] }
+                } else {
+                    slots[Int(document)] = Int32(merged.count)
+                    merged.documents.append(document)
+                    merged.lengths.append(run.lengths[entry])
+                    merged.counts.append(contentsOf: run.counts[(entry * fieldCount)..<((entry + 1) * fieldCount)])
+                }
+            }
+        }
         var result = TermHits()
-        result.documents.reserveCapacity(hits.count)
-        result.lengths.reserveCapacity(hits.count)
-        result.counts.reserveCapacity(hits.counts.count)
-        for slot in order {
-            result.documents.append(hits.documents[slot])
-            result.lengths.append(hits.lengths[slot])
-            result.counts.append(contentsOf: hits.counts[(slot * fieldCount)..<((slot + 1) * fieldCount)])
+        result.documents.reserveCapacity(merged.count)
+        result.lengths.reserveCapacity(merged.count)
+        result.counts.reserveCapacity(merged.counts.count)
+        for document in 0..<slots.count {
+            let slot = Int(slots[document])
+            guard slot >= 0 else { continue }
+            result.documents.append(UInt64(document))
+            result.lengths.append(merged.lengths[slot])
+            result.counts.append(contentsOf: merged.counts[(slot * fieldCount)..<((slot + 1) * fieldCount)])
         }
         return result
     }
 
-    /// Visits the (field, count) pairs of the postings of `word` (or of every word starting with it), without
-    /// decoding positions.
-    private func walkCounts(
-        _ word: [UInt8], prefix: Bool, _ tables: SearchIndexTables, _ transaction: ReadTransaction,
-        _ visit: (_ document: UInt64, _ length: Int, _ field: Int, _ count: Int) -> Void
-    ) throws {
-        let keyPrefix = prefix ? word : word + [0]
-        var failure: Error?
-        try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
-            do {
-                let document = try SearchPosting.document(ofKey: key)
-                var reader = SearchBytes.Reader(value)
-                let length = try reader.int()
-                let entries = try reader.int()
-                for _ in 0..<entries {
-                    let field = try reader.int()
-                    visit(document, length, field, try reader.int())
-                }
-                return true
-            } catch {
-                failure = error
-                return false
+    /// The rows of `a` and `b` (each by document number), by document number; a row in both has the sum of their
+    /// occurrences.
+    private func merged(_ a: TermHits, _ b: TermHits, fieldCount: Int) -> TermHits {
+        var result = TermHits()
+        result.documents.reserveCapacity(a.count + b.count)
+        result.lengths.reserveCapacity(a.count + b.count)
+        result.counts.reserveCapacity(a.counts.count + b.counts.count)
+        var i = 0
+        var j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a.documents[i] < b.documents[j]) {
+                result.documents.append(a.documents[i])
+                result.lengths.append(a.lengths[i])
+                result.counts.append(contentsOf: a.counts[(i * fieldCount)..<((i + 1) * fieldCount)])
+                i += 1
+            } else if i == a.count || b.documents[j] < a.documents[i] {
+                result.documents.append(b.documents[j])
+                result.lengths.append(b.lengths[j])
+                result.counts.append(contentsOf: b.counts[(j * fieldCount)..<((j + 1) * fieldCount)])
+                j += 1
+            } else {
+                result.documents.append(a.documents[i])
+                result.lengths.append(a.lengths[i])
+                for field in 0..<fieldCount { result.counts.append(a.counts[i * fieldCount + field] + b.counts[j * fieldCount + field]) }
+                i += 1
+                j += 1
             }
         }
-        if let failure { throw corrupt("a posting is malformed (\(failure))") }
+        return result
     }
 
-    /// Visits the postings of `word` (or of every word starting with it).
+    /// Visits the postings of `word` (or of every word starting with it), with their positions.
     private func walk(
-        _ word: [UInt8], prefix: Bool, _ tables: SearchIndexTables, _ transaction: ReadTransaction, positions: Bool,
-        _ visit: (UInt64, (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]])) throws -> Void
+        _ word: [UInt8], prefix: Bool, _ tables: SearchIndexTables, _ transaction: ReadTransaction,
+        _ visit: (UInt64, SearchPosting.Decoded) throws -> Void
     ) throws {
         let keyPrefix = prefix ? word : word + [0]
-        var failure: Error?
-        try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
-            do {
-                let document = try SearchPosting.document(ofKey: key)
-                try visit(document, try SearchPosting.decode(value, positions: positions))
+        do {
+            try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { _, value in
+                var block = try SearchPostingBlock.Reader(value)
+                while let document = try block.next() { try visit(document, try block.readPosting()) }
                 return true
-            } catch {
-                failure = error
-                return false
             }
+        } catch let error as SearchBytes.Malformed {
+            throw corrupt("a posting block is malformed (\(error))")
         }
-        if let failure { throw failure is CanopyError ? failure : corrupt("a posting is malformed (\(failure))") }
     }
 }
 

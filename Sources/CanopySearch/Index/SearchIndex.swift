@@ -44,7 +44,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     let resultsViews = Mutex<[String: SearchResultsView]>([:])
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
-    static let formatVersion = 1
+    static let formatVersion = 2
 
     /// Creates an index whose texts `text` reads from each row.
     /// - Parameters:
@@ -133,7 +133,7 @@ public final class SearchIndex: StoreExtension, Sendable {
         var state = SearchIndexState()
         var skipped = SkippedRows()
         // By word; each word's rows come in document order (numbers are given in scan order).
-        var postings: [[UInt8]: [(document: UInt64, value: [UInt8])]] = [:]
+        var postings: [[UInt8]: SearchPostingRun] = [:]
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
             let texts: [String?]?
@@ -150,15 +150,20 @@ public final class SearchIndex: StoreExtension, Sendable {
             state.nextDocument += 1
             state.documentCount += 1
             state.totalLength += analysis.length
-            for (term, posting) in analysis.postings { postings[term, default: []].append((document, posting.encoded)) }
+            for (term, posting) in analysis.postings { postings[term, default: SearchPostingRun()].append(document) { posting.encode(into: &$0) } }
             let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
             try tables.rows.put(record.encoded, forKey: stored.storedKey, in: transaction, appending: true)
             try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
             return true
         }
+        // Words in key order, each word's blocks in row order and its open block last: every key comes after the
+        // table's last.
         for term in postings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            for entry in postings[term] ?? [] {
-                try tables.postings.put(entry.value, forKey: SearchPosting.key(term: term, document: entry.document), in: transaction, appending: true)
+            guard let run = postings[term] else { continue }
+            let chunks = SearchPostingBlock.chunks(of: run)
+            for (position, chunk) in chunks.enumerated() {
+                let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
+                try tables.postings.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
             }
         }
         try transaction.setExtensionState(state.encoded, of: name)
@@ -173,10 +178,10 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// tag, and the registration rebuilds the index. Rows whose closure throws are skipped.
     public func checkStoredState(in transaction: ReadTransaction) throws -> StoredStateCheck {
         let opened: SearchIndexTables
-        if let rw = transaction as? ReadWriteTransaction, let existing = tablesState.withLock({ $0 }) {
+        if let writer = transaction.writer(of: self), let existing = tablesState.withLock({ $0 }) {
             opened = existing
             // After a catch-up in this transaction: its postings, before the check reads them.
-            try rw.extensionTransaction(named: name, as: SearchIndexWriter.self)?.flushPostings()
+            try writer.flushPostings()
         } else {
             guard let existing = try SearchIndexTables.existing(in: transaction, index: name) else { return .rebuild(because: "its tables are missing") }
             opened = existing
@@ -202,7 +207,7 @@ public final class SearchIndex: StoreExtension, Sendable {
                     problem = "row \(stored.id) has other words than the text closure gives"
                 } else {
                     for (term, posting) in analysis.postings {
-                        let storedPosting = try opened.postings.value(forKey: SearchPosting.key(term: term, document: record.document), in: transaction)
+                        let storedPosting = try storedPostingBody(of: term, document: record.document, in: opened, transaction)
                         if storedPosting != posting.encoded {
                             problem = "row \(stored.id) has its words in other fields or places than the text closure gives"
                             break
@@ -216,7 +221,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     /// The per-transaction writer.
-    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    public func beginWrite(_ transaction: ReadWriteTransaction) throws -> SearchIndexWriter {
         let tables = try tables()
         // Another process may have changed the query of a results view since this process last looked.
         try loadQueries(in: transaction, tables: tables)
@@ -246,6 +251,26 @@ public final class SearchIndex: StoreExtension, Sendable {
         return texts
     }
 
+    /// The body of row `document`'s posting of `term` as stored (in the block that holds it), or `nil`.
+    func storedPostingBody(of term: [UInt8], document: UInt64, in tables: SearchIndexTables, _ transaction: ReadTransaction) throws -> [UInt8]? {
+        var body: [UInt8]?
+        do {
+            try tables.postings.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: document)) { key, value in
+                guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
+                var reader = try SearchPostingBlock.Reader(value)
+                while let next = try reader.next(), next <= document {
+                    let start = reader.bodyStart
+                    try reader.skipBody()
+                    if next == document { body = Array(UnsafeRawBufferPointer(rebasing: value[start..<reader.offset])) }
+                }
+                return false
+            }
+        } catch let error as SearchBytes.Malformed {
+            throw corrupt("a posting block is malformed (\(error))")
+        }
+        return body
+    }
+
     func decodeRecord(_ bytes: [UInt8]) throws -> SearchRowRecord? {
         do { return try SearchRowRecord.decode(bytes) } catch { throw corrupt("a row record is malformed (\(error))") }
     }
@@ -257,7 +282,7 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// The index's counters as `transaction` sees them (with this transaction's changes in a write).
     func state(in transaction: ReadTransaction) throws -> SearchIndexState {
-        if let rw = transaction as? ReadWriteTransaction, let writer = rw.extensionTransaction(named: name, as: SearchIndexWriter.self) {
+        if let writer = transaction.writer(of: self) {
             return try writer.currentState()
         }
         return try storedState(in: transaction)
@@ -299,16 +324,11 @@ struct SearchDocumentAnalysis {
             let words = SearchTokenizer.terms(of: text)
             length += words.count
             for (position, word) in words.enumerated() {
-                var posting = postings.removeValue(forKey: word) ?? SearchPosting(length: 0, fields: [])
-                if let last = posting.fields.indices.last, posting.fields[last].field == field {
-                    posting.fields[last].positions.append(position)
-                } else {
-                    posting.fields.append((field, [position]))
-                }
-                postings[word] = posting
+                // One hash lookup per word, the posting changed in place.
+                postings[word, default: SearchPosting(length: 0, fields: [])].add(position, inField: field)
             }
         }
-        for key in postings.keys { postings[key]?.length = length }
+        for index in postings.values.indices { postings.values[index].length = length }
     }
 
     /// The distinct words, sorted by bytes.

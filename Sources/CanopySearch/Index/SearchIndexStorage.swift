@@ -2,9 +2,11 @@ import CanopyCore
 
 /// The tables of a search index and the encodings of their values (one place for each).
 ///
-/// - `postings`: the folded word's UTF-8, a 0 byte (words never hold one), the row's document number (8 bytes,
-///   big-endian) → `varint(row length)`, `varint(n)`, n × (`varint(field)`, `varint(count)`), then each field's
-///   positions as `varint` deltas. A prefix query walks the keys that start with the prefix.
+/// - `postings`: blocks of one word's postings (``SearchPostingBlock``): the folded word's UTF-8, a 0 byte (words never
+///   hold one), the block's key (8 bytes, big-endian: its last row's document number, or `UInt64.max` for the word's
+///   open block) → `varint(rows)`, `varint(most occurrences in a row)`, `varint(shortest row)`, then per row, by
+///   document number: `varint(document − previous)` and its posting body (``SearchPosting``: the row's length, its
+///   count per field, its positions). A prefix query walks the keys that start with the prefix.
 /// - `rows`: the row's stored key → `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
 ///   word): the row's distinct words, to remove its postings; an empty value marks a row skipped because it does not
 ///   decode.
@@ -105,20 +107,47 @@ struct SearchRowRecord: Hashable {
     }
 }
 
-/// One row's occurrences of one word: per field, its positions.
+/// One row's occurrences of one word: per field, its positions. Its body in a block: `varint(row length)`,
+/// `varint(n)`, n × (`varint(field)`, `varint(count)`), `varint(size)`, then size bytes: each field's positions as
+/// `varint` deltas (a query that needs no positions skips them).
 struct SearchPosting {
     var length: Int
     /// (field, positions), by field.
     var fields: [(field: Int, positions: [Int])]
 
+    /// Adds an occurrence at `position` of field `field` (fields in ascending order, positions ascending in each).
+    mutating func add(_ position: Int, inField field: Int) {
+        if let last = fields.indices.last, fields[last].field == field {
+            fields[last].positions.append(position)
+        } else {
+            fields.append((field, [position]))
+        }
+    }
+
+    /// A posting read back: the row length, per field the count, and (when asked for) the positions.
+    typealias Decoded = (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]])
+
+    /// The body, alone (tests, the spot check).
     var encoded: [UInt8] {
         var out = ByteWriter()
+        encode(into: &out)
+        return out.bytes
+    }
+
+    func encode(into out: inout ByteWriter) {
         out.append(varint: UInt64(length))
         out.append(varint: UInt64(fields.count))
+        var positionBytes = 0
         for entry in fields {
             out.append(varint: UInt64(entry.field))
             out.append(varint: UInt64(entry.positions.count))
+            var previous = 0
+            for position in entry.positions {
+                positionBytes += VarInt.size(of: UInt64(position - previous))
+                previous = position
+            }
         }
+        out.append(varint: UInt64(positionBytes))
         for entry in fields {
             var previous = 0
             for position in entry.positions {
@@ -126,11 +155,24 @@ struct SearchPosting {
                 previous = position
             }
         }
-        return out.bytes
     }
 
-    /// Reads the row length and per-field counts (and, with `positions`, the positions) of a posting value.
-    static func decode(_ raw: UnsafeRawBufferPointer, positions: Bool) throws -> (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]]) {
+    /// The row length and the occurrences in all fields of a body written by ``encode(into:)``.
+    static func summary(of body: ArraySlice<UInt8>) -> (length: Int, occurrences: Int) {
+        body.withUnsafeBytes { raw in
+            var reader = SearchBytes.Reader(raw)
+            guard let length = try? reader.int(), let fields = try? reader.int() else { return (0, 0) }
+            var occurrences = 0
+            for _ in 0..<fields {
+                guard (try? reader.int()) != nil, let count = try? reader.int() else { break }
+                occurrences += count
+            }
+            return (length, occurrences)
+        }
+    }
+
+    /// Reads the row length and per-field counts (and, with `positions`, the positions) of a body.
+    static func decode(_ raw: UnsafeRawBufferPointer, positions: Bool) throws -> Decoded {
         var reader = SearchBytes.Reader(raw)
         let length = try reader.int()
         let entries = try reader.int()
@@ -138,10 +180,13 @@ struct SearchPosting {
         var counts: [(field: Int, count: Int)] = []
         counts.reserveCapacity(entries)
         for _ in 0..<entries { counts.append((try reader.int(), try reader.int())) }
+        let size = try reader.int()
         guard positions else { return (length, counts, []) }
+        let end = reader.offset + size
+        guard end <= raw.count else { throw SearchBytes.Malformed("positions past the end of the posting") }
         var all: [[Int]] = []
         for entry in counts {
-            guard entry.count <= raw.count else { throw SearchBytes.Malformed("a position count larger than the posting") }
+            guard entry.count <= size else { throw SearchBytes.Malformed("a position count larger than the posting") }
             var list: [Int] = []
             list.reserveCapacity(entry.count)
             var position = 0
@@ -151,22 +196,8 @@ struct SearchPosting {
             }
             all.append(list)
         }
+        guard reader.offset == end else { throw SearchBytes.Malformed("the positions of a posting do not fill it") }
         return (length, counts, all)
-    }
-
-    /// The key of `term`'s posting for `document`.
-    static func key(term: [UInt8], document: UInt64) -> [UInt8] {
-        var key = term
-        key.reserveCapacity(term.count + 9)
-        key.append(0)
-        withUnsafeBytes(of: document.bigEndian) { key.append(contentsOf: $0) }
-        return key
-    }
-
-    /// The document number at the end of a posting key.
-    static func document(ofKey key: UnsafeRawBufferPointer) throws -> UInt64 {
-        guard key.count >= 9, key[key.count - 9] == 0 else { throw SearchBytes.Malformed("a posting key without a document number") }
-        return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
     }
 }
 
@@ -183,6 +214,15 @@ enum SearchBytes {
         private var reader: ByteReader
 
         init(_ raw: UnsafeRawBufferPointer) { reader = ByteReader(raw) }
+
+        var offset: Int { reader.offset }
+        var buffer: UnsafeRawBufferPointer { reader.buffer }
+        var isAtEnd: Bool { reader.isAtEnd }
+
+        mutating func skip(_ count: Int) throws {
+            do { try reader.need(count) } catch { throw Malformed("the value ends early") }
+            reader.offset += count
+        }
 
         mutating func byte() throws -> UInt8 {
             do { return try reader.readByte() } catch { throw Malformed("the value ends early") }

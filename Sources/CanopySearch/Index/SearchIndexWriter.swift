@@ -1,7 +1,8 @@
 import CanopyCore
 
-/// Keeps a search index up to date in one write transaction.
-final class SearchIndexWriter: ExtensionTransaction {
+/// Keeps a search index up to date in one write transaction: the index's ``/CanopyCore/StoreExtension/Writer``.
+/// Reads of the index inside a write transaction include its pending postings; the store alone calls its methods.
+public final class SearchIndexWriter: ExtensionTransaction {
     let index: SearchIndex
     let tables: SearchIndexTables
     let transaction: ReadWriteTransaction
@@ -9,10 +10,11 @@ final class SearchIndexWriter: ExtensionTransaction {
     private var stateChanged = false
     /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
     private var skippedChanges: [(row: RowID, error: String?)] = []
-    /// Postings written (a value) or removed (`nil`) in this transaction and not yet in the table, by word, in the
-    /// order of the changes: written in key order at commit, or before a search in this transaction reads the table
-    /// (a bulk write then puts its postings in order, page after page, rather than at random places).
-    private var pendingPostings: [[UInt8]: [(document: UInt64, value: [UInt8]?)]] = [:]
+    /// Postings written or removed in this transaction and not yet in the table, by word, in the order of the
+    /// changes: at commit (or before a search in this transaction reads the table) each word's blocks that they
+    /// touch are read, merged and written once — a bulk write puts a few blocks per word instead of a value per row
+    /// and word, as SQLite FTS5 writes a transaction's postings as segments.
+    private var pendingPostings: [[UInt8]: SearchPostingRun] = [:]
     private var pendingCount = 0
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
@@ -42,7 +44,7 @@ final class SearchIndexWriter: ExtensionTransaction {
 
     /// Re-indexes a row whose text may have changed, or removes it; a touch changes no text: nothing to do (a results
     /// view re-places touched rows itself).
-    func handle(_ change: RowChange) throws -> AttachmentEdit {
+    public func handle(_ change: RowChange) throws -> AttachmentEdit {
         switch change.kind {
         case .insert: try reindex(change)
         case .update:
@@ -55,7 +57,7 @@ final class SearchIndexWriter: ExtensionTransaction {
 
     /// Re-indexes each missed row from its current values (the `rows` table holds its old words); whole collections
     /// removed in the gap: a rebuild.
-    func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
+    public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
         if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return nil }
         for row in missed.rows where index.indexes(row.id.collection) {
             if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
@@ -63,36 +65,64 @@ final class SearchIndexWriter: ExtensionTransaction {
         return [:]
     }
 
-    /// Writes the pending postings to the table, in key order (for a word and row changed twice, the last change).
+    /// Writes the pending postings to the table, word by word in key order (for a word and row changed twice, the
+    /// last change).
     func flushPostings() throws {
         guard pendingCount > 0 else { return }
         for term in pendingPostings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            guard var changes = pendingPostings[term] else { continue }
-            if !zip(changes, changes.dropFirst()).allSatisfy({ $0.document < $1.document }) {
-                // By row, keeping the order of the changes of one row (the last one wins).
-                changes = changes.enumerated().sorted { ($0.element.document, $0.offset) < ($1.element.document, $1.offset) }.map(\.element)
-            }
-            for (position, change) in changes.enumerated() {
-                if position + 1 < changes.count, changes[position + 1].document == change.document { continue }
-                let key = SearchPosting.key(term: term, document: change.document)
-                if let value = change.value {
-                    try tables.postings.put(value, forKey: key, in: transaction)
-                } else {
-                    try tables.postings.remove(key, in: transaction)
-                }
-            }
+            guard let changes = pendingPostings[term] else { continue }
+            try write(changes.normalized(), term: term)
         }
         pendingPostings.removeAll(keepingCapacity: true)
         pendingCount = 0
     }
 
-    private func setPosting(_ value: [UInt8]?, term: [UInt8], document: UInt64) throws {
-        pendingPostings[term, default: []].append((document, value))
+    /// Applies `changes` (by row, each row once) to `term`'s blocks: each block they fall in is read, merged and
+    /// written back, cut again when it outgrows a block; a block left empty is removed.
+    private func write(_ changes: SearchPostingRun, term: [UInt8]) throws {
+        var next = 0
+        while next < changes.count {
+            var blockKey = SearchPostingBlock.openBlock
+            var stored = SearchPostingRun()
+            var found = false
+            let start = SearchPostingBlock.key(term: term, block: changes.documents[next])
+            do {
+                try tables.postings.forEachBytes(in: transaction, from: start) { key, value in
+                    // The first block at or after the row, if it is the word's.
+                    guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
+                    blockKey = try SearchPostingBlock.block(ofKey: key)
+                    stored = try SearchPostingBlock.decode(value)
+                    found = true
+                    return false
+                }
+            } catch let error as SearchBytes.Malformed {
+                throw index.corrupt("a posting block is malformed (\(error))")
+            }
+            var end = next
+            while end < changes.count, changes.documents[end] <= blockKey { end += 1 }
+            let merged = SearchPostingBlock.merge(stored, changes, next..<end)
+            let chunks = SearchPostingBlock.chunks(of: merged)
+            if chunks.isEmpty, found {
+                try tables.postings.remove(SearchPostingBlock.key(term: term, block: blockKey), in: transaction)
+            }
+            for (position, chunk) in chunks.enumerated() {
+                // Full blocks are keyed by their last row; the last keeps the block's key (the open block's, say).
+                let key = position == chunks.count - 1 ? blockKey : merged.documents[chunk.upperBound - 1]
+                try tables.postings.put(SearchPostingBlock.encode(merged, chunk), forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
+            }
+            next = end
+        }
+    }
+
+    /// Records row `document`'s posting of `term` (`nil`: removed), for ``flushPostings()``.
+    private func setPosting(_ posting: SearchPosting?, term: [UInt8], document: UInt64) throws {
+        pendingPostings[term, default: SearchPostingRun()].append(document) { posting?.encode(into: &$0) }
         pendingCount += 1
         if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
     }
 
-    func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
+    /// Writes the pending postings and the index's counters; no payload.
+    public func prepareCommit(_ commit: ExtensionCommit) throws -> ExtensionPayload? {
         try flushPostings()
         if stateChanged, let state {
             try transaction.setExtensionState(state.encoded, of: index.name)
@@ -109,7 +139,8 @@ final class SearchIndexWriter: ExtensionTransaction {
         return nil
     }
 
-    func didRollback() {
+    /// Drops the pending postings.
+    public func didRollback() {
         pendingPostings = [:]
         pendingCount = 0
     }
@@ -154,7 +185,7 @@ final class SearchIndexWriter: ExtensionTransaction {
             $0.totalLength += analysis.length
         }
         for (term, posting) in analysis.postings {
-            try setPosting(posting.encoded, term: term, document: document)
+            try setPosting(posting, term: term, document: document)
         }
         let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
         try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)

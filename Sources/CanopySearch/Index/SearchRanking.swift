@@ -46,18 +46,40 @@ enum SearchRanking {
     /// `k1 · (1 − b + b · d / avgdl)` for a row of `length` words.
     @inline(__always)
     static func lengthNorm(length: Int, statistics: SearchStatistics) -> Double {
+        lengthNorm(length: length, averageLength: averageLength(statistics))
+    }
+
+    /// `avgdl`: the mean row length (1 for an empty index).
+    @inline(__always)
+    static func averageLength(_ statistics: SearchStatistics) -> Double {
         let documentCount = Double(max(statistics.documentCount, 1))
-        let averageLength = statistics.totalLength > 0 ? Double(statistics.totalLength) / documentCount : 1
-        return k1 * (1 - b + b * Double(length) / averageLength)
+        return statistics.totalLength > 0 ? Double(statistics.totalLength) / documentCount : 1
+    }
+
+    @inline(__always)
+    static func lengthNorm(length: Int, averageLength: Double) -> Double {
+        k1 * (1 - b + b * Double(length) / averageLength)
+    }
+
+    /// `idf` of term number `term`.
+    @inline(__always)
+    static func idf(term: Int, statistics: SearchStatistics) -> Double {
+        let documentCount = Double(max(statistics.documentCount, 1))
+        let matching = Double(term < statistics.termDocumentCounts.count ? statistics.termDocumentCounts[term] : 0)
+        return max(log((documentCount - matching + 0.5) / (matching + 0.5)), 1e-6)
     }
 
     /// What term number `term`, of weighted frequency `frequency` in the row, adds to its score.
     @inline(__always)
     static func contribution(frequency: Double, term: Int, lengthNorm: Double, statistics: SearchStatistics) -> Double {
         guard frequency > 0 else { return 0 }
-        let documentCount = Double(max(statistics.documentCount, 1))
-        let matching = Double(term < statistics.termDocumentCounts.count ? statistics.termDocumentCounts[term] : 0)
-        let idf = max(log((documentCount - matching + 0.5) / (matching + 0.5)), 1e-6)
+        return contribution(frequency: frequency, idf: idf(term: term, statistics: statistics), lengthNorm: lengthNorm)
+    }
+
+    /// The same, with the term's `idf` computed once for all rows (the same arithmetic, so the same score).
+    @inline(__always)
+    static func contribution(frequency: Double, idf: Double, lengthNorm: Double) -> Double {
+        guard frequency > 0 else { return 0 }
         return idf * frequency * (k1 + 1) / (frequency + lengthNorm)
     }
 }

@@ -29,10 +29,10 @@ import Synchronization
 ///    a row written later is ranked against the same statistics, so one write never reorders the other rows. Setting
 ///    the query again refreshes them. ``SearchIndex/search(_:in:limit:highlights:)-(String,_,_,_)`` ranks with the
 ///    statistics of the moment.
-/// 4. A query change re-places the rows that enter, leave or stay by touching them
-///    (``/CanopyCore/ReadWriteTransaction/touchObject(forKey:inCollection:)``): other views report those rows as
-///    updated in the same commit. A change of more than 4,096 rows is reported as a reset (observers reload), as any
-///    view's large commit.
+/// 4. A query change places the rows that enter, leave or stay again in this view only
+///    (``/CanopyCore/ReadWriteTransaction/placeAgain(_:inExtension:asUpdated:)``): no row is touched, so other views
+///    report nothing for it, and a row's record is rewritten only when it enters or leaves the results. A change of
+///    more than 4,096 rows is reported as a reset (observers reload), as any view's large commit.
 public final class SearchResultsView: Sendable {
     /// The view to register and read.
     public let view: View
@@ -120,10 +120,10 @@ public final class SearchResultsView: Sendable {
         let encoded = try record.encoded()
         try tables.queries.put(encoded, forKey: view.name, in: transaction)
         try box.load(encoded, view: view.name)
-        for key in touched.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            guard let id = touched[key] else { continue }
-            try transaction.touchObject(forKey: id.key, inCollection: id.collection)
-        }
+        // Placed again in this view (and views filtered from it) only: no row is touched, so other views, caches and
+        // the change feed see nothing; rows that stay are reported as updated here (their highlights changed).
+        let ids = touched.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }.compactMap { touched[$0] }
+        try transaction.placeAgain(ids, inExtension: view.name, asUpdated: true)
         transaction.markWritten()
     }
 

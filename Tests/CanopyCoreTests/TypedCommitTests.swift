@@ -1,4 +1,5 @@
-import Canopy
+import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import Synchronization
@@ -32,7 +33,7 @@ private final class ChangeCounting: StoreExtension, Sendable {
     let options = "{}"
 
     func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {}
-    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction { Writer() }
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer { Writer() }
     func dropStorage(in transaction: ReadWriteTransaction) throws {}
 
     final class Writer: ExtensionTransaction {

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-import Canopy
 @testable import CanopyCore
 
 // MARK: - Fixtures

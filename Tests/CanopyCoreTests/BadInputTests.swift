@@ -1,4 +1,5 @@
-import Canopy
+import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import LMDB
@@ -8,7 +9,7 @@ import Testing
 struct BadInputTests {
     /// Overwrites the stored bytes of every row of the objects table with `bytes` (after the flag byte), with valid
     /// checksums: what the decoders make of bytes that are not their type's (a flipped byte fails its checksum first).
-    func corruptEveryRow(of database: Canopy.Database, with bytes: [UInt8]) throws {
+    func corruptEveryRow(of database: CanopyCore.Database, with bytes: [UInt8]) throws {
         let table = try database.environment.openDatabase(named: "canopy.objects").withChecksums
         try database.environment.write { txn throws in
             var keys: [[UInt8]] = []

@@ -1,4 +1,5 @@
-import Canopy
+import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Testing
 struct TransformingDecodeTests {
     @Test("Every value a fresh process reads, in any order, equals what init(from:) returns", .timeLimit(.minutes(2)))
     func freshProcessesInRandomOrders() throws {
-        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
+        let writerPath = try #require(builtExecutable(named: "CrashWriter"), "the CrashWriter executable was not built")
         let seed: UInt64 = 0x10_4E_25
         var random = SeededRandom(seed: seed)
         try withDatabase { database, directory in

@@ -1,4 +1,4 @@
-import Canopy
+import CanopyCore
 
 /// A flat struct whose hand-written `init(from:)` lowercases its name: the binary codec must return what that
 /// initializer returns, whatever value of the type it decoded first (the decode property test; `CrashWriter

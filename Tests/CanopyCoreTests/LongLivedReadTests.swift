@@ -1,5 +1,5 @@
-import Canopy
 @testable import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import CanopySearch
+import CanopyTestFixtures
 
 /// The search index the `CrashWriter` keeps up to date with `--with-search`: each entry's part and `n<number>`.
 public func crashWriterSearch() -> SearchIndex {

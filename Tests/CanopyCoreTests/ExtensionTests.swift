@@ -1,4 +1,5 @@
-import Canopy
+import CanopyCore
+import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing
@@ -39,7 +40,7 @@ final class RowCounter: StoreExtension, @unchecked Sendable {
         return Int(try table.value(forKey: collection, in: txn) ?? 0)
     }
 
-    func beginWrite(_ transaction: ReadWriteTransaction) throws -> any ExtensionTransaction {
+    func beginWrite(_ transaction: ReadWriteTransaction) throws -> Writer {
         Writer(owner: self, transaction: transaction)
     }
 

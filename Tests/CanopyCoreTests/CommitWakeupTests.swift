@@ -1,4 +1,4 @@
-import Canopy
+import CanopyCore
 import CanopyTestSupport
 import Foundation
 import Synchronization
@@ -8,7 +8,7 @@ import Testing
 struct CommitWakeupTests {
     @Test("another process's commit wakes a watch (inotify on the signal file), without polling", .timeLimit(.minutes(1)))
     func otherProcessCommitWakesTheWatch() throws {
-        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
+        let writerPath = try #require(builtExecutable(named: "CrashWriter"), "the CrashWriter executable was not built")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")

@@ -1,0 +1,1 @@
+../Benchmarks/StoreBenchmarks/RawLMDB.swift

@@ -1,0 +1,222 @@
+import CanopyCore
+
+/// One word's postings in document order, in memory: a write transaction's pending changes to the word, or a block
+/// read back to be rewritten. Entry `i` is row `documents[i]` with the posting body
+/// `writer.bytes[starts[i]..<end(i)]` (``SearchPosting/encode(into:)``); an empty body is a removal (pending changes
+/// only). Flat arrays: no allocation per posting.
+struct SearchPostingRun {
+    var documents: [UInt64] = []
+    var starts: [Int] = []
+    var writer = ByteWriter(capacity: 0)
+
+    var count: Int { documents.count }
+
+    func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : writer.bytes.count }
+
+    func body(_ entry: Int) -> ArraySlice<UInt8> { writer.bytes[starts[entry]..<end(entry)] }
+
+    func isRemoval(_ entry: Int) -> Bool { starts[entry] == end(entry) }
+
+    /// Appends row `document`'s posting, written by `encode` (nothing written: a removal).
+    mutating func append(_ document: UInt64, _ encode: (inout ByteWriter) -> Void) {
+        documents.append(document)
+        starts.append(writer.bytes.count)
+        encode(&writer)
+    }
+
+    mutating func append(_ document: UInt64, body: ArraySlice<UInt8>) {
+        documents.append(document)
+        starts.append(writer.bytes.count)
+        writer.bytes.append(contentsOf: body)
+    }
+
+    /// The run by document, each document once: the last change of a row wins (a row changed twice in a transaction).
+    func normalized() -> SearchPostingRun {
+        var ascending = true
+        for entry in documents.indices.dropFirst() where documents[entry - 1] >= documents[entry] {
+            ascending = false
+            break
+        }
+        if ascending { return self }
+        let order = documents.indices.sorted { (documents[$0], $0) < (documents[$1], $1) }
+        var result = SearchPostingRun()
+        for (position, entry) in order.enumerated() {
+            if position + 1 < order.count, documents[order[position + 1]] == documents[entry] { continue }
+            result.append(documents[entry], body: body(entry))
+        }
+        return result
+    }
+}
+
+/// The blocks of the `postings` table: each holds up to ``maximumDocuments`` rows' postings of one word (about
+/// ``targetBytes``), in document order, delta-encoded, with the block's maximum occurrences and minimum row length
+/// first (an upper bound of any of its rows' scores).
+///
+/// A word's blocks partition its rows: the block keyed `word 0 K` holds the rows after the previous block's key, up to
+/// `K` — the last row of a full block, or `UInt64.max` for the word's last (open) block, where new rows (always
+/// numbered above every other) are appended. So the block that holds row `d` is the first key `>= word 0 d`.
+enum SearchPostingBlock {
+    static let maximumDocuments = 128
+    /// Blocks are cut before they grow past this size (a value stays in its leaf page); a row with a longer posting
+    /// has a block of its own.
+    static let targetBytes = 1_600
+    /// The key of a word's open block.
+    static let openBlock = UInt64.max
+
+    /// The key of `term`'s block `block`.
+    static func key(term: [UInt8], block: UInt64) -> [UInt8] {
+        var key = term
+        key.reserveCapacity(term.count + 9)
+        key.append(0)
+        withUnsafeBytes(of: block.bigEndian) { key.append(contentsOf: $0) }
+        return key
+    }
+
+    /// The block number at the end of a posting key.
+    static func block(ofKey key: UnsafeRawBufferPointer) throws -> UInt64 {
+        guard key.count >= 9, key[key.count - 9] == 0 else { throw SearchBytes.Malformed("a posting key without a block number") }
+        return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+    }
+
+    /// The value of the block of `run`'s entries `range` (no removals).
+    static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
+        var maximumOccurrences = 0
+        var minimumLength = Int.max
+        var size = 0
+        for entry in range {
+            let summary = SearchPosting.summary(of: run.body(entry))
+            maximumOccurrences = max(maximumOccurrences, summary.occurrences)
+            minimumLength = min(minimumLength, summary.length)
+            size += run.end(entry) - run.starts[entry] + 5
+        }
+        var out = ByteWriter(capacity: size + 16)
+        out.append(varint: UInt64(range.count))
+        out.append(varint: UInt64(maximumOccurrences))
+        out.append(varint: UInt64(range.isEmpty ? 0 : minimumLength))
+        var previous: UInt64 = 0
+        for entry in range {
+            out.append(varint: run.documents[entry] - previous)
+            previous = run.documents[entry]
+            out.bytes.append(contentsOf: run.body(entry))
+        }
+        return out.bytes
+    }
+
+    /// The entries of a stored block, to rewrite it.
+    static func decode(_ raw: UnsafeRawBufferPointer) throws -> SearchPostingRun {
+        var run = SearchPostingRun()
+        run.writer.bytes.reserveCapacity(raw.count)
+        var reader = try Reader(raw)
+        while let document = try reader.next() {
+            let start = reader.bodyStart
+            try reader.skipBody()
+            run.append(document, body: ArraySlice(UnsafeRawBufferPointer(rebasing: raw[start..<reader.offset])))
+        }
+        return run
+    }
+
+    /// The entries of `stored` with `changes[range]` applied (both by document; a change replaces or removes the
+    /// stored entry of its row).
+    static func merge(_ stored: SearchPostingRun, _ changes: SearchPostingRun, _ range: Range<Int>) -> SearchPostingRun {
+        var result = SearchPostingRun()
+        result.writer.bytes.reserveCapacity(stored.writer.bytes.count + changes.writer.bytes.count)
+        var s = 0
+        var c = range.lowerBound
+        while s < stored.count || c < range.upperBound {
+            if c == range.upperBound || (s < stored.count && stored.documents[s] < changes.documents[c]) {
+                result.append(stored.documents[s], body: stored.body(s))
+                s += 1
+                continue
+            }
+            if s < stored.count, stored.documents[s] == changes.documents[c] { s += 1 }
+            if !changes.isRemoval(c) { result.append(changes.documents[c], body: changes.body(c)) }
+            c += 1
+        }
+        return result
+    }
+
+    /// `run`'s entries cut into blocks: each range ends a block.
+    static func chunks(of run: SearchPostingRun) -> [Range<Int>] {
+        var chunks: [Range<Int>] = []
+        var start = 0
+        var size = 0
+        for entry in 0..<run.count {
+            let entrySize = run.end(entry) - run.starts[entry] + 5
+            if entry > start, entry - start == maximumDocuments || size + entrySize > targetBytes {
+                chunks.append(start..<entry)
+                start = entry
+                size = 0
+            }
+            size += entrySize
+        }
+        if start < run.count { chunks.append(start..<run.count) }
+        return chunks
+    }
+
+    /// Reads a block's entries in order.
+    struct Reader {
+        private var reader: SearchBytes.Reader
+        /// The block's entries.
+        let count: Int
+        /// The most occurrences of the word in one of its rows.
+        let maximumOccurrences: Int
+        /// The shortest of its rows, in words.
+        let minimumLength: Int
+        private var remaining: Int
+        private var document: UInt64 = 0
+        private(set) var bodyStart = 0
+
+        var offset: Int { reader.offset }
+
+        init(_ raw: UnsafeRawBufferPointer) throws {
+            reader = SearchBytes.Reader(raw)
+            count = try reader.int()
+            maximumOccurrences = try reader.int()
+            minimumLength = try reader.int()
+            guard count <= raw.count else { throw SearchBytes.Malformed("a block count larger than the block") }
+            remaining = count
+        }
+
+        /// The next entry's row, its body to be read (``skipBody()``, ``readCounts(_:)``) before the next call; `nil`
+        /// after the last.
+        mutating func next() throws -> UInt64? {
+            guard remaining > 0 else {
+                guard reader.isAtEnd else { throw SearchBytes.Malformed("bytes after a block's last entry") }
+                return nil
+            }
+            remaining -= 1
+            // Row numbers start at 1 and ascend: every delta is at least 1.
+            let delta = try reader.varint()
+            let (sum, overflow) = document.addingReportingOverflow(delta)
+            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+            document = sum
+            bodyStart = reader.offset
+            return document
+        }
+
+        mutating func skipBody() throws {
+            _ = try reader.int()
+            let fields = try reader.int()
+            for _ in 0..<fields { _ = try reader.int(); _ = try reader.int() }
+            try reader.skip(try reader.int())
+        }
+
+        /// Reads the entry's length and calls `visit` with each field's count; skips the positions.
+        mutating func readCounts(_ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
+            let length = try reader.int()
+            let fields = try reader.int()
+            for _ in 0..<fields {
+                let field = try reader.int()
+                visit(length, field, try reader.int())
+            }
+            try reader.skip(try reader.int())
+        }
+
+        /// Reads the entry's body with its positions.
+        mutating func readPosting() throws -> SearchPosting.Decoded {
+            let start = reader.offset
+            try skipBody()
+            return try SearchPosting.decode(UnsafeRawBufferPointer(rebasing: reader.buffer[start..<reader.offset]), positions: true)
+        }
+    }
+}

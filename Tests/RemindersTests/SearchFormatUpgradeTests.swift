@@ -1,0 +1,55 @@
+import Canopy
+import CanopyTestSupport
+import Foundation
+import RemindersKit
+import Testing
+
+/// A `reminders` database whose search index was written in the first storage format (a value per word and row; now
+/// blocks of rows per word), by the `reminders` of aa2a645 itself (`add`, `delete`, `edit`), kept gzipped in
+/// Fixtures/: the index records its format in its options, so the first registration by this build rebuilds it from
+/// the rows instead of reading the old values as blocks.
+@Suite("reminders: a search index of the previous format is rebuilt")
+struct SearchFormatUpgradeTests {
+    func extractFixture(into directory: TemporaryDirectory) throws -> String {
+        let path = directory.appending("db")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format1-reminders.data.mdb.gz")
+        let gunzip = Process()
+        gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gunzip.arguments = ["-dc", fixture.path]
+        _ = FileManager.default.createFile(atPath: path + "/data.mdb", contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/data.mdb"))
+        gunzip.standardOutput = output
+        try gunzip.run()
+        gunzip.waitUntilExit()
+        try output.close()
+        guard gunzip.terminationStatus == 0 else { throw CanopyError(.invalidArgument, "gzip -dc \(fixture.path) failed") }
+        return path
+    }
+
+    func recordedOptions(_ path: String) throws -> String? {
+        let database = try Database(path: path, options: .init(readOnly: true))
+        return try database.newConnection().read { txn in try txn.extensionRecords().first { $0.name == "search" }?.options }
+    }
+
+    @Test("search finds what the old build found, in the same order, after the rebuild; later writes keep it right")
+    func rebuiltOnFirstUse() throws {
+        let directory = try TemporaryDirectory(prefix: "reminders-search-format")
+        defer { directory.remove() }
+        let path = try extractFixture(into: directory)
+        #expect(try recordedOptions(path)?.contains("\"format\":1") == true, "the fixture holds the first format")
+        // What the old build answered on this file: #6, #1, #2 for milk; #1 for the phrase and creme.
+        let milk = reminders(["search", "milk", "--db", path])
+        #expect(milk.status == 0, "\(milk.err)")
+        #expect(milk.out.split(separator: "\n").map { String($0.prefix(3)) } == ["#6 ", "#1 ", "#2 "], "\(milk.out)")
+        #expect(reminders(["search", "\"oat milk\"", "creme", "--db", path]).out.split(separator: "\n").map { String($0.prefix(3)) } == ["#1 "])
+        #expect(reminders(["search", "tokyo", "--db", path]).out.contains("No event or reminder matches"))
+        #expect(reminders(["search", "東京", "--db", path]).out.contains("#5"))
+        #expect(try recordedOptions(path)?.contains("\"format\":\(Schema.searchIndex().options.format)") == true, "rebuilt in this build's format")
+        // Writes after the rebuild go to the new blocks.
+        #expect(reminders(["add", "reminder", "Milk the cows", "--db", path]).status == 0)
+        #expect(reminders(["delete", "6", "--db", path]).status == 0)
+        let after = reminders(["search", "milk*", "--db", path])
+        #expect(after.out.split(separator: "\n").map { String($0.prefix(3)) }.sorted() == ["#1 ", "#2 ", "#7 "], "\(after.out)")
+    }
+}
