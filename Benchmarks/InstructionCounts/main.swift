@@ -206,9 +206,6 @@ let workloads: [String: (Int) throws -> Void] = [
     "update-2-views": { try updates(iterations: $0, observed: false) },
     "update-2-views-observed": { try updates(iterations: $0, observed: true) },
     "observed-window": observedWindow,
-    }
-}
-
     "raw-bulk-insert": rawBulkInsert,
     "raw-full-scan": rawFullScan,
 ]
