@@ -35,7 +35,7 @@ func manyGroupBenchmarks() {
     // MARK: Per-insert cost: a row in 3 groups of a many-group view / a row in 1 group of a one-group view (10k rows).
 
     // The same single-row transactions as insert-in-view-10k; `multigroup-insert-1` is the one-group view of that line.
-    for (label, view) in [("3", ManyGroupWorkload.threeGroups), ("1", ViewWorkload.byPriority)] {
+    for (label, view) in [("3", ManyGroupWorkload.threeGroups), ("1", byPriority)] {
         let fixture = Fixture<ViewStore>()
         Benchmark("multigroup-insert-\(label) canopy", configuration: updates) { benchmark in
             let store = fixture.value!
