@@ -1,4 +1,3 @@
-import Canopy
 @testable import CanopyCore
 import CanopyCoreTestFixtures
 import CanopyTestSupport
@@ -37,7 +36,7 @@ private enum Key: String, CodingKey { case value, extra }
 
 /// Keeps its encoder after `encode(to:)` returns.
 private struct Keeper: Codable, Sendable, Equatable {
-    nonisolated(unsafe) static let kept = KeptEncoder()
+    static let kept = KeptEncoder()
     var value: Int
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
