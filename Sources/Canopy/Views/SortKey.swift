@@ -12,20 +12,27 @@ import Foundation
 public struct SortKey: Hashable, Sendable, Comparable {
     /// One value of the tuple with its direction.
     public struct Component: Sendable {
-        let write: @Sendable (inout [UInt8]) -> Void
+        /// The component's encoding, made when the component is (one array per component, no closure to call later;
+        /// a key of one component takes its array as is).
+        let bytes: [UInt8]
 
         /// `value` in ascending order.
         public static func ascending(_ value: some SortKeyValue) -> Component {
-            Component { value.appendSortBytes(to: &$0) }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(16)
+            value.appendSortBytes(to: &bytes)
+            return Component(bytes: bytes)
         }
 
         /// `value` in descending order.
         public static func descending(_ value: some SortKeyValue) -> Component {
-            Component { bytes in
-                let start = bytes.count
-                value.appendSortBytes(to: &bytes)
-                for i in start..<bytes.count { bytes[i] = ~bytes[i] }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(16)
+            value.appendSortBytes(to: &bytes)
+            bytes.withUnsafeMutableBufferPointer { encoded in
+                for i in encoded.indices { encoded[i] = ~encoded[i] }
             }
+            return Component(bytes: bytes)
         }
     }
 
@@ -39,9 +46,13 @@ public struct SortKey: Hashable, Sendable, Comparable {
 
     /// Encodes `components` in order.
     public init(_ components: [Component]) {
+        if components.count == 1 {
+            bytes = components[0].bytes
+            return
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(components.count * 10)
-        for component in components { component.write(&bytes) }
+        bytes.reserveCapacity(components.reduce(0) { $0 + $1.bytes.count })
+        for component in components { bytes.append(contentsOf: component.bytes) }
         self.bytes = bytes
     }
 
@@ -79,9 +90,13 @@ extension String: SortKeyValue {
     /// UTF-8 bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01, so that a prefix sorts first.
     public func appendSortBytes(to bytes: inout [UInt8]) {
         bytes.append(SortTag.string)
-        for byte in utf8 {
-            bytes.append(byte)
-            if byte == 0 { bytes.append(0xFF) }
+        if utf8.contains(0) {
+            for byte in utf8 {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(0xFF) }
+            }
+        } else {
+            bytes.append(contentsOf: utf8)
         }
         bytes.append(0x00)
         bytes.append(0x01)

@@ -246,6 +246,13 @@ struct ViewIndex: Sendable {
         if emptied { groups.remove(at: slot) }
     }
 
+    /// As ``updatePage(at:in:count:first:)``, for the group at `slot` of ``groups`` (found by the caller: its name
+    /// is not hashed again). The slot is valid until a group is added or removed.
+    mutating func updatePage(at location: Location, inGroupAt slot: [String: Group].Index, count: Int, first: [UInt8]?) {
+        let emptied = Self.update(&groups.values[slot], at: location, count: count, first: first)
+        if emptied { groups.remove(at: slot) }
+    }
+
     /// Returns whether the group is now empty.
     private static func update(_ group: inout Group, at location: Location, count: Int, first: [UInt8]?) -> Bool {
         let old = Int(group.chunks[location.chunk].slots[location.page].count)

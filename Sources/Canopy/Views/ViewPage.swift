@@ -31,27 +31,48 @@ struct ViewPage {
     var isOverfull: Bool { count > Self.maxEntries || byteSize > Self.maxBytes }
 
     /// Parses a stored page; throws on malformed bytes (never traps).
+    ///
+    /// One pass over the entries' two varints each, read in place with the one-byte case inlined (a page read per
+    /// changed page and per observer lookup: the reading was most of a one-row update's page cost), then one copy of
+    /// the entries' bytes.
     init(decoding bytes: UnsafeRawBufferPointer) throws {
-        var reader = ByteReader(bytes)
-        groupID = try reader.readBigEndianUInt32()
-        let high = try reader.readByte()
-        let low = try reader.readByte()
-        let count = Int(high) << 8 | Int(low)
-        data = Array(bytes[Self.headerSize...])
-        offsets = []
-        offsets.reserveCapacity(count)
-        var entryReader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[Self.headerSize...]))
-        for _ in 0..<count {
-            offsets.append(entryReader.offset)
-            let sortKeyLength = try entryReader.readVarint()
-            let length = try entryReader.readVarint()
-            // The row key follows the sort key within the order bytes: a sort key longer than them (a changed byte)
-            // would make the row key's range run backwards, which ``rowKey(at:)`` must never see.
-            guard sortKeyLength <= length else { throw ByteReader.Malformed(offset: entryReader.offset) }
-            try entryReader.need(Int(clamping: length))
-            entryReader.offset += Int(length)
+        guard bytes.count >= Self.headerSize, let base = bytes.baseAddress else { throw ByteReader.Malformed(offset: 0) }
+        groupID = bytes.loadBigEndianUInt32(at: 0)
+        let count = Int(bytes[4]) << 8 | Int(bytes[5])
+        let limit = bytes.count
+        var position = Self.headerSize
+        offsets = try [Int](unsafeUninitializedCapacity: count) { starts, initialized in
+            initialized = 0
+            while initialized < count {
+                starts[initialized] = position - Self.headerSize
+                let sortKeyLength: UInt64
+                let length: UInt64
+                if position + 2 <= limit, base.load(fromByteOffset: position, as: UInt8.self) | base.load(fromByteOffset: position + 1, as: UInt8.self) < 0x80 {
+                    // Both lengths in one byte each: the common case (order bytes under 128 bytes).
+                    sortKeyLength = UInt64(base.load(fromByteOffset: position, as: UInt8.self))
+                    length = UInt64(base.load(fromByteOffset: position + 1, as: UInt8.self))
+                    position += 2
+                } else {
+                    do throws(VarInt.Malformed) {
+                        sortKeyLength = try VarInt.read(base, at: &position, limit: limit)
+                        length = try VarInt.read(base, at: &position, limit: limit)
+                    } catch {
+                        throw ByteReader.Malformed(offset: error.offset)
+                    }
+                }
+                // The row key follows the sort key within the order bytes: a sort key longer than them (a changed
+                // byte) would make the row key's range run backwards, which ``rowKey(at:)`` must never see.
+                guard sortKeyLength <= length, length <= UInt64(limit - position) else { throw ByteReader.Malformed(offset: position) }
+                position += Int(length)
+                initialized += 1
+            }
         }
-        guard entryReader.isAtEnd else { throw ByteReader.Malformed(offset: entryReader.offset) }
+        guard position == limit else { throw ByteReader.Malformed(offset: position) }
+        // Room for a few inserts without growing (a written page takes one or a few entries per transaction).
+        var entries: [UInt8] = []
+        entries.reserveCapacity(limit - Self.headerSize + 256)
+        entries.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[Self.headerSize...]).assumingMemoryBound(to: UInt8.self))
+        data = entries
     }
 
     var encoded: [UInt8] {
@@ -153,31 +174,55 @@ struct ViewPage {
     }
 
     /// Inserts an entry in order; returns its index.
+    ///
+    /// The entry's bytes are spliced in: the page grows by the entry's size and the bytes after it move once (no
+    /// element-wise `replaceSubrange`, no buffer per insert).
     @discardableResult
     mutating func insert(order: [UInt8], sortKeyLength: Int) -> Int {
         let i = lowerBound(order)
-        // The entry is written in place into room made in the page's bytes (no buffer per insert).
         let size = Self.varintSize(sortKeyLength) + Self.varintSize(order.count) + order.count
         let at = i < count ? offsets[i] : data.count
-        data.insert(contentsOf: repeatElement(0, count: size), at: at)
-        data.withUnsafeMutableBufferPointer { page in
-            var position = at
-            Self.writeVarint(sortKeyLength, into: page, at: &position)
-            Self.writeVarint(order.count, into: page, at: &position)
-            _ = UnsafeMutableBufferPointer(rebasing: page[position..<(position + order.count)]).update(fromContentsOf: order)
+        let end = data.count
+        // Grow by exactly `size` bytes (their values are overwritten below).
+        VarInt.append(UInt64(sortKeyLength), to: &data)
+        VarInt.append(UInt64(order.count), to: &data)
+        data.append(contentsOf: order)
+        if at < end {
+            data.withUnsafeMutableBytes { page in
+                guard let base = page.baseAddress else { return }
+                (base + at + size).copyMemory(from: base + at, byteCount: end - at)
+                var position = at
+                position += VarInt.write(UInt64(sortKeyLength), to: base + position)
+                position += VarInt.write(UInt64(order.count), to: base + position)
+                order.withUnsafeBytes { source in
+                    if let from = source.baseAddress { (base + position).copyMemory(from: from, byteCount: source.count) }
+                }
+            }
         }
         offsets.insert(at, at: i)
-        for j in (i + 1)..<offsets.count { offsets[j] += size }
+        offsets.withUnsafeMutableBufferPointer { starts in
+            for j in (i + 1)..<starts.count { starts[j] += size }
+        }
         return i
     }
 
-    /// Removes entry `i`.
+    /// Removes entry `i`: the bytes after it move once, and the page shrinks.
     mutating func remove(at i: Int) {
         let start = offsets[i]
         let end = i + 1 < count ? offsets[i + 1] : data.count
-        data.removeSubrange(start..<end)
+        let size = end - start
+        let total = data.count
+        if end < total {
+            data.withUnsafeMutableBytes { page in
+                guard let base = page.baseAddress else { return }
+                (base + start).copyMemory(from: base + end, byteCount: total - end)
+            }
+        }
+        data.removeLast(size)
         offsets.remove(at: i)
-        for j in i..<offsets.count { offsets[j] -= end - start }
+        offsets.withUnsafeMutableBufferPointer { starts in
+            for j in i..<starts.count { starts[j] -= size }
+        }
     }
 
     /// Splits off the upper half into a new page of the same group, returned.
@@ -195,23 +240,14 @@ struct ViewPage {
     /// Appends an entry known to sort after every entry of the page (bulk loading).
     mutating func append(order: ArraySlice<UInt8>, sortKeyLength: Int) {
         offsets.append(data.count)
-        var header = ByteWriter(capacity: 6)
-        header.append(varint: UInt64(sortKeyLength))
-        header.append(varint: UInt64(order.count))
-        data.append(contentsOf: header.bytes)
+        VarInt.append(UInt64(sortKeyLength), to: &data)
+        VarInt.append(UInt64(order.count), to: &data)
         data.append(contentsOf: order)
     }
 
     /// The encoded size an entry would take.
     static func entrySize(orderLength: Int) -> Int {
         orderLength + varintSize(orderLength) + 2
-    }
-
-    /// Writes a varint where ``insert(order:sortKeyLength:)`` made room for it.
-    @inline(__always)
-    private static func writeVarint(_ value: Int, into page: UnsafeMutableBufferPointer<UInt8>, at position: inout Int) {
-        guard let base = page.baseAddress else { return }
-        position += VarInt.write(UInt64(value), to: UnsafeMutableRawPointer(base + position))
     }
 
     static func varintSize(_ value: Int) -> Int {

@@ -57,17 +57,20 @@ public final class ViewRow {
     /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
     ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
     public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
-        switch source {
-        case .written(let written):
-            // A written row keeps the writer's value itself: asking it again costs one cast, not a second box.
-            return try written.object(as: T.self)
-        case .stored(let stored):
-            if let value = decodedObject as? T { return value }
-            try checkAccess()
-            let value: T = try Self.decode(T.self, bytes: try stored.objectBytes(), codecName: codecName, id: id)
-            decodedObject = value
-            return value
-        }
+        // A written row keeps the writer's value itself: asking it again costs one cast, not a second box. The stored
+        // case is apart so that this path does not request `T?`'s metadata (once per row, view and closure).
+        if case .written(let written) = source { return try written.object(as: T.self) }
+        return try storedObject(as: T.self)
+    }
+
+    @inline(never)
+    private func storedObject<T: Decodable>(as type: T.Type) throws -> T {
+        guard case .stored(let stored) = source else { throw CanopyError(.extensionFailed, "internal: a written row read as stored", collection: id.collection, key: id.key) }
+        if let value = decodedObject as? T { return value }
+        try checkAccess()
+        let value: T = try Self.decode(T.self, bytes: try stored.objectBytes(), codecName: codecName, id: id)
+        decodedObject = value
+        return value
     }
 
     /// The metadata as `T`, or `nil` when the row has none.

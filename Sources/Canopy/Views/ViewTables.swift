@@ -121,11 +121,15 @@ struct ViewTables: Sendable {
         var groupID: UInt32
         var sortKey: [UInt8]
 
-        var encoded: [UInt8] {
-            var out = ByteWriter(capacity: 5 + sortKey.count)
-            out.append(varint: UInt64(groupID))
-            out.bytes.append(contentsOf: sortKey)
-            return out.bytes
+        var encoded: [UInt8] { Self.encoded(groupID: groupID, sortKey: sortKey[...]) }
+
+        /// The one-entry attachment of group `groupID` and `sortKey` (one array, sized once).
+        static func encoded(groupID: UInt32, sortKey: ArraySlice<UInt8>) -> [UInt8] {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(5 + sortKey.count)
+            VarInt.append(UInt64(groupID), to: &bytes)
+            bytes.append(contentsOf: sortKey)
+            return bytes
         }
 
         init(groupID: UInt32, sortKey: [UInt8]) {

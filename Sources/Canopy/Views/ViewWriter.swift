@@ -127,11 +127,12 @@ public final class ViewWriter: ExtensionTransaction {
     /// Runs `body` on page `id` in place among the dirty pages (read from LMDB on first use): no copy of the page per
     /// change.
     private func modifyPage<R>(_ id: UInt64, _ body: (inout ViewPage) throws -> R) throws -> R {
-        if dirtyPages[id] == nil {
-            if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
-            dirtyPages[id] = try page(id)
-        }
-        deletedPages.remove(id)
+        // One hash lookup when the page is already dirty (a bulk write's common case), and the page mutated in place.
+        if let slot = dirtyPages.index(forKey: id) { return try body(&dirtyPages.values[slot]) }
+        if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
+        let page = try page(id)
+        if !deletedPages.isEmpty { deletedPages.remove(id) }
+        dirtyPages[id] = page
         return try body(&dirtyPages[id, default: ViewPage(groupID: 0)])
     }
 
@@ -269,9 +270,8 @@ public final class ViewWriter: ExtensionTransaction {
             try removeEntry(existing, groupID: stored.groupID)
         }
         let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
-        let rowEntry = ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength]))
         note(change.id, original: existing, current: newEntry, object: change.objectChanged, metadata: change.metadataChanged)
-        return .set(rowEntry.encoded)
+        return .set(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.order[..<place.sortKeyLength]))
     }
 
     // MARK: Catching up
@@ -349,7 +349,9 @@ public final class ViewWriter: ExtensionTransaction {
     func removeEntry(_ entry: ViewEntry, groupID: UInt32) throws {
         dirty = true
         try withIndex { index in
-            guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
+            // The group's name is hashed once: its slot in the directory serves the lookup and the update.
+            guard let slot = index.groups.index(forKey: entry.group), case let group = index.groups.values[slot],
+                  let location = index.locate(entry.orderBytes, in: group) else {
                 throw corrupt(view.name, "group '\(entry.group)' has no page for a row it holds")
             }
             let ref = index.page(at: location, in: group)
@@ -360,12 +362,8 @@ public final class ViewWriter: ExtensionTransaction {
                 page.remove(at: position)
                 return (page.count, position == 0 && page.count > 0 ? page.orderBytes(at: 0) : nil)
             }
-            if count == 0 {
-                drop(pageID: ref.id)
-                index.updatePage(at: location, in: entry.group, count: 0, first: nil)
-            } else {
-                index.updatePage(at: location, in: entry.group, count: count, first: first)
-            }
+            if count == 0 { drop(pageID: ref.id) }
+            index.updatePage(at: location, inGroupAt: slot, count: count, first: count == 0 ? nil : first)
         }
     }
 
@@ -373,12 +371,19 @@ public final class ViewWriter: ExtensionTransaction {
     func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
         dirty = true
         return try withIndex { index in
-            let known = index.groupIDs[entry.group] != nil
-            let groupID = index.groupID(for: entry.group)
-            if !known {
+            // The group's name is hashed once when it has rows: its slot in the directory gives its id, its pages and
+            // the place to update.
+            let slot = index.groups.index(forKey: entry.group)
+            let groupID: UInt32
+            if let slot {
+                groupID = index.groups.values[slot].id
+            } else if let known = index.groupIDs[entry.group] {
+                groupID = known
+            } else {
+                groupID = index.groupID(for: entry.group)
                 try tables.groups.put(entry.group, forKey: groupID, in: transaction)
             }
-            guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else {
+            guard let slot, case let group = index.groups.values[slot], let location = index.locate(entry.orderBytes, in: group) else {
                 var page = ViewPage(groupID: groupID)
                 page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
                 let id = index.newPageID()
@@ -392,7 +397,7 @@ public final class ViewWriter: ExtensionTransaction {
                 let upper = page.isOverfull ? page.splitUpperHalf() : nil
                 return (page.count, position == 0 || upper != nil ? page.orderBytes(at: 0) : nil, upper)
             }
-            index.updatePage(at: location, in: entry.group, count: count, first: first)
+            index.updatePage(at: location, inGroupAt: slot, count: count, first: first)
             if let upper {
                 let upperID = index.newPageID()
                 try store(upper, id: upperID)

@@ -201,9 +201,16 @@ public final class RowChange {
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
     ///   ``CanopyError/Code/invalidArgument`` for a removal.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
-        // The exact type compared first: a cast of `Any` to an optional `T` costs the optional's metadata per call in
-        // this (unspecialized) generic code, once per row, view and closure.
-        if let value = objectValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) { return value as! T }
+        // The exact type compared first, then the value taken as it is: no dynamic cast, and no request for `T?`'s
+        // metadata, in this (unspecialized) generic code run once per row, view and closure.
+        if let value = objectValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) {
+            return Self.take(value, as: T.self)
+        }
+        return try castOrDecodeObject(as: T.self)
+    }
+
+    @inline(never)
+    private func castOrDecodeObject<T: Decodable>(as type: T.Type) throws -> T {
         if let value = objectValue as? T { return value }
         let value: T = try decode(T.self, bytes: try objectBytes())
         objectValue = value
@@ -213,12 +220,27 @@ public final class RowChange {
     /// The metadata after the change as `T`, or `nil` when the row has none.
     /// - Throws: as ``object(as:)``.
     public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if let value = metadataValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) { return (value as! T) }
+        if let value = metadataValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) {
+            return Self.take(value, as: T.self)
+        }
+        return try castOrDecodeMetadata(as: T.self)
+    }
+
+    @inline(never)
+    private func castOrDecodeMetadata<T: Decodable>(as type: T.Type) throws -> T? {
         if let value = metadataValue as? T { return value }
         guard let bytes = try metadataBytes() else { return nil }
         let value: T = try decode(T.self, bytes: bytes)
         metadataValue = value
         return value
+    }
+
+    /// `value` (an `Any` opened as `Value`, whose dynamic type the caller compared with `T`) as a `T`: copied as it
+    /// is when the types are the same, which the caller checked (the cast is the fallback, never slower than before).
+    @inline(__always)
+    private static func take<Value, T>(_ value: Value, as type: T.Type) -> T {
+        guard Value.self == T.self else { return value as! T }
+        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
     }
 
     private func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8]) throws -> T {

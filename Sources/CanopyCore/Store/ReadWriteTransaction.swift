@@ -93,7 +93,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// Whether the recorded registration of `ext` has its version tag, kind and options; `nil` when none is recorded.
     func definitionMatches(_ ext: any StoreExtension) throws -> Bool? {
         let name = ext.name
-        return try storage.withValue(forKey: Array(name.utf8), in: tables.extensions) { bytes in
+        return try tables.extensionsTable.withValue(forKey: name, in: storage) { bytes in
             guard let bytes else { return nil }
             if core.isVerifiedRecord(bytes, of: name) { return true }
             let record = try decodeExtensionRecord(bytes, name: name)
@@ -127,13 +127,13 @@ public final class ReadWriteTransaction: ReadTransaction {
                               path: core.path, collection: String(name.prefix(64)))
         }
         var maxID: UInt32 = 0
-        try storage.forEach(in: tables.collections) { _, value in
-            if let record = CollectionRecord(decoding: value) { maxID = max(maxID, record.id) }
+        try tables.collectionsTable.forEach(in: storage, path: core.path) { _, record in
+            maxID = max(maxID, record.id)
             return true
         }
         for record in newCollections.values { maxID = max(maxID, record.id) }
         let record = CollectionRecord(id: maxID + 1, codec: codec.name)
-        try guarded { try writeStorage.put(record.encoded, forKey: Array(name.utf8), in: tables.collections) }
+        try guarded { try tables.collectionsTable.put(record, forKey: name, in: writeStorage) }
         newCollections[name] = record
         didWrite = true
         return record
@@ -519,8 +519,8 @@ public final class ReadWriteTransaction: ReadTransaction {
         var rows: [RowChange] = []
         if !writers.isEmpty {
             var namesByID: [UInt32: (name: String, record: CollectionRecord)] = [:]
-            try storage.forEach(in: tables.collections) { key, value in
-                if let record = CollectionRecord(decoding: value) { namesByID[record.id] = (String(decoding: key, as: UTF8.self), record) }
+            try tables.collectionsTable.forEach(in: storage, path: core.path) { name, record in
+                namesByID[record.id] = (name, record)
                 return true
             }
             for (name, record) in newCollections { namesByID[record.id] = (name, record) }
@@ -604,8 +604,8 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try writeStorage.put(state.encoded, forKey: StoreInfoKey.state, in: tables.info)
-            try writeStorage.put(notification.encoded, forKey: SnapshotKey.bytes(snapshot), in: tables.commits)
+            try StoreInfoRecords.state.put(state, in: writeStorage, info: tables.info)
+            try tables.commitsTable.put(notification, forKey: snapshot, in: writeStorage)
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).
             let limit = UInt64(max(1, core.options.commitLogLimit))
