@@ -1,4 +1,3 @@
-import Canopy
 @testable import CanopyCore
 import CanopyCoreTestFixtures
 import CanopyTestSupport
