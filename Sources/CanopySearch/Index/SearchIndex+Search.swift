@@ -163,11 +163,10 @@ extension SearchIndex {
                         runWord = Array(word)
                     }
                     var block = try SearchPostingBlock.Reader(value)
-                    hits.documents.reserveCapacity(hits.count + block.count)
                     while let document = try block.next() {
                         let base = hits.counts.count
                         hits.documents.append(document)
-                        hits.counts.append(contentsOf: repeatElement(0, count: fieldCount))
+                        for _ in 0..<fieldCount { hits.counts.append(0) }
                         var rowLength = 0
                         try block.readCounts { length, field, count in
                             rowLength = length
@@ -242,33 +241,31 @@ extension SearchIndex {
     /// occurrences, through an array indexed by document number: for a prefix whose words cover a good part of the
     /// index, one pass over the rows and one over the numbers instead of log(words) merges.
     private func denseMerged(_ runs: [TermHits], fieldCount: Int, documentBound: UInt64) throws -> TermHits {
-        var slots = [Int32](repeating: -1, count: Int(documentBound))
-        var merged = TermHits()
+        let bound = Int(documentBound)
+        // Per document number: its length (-1: not matched) and its occurrences per field.
+        var lengths = [Int32](repeating: -1, count: bound)
+        var counts = [Int32](repeating: 0, count: bound * fieldCount)
+        var matched = 0
         for run in runs {
             for entry in 0..<run.count {
                 let document = run.documents[entry]
                 guard document < documentBound else { throw corrupt("a posting names document \(document), past the index's next number \(documentBound)") }
-                let slot = Int(slots[Int(document)])
-                if slot >= 0 {
-                    for field in 0..<fieldCount { merged.counts[slot * fieldCount + field] += run.counts[entry * fieldCount + field] }
-                } else {
-                    slots[Int(document)] = Int32(merged.count)
-                    merged.documents.append(document)
-                    merged.lengths.append(run.lengths[entry])
-                    merged.counts.append(contentsOf: run.counts[(entry * fieldCount)..<((entry + 1) * fieldCount)])
+                let slot = Int(document)
+                if lengths[slot] < 0 {
+                    lengths[slot] = Int32(clamping: run.lengths[entry])
+                    matched += 1
                 }
+                for field in 0..<fieldCount { counts[slot * fieldCount + field] += Int32(clamping: run.counts[entry * fieldCount + field]) }
             }
         }
         var result = TermHits()
-        result.documents.reserveCapacity(merged.count)
-        result.lengths.reserveCapacity(merged.count)
-        result.counts.reserveCapacity(merged.counts.count)
-        for document in 0..<slots.count {
-            let slot = Int(slots[document])
-            guard slot >= 0 else { continue }
-            result.documents.append(UInt64(document))
-            result.lengths.append(merged.lengths[slot])
-            result.counts.append(contentsOf: merged.counts[(slot * fieldCount)..<((slot + 1) * fieldCount)])
+        result.documents.reserveCapacity(matched)
+        result.lengths.reserveCapacity(matched)
+        result.counts.reserveCapacity(matched * fieldCount)
+        for slot in 0..<bound where lengths[slot] >= 0 {
+            result.documents.append(UInt64(slot))
+            result.lengths.append(Int(lengths[slot]))
+            for field in 0..<fieldCount { result.counts.append(Int(counts[slot * fieldCount + field])) }
         }
         return result
     }
