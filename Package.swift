@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
         .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "CanopyTestFixtures", "canopy", "CrashWriter"]),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CanopyTestSupport"]),
         // The store: codecs, checksums of records, damaged files, caches, connections, notifications, the change feed,
         // the extension interface's store side (with extensions of its own; no view, no index).
         .testTarget(name: "CanopyCoreTests", dependencies: [

@@ -57,13 +57,19 @@ extension CanopyCommand {
             }
         }
 
-        /// Prints batches of commits; with --consumer, acknowledges each batch once it is printed.
+        /// Prints batches of commits; with --consumer, acknowledges each batch once it is printed. With --follow, waits
+        /// for the next commit of any process (the database's commit watch fires a CommitSignal), or the poll interval.
         func stream(_ db: Canopy.Database, after last: inout UInt64) async throws {
-            let waiter = follow ? CommitWaiter(database: db, pollInterval: .milliseconds(pollMilliseconds)) : nil
+            let signal = CommitSignal()
+            let watch = follow ? db.watchCommits { signal.fire() } : nil
+            defer { watch?.cancel() }
             while !Task.isCancelled {
+                // The generation before the read: a commit between the read and the wait still ends the wait.
+                let generation = signal.generation
                 let commits = try db.readChanges(since: last, limit: batch)
                 if commits.isEmpty {
-                    guard let waiter, await waiter.wait() else { return }
+                    guard follow else { return }
+                    await signal.wait(after: generation, timeout: .milliseconds(pollMilliseconds))
                     continue
                 }
                 for commit in commits { try print(commit) }

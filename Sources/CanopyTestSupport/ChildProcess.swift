@@ -10,12 +10,25 @@ public final class ChildProcess: Sendable {
     /// Signalled once per line, and once at the end of the output.
     private let available = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
+    /// The writing end of the child's standard input, when the test talks to it (``send(_:)``).
+    private let input: FileHandle?
 
-    /// Starts `executable` with `arguments`; its standard error goes to the test's.
-    public init(_ executable: String, _ arguments: [String]) throws {
+    /// Starts `executable` with `arguments`; its standard error goes to the test's. With `talking`, its standard input
+    /// is a pipe the test writes lines to with ``send(_:)`` (a child that waits for the test's go-ahead, so that what
+    /// it does between two lines never depends on how fast either process runs); otherwise it inherits the test's.
+    public init(_ executable: String, _ arguments: [String], talking: Bool = false) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if talking {
+            // A line sent to a child that has died must be an error, not a SIGPIPE that ends the whole test run.
+            signal(SIGPIPE, SIG_IGN)
+            let inputPipe = Pipe()
+            process.standardInput = inputPipe
+            input = inputPipe.fileHandleForWriting
+        } else {
+            input = nil
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.standardError
@@ -44,6 +57,13 @@ public final class ChildProcess: Sendable {
             if !rest.isEmpty { available.signal() }
             available.signal()
         }.start()
+    }
+
+    /// Writes `line` and a newline to the child's standard input (started with `talking: true`).
+    /// - Throws: when the child was not started talking, or has closed its input (it died).
+    public func send(_ line: String) throws {
+        guard let input else { throw ChildProcessError(description: "send(_:) needs a child started with talking: true") }
+        try input.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// The child's process id.
@@ -80,9 +100,16 @@ public final class ChildProcess: Sendable {
         return process.terminationStatus
     }
 
-    /// Kills the child with SIGKILL and waits for it.
+    /// Kills the child with SIGKILL and waits for it; does nothing to a child that has already exited (its process id
+    /// may belong to another process by now).
     public func kill9() {
-        kill(process.processIdentifier, SIGKILL)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
+}
+
+/// A misuse of ``ChildProcess``.
+public struct ChildProcessError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
 }

@@ -96,47 +96,7 @@ struct CorruptionTests {
         }
     }
 
-    /// A child process's end: its status (or signal), what it printed.
-    struct Run {
-        var status: Int32
-        var signalled: Bool
-        var timedOut: Bool
-        var output: String
-        var errors: String
-    }
-
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], seconds: Double = 60) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
-        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("canopy-corruption-\(UUID().uuidString)")
-        let errorFile = outputFile.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outputFile)
-            try? FileManager.default.removeItem(at: errorFile)
-        }
-        process.standardOutput = try FileHandle(forWritingTo: outputFile)
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        var timedOut = false
-        if exited.wait(timeout: .now() + seconds) == .timedOut {
-            timedOut = true
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal, timedOut: timedOut,
-                   output: (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "",
-                   errors: (try? String(contentsOf: errorFile, encoding: .utf8)) ?? "")
-    }
-
-    static func outcome(of run: Run) -> Outcome {
+    static func outcome(of run: ChildRun) -> Outcome {
         if run.timedOut { return .hang }
         if run.signalled { return .signal }
         if run.status == 0 { return .silent }
@@ -192,7 +152,7 @@ struct CorruptionTests {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
             try Data(data).write(to: URL(fileURLWithPath: path + "/data.mdb"))
             for command in chosen {
-                let run = try Self.run(command.executable, command.arguments(path, &random))
+                let run = try ChildRun(command.executable, command.arguments(path, &random), seconds: 60)
                 let outcome = Self.outcome(of: run)
                 counts[command.name, default: [:]][outcome, default: 0] += 1
                 if outcome == .signal || outcome == .hang || outcome == .unexplained {

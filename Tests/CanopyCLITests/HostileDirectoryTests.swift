@@ -60,7 +60,7 @@ struct HostileDirectoryTests {
         // and in the process itself.
         for containment in ["on", "off"] {
             for arguments in [["verify", path], ["get", path, "entries", "1000-a"], ["export", path]] {
-                let run = try CorruptionTests.run(canopyPath, arguments, environment: ["CANOPY_CONTAINMENT": containment])
+                let run = try ChildRun(canopyPath, arguments, environment: ["CANOPY_CONTAINMENT": containment])
                 #expect(!run.signalled, "\(arguments[0]) ended by signal \(run.status)")
                 #expect(run.status == 1, "\(arguments[0]): \(run.errors)")
                 #expect(run.errors.contains("the database is damaged"), "\(arguments[0]): \(run.errors)")
@@ -112,11 +112,11 @@ struct HostileDirectoryTests {
                 }
             }
             if FileManager.default.fileExists(atPath: destination + "/data.mdb") {
-                let verify = try CorruptionTests.run(canopyPath, ["verify", destination])
+                let verify = try ChildRun(canopyPath, ["verify", destination])
                 #expect(verify.status == 0 && !verify.signalled, "round \(round) seed 0xBAC0: a killed backup left a data.mdb that does not verify: \(verify.errors)")
             } else {
                 interrupted += 1
-                let info = try CorruptionTests.run(canopyPath, ["info", destination])
+                let info = try ChildRun(canopyPath, ["info", destination])
                 #expect(info.status == 3 && !info.signalled, "round \(round): \(info.errors)")
                 let contents = (try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []
                 if contents.contains(where: { $0.hasPrefix("data.mdb.partial-") }) {
@@ -222,7 +222,7 @@ struct HostileDirectoryTests {
         let path = directory.appending("db")
         try Self.makeDatabase(at: path, rows: 10)  // the directory is 0700, owned by root
         let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-        let info = try CorruptionTests.run("/usr/bin/setpriv", asNobody + [canopyPath, "info", path])
+        let info = try ChildRun("/usr/bin/setpriv", asNobody + [canopyPath, "info", path])
         guard !info.errors.contains("Permission denied") || info.status != 126 else {
             print("skipped: the built tools cannot be run by another user here: \(info.errors)")
             return
@@ -230,7 +230,7 @@ struct HostileDirectoryTests {
         #expect(info.status == 3, "\(info.errors)")
         #expect(info.errors.contains("permission denied") && info.errors.contains(path), "\(info.errors)")
         #expect(!info.errors.contains("not a Canopy database"), "\(info.errors)")
-        let list = try CorruptionTests.run("/usr/bin/setpriv", asNobody + [remindersPath, "list", "--db", path])
+        let list = try ChildRun("/usr/bin/setpriv", asNobody + [remindersPath, "list", "--db", path])
         #expect(list.status == 1 && list.errors.contains("permission denied"), "status \(list.status): \(list.output) \(list.errors)")
         #expect(!list.output.contains("Nothing yet"))
     }

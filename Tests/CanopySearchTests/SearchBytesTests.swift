@@ -44,13 +44,13 @@ struct SearchBytesTests {
         #expect(decoded.positions == [[1, 4], [0]])
         // A block of rows in order: read back entry by entry, cut into blocks of bounded size.
         var run = SearchPostingRun()
-        for document in [3 as UInt64, 9, 700] { run.append(document) { posting.encode(into: &$0) } }
+        for document in [3 as UInt64, 9, 700] { run.append(document) { $0.bytes.append(contentsOf: posting.encoded) } }
         let block = SearchPostingBlock.encode(run, 0..<3)
         let read = try block.withUnsafeBytes { try SearchPostingBlock.decode($0) }
         #expect(read.documents == [3, 9, 700] && (0..<3).allSatisfy { read.body($0) == run.body($0) })
         #expect(try block.withUnsafeBytes { try SearchPostingBlock.Reader($0) }.maximumOccurrences == 3)
         var long = SearchPostingRun()
-        for document in 1...1_000 as ClosedRange<UInt64> { long.append(document) { posting.encode(into: &$0) } }
+        for document in 1...1_000 as ClosedRange<UInt64> { long.append(document) { $0.bytes.append(contentsOf: posting.encoded) } }
         let chunks = SearchPostingBlock.chunks(of: long)
         #expect(chunks.allSatisfy { $0.count <= SearchPostingBlock.maximumDocuments } && chunks.map(\.count).reduce(0, +) == 1_000)
         let row = SearchRowRecord(document: 9, length: 3, terms: [Array("milk".utf8), Array("oat".utf8)])

@@ -113,39 +113,3 @@ struct ContainedCrashTests {
         }
     }
 }
-
-/// A child process run to its end (at most `seconds`): its exit status or signal, and what it printed.
-struct ChildRun {
-    var status: Int32
-    var signalled: Bool
-    var output: String
-    var errors: String
-
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], seconds: Double = 120) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("canopy-child-\(UUID().uuidString)")
-        let errorFile = outputFile.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outputFile)
-            try? FileManager.default.removeItem(at: errorFile)
-        }
-        process.standardOutput = try FileHandle(forWritingTo: outputFile)
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        if exited.wait(timeout: .now() + seconds) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        status = process.terminationStatus
-        signalled = process.terminationReason == .uncaughtSignal
-        output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
-        errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-    }
-}

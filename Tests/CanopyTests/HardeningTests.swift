@@ -501,7 +501,9 @@ struct HardeningTests {
 
     /// 8 reader threads, a writer thread and an observer in this process, and a second writer process, on a map that
     /// starts at 1 MiB: no read, write or advance fails, every changeset applies, and the view agrees with its rows.
-    /// Runs 3 seconds in `make test`; `CANOPY_STRESS_SECONDS=180` for the long run.
+    /// Runs 3 seconds in `make test` (`CANOPY_STRESS_SECONDS=180` for the long run), and longer if by then the work
+    /// that makes the test mean something has not happened yet (on a loaded machine): the other process committing
+    /// while this one works, writes, reads and advances here, a full check of the observer's rendering, the map grown.
     @Test("Readers, writers in two processes and an observer, with the map growing: zero errors", .timeLimit(.minutes(10)))
     func stress() throws {
         let seconds = Double(ProcessInfo.processInfo.environment["CANOPY_STRESS_SECONDS"] ?? "") ?? 3
@@ -514,11 +516,21 @@ struct HardeningTests {
         let observer = try ViewObserver(database: database, mappings: mappings)
         let child = try ChildProcess(try Self.writer(), [path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "3000"])
         defer { child.kill9() }
+        // The other process is writing (its first commit acknowledged) before this one starts.
+        let firstAck = child.nextLine(seconds: 600)
+        try #require(firstAck?.hasPrefix("acked ") == true, "the CrashWriter did not commit: \(firstAck ?? "no output")")
 
         let stop = Atomic<Bool>(false)
         let failures = Mutex<[String]>([])
         let counts = Mutex<(reads: Int, writes: Int, advances: Int, checks: Int)>((0, 0, 0, 0))
         @Sendable func fail(_ what: String) { failures.withLock { if $0.count < 20 { $0.append(what) } } }
+        // Signalled once everything the final checks need has happened here (the child commits all along).
+        let enough = DispatchSemaphore(value: 0)
+        let signalled = Atomic<Bool>(false)
+        @Sendable func noteProgress() {
+            let done = counts.withLock { $0.reads > 0 && $0.writes > 0 && $0.checks > 0 } && database.environment.mapSize > 1 << 20
+            if done && !signalled.exchange(true, ordering: .relaxed) { enough.signal() }
+        }
         let group = DispatchGroup()
         for reader in 0..<8 {
             Self.onThreadOfItsOwn(group) {
@@ -553,6 +565,7 @@ struct HardeningTests {
                         if number % 7 == 0 { try txn.remove(key: "w\(number - 5)", in: Self.entries) }
                     }
                     counts.withLock { $0.writes += 1 }
+                    noteProgress()
                 } catch {
                     fail("writer: \(error)")
                 }
@@ -576,6 +589,7 @@ struct HardeningTests {
                         let fresh = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
                         if fresh != rendering { fail("observer: the applied changesets differ from a fresh rendering at \(changes.toSnapshot)") }
                         counts.withLock { $0.checks += 1 }
+                        noteProgress()
                     }
                 }
             } catch {
@@ -583,11 +597,13 @@ struct HardeningTests {
             }
         }
         _ = DispatchSemaphore(value: 0).wait(timeout: .now() + seconds)  // the run's duration, not a wait for a result
+        let progressed = enough.wait(timeout: .now() + 420) == .success  // a limit on a hang only
         stop.store(true, ordering: .relaxed)
         group.wait()
         child.kill9()
         let summary = counts.withLock { $0 }
         print("stress \(seconds) s: \(summary.reads) reads, \(summary.writes) writes here, \(summary.advances) advances (\(summary.checks) full checks), map \(database.environment.mapSize) bytes")
+        #expect(progressed, "7 minutes without the work the checks need: \(summary)")
         #expect(failures.withLock { $0 } == [])
         #expect(summary.writes > 0 && summary.reads > 0 && summary.advances > 0)
         #expect(database.environment.mapSize > 1 << 20, "the map grew")

@@ -269,18 +269,26 @@ struct ModelEvolutionTests {
         var killsDone = 0
         var finished = false
         var lastCheckpoint = -1
+        // Each run commits 1 to `most` batches, pausing after each until the test says go (the child reads a line),
+        // and is killed either at its last pause (between two committed batches) or after one more go-ahead, at a
+        // random moment of its next batch (or at the pause after it, if that batch was quicker). So a run migrates at
+        // most `most + 1` of the ~100 batches and the migration cannot end before the last kill, however slow or fast
+        // either process runs; the delay only varies where a kill lands.
+        let most = max(1, min(3, 100 / kills - 1))
         while killsDone < kills && !finished {
-            let v2 = try ChildProcess(child, [path, "v2", "\(batch)"])
-            // A random moment inside the migration: after 1 to 3 batches of this run, plus up to 3 ms (the child
-            // goes on with its next batch meanwhile).
-            let batches = Int.random(in: 1...3, using: &random)
+            let v2 = try ChildProcess(child, [path, "v2-paced", "\(batch)"], talking: true)
+            let batches = Int.random(in: 1...most, using: &random)
             var seen = 0
-            while seen < batches, let line = v2.nextLine() {
-                if line.hasPrefix("batch ") { seen += 1 } else { break }
+            while seen < batches, let line = v2.nextLine(seconds: 600) {
+                guard line.hasPrefix("batch ") else { break }
+                seen += 1
+                if seen < batches { try v2.send("go") }
             }
-            usleep(UInt32(Int.random(in: 0..<3_000, using: &random)))
+            if seen == batches && Bool.random(using: &random) {
+                try v2.send("go")
+                usleep(UInt32(Int.random(in: 0..<3_000, using: &random)))
+            }
             v2.kill9()
-            _ = v2.waitForExit()
             killsDone += 1
             let database = try Database(path: path, options: .init(durability: .none, readOnly: true))
             try database.newConnection().read { txn throws in

@@ -37,7 +37,7 @@ private enum Key: String, CodingKey { case value, extra }
 
 /// Keeps its encoder after `encode(to:)` returns.
 private struct Keeper: Codable, Sendable, Equatable {
-    nonisolated(unsafe) static let kept = KeptEncoder()
+    static let kept = KeptEncoder()
     var value: Int
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
@@ -46,7 +46,19 @@ private struct Keeper: Codable, Sendable, Equatable {
     }
 }
 
-/// Writes, in the middle of its own encoding, through the encoder ``Keeper`` kept.
+/// Keeps a super encoder (which shares the encoding's buffer, not its root encoder) after `encode(to:)` returns.
+private struct SuperKeeper: Codable, Sendable, Equatable {
+    var value: Int
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(value, forKey: .value)
+        Keeper.kept.encoder = container.superEncoder(forKey: .extra)
+        var inner = Keeper.kept.encoder!.container(keyedBy: Key.self)
+        try inner.encode(0, forKey: .value)
+    }
+}
+
+/// Writes, in the middle of its own encoding, through the encoder ``Keeper`` (or ``SuperKeeper``) kept.
 private struct Meddler: Codable, Sendable, Equatable {
     var value: Int
     func encode(to encoder: any Encoder) throws {
@@ -55,6 +67,7 @@ private struct Meddler: Codable, Sendable, Equatable {
         if let kept = Keeper.kept.encoder {
             var meddling = kept.container(keyedBy: Key.self)
             try? meddling.encode(String(repeating: "x", count: 40), forKey: .extra)
+            _ = kept.unkeyedContainer()  // a misuse its own encoding records and throws at its end
         }
     }
 }
@@ -173,6 +186,17 @@ struct RowPathTests {
                 let stored = try #require(try txn.rawObject(forKey: "b", inCollection: "meddlers"))
                 #expect(stored.bytes == (try BinaryCodec().encode(Meddler(value: 2))))
                 #expect(try txn.object(forKey: "b", in: meddlers) == Meddler(value: 2))
+            }
+            // The same with a kept super encoder: the root encoder is free again, the buffer is not.
+            let superKeepers = TypedCollection<SuperKeeper, NoMetadata>("super-keepers")
+            try connection.readWrite { txn in
+                try txn.set(SuperKeeper(value: 3), forKey: "c", in: superKeepers)
+                try txn.set(Meddler(value: 4), forKey: "d", in: meddlers)
+            }
+            Keeper.kept.encoder = nil
+            try connection.read { txn in
+                let stored = try #require(try txn.rawObject(forKey: "d", inCollection: "meddlers"))
+                #expect(stored.bytes == (try BinaryCodec().encode(Meddler(value: 4))))
             }
         }
     }

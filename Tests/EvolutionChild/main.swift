@@ -12,6 +12,10 @@ import Foundation
 //        EvolutionChild <database-path> v2 [batch]     migrates (batches of [batch] rows), registers version 2's view,
 //                                                      prints "batch <rows so far>" after each batch, then
 //                                                      "migrated <steps applied>" and "registered <rows in view>"
+//        EvolutionChild <database-path> v2-paced [batch]
+//                                                      as v2, but after each "batch" line waits for a line on its
+//                                                      standard input before the next batch (until that input ends):
+//                                                      the test decides how far the migration goes, whatever the load
 
 let arguments = CommandLine.arguments
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }  // unbuffered
@@ -36,9 +40,13 @@ do {
             written = min(rows, written + 10_000)
         }
         say("done")
-    case "v2":
+    case "v2", "v2-paced":
         let batch = arguments.count > 3 ? Int(arguments[3]) ?? 10_000 : 10_000
-        let applied = try evolutionMigrator(batchSize: batch, progress: { _, rows in say("batch \(rows)") }).migrate(database)
+        let paced = arguments[2] == "v2-paced"
+        let applied = try evolutionMigrator(batchSize: batch, progress: { _, rows in
+            say("batch \(rows)")
+            if paced { _ = readLine() }  // the test's go-ahead (nil once it closed the input: no more pauses)
+        }).migrate(database)
         say("migrated \(applied.count)")
         try database.register(evolutionViewV2())
         let count = try database.newConnection().read { txn in try txn.view("notes-by-day").count() }

@@ -1,3 +1,4 @@
+import CanopyTestSupport
 import Foundation
 import LMDB
 import Testing
@@ -48,22 +49,43 @@ struct ContainmentTests {
         try Data(data).write(to: file)
     }
 
+    /// Runs `body` on an environment of `count` entries (``makeEnvironment(at:count:valueSize:)``) whose data file
+    /// `change` damaged, opened again, with its table "t" and the data file's path.
+    static func withDamagedEnvironment(
+        count: Int, _ change: (inout [UInt8]) throws -> Void, _ body: (Environment, Database, String) throws -> Void
+    ) throws {
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
+            try makeEnvironment(at: directory.path, count: count)
+            try damage(directory.path, change)
+            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
+            try body(environment, try environment.openDatabase(named: "t"), directory.path + "/data.mdb")
+        }
+    }
+
+    /// Sets every node offset of table "t"'s first leaf page to the page's far end: 64 KiB past a page of a file of a
+    /// few pages.
+    static func pointNodesPastTheFile(_ data: inout [UInt8]) throws {
+        let leaf = try #require(pages(.leaf, in: data).first)
+        let lower = Int(data[leaf * pageSize + 12]) | Int(data[leaf * pageSize + 13]) << 8
+        for slot in stride(from: 16, to: lower, by: 2) {
+            data[leaf * pageSize + slot] = 0xFE
+            data[leaf * pageSize + slot + 1] = 0xFF
+        }
+    }
+
+    /// Where the node of `key` starts in `data` (on table "t"'s first leaf page), or `nil`.
+    static func node(of key: [UInt8], in data: [UInt8]) throws -> Int? {
+        let base = try #require(pages(.leaf, in: data).first) * pageSize
+        let lower = Int(data[base + 12]) | Int(data[base + 13]) << 8
+        return stride(from: 16, to: lower, by: 2).lazy
+            .map { slot in base + (Int(data[base + slot]) | Int(data[base + slot + 1]) << 8) }
+            .first { node in Array(data[node + 8..<node + 12]) == key }
+    }
+
     @Test("node offsets past the end of the file: SIGBUS inside LMDB becomes crashContained; every later call, writes too, environmentDamaged")
     func faultPastTheFile() throws {
-        try withTemporaryDirectory { directory in
-            try Self.makeEnvironment(at: directory.path, count: 20)
-            try Self.damage(directory.path) { data in
-                let leaf = try #require(Self.pages(.leaf, in: data).first)
-                let lower = Int(data[leaf * Self.pageSize + 12]) | Int(data[leaf * Self.pageSize + 13]) << 8
-                // Every node offset at the page's far end: 64 KiB past a page of a file of a few pages.
-                for slot in stride(from: 16, to: lower, by: 2) {
-                    data[leaf * Self.pageSize + slot] = 0xFE
-                    data[leaf * Self.pageSize + slot + 1] = 0xFF
-                }
-            }
-            let before = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb"))
-            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
-            let table = try environment.openDatabase(named: "t")
+        try Self.withDamagedEnvironment(count: 20, Self.pointNodesPastTheFile) { environment, table, file in
+            let before = try Data(contentsOf: URL(fileURLWithPath: file))
             #expect(!environment.isDamaged)
             let crash = expectError(.crashContained) { try environment.read { txn in _ = try txn.value(forKey: key(0), in: table) } }
             #expect(crash?.hint?.contains("SIGBUS") == true, "\(String(describing: crash))")
@@ -79,45 +101,30 @@ struct ContainmentTests {
             expectError(.environmentDamaged) { _ = try environment.openDatabase(named: "u", create: true) }
             expectError(.environmentDamaged) { try environment.setMapSize(128 << 20) }
             #expect(environment.writeLockHolder() == nil)
-            #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb")) == before)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
         }
     }
 
     @Test("a crash inside a write transaction is contained and ends it: the write lock is released, nothing is written")
     func faultInWrite() throws {
-        try withTemporaryDirectory { directory in
-            try Self.makeEnvironment(at: directory.path, count: 20)
-            try Self.damage(directory.path) { data in
-                let leaf = try #require(Self.pages(.leaf, in: data).first)
-                let lower = Int(data[leaf * Self.pageSize + 12]) | Int(data[leaf * Self.pageSize + 13]) << 8
-                for slot in stride(from: 16, to: lower, by: 2) {
-                    data[leaf * Self.pageSize + slot] = 0xFE
-                    data[leaf * Self.pageSize + slot + 1] = 0xFF
-                }
-            }
-            let before = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb"))
-            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
-            let table = try environment.openDatabase(named: "t")
+        try Self.withDamagedEnvironment(count: 20, Self.pointNodesPastTheFile) { environment, table, file in
+            let before = try Data(contentsOf: URL(fileURLWithPath: file))
             expectError(.crashContained) { try environment.write { txn in try txn.put(bytes("new"), forKey: key(7), in: table) } }
             #expect(environment.activeTransactionCount == 0)
             #expect(environment.writeLockHolder() == nil)
             expectError(.environmentDamaged) { try environment.write { txn in try txn.put(bytes("new"), forKey: key(7), in: table) } }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path + "/data.mdb")) == before)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
         }
     }
 
     @Test("a zeroed leaf page reached from its sibling: LMDB's failed assertion (abort) becomes crashContained naming it")
     func failedAssertion() throws {
-        try withTemporaryDirectory { directory in
-            try Self.makeEnvironment(at: directory.path, count: 400)
-            try Self.damage(directory.path) { data in
-                let leaves = Self.pages(.leaf, in: data)
-                try #require(leaves.count >= 3, "\(leaves)")
-                let page = leaves.sorted()[1]
-                for offset in page * Self.pageSize..<(page + 1) * Self.pageSize { data[offset] = 0 }
-            }
-            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
-            let table = try environment.openDatabase(named: "t")
+        try Self.withDamagedEnvironment(count: 400, { data in
+            let leaves = Self.pages(.leaf, in: data)
+            try #require(leaves.count >= 3, "\(leaves)")
+            let page = leaves.sorted()[1]
+            for offset in page * Self.pageSize..<(page + 1) * Self.pageSize { data[offset] = 0 }
+        }) { environment, table, _ throws in
             var read = 0
             let crash = expectError(.crashContained) {
                 try environment.read { txn in try txn.forEach(in: table) { _, _ in read += 1; return true } }
@@ -130,25 +137,11 @@ struct ContainmentTests {
 
     @Test("a node whose value size runs past the file: valueOutsideFile before anything reads it; the environment stays usable")
     func valuePastTheFile() throws {
-        try withTemporaryDirectory { directory in
-            try Self.makeEnvironment(at: directory.path, count: 20)
-            try Self.damage(directory.path) { data in
-                let leaf = try #require(Self.pages(.leaf, in: data).first)
-                let base = leaf * Self.pageSize
-                // Key 3's node: its data size (the first 4 bytes) becomes 4 GiB - 1.
-                let lower = Int(data[base + 12]) | Int(data[base + 13]) << 8
-                var patched = false
-                for slot in stride(from: 16, to: lower, by: 2) {
-                    let node = base + (Int(data[base + slot]) | Int(data[base + slot + 1]) << 8)
-                    if Array(data[node + 8..<node + 12]) == key(3) {
-                        for offset in node..<node + 4 { data[offset] = 0xFF }
-                        patched = true
-                    }
-                }
-                #expect(patched)
-            }
-            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
-            let table = try environment.openDatabase(named: "t")
+        try Self.withDamagedEnvironment(count: 20, { data in
+            // Key 3's node: its data size (the first 4 bytes) becomes 4 GiB - 1.
+            let node = try #require(try Self.node(of: key(3), in: data))
+            for offset in node..<node + 4 { data[offset] = 0xFF }
+        }) { environment, table, _ throws in
             for checksummed in [false, true] {
                 let handle = checksummed ? table.withChecksums : table
                 let get = expectError(.valueOutsideFile) { try environment.read { txn in _ = try txn.value(forKey: key(3), in: handle) } }
@@ -169,19 +162,9 @@ struct ContainmentTests {
 
     @Test("a node flagged as duplicate data in a table without duplicates: LMDB's null pointer (SIGSEGV near 0) becomes crashContained")
     func nullPointerFromDamagedFlags() throws {
-        try withTemporaryDirectory { directory in
-            try Self.makeEnvironment(at: directory.path, count: 20)
-            try Self.damage(directory.path) { data in
-                let leaf = try #require(Self.pages(.leaf, in: data).first)
-                let base = leaf * Self.pageSize
-                let lower = Int(data[base + 12]) | Int(data[base + 13]) << 8
-                for slot in stride(from: 16, to: lower, by: 2) {
-                    let node = base + (Int(data[base + slot]) | Int(data[base + slot + 1]) << 8)
-                    if Array(data[node + 8..<node + 12]) == key(3) { data[node + 4] = 0x04 }  // F_DUPDATA
-                }
-            }
-            let environment = try Environment(path: directory.path, options: .init(maxDatabases: 4))
-            let table = try environment.openDatabase(named: "t")
+        try Self.withDamagedEnvironment(count: 20, { data in
+            data[try #require(try Self.node(of: key(3), in: data)) + 4] = 0x04  // F_DUPDATA
+        }) { environment, table, _ throws in
             #expect(try environment.read { txn in try txn.value(forKey: key(2), in: table) } == value(2, count: 100))
             let crash = expectError(.crashContained) { try environment.read { txn in _ = try txn.value(forKey: key(3), in: table) } }
             #expect(crash?.damage?.contains("SIGSEGV at address") == true, "\(String(describing: crash))")

@@ -1,10 +1,11 @@
+import CanopyTestSupport
 import Foundation
 import LMDB
 import Testing
 
 @Suite struct EnvironmentTests {
     @Test func openCreatesFilesAndReopenKeepsData() throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             do {
                 let env = try Environment(path: directory.path)
                 #expect(env.path == directory.path)
@@ -12,8 +13,8 @@ import Testing
                 try env.write { txn in try txn.put(bytes("value"), forKey: bytes("key"), in: main) }
             }
             // The environment above is closed: its last reference is gone.
-            #expect(FileManager.default.fileExists(atPath: directory.path("data.mdb")))
-            #expect(FileManager.default.fileExists(atPath: directory.path("lock.mdb")))
+            #expect(FileManager.default.fileExists(atPath: directory.appending("data.mdb")))
+            #expect(FileManager.default.fileExists(atPath: directory.appending("lock.mdb")))
 
             let reopened = try Environment(path: directory.path)
             let main = try reopened.openDatabase(named: nil)
@@ -32,7 +33,7 @@ import Testing
         [.noThreadLocalStorage],
     ] as [EnvironmentOptions.Flags])
     func flagsAreKeptAndDataRoundTrips(flags: EnvironmentOptions.Flags) throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             do {
                 let env = try Environment(path: directory.path, options: .init(flags: flags))
                 #expect(env.flags == flags.union(.noThreadLocalStorage))
@@ -52,8 +53,8 @@ import Testing
     }
 
     @Test func noSubdirectoryUsesThePathAsTheDataFile() throws {
-        try withTemporaryDirectory { directory in
-            let file = directory.path("store.mdb")
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
+            let file = directory.appending("store.mdb")
             do {
                 let env = try Environment(path: file, options: .init(flags: .noSubdirectory))
                 let main = try env.openDatabase(named: nil)
@@ -71,10 +72,10 @@ import Testing
 
     @Test(arguments: [0o600, 0o640, 0o660] as [UInt32])
     func createdFilesGetTheFileMode(mode: UInt32) throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             _ = try Environment(path: directory.path, options: .init(fileMode: mode))
             for file in ["data.mdb", "lock.mdb"] {
-                let attributes = try FileManager.default.attributesOfItem(atPath: directory.path(file))
+                let attributes = try FileManager.default.attributesOfItem(atPath: directory.appending(file))
                 let permissions = try #require(attributes[.posixPermissions] as? Int)
                 // The process umask may clear bits (it is process-wide, so the test leaves it alone), never add any.
                 #expect(permissions & ~Int(mode) == 0, "\(file): \(String(permissions, radix: 8))")
@@ -84,7 +85,7 @@ import Testing
     }
 
     @Test func readOnlyEnvironmentReadsButRefusesWrites() throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             do {
                 let env = try Environment(path: directory.path)
                 let table = try env.openDatabase(named: "table", create: true)
@@ -126,7 +127,7 @@ import Testing
     }
 
     @Test func namedDatabaseOpenedWithoutCreateAfterReopeningStaysUsable() throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             do {
                 let env = try Environment(path: directory.path)
                 let people = try env.openDatabase(named: "people", create: true)
@@ -144,7 +145,7 @@ import Testing
     }
 
     @Test func databaseOpenedInsideAReadTransactionOutlivesIt() throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             do {
                 let env = try Environment(path: directory.path)
                 let table = try env.openDatabase(named: "table", create: true)
@@ -176,8 +177,8 @@ import Testing
     }
 
     @Test func missingDirectoryIsNoSuchFile() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory.path("does/not/exist")
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
+            let path = directory.appending("does/not/exist")
             let error = expectError(.noSuchFile) { _ = try Environment(path: path) }
             #expect(error?.operation == "mdb_env_open")
             #expect(error?.path == path)
@@ -188,7 +189,7 @@ import Testing
 
     @Test(.disabled(if: isRoot, "root ignores permission bits, so the directory would be writable anyway"))
     func readOnlyDirectoryIsPermissionDenied() throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             let path = try directory.makeSubdirectory("locked")
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: path)
             // Let the temporary directory be removed afterwards.
@@ -200,26 +201,26 @@ import Testing
 
     @Test func readOnlyFlagOnAnEmptyDirectoryIsNoSuchFile() throws {
         // A read-only open creates no data file; this holds for root too, unlike permission bits.
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             let error = expectError(.noSuchFile) {
                 _ = try Environment(path: directory.path, options: .init(flags: .readOnly))
             }
             #expect(error?.path == directory.path)
-            #expect(!FileManager.default.fileExists(atPath: directory.path("data.mdb")))
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("data.mdb")))
         }
     }
 
     @Test(arguments: [16, 4096, 3 * 4096 + 5])
     func fileThatIsNotLMDBIsInvalid(size: Int) throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             let garbage = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) })
-            try garbage.write(to: directory.url.appendingPathComponent("data.mdb"))
+            try garbage.write(to: URL(fileURLWithPath: directory.appending("data.mdb")))
             let error = expectError(.invalid) { _ = try Environment(path: directory.path) }
             #expect(error?.operation == "mdb_env_open")
             #expect(error?.hint == "The file is not an LMDB database.")
             #expect(error?.description.contains(directory.path) == true)
             // The failed open left the file alone.
-            #expect(try Data(contentsOf: directory.url.appendingPathComponent("data.mdb")) == garbage)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: directory.appending("data.mdb"))) == garbage)
         }
     }
 

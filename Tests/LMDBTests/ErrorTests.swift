@@ -1,3 +1,4 @@
+import CanopyTestSupport
 import LMDB
 import Testing
 
@@ -65,7 +66,7 @@ import Testing
             collect { try env.write { txn in try txn.put(bytes("w"), forKey: [], in: table) } }
             collect { _ = try env.openDatabase(named: "more", create: true) }
             collect { try env.read { _ in try env.setMapSize(1 << 30) } }
-            collect { try env.copy(to: directory.path("missing")) }
+            collect { try env.copy(to: directory.appending("missing")) }
 
             #expect(errors.map(\.code) == [.keyExists, .badValueSize, .databasesFull, .busy, .noSuchFile])
             #expect(errors.map(\.operation) == [

@@ -1,3 +1,4 @@
+import CanopyTestSupport
 import Foundation
 import LMDB
 import Testing
@@ -7,7 +8,7 @@ import Testing
 func withEnvironment<R>(
     _ options: EnvironmentOptions = .init(), _ body: (Environment, TemporaryDirectory) throws -> R
 ) throws -> R {
-    try withTemporaryDirectory { directory in
+    try withTemporaryDirectory(prefix: "LMDBTests") { directory in
         let environment = try Environment(path: directory.path, options: options)
         // Keep the environment open until `body` is done; it closes when this closure returns, before the
         // directory is removed.

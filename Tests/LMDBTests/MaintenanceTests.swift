@@ -1,3 +1,4 @@
+import CanopyTestSupport
 import Foundation
 import LMDB
 import Testing
@@ -137,7 +138,7 @@ import Testing
 
     @Test(arguments: [false, true])
     func copyOpensWithTheSameData(compact: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             var expectedMain: [[UInt8]: [UInt8]] = [:]
             var expectedTable: [[UInt8]: [UInt8]] = [:]
             let destination = try directory.makeSubdirectory("copy")
@@ -197,7 +198,7 @@ import Testing
 
     @Test func copyToAMissingDirectoryFails() throws {
         try withEnvironment { env, directory in
-            let destination = directory.path("missing")
+            let destination = directory.appending("missing")
             let error = expectError(.noSuchFile) { try env.copy(to: destination) }
             #expect(error?.operation == "mdb_env_copy2")
         }
@@ -220,7 +221,7 @@ import Testing
     /// `sync()` flushes what `noSync` commits left in memory: the row is there when the file is opened again; and it
     /// reports errors instead of ignoring them (LMDB refuses to sync a read-only environment).
     @Test func syncFlushesAndReportsErrors() throws {
-        try withTemporaryDirectory { directory in
+        try withTemporaryDirectory(prefix: "LMDBTests") { directory in
             do {
                 let env = try Environment(path: directory.path, options: .init(flags: .noSync))
                 let main = try env.openDatabase(named: nil)

@@ -72,13 +72,22 @@ public struct BinaryCodec: Codec {
         try encode(value, into: BinaryEncodingState())
     }
 
-    /// ``encode(_:)`` into `state`, which must be empty (new, or emptied by ``BinaryEncodingState/reset()``): for a
-    /// caller that encodes many values one after another and keeps one buffer for them (a write transaction).
+    /// ``encode(_:)`` into `state`, which must be empty (new, or emptied by ``BinaryEncodingState/reset()``).
     func encode<T: Encodable>(_ value: T, into state: BinaryEncodingState) throws -> [UInt8] {
         state.append(BinaryFormat.version)
         let encoder = BinaryEncoder(state: state, slot: .pending(state.count), parent: nil, key: nil)
         try encoder.encodeValue(value)
         return try state.finish()
+    }
+
+    /// ``encode(_:)`` with a root encoder whose state is empty (new, or emptied by ``BinaryEncodingState/reset()``):
+    /// for a caller that encodes many values one after another and keeps one encoder and buffer for them (a write
+    /// transaction).
+    func encode<T: Encodable>(_ value: T, root encoder: BinaryEncoder) throws -> [UInt8] {
+        encoder.state.append(BinaryFormat.version)
+        encoder.restartRoot()
+        try encoder.encodeValue(value)
+        return try encoder.state.finish()
     }
 
     /// Decodes a value from bytes in the binary format.

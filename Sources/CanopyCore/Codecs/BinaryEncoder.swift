@@ -28,6 +28,17 @@ final class BinaryEncoder: Encoder {
         self.slot = slot
         self.parent = parent
         self.key = key
+        state.liveEncoders += 1
+    }
+
+    deinit { state.liveEncoders -= 1 }
+
+    /// Makes this root encoder write a new value at the end of its state, after ``BinaryEncodingState/reset()``
+    /// (a caller that reuses them: ``ReadWriteTransaction``).
+    func restartRoot() {
+        slot = .pending(state.count)
+        parent = nil
+        key = nil
     }
 
     var codingPath: [any CodingKey] {

@@ -19,6 +19,9 @@ final class BinaryEncodingState {
     @exclusivity(unchecked) private var open: [Int]
     /// An error found where the `Encodable` API cannot throw (opening a nested container); thrown at the end.
     @exclusivity(unchecked) private(set) var deferredError: (any Error)?
+    /// The encoders alive on this state (the root, nested ones from `superEncoder()`, any kept by an `encode(to:)`
+    /// or its containers): a caller reuses the state and its root encoder only when the root is the last one.
+    @exclusivity(unchecked) var liveEncoders = 0
 
     init() {
         capacity = 256
@@ -123,6 +126,13 @@ final class BinaryEncodingState {
     /// Appends a varint byte count and the UTF-8 of a string, without a tag (also used for map keys).
     @inline(__always)
     func appendUTF8(_ string: String) {
+        // In place when the string is contiguous UTF-8 (native or small: nearly always), without the copy that
+        // `withUTF8` needs (a `var`, retained and released per key and per value).
+        let appended: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+            appendVarint(UInt64(utf8.count))
+            append(UnsafeRawBufferPointer(utf8))
+        }
+        guard appended == nil else { return }
         var string = string
         string.withUTF8 { utf8 in
             appendVarint(UInt64(utf8.count))

@@ -57,7 +57,7 @@ extension ReadTransaction {
     public func withExtensionState<R>(of name: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let storage = try storage
         return try guardedRead {
-            try StoreInfoKey.extensionState(of: name).withUnsafeBytes { key in try storage.withValue(forKey: key, in: tables.info, body) }
+            try StoreInfoRecords.extensionState(of: name).withValue(in: storage, info: tables.info, body)
         }
     }
 
@@ -184,10 +184,8 @@ extension ReadTransaction {
     /// Collection records by id (for turning row keys back into collection names).
     func collectionNamesByID() throws -> [UInt32: (name: String, codec: String)] {
         var result: [UInt32: (name: String, codec: String)] = [:]
-        try storage.forEach(in: tables.collections) { key, value in
-            if let record = CollectionRecord(decoding: value) {
-                result[record.id] = (String(decoding: key, as: UTF8.self), record.codec)
-            }
+        try tables.collectionsTable.forEach(in: storage, path: core.path) { name, record in
+            result[record.id] = (name, record.codec)
             return true
         }
         for (name, record) in uncommittedCollections() { result[record.id] = (name, record.codec) }
@@ -236,10 +234,10 @@ extension ReadWriteTransaction {
     /// store's own table, which every commit writes anyway: no page of the extension's tables is dirtied for it.
     /// Keep it small (tens of bytes); it is read with ``ReadTransaction/withExtensionState(of:_:)``.
     public func setExtensionState(_ bytes: [UInt8]?, of name: String) throws {
-        let key = StoreInfoKey.extensionState(of: name)
+        let record = StoreInfoRecords.extensionState(of: name)
         let storage = try writeStorage
         try guarded {
-            if let bytes { try storage.put(bytes, forKey: key, in: tables.info) } else { _ = try storage.delete(key, in: tables.info) }
+            if let bytes { try record.put(bytes, in: storage, info: tables.info) } else { try record.remove(in: storage, info: tables.info) }
         }
     }
 

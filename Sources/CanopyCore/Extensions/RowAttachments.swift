@@ -50,15 +50,8 @@ struct AttachmentSlots: Sendable, Hashable {
 extension ReadTransaction {
     func attachmentSlots() throws -> AttachmentSlots {
         if let attachmentSlotsCache { return attachmentSlotsCache }
-        let slots = try guardedRead {
-            try storage.withValue(forKey: StoreInfoKey.attachmentSlots, in: tables.info) { bytes -> AttachmentSlots in
-                guard let bytes else { return AttachmentSlots() }
-                guard let slots = AttachmentSlots(decoding: bytes) else {
-                    throw CanopyError(.corruptStore, "the attachment-slots record is malformed", path: core.path)
-                }
-                return slots
-            }
-        }
+        let storage = try storage
+        let slots = try guardedRead { try StoreInfoRecords.attachmentSlots.value(in: storage, info: tables.info, path: core.path) ?? AttachmentSlots() }
         attachmentSlotsCache = slots
         return slots
     }
@@ -137,7 +130,7 @@ extension ReadWriteTransaction {
 
     private func writeAttachmentSlots(_ slots: AttachmentSlots) throws {
         let storage = try writeStorage
-        try guarded { try storage.put(slots.encoded, forKey: StoreInfoKey.attachmentSlots, in: tables.info) }
+        try guarded { try StoreInfoRecords.attachmentSlots.put(slots, in: storage, info: tables.info) }
         attachmentSlotsCache = slots
         didWrite = true
     }

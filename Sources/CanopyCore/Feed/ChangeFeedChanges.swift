@@ -57,13 +57,13 @@ public struct ChangeFeedChanges: AsyncSequence, Sendable {
 }
 
 /// Wakes a waiting task when any process may have committed (the signal file), or after the poll interval.
-package final class CommitWaiter: Sendable {
+final class CommitWaiter: Sendable {
     private let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let watch: CommitWatch
     private let ticker: Task<Void, Never>
 
-    package init(database: Database, pollInterval: Duration) {
+    init(database: Database, pollInterval: Duration) {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.stream = stream
         self.continuation = continuation
@@ -77,7 +77,7 @@ package final class CommitWaiter: Sendable {
     }
 
     /// Waits for the next wake-up; false when the waiting task was cancelled.
-    package func wait() async -> Bool {
+    func wait() async -> Bool {
         var iterator = stream.makeAsyncIterator()
         return await iterator.next() != nil && !Task.isCancelled
     }

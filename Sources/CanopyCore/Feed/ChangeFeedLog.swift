@@ -15,7 +15,7 @@ struct FeedTables: Sendable {
     let feed: LMDB.Database
     let consumers: LMDB.Database
 
-    static let consumersName = "canopy.feed-consumers"
+    static let consumersName = StoreTableName.feedConsumers
 
     static func create(in txn: LMDB.WriteTransaction, commitLog: LMDB.Database) throws -> FeedTables {
         FeedTables(feed: commitLog, consumers: try txn.openDatabase(named: consumersName, flags: [.create], checksummed: true))
@@ -39,11 +39,7 @@ enum ChangeFeedLog {
 
     /// The snapshot the feed was enabled at, or `nil` when it is off.
     static func enabledSince(_ txn: LMDB.ReadTransaction, info: LMDB.Database) throws -> UInt64? {
-        try txn.withValue(forKey: StoreInfoKey.changeFeed, in: info) { bytes in
-            guard let bytes else { return nil }
-            guard bytes.count == 8 else { throw CanopyError(.corruptStore, "the change feed's record in canopy.info is \(bytes.count) bytes, not 8") }
-            return bytes.loadBigEndianUInt64(at: 0)
-        }
+        try StoreInfoRecords.changeFeed.value(in: txn, info: info, path: nil)
     }
 
     /// Every consumer's acknowledged snapshot, by name.

@@ -184,7 +184,7 @@ extension ReadWriteTransaction {
         }
         wholeCollectionRewritten(collection)
         let updated = CollectionRecord(id: record.id, codec: codec.name)
-        try guarded { try storage.put(updated.encoded, forKey: Array(collection.utf8), in: tables.collections) }
+        try guarded { try tables.collectionsTable.put(updated, forKey: collection, in: storage) }
         // Seen by this transaction at once, and by the caches of this process at commit (not before: a rollback
         // keeps the old codec).
         newCollections[collection] = updated

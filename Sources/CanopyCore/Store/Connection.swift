@@ -376,10 +376,10 @@ final class ConnectionState {
     /// decode asks the codec's shared table (under its lock) only when the type changes or was not learned yet.
     var flatPlanType: ObjectIdentifier?
     var flatPlan: FlatDecodePlans.Entry?
-    /// The binary codec's buffer, kept between the values this connection's writes encode (see
+    /// The binary codec's root encoder and its buffer, kept between the values this connection's writes encode (see
     /// ``ReadWriteTransaction/encode(_:codec:id:)``); taken while in use, so that an encode inside another (an
-    /// `encode(to:)` that writes) gets a buffer of its own.
-    var encodingState: BinaryEncodingState?
+    /// `encode(to:)` that writes) gets one of its own.
+    var rootEncoder: BinaryEncoder?
     /// Which types promise synthesized decoding (``BinaryCodecSynthesizedDecoding``), and the type asked last: every
     /// write asks for the values it reads back, and the runtime's conformance lookup costs more than the rest of the
     /// check (see ``promisesSynthesizedDecoding(_:)``).

@@ -36,7 +36,7 @@ enum DamagedFile {
     static func holdsCanopyTables(path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path + "/data.mdb") else { return false }
         defer { try? handle.close() }
-        let needles = [Array("canopy.info".utf8), Array("canopy.objects".utf8)]
+        let needles = [Array(StoreTableName.info.utf8), Array(StoreTableName.objects.utf8)]
         var found = [false, false]
         var carry: [UInt8] = []
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {

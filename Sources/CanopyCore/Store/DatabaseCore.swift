@@ -192,7 +192,7 @@ final class DatabaseCore: Sendable {
                     switch try tables.format(in: txn) {
                     case nil:
                         try tables.writeFormat(in: txn)
-                        try txn.put(StoreState().encoded, forKey: StoreInfoKey.state, in: tables.info)
+                        try StoreInfoRecords.state.put(StoreState(), in: txn, info: tables.info)
                     case StoreTables.upgradableFormatTag? where tables.checksummed:
                         upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
                     default:
@@ -253,7 +253,7 @@ final class DatabaseCore: Sendable {
         var hasCanopyInfo = false
         try txn.forEach(in: main) { key, _ in
             let name = String(decoding: key, as: UTF8.self)
-            if name == "canopy.info" { hasCanopyInfo = true } else if !name.hasPrefix("canopy.") && !name.hasPrefix("ext.") {
+            if name == StoreTableName.info { hasCanopyInfo = true } else if !StoreTableName.isCanopyTable(name) {
                 foreignNames.append(name)
             }
             return foreignNames.count < 5
@@ -303,20 +303,22 @@ final class DatabaseCore: Sendable {
     }
 
     static func readState(_ txn: LMDB.ReadTransaction, _ tables: StoreTables) throws -> StoreState {
-        try txn.withValue(forKey: StoreInfoKey.state, in: tables.info) { bytes in
-            guard let bytes else { return StoreState() }
-            do { return try StoreState(decoding: bytes) } catch {
-                throw CanopyError(.corruptStore, "the store's state record is malformed", underlying: error)
-            }
-        }
+        try StoreInfoRecords.state.value(in: txn, info: tables.info, path: nil) ?? StoreState()
     }
 
-    /// Reads the snapshot number only.
+    /// Reads the snapshot number only (0 for a store that never committed: no state record).
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the state record is too short to hold a snapshot: reading it
+    ///   as 0 would take every reader back to the empty store (observers would skip or replay commits).
     func readSnapshot(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
-        try StoreInfoKey.state.withUnsafeBytes { key in
-            try txn.withValue(forKey: key, in: tables.info) { bytes in
-                bytes.flatMap { StoreState.snapshot(in: $0) } ?? 0
-            }
+        try StoreInfoRecords.state.withValue(in: txn, info: tables.info) { bytes in
+                guard let bytes else { return 0 }
+                guard let snapshot = StoreState.snapshot(in: bytes) else {
+                    throw CanopyError(
+                        .corruptStore,
+                        "the store's state record is malformed (\(bytes.count) bytes, at least 8 expected); run `canopy verify` on the database and restore it from a backup",
+                        path: path)
+                }
+                return snapshot
         }
     }
 

@@ -30,13 +30,13 @@ enum FormatUpgrade {
         var names: [String] = []
         try txn.forEach(in: main) { key, _ in
             let name = String(decoding: key, as: UTF8.self)
-            if name.hasPrefix("canopy.") || name.hasPrefix(ExtensionTableName.prefix) { names.append(name) }
+            if StoreTableName.isCanopyTable(name) { names.append(name) }
             return true
         }
         var sealed = 0
         for name in names {
             let database = try txn.openDatabase(named: name)
-            let skipsFormat = name == "canopy.info"  // rewritten last, sealed
+            let skipsFormat = name == StoreTableName.info  // rewritten last, sealed
             try txn.withCursor(in: database) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {

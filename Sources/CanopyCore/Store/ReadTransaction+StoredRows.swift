@@ -136,7 +136,7 @@ extension ReadTransaction {
         var names: [String] = []
         try storage.forEach(in: main) { key, _ in
             let name = String(decoding: key, as: UTF8.self)
-            if name.hasPrefix("canopy.") || name.hasPrefix(ExtensionTableName.prefix) { names.append(name) }
+            if StoreTableName.isCanopyTable(name) { names.append(name) }
             return true
         }
         var problems: [String] = []

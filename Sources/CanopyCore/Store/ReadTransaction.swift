@@ -72,16 +72,8 @@ public class ReadTransaction {
             cacheState.collections[name] = record
             return record
         }
-        var nameBytes = name
-        let record: CollectionRecord? = try nameBytes.withUTF8 { utf8 in
-            try guardedRead { try storage.withValue(forKey: UnsafeRawBufferPointer(utf8), in: tables.collections) { bytes in
-                guard let bytes else { return nil }
-                guard let record = CollectionRecord(decoding: bytes) else {
-                    throw CanopyError(.corruptStore, "the collection's record is malformed", path: core.path, collection: name)
-                }
-                return record
-            } }
-        }
+        let storage = try storage
+        let record = try guardedRead { try tables.collectionsTable.value(forKey: name, in: storage, path: core.path) }
         if let record {
             cacheState.collections[name] = record
             core.remember([name: record])
@@ -308,10 +300,8 @@ public class ReadTransaction {
     /// The names of the collections that hold at least one row, sorted.
     public func collectionNames() throws -> [String] {
         var records: [(String, UInt32)] = []
-        try storage.forEach(in: tables.collections) { key, value in
-            if let record = CollectionRecord(decoding: value) {
-                records.append((String(decoding: key, as: UTF8.self), record.id))
-            }
+        try tables.collectionsTable.forEach(in: storage, path: core.path) { name, record in
+            records.append((name, record.id))
             return true
         }
         var names: [String] = []
@@ -469,8 +459,8 @@ public class ReadTransaction {
     /// The registrations of extensions recorded in the database.
     public func extensionRecords() throws -> [ExtensionRecord] {
         var records: [ExtensionRecord] = []
-        try storage.forEach(in: tables.extensions) { key, value in
-            records.append(try decodeExtensionRecord(value, name: String(decoding: key, as: UTF8.self)))
+        try tables.extensionsTable.forEach(in: storage, path: core.path) { name, bytes in
+            records.append(try bytes.withUnsafeBytes { try decodeExtensionRecord($0, name: name) })
             return true
         }
         return records

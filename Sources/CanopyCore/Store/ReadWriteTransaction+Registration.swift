@@ -14,12 +14,11 @@ extension ReadWriteTransaction {
     /// - Parameter checked: what ``StoreExtension/checkStoredState(in:)`` said in the registration's read, when it ran
     ///   there (a ``StoredStateCheck/rebuild(because:)`` rebuilds).
     func registerExtension(_ ext: any StoreExtension, checked: StoredStateCheck? = nil) throws -> RegistrationOutcome {
-        let nameKey = Array(ext.name.utf8)
         for dependency in ext.dependencies where registeredExtension(named: dependency) == nil {
             throw CanopyError(.extensionDependencyMissing, "the extension depends on '\(dependency)', which must be registered first",
                               path: core.path, extensionName: ext.name)
         }
-        let previous = try storage.withValue(forKey: nameKey, in: tables.extensions) { bytes in
+        let previous = try tables.extensionsTable.withValue(forKey: ext.name, in: storage) { bytes in
             try bytes.map { try decodeExtensionRecord($0, name: ext.name) }
         }
         var context = ExtensionRegistrationContext(
@@ -73,7 +72,7 @@ extension ReadWriteTransaction {
 
     private func writeRecord(_ record: ExtensionRecord) throws {
         let encoded = try JSONDecoderBox.encoder.encode(record)
-        try guarded { try writeStorage.put(Array(encoded), forKey: Array(record.name.utf8), in: tables.extensions) }
+        try guarded { try tables.extensionsTable.put(Array(encoded), forKey: record.name, in: writeStorage) }
     }
 
     /// Records that extension `name` is rebuilt by this transaction's commit (its dependents in other processes must
@@ -270,7 +269,7 @@ extension ReadWriteTransaction {
             try stripRetiredAttachments()
             try setSkippedRows(nil, ofExtension: name)
         }
-        try guarded { _ = try writeStorage.delete(Array(name.utf8), in: tables.extensions) }
+        _ = try guarded { try tables.extensionsTable.remove(name, in: writeStorage) }
         writers.removeAll { $0.name == name }
         registeredExtensions.removeAll { $0.name == name }
         unregisteredExtensions.append(name)

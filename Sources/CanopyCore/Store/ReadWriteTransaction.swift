@@ -18,15 +18,18 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
     var storeState: StoreState
-    var changes = ChangeLog()
-    var didWrite = false
+    // The properties every row's write touches go without the runtime's exclusivity check (a call per access, per
+    // row): the transaction is used on one thread, and no access to them overlaps another (no user code runs during
+    // one).
+    @exclusivity(unchecked) var changes = ChangeLog()
+    @exclusivity(unchecked) var didWrite = false
     /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
-    var bytesWritten = 0
+    @exclusivity(unchecked) var bytesWritten = 0
     var sawMapFull = false
-    var newCollections: [String: CollectionRecord] = [:]
+    @exclusivity(unchecked) var newCollections: [String: CollectionRecord] = [:]
     /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
-    private var lastNewCollectionName: String?
-    private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
+    @exclusivity(unchecked) private var lastNewCollectionName: String?
+    @exclusivity(unchecked) private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
@@ -90,7 +93,7 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// Whether the recorded registration of `ext` has its version tag, kind and options; `nil` when none is recorded.
     func definitionMatches(_ ext: any StoreExtension) throws -> Bool? {
         let name = ext.name
-        return try storage.withValue(forKey: Array(name.utf8), in: tables.extensions) { bytes in
+        return try tables.extensionsTable.withValue(forKey: name, in: storage) { bytes in
             guard let bytes else { return nil }
             if core.isVerifiedRecord(bytes, of: name) { return true }
             let record = try decodeExtensionRecord(bytes, name: name)
@@ -124,13 +127,13 @@ public final class ReadWriteTransaction: ReadTransaction {
                               path: core.path, collection: String(name.prefix(64)))
         }
         var maxID: UInt32 = 0
-        try storage.forEach(in: tables.collections) { _, value in
-            if let record = CollectionRecord(decoding: value) { maxID = max(maxID, record.id) }
+        try tables.collectionsTable.forEach(in: storage, path: core.path) { _, record in
+            maxID = max(maxID, record.id)
             return true
         }
         for record in newCollections.values { maxID = max(maxID, record.id) }
         let record = CollectionRecord(id: maxID + 1, codec: codec.name)
-        try guarded { try writeStorage.put(record.encoded, forKey: Array(name.utf8), in: tables.collections) }
+        try guarded { try tables.collectionsTable.put(record, forKey: name, in: writeStorage) }
         newCollections[name] = record
         didWrite = true
         return record
@@ -150,15 +153,19 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     func encode<T: Encodable>(_ value: T, codec: any Codec, id: RowID) throws -> [UInt8] {
         do {
-            // The binary codec writes into the connection's buffer, kept from the last value (no buffer and stack of
-            // containers allocated, grown and freed per row).
-            // Kept only when nothing else holds it: an `encode(to:)` that kept its encoder must not write into the
-            // next row's bytes.
+            // The binary codec writes with the connection's root encoder into its buffer, kept from the last value
+            // (no encoder, buffer and stack of containers allocated, grown and freed per row). They are kept only when
+            // nothing else holds them: an `encode(to:)` that kept its encoder (or a container, or a super encoder)
+            // must not write into the next row's bytes.
             guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.encode(value) }
-            var state = cacheState.encodingState ?? BinaryEncodingState()
-            cacheState.encodingState = nil
-            defer { if state.reset(), isKnownUniquelyReferenced(&state) { cacheState.encodingState = state } }
-            return try BinaryCodec().encode(value, into: state)
+            var encoder = cacheState.rootEncoder ?? BinaryEncoder(state: BinaryEncodingState(), slot: .pending(0), parent: nil, key: nil)
+            cacheState.rootEncoder = nil
+            defer {
+                if encoder.state.reset(), encoder.state.liveEncoders == 1, isKnownUniquelyReferenced(&encoder) {
+                    cacheState.rootEncoder = encoder
+                }
+            }
+            return try BinaryCodec().encode(value, root: encoder)
         } catch {
             throw CanopyError(.encodingFailed, "cannot encode \(String(reflecting: T.self)) with codec '\(codec.name)'",
                               path: core.path, collection: id.collection, key: id.key, underlying: error)
@@ -512,8 +519,8 @@ public final class ReadWriteTransaction: ReadTransaction {
         var rows: [RowChange] = []
         if !writers.isEmpty {
             var namesByID: [UInt32: (name: String, record: CollectionRecord)] = [:]
-            try storage.forEach(in: tables.collections) { key, value in
-                if let record = CollectionRecord(decoding: value) { namesByID[record.id] = (String(decoding: key, as: UTF8.self), record) }
+            try tables.collectionsTable.forEach(in: storage, path: core.path) { name, record in
+                namesByID[record.id] = (name, record)
                 return true
             }
             for (name, record) in newCollections { namesByID[record.id] = (name, record) }
@@ -597,8 +604,8 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try writeStorage.put(state.encoded, forKey: StoreInfoKey.state, in: tables.info)
-            try writeStorage.put(notification.encoded, forKey: SnapshotKey.bytes(snapshot), in: tables.commits)
+            try StoreInfoRecords.state.put(state, in: writeStorage, info: tables.info)
+            try tables.commitsTable.put(notification, forKey: snapshot, in: writeStorage)
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).
             let limit = UInt64(max(1, core.options.commitLogLimit))

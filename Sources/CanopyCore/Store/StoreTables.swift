@@ -41,12 +41,12 @@ struct StoreTables: Sendable {
     static func open(in txn: LMDB.ReadTransaction, create: Bool) throws -> StoreTables {
         let flags: LMDB.Database.Flags = create ? [.create] : []
         return StoreTables(
-            info: try txn.openDatabase(named: "canopy.info", flags: flags, checksummed: true),
-            collections: try txn.openDatabase(named: "canopy.collections", flags: flags, checksummed: true),
-            objects: try txn.openDatabase(named: "canopy.objects", flags: flags, checksummed: true),
-            metadata: try txn.openDatabase(named: "canopy.metadata", flags: flags, checksummed: true),
-            commits: try txn.openDatabase(named: "canopy.commits", flags: flags, checksummed: true),
-            extensions: try txn.openDatabase(named: "canopy.extensions", flags: flags, checksummed: true))
+            info: try txn.openDatabase(named: StoreTableName.info, flags: flags, checksummed: true),
+            collections: try txn.openDatabase(named: StoreTableName.collections, flags: flags, checksummed: true),
+            objects: try txn.openDatabase(named: StoreTableName.objects, flags: flags, checksummed: true),
+            metadata: try txn.openDatabase(named: StoreTableName.metadata, flags: flags, checksummed: true),
+            commits: try txn.openDatabase(named: StoreTableName.commits, flags: flags, checksummed: true),
+            extensions: try txn.openDatabase(named: StoreTableName.extensions, flags: flags, checksummed: true))
     }
 
     /// The format record, or `nil` when there is none. Read as stored, since it says whether values carry checksums:

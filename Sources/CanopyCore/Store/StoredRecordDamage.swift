@@ -27,7 +27,7 @@ enum StoredRecordDamage {
         init(table: String, key: [UInt8]?, path: String?, collectionNames: [UInt32: String] = [:]) {
             let keyBytes = key ?? []
             text = key == nil ? "table '\(table)'" : "table '\(table)', key \(describe(keyBytes))"
-            if key != nil, table == "canopy.objects" || table == "canopy.metadata", let id = keyBytes.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
+            if key != nil, table == StoreTableName.objects || table == StoreTableName.metadata, let id = keyBytes.withUnsafeBytes({ RowKey.collectionID(of: $0) }) {
                 let name = collectionNames[id] ?? path.flatMap { DatabaseCore.collectionName(id: id, path: $0) } ?? "#\(id)"
                 // A key read from a damaged page may be any bytes: shown as text only when it is printable.
                 var keyText = keyBytes.withUnsafeBytes { RowKey.key(of: $0) }
@@ -35,16 +35,16 @@ enum StoredRecordDamage {
                     keyText = describe(Array(keyBytes.dropFirst(4)))
                 }
                 (collection, rowKey) = (name, keyText)
-                text = "the \(table == "canopy.objects" ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
-            } else if keyBytes.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == "canopy.commits" {
+                text = "the \(table == StoreTableName.objects ? "row" : "metadata") of collection '\(name)', key '\(keyText)' (table '\(table)')"
+            } else if keyBytes.count == 8, table.hasPrefix(ExtensionTableName.prefix) || table == StoreTableName.commits {
                 let number = keyBytes.withUnsafeBytes { $0.loadBigEndianUInt64(at: 0) }
-                text = table == "canopy.commits" ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
+                text = table == StoreTableName.commits ? "the commit log entry of snapshot \(number)" : "table '\(table)', page \(number)"
             }
-            if table == "canopy.extensions", key != nil {
+            if table == StoreTableName.extensions, key != nil {
                 extensionName = String(decoding: keyBytes, as: UTF8.self)
             } else if table.hasPrefix(ExtensionTableName.prefix), let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
                 extensionName = String(table[table.index(table.startIndex, offsetBy: ExtensionTableName.prefix.count)..<dot])
-            } else if table == "canopy.info", let name = String(validating: keyBytes, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
+            } else if table == StoreTableName.info, let name = String(validating: keyBytes, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
                 extensionName = String(name.dropFirst(ExtensionTableName.prefix.count).dropLast(".state".count))
             }
         }

@@ -45,7 +45,14 @@ extension RowID {
     /// ``TypedCollection/checkRow(_:codecName:)`` with the collection's name and codec: for the extensions' typed
     /// closures, which run unspecialized, where a call on the generic collection asks the runtime for its metadata
     /// (on every row, about as much as the comparisons themselves).
-    package func checkTyped(collection name: String, codec: any Codec, recordedCodec codecName: String) throws {
+    ///
+    /// - Parameters:
+    ///   - name: the collection the caller's typed handle is for.
+    ///   - codec: the handle's codec.
+    ///   - codecName: the codec recorded for the row's collection.
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec.
+    public func checkTyped(collection name: String, codec: any Codec, recordedCodec codecName: String) throws {
         guard self.collection == name else {
             throw CanopyError(.invalidArgument, "the row is in collection '\(self.collection)', not in '\(name)': read it through a handle of its own collection",
                               collection: self.collection, key: key)

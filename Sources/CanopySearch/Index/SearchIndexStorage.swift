@@ -115,49 +115,54 @@ struct SearchPosting {
     /// (field, positions), by field.
     var fields: [(field: Int, positions: [Int])]
 
-    /// Adds an occurrence at `position` of field `field` (fields in ascending order, positions ascending in each).
-    mutating func add(_ position: Int, inField field: Int) {
-        if let last = fields.indices.last, fields[last].field == field {
-            fields[last].positions.append(position)
-        } else {
-            fields.append((field, [position]))
-        }
-    }
-
     /// A posting read back: the row length, per field the count, and (when asked for) the positions.
     typealias Decoded = (length: Int, counts: [(field: Int, count: Int)], positions: [[Int]])
 
-    /// The body, alone (tests, the spot check).
+    /// One occurrence of a word in a row.
+    struct Occurrence: Hashable {
+        var field: Int
+        var position: Int
+    }
+
+    /// The body (the index writes it from a row's analysis with ``encode(length:occurrences:into:)``).
     var encoded: [UInt8] {
         var out = ByteWriter()
-        encode(into: &out)
+        let occurrences = fields.flatMap { entry in entry.positions.map { Occurrence(field: entry.field, position: $0) } }
+        Self.encode(length: length, occurrences: occurrences[...], into: &out)
         return out.bytes
     }
 
-    func encode(into out: inout ByteWriter) {
+    /// Writes the body of a row of `length` words where the word occurs at `occurrences` (by field, then position).
+    static func encode(length: Int, occurrences: ArraySlice<Occurrence>, into out: inout ByteWriter) {
         out.append(varint: UInt64(length))
-        out.append(varint: UInt64(fields.count))
+        var fieldCount = 0
         var positionBytes = 0
-        for entry in fields {
-            out.append(varint: UInt64(entry.field))
-            out.append(varint: UInt64(entry.positions.count))
-            var previous = 0
-            for position in entry.positions {
-                positionBytes += VarInt.size(of: UInt64(position - previous))
-                previous = position
-            }
+        var previous = Occurrence(field: -1, position: 0)
+        for occurrence in occurrences {
+            if occurrence.field != previous.field { fieldCount += 1; previous.position = 0 }
+            positionBytes += VarInt.size(of: UInt64(occurrence.position - previous.position))
+            previous = occurrence
+        }
+        out.append(varint: UInt64(fieldCount))
+        var index = occurrences.startIndex
+        while index < occurrences.endIndex {
+            let field = occurrences[index].field
+            var end = index
+            while end < occurrences.endIndex, occurrences[end].field == field { end += 1 }
+            out.append(varint: UInt64(field))
+            out.append(varint: UInt64(end - index))
+            index = end
         }
         out.append(varint: UInt64(positionBytes))
-        for entry in fields {
-            var previous = 0
-            for position in entry.positions {
-                out.append(varint: UInt64(position - previous))
-                previous = position
-            }
+        previous = Occurrence(field: -1, position: 0)
+        for occurrence in occurrences {
+            if occurrence.field != previous.field { previous.position = 0 }
+            out.append(varint: UInt64(occurrence.position - previous.position))
+            previous = occurrence
         }
     }
 
-    /// The row length and the occurrences in all fields of a body written by ``encode(into:)``.
+    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``.
     static func summary(of body: ArraySlice<UInt8>) -> (length: Int, occurrences: Int) {
         body.withUnsafeBytes { raw in
             var reader = SearchBytes.Reader(raw)
@@ -201,6 +206,17 @@ struct SearchPosting {
     }
 }
 
+/// A word as a hash key: hashed as one run of bytes (an array of bytes hashes byte by byte).
+struct SearchTerm: Hashable {
+    var bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
 /// The index's values are written with CanopyCore's ``ByteWriter`` (its one variable-length integer code, ``VarInt``)
 /// and read through ``SearchBytes/Reader``: ``ByteReader`` plus counts and lengths bounded to what an `Int` holds, so
 /// damaged bytes throw ``SearchBytes/Malformed`` and never trap.
@@ -228,12 +244,16 @@ enum SearchBytes {
             do { return try reader.readByte() } catch { throw Malformed("the value ends early") }
         }
 
+        /// (Through ``VarInt``'s inlinable reader: a query reads several per posting.)
+        @inline(__always)
         mutating func varint() throws -> UInt64 {
-            do { return try reader.readVarint() } catch { throw Malformed("a varint is malformed (\(error))") }
+            guard let base = reader.buffer.baseAddress else { throw Malformed("the value ends early") }
+            do { return try VarInt.read(base, at: &reader.offset, limit: reader.buffer.count) } catch { throw Malformed("a varint is malformed (\(error))") }
         }
 
         /// A count, length, field or position delta: a varint that fits in 32 bits (words, fields and positions of
         /// one row are far fewer), so sums of them cannot overflow an `Int` either.
+        @inline(__always)
         mutating func int() throws -> Int {
             let value = try varint()
             guard value <= UInt64(UInt32.max) else { throw Malformed("a count of \(value) is out of range") }

@@ -14,7 +14,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// changes: at commit (or before a search in this transaction reads the table) each word's blocks that they
     /// touch are read, merged and written once — a bulk write puts a few blocks per word instead of a value per row
     /// and word, as SQLite FTS5 writes a transaction's postings as segments.
-    private var pendingPostings: [[UInt8]: SearchPostingRun] = [:]
+    private var pendingPostings: [SearchTerm: SearchPostingRun] = [:]
     private var pendingCount = 0
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
@@ -69,9 +69,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// last change).
     func flushPostings() throws {
         guard pendingCount > 0 else { return }
-        for term in pendingPostings.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        for term in pendingPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
             guard let changes = pendingPostings[term] else { continue }
-            try write(changes.normalized(), term: term)
+            try write(changes.normalized(), term: term.bytes)
         }
         pendingPostings.removeAll(keepingCapacity: true)
         pendingCount = 0
@@ -114,9 +114,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
         }
     }
 
-    /// Records row `document`'s posting of `term` (`nil`: removed), for ``flushPostings()``.
-    private func setPosting(_ posting: SearchPosting?, term: [UInt8], document: UInt64) throws {
-        pendingPostings[term, default: SearchPostingRun()].append(document) { posting?.encode(into: &$0) }
+    /// Records row `document`'s posting of `term`, written by `encode` (nothing written: removed), for
+    /// ``flushPostings()``.
+    private func setPosting(term: [UInt8], document: UInt64, _ encode: (inout ByteWriter) -> Void) throws {
+        pendingPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
         pendingCount += 1
         if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
     }
@@ -184,8 +185,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
             $0.documentCount += 1
             $0.totalLength += analysis.length
         }
-        for (term, posting) in analysis.postings {
-            try setPosting(posting, term: term, document: document)
+        for (term, word) in analysis.sortedTerms.enumerated() {
+            try setPosting(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
         }
         let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
         try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
@@ -194,7 +195,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
     private func removePostings(of record: SearchRowRecord) throws {
         for term in record.terms {
-            try setPosting(nil, term: term, document: record.document)
+            try setPosting(term: term, document: record.document) { _ in }
         }
         try changeState {
             $0.documentCount -= 1

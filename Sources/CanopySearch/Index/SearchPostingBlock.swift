@@ -2,7 +2,7 @@ import CanopyCore
 
 /// One word's postings in document order, in memory: a write transaction's pending changes to the word, or a block
 /// read back to be rewritten. Entry `i` is row `documents[i]` with the posting body
-/// `writer.bytes[starts[i]..<end(i)]` (``SearchPosting/encode(into:)``); an empty body is a removal (pending changes
+/// `writer.bytes[starts[i]..<end(i)]` (``SearchPosting/encode(length:occurrences:into:)``); an empty body is a removal (pending changes
 /// only). Flat arrays: no allocation per posting.
 struct SearchPostingRun {
     var documents: [UInt64] = []
