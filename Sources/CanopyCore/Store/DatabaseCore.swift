@@ -260,6 +260,10 @@ final class DatabaseCore: Sendable {
         }
         if hasCanopyInfo { return }
         let count = try txn.count(of: main)
+        // No transaction ever committed (this write is the environment's first: LMDB numbers it 1) and the main table
+        // is empty: a new file. Canopy's table names in it are the pages of a first transaction that never committed
+        // (its process was killed in it, or it failed), which LMDB does not read: initializing is right, not "damaged".
+        if count == 0 && txn.id <= 1 { return }
         if DamagedFile.holdsCanopyTables(path: path) {
             // Canopy's tables are in the file but not in the main table its meta page leads to: damage, not a new
             // or foreign environment (initializing or adopting it would write into the broken file).
