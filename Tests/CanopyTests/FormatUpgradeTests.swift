@@ -7,20 +7,9 @@ import Testing
 /// The `reminders` database of a release that wrote canopy/3 (c908fdd: 4 items, 2 calendars, 2 views), written by
 /// that release's own `reminders add` and kept gzipped in Fixtures/.
 func extractCanopy3Fixture(into directory: TemporaryDirectory) throws -> String {
-    let path = directory.appending("db")
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/canopy3-reminders.data.mdb.gz")
-    let gunzip = Process()
-    gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-    gunzip.arguments = ["-dc", fixture.path]
-    _ = FileManager.default.createFile(atPath: path + "/data.mdb", contents: nil)
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/data.mdb"))
-    gunzip.standardOutput = output
-    try gunzip.run()
-    gunzip.waitUntilExit()
-    try output.close()
-    guard gunzip.terminationStatus == 0 else { throw CanopyError(.invalidArgument, "gzip -dc \(fixture.path) failed") }
-    return path
+    try unpackGzippedDatabase(
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/canopy3-reminders.data.mdb.gz"),
+        into: directory)
 }
 
 @Suite("Format canopy/3 → canopy/4: upgraded in place by a read-write open, refused read-only")

@@ -8,21 +8,10 @@ import Testing
 /// reminders with tags, a focus list of #4 #1 #3 after an add, a move and a removal), kept gzipped next to the canopy/3
 /// fixture. Its focus list and its by-tag view are recorded with the kind `view`.
 func extractListsFixture(into directory: TemporaryDirectory) throws -> String {
-    let path = directory.appending("db")
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../CanopyTests/Fixtures/canopy4-lists-aa2a645.data.mdb.gz").standardizedFileURL
-    let gunzip = Process()
-    gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-    gunzip.arguments = ["-dc", fixture.path]
-    _ = FileManager.default.createFile(atPath: path + "/data.mdb", contents: nil)
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/data.mdb"))
-    gunzip.standardOutput = output
-    try gunzip.run()
-    gunzip.waitUntilExit()
-    try output.close()
-    guard gunzip.terminationStatus == 0 else { throw CanopyError(.invalidArgument, "gzip -dc \(fixture.path) failed") }
-    return path
+    try unpackGzippedDatabase(
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../CanopyTests/Fixtures/canopy4-lists-aa2a645.data.mdb.gz").standardizedFileURL,
+        into: directory)
 }
 
 /// What an older build does before it reads a view without its closures, kept here as the rule it applies: it reads

@@ -11,20 +11,9 @@ import Testing
 @Suite("reminders: a search index of the previous format is rebuilt")
 struct SearchFormatUpgradeTests {
     func extractFixture(into directory: TemporaryDirectory) throws -> String {
-        let path = directory.appending("db")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format1-reminders.data.mdb.gz")
-        let gunzip = Process()
-        gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gunzip.arguments = ["-dc", fixture.path]
-        _ = FileManager.default.createFile(atPath: path + "/data.mdb", contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/data.mdb"))
-        gunzip.standardOutput = output
-        try gunzip.run()
-        gunzip.waitUntilExit()
-        try output.close()
-        guard gunzip.terminationStatus == 0 else { throw CanopyError(.invalidArgument, "gzip -dc \(fixture.path) failed") }
-        return path
+        try unpackGzippedDatabase(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format1-reminders.data.mdb.gz"),
+            into: directory)
     }
 
     func recordedOptions(_ path: String) throws -> String? {
