@@ -12,11 +12,11 @@ struct Note: Codable, Sendable, Equatable {
 let notes = TypedCollection<Note, NoMetadata>("notes")
 
 /// The index the tests use: title (weight 2) and body.
-func makeNoteSearch(versionTag: String = "1", titleWeight: Double = 2) -> SearchIndex {
+func makeNoteSearch(versionTag: String = "1", titleWeight: Double = 2, prefixLengths: Set<Int> = []) -> SearchIndex {
     SearchIndex.byObject(name: "note-search", versionTag: versionTag, notes, fields: [
         ObjectSearchField("title", weight: titleWeight, \.title),
         ObjectSearchField("body", \.body),
-    ])
+    ], prefixLengths: prefixLengths)
 }
 
 /// Words the random texts are made of: ASCII, accented (written composed and decomposed, in several cases), CJK,

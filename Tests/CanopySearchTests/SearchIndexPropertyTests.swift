@@ -28,6 +28,17 @@ struct SearchIndexPropertyTests {
 
     @Test("Random commits and queries, index and rebuilt index equal brute force", arguments: [1 as UInt64, 2, 3, 4, 5, 6])
     func randomCommits(seed: UInt64) throws {
+        try Self.randomCommits(seed: seed, prefixLengths: [])
+    }
+
+    /// The same with merged prefix lists: a prefix of 1, 2 or 3 scalars reads its list (kept by every insert, update
+    /// and removal, and rebuilt), longer ones merge their words.
+    @Test("Random commits and queries with prefix lists, index and rebuilt index equal brute force", arguments: [11 as UInt64, 12, 13, 14])
+    func randomCommitsWithPrefixLists(seed: UInt64) throws {
+        try Self.randomCommits(seed: seed, prefixLengths: [1, 2, 3])
+    }
+
+    static func randomCommits(seed: UInt64, prefixLengths: Set<Int>) throws {
         var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -35,7 +46,7 @@ struct SearchIndexPropertyTests {
         var rows: [String: Note] = [:]
         do {
             let database = try Database(path: path, options: .init(durability: .none))
-            let index = makeNoteSearch()
+            let index = makeNoteSearch(prefixLengths: prefixLengths)
             try database.register(index)
             for commit in 0..<40 {
                 try database.newConnection().readWrite { txn in
@@ -64,7 +75,7 @@ struct SearchIndexPropertyTests {
         }
         // Rebuilt from the rows (a new version tag): the same answers.
         let database = try Database(path: path, options: .init(durability: .none))
-        let rebuilt = makeNoteSearch(versionTag: "2")
+        let rebuilt = makeNoteSearch(versionTag: "2", prefixLengths: prefixLengths)
         let outcome = try database.register(rebuilt)
         #expect(outcome == .rebuilt(.versionTagChanged(from: "1", to: "2")))
         try Self.check(rebuilt, database, rows, &random, queries: 60, context: "seed \(seed), rebuilt")

@@ -14,31 +14,22 @@ extension SearchIndex {
     /// The rows matching `query`, best first, at most `limit` (see ``search(_:in:limit:highlights:)-(String,_,_,_)``).
     public func search(_ query: SearchQuery, in transaction: ReadTransaction, limit: Int = 20, highlights: Bool = true) throws -> [SearchHit] {
         guard limit >= 0 else { throw CanopyError(.invalidArgument, "the limit is \(limit); give 0 or more", extensionName: name) }
-        let matched = try matches(of: query, in: transaction)
-        guard limit > 0, !matched.documents.isEmpty else { return [] }
-        // The limit-th best score, without sorting every match: the best scores so far, in descending order.
-        var best: [Double] = []
-        best.reserveCapacity(limit + 1)
-        for score in matched.scores where best.count < limit || score > best[best.count - 1] {
-            let at = best.firstIndex { $0 < score } ?? best.count
-            best.insert(score, at: at)
-            if best.count > limit { best.removeLast() }
+        let rows: [(key: StoredRowKey, score: Double)]
+        if let best = try bestRowsFromBlocks(of: query, limit: limit, in: transaction) {
+            rows = best.rows
+        } else {
+            let matched = try matches(of: query, in: transaction)
+            guard limit > 0, !matched.documents.isEmpty else { return [] }
+            // The limit-th best score, without sorting every match; rows that tie with it are ordered by row key:
+            // all of them are resolved, then cut.
+            var best = BestScores(limit: limit)
+            for score in matched.scores { best.add(score) }
+            let threshold = best.threshold
+            let candidates = zip(matched.documents, matched.scores).filter { $0.1 >= threshold }.map { (document: $0.0, score: $0.1) }
+            rows = try ranked(candidates, threshold: threshold, limit: limit, in: transaction)
         }
-        let threshold = best[best.count - 1]
-        // Rows that tie with the last one kept are ordered by row key: resolve all of them, then cut.
-        let candidates = zip(matched.documents, matched.scores).filter { $0.1 >= threshold }.map { (document: $0.0, score: $0.1) }
-        let tables = try tables()
-        var resolved: [(key: StoredRowKey, score: Double)] = []
-        resolved.reserveCapacity(candidates.count)
-        for candidate in candidates {
-            guard let rowKey = try tables.documents.value(forKey: candidate.document, in: transaction) else {
-                throw corrupt("document \(candidate.document) has postings but no row")
-            }
-            resolved.append((rowKey, candidate.score))
-        }
-        resolved.sort { $0.score != $1.score ? $0.score > $1.score : $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
         var hits: [SearchHit] = []
-        for entry in resolved.prefix(limit) {
+        for entry in rows {
             guard let id = try transaction.rowID(for: entry.key) else { throw corrupt("a document names an unknown collection") }
             let highlighted = highlights ? try self.highlights(of: query, forRow: entry.key, in: transaction) : []
             hits.append(SearchHit(id: id, score: entry.score, fields: highlighted))
@@ -149,15 +140,18 @@ extension SearchIndex {
         let words = term.wordBytes
         let fieldCount = fields.count
         if words.count == 1 {
-            // One word: its blocks come in document order. A prefix: each word's run, then the runs merged by document.
+            // One word: its blocks come in document order. A prefix: its merged list when the index keeps one, else
+            // each word's run, then the runs merged by document.
             var runs: [TermHits] = []
             var hits = TermHits()
             var runWord: [UInt8] = []
-            let keyPrefix = term.isPrefix ? words[0] : words[0] + [0]
+            let list = prefixList(for: term, in: tables)
+            let splitsRuns = term.isPrefix && list?.table == nil
+            let keyPrefix = splitsRuns ? words[0] : words[0] + [0]
             do {
-                try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
+                try (list?.table ?? tables.postings).forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
                     let word = UnsafeRawBufferPointer(rebasing: key[0..<max(key.count - 9, 0)])
-                    if term.isPrefix, !runWord.elementsEqual(word) {
+                    if splitsRuns, !runWord.elementsEqual(word) {
                         if hits.count > 0 { runs.append(hits) }
                         hits = TermHits()
                         runWord = Array(word)

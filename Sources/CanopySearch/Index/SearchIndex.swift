@@ -36,6 +36,10 @@ public final class SearchIndex: StoreExtension, Sendable {
     public let collections: Set<String>?
     /// The fields, in the order the text closure returns them.
     public let fields: [SearchField]
+    /// The prefix lengths (in Unicode scalars of the folded word) whose rows the index keeps merged, sorted: a
+    /// query's prefix of one of these lengths (`bri*` for 3) reads one list instead of every word it covers, and its
+    /// best rows are found without scoring every match. Empty by default (as SQLite FTS5's `prefix` option).
+    public let prefixLengths: [Int]
     let textReader: TextReader
     let dependsOnObject: Bool
     let dependsOnMetadata: Bool
@@ -54,11 +58,14 @@ public final class SearchIndex: StoreExtension, Sendable {
     ///   - fields: the fields, in the order `text` returns their texts.
     ///   - dependsOnObject: whether the texts depend on the object (an update of it re-indexes the row).
     ///   - dependsOnMetadata: whether they depend on the metadata.
+    ///   - prefixLengths: the prefix lengths, in Unicode scalars, to keep merged lists for (``prefixLengths``);
+    ///     each from 1 to ``maximumPrefixLength`` (registration throws `invalidArgument` otherwise).
     ///   - text: the row's texts, one per field, or `nil` to leave the row out.
     public init(
         name: String, versionTag: String = "1", collections: Set<String>? = nil, fields: [SearchField],
-        dependsOnObject: Bool = true, dependsOnMetadata: Bool = false, text: @escaping TextReader
+        dependsOnObject: Bool = true, dependsOnMetadata: Bool = false, prefixLengths: Set<Int> = [], text: @escaping TextReader
     ) {
+        self.prefixLengths = prefixLengths.sorted()
         self.name = name
         self.versionTag = versionTag
         self.collections = collections
@@ -68,11 +75,13 @@ public final class SearchIndex: StoreExtension, Sendable {
         self.dependsOnMetadata = dependsOnMetadata
     }
 
-    /// An index of the objects of `collection` (and only of them), with the fields `fields` read from each object.
+    /// An index of the objects of `collection` (and only of them), with the fields `fields` read from each object
+    /// (and merged lists for the prefixes of `prefixLengths`: ``prefixLengths``).
     public static func byObject<Object, Metadata>(
-        name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>]
+        name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>],
+        prefixLengths: Set<Int> = []
     ) -> SearchIndex where Object: SendableMetatype {
-        SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field)) { row in
+        SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field), prefixLengths: prefixLengths) { row in
             let object = try row.object(in: collection)
             return fields.map { $0.text(object) }
         }
@@ -84,8 +93,11 @@ public final class SearchIndex: StoreExtension, Sendable {
     public var options: Definition {
         Definition(
             collections: collections?.sorted(), fields: fields, dependsOnObject: dependsOnObject, dependsOnMetadata: dependsOnMetadata,
-            format: Self.formatVersion)
+            format: Self.formatVersion, prefixLengths: prefixLengths.isEmpty ? nil : prefixLengths)
     }
+
+    /// The longest prefix length ``prefixLengths`` may hold.
+    public static let maximumPrefixLength = 16
 
     /// What a search index records about its definition besides its text closure (``options``).
     public struct Definition: Codable, Equatable, Sendable {
@@ -99,6 +111,9 @@ public final class SearchIndex: StoreExtension, Sendable {
         public var dependsOnMetadata: Bool
         /// The index's storage format.
         public var format: Int
+        /// The prefix lengths with merged lists (``SearchIndex/prefixLengths``); absent when there are none, so an
+        /// index without them records what it recorded before they existed.
+        public var prefixLengths: [Int]?
     }
 
     /// How many rows of the indexed collections the registration's check recomputes.
@@ -118,7 +133,10 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// Opens the tables, loads the queries of bound results views, and rebuilds from the row scan when the context
     /// asks.
     public func prepare(in transaction: ReadWriteTransaction, context: ExtensionRegistrationContext) throws {
-        let opened = try SearchIndexTables.open(in: transaction, index: name)
+        if let wrong = prefixLengths.first(where: { !(1...Self.maximumPrefixLength).contains($0) }) {
+            throw CanopyError(.invalidArgument, "a prefix length of \(wrong) was given; give lengths from 1 to \(Self.maximumPrefixLength) (Unicode scalars)", extensionName: name)
+        }
+        let opened = try SearchIndexTables.open(in: transaction, index: name, withPrefixes: !prefixLengths.isEmpty)
         tablesState.withLock { $0 = opened }
         try loadQueries(in: transaction, tables: opened)
         guard context.needsRebuild else { return }
@@ -130,10 +148,12 @@ public final class SearchIndex: StoreExtension, Sendable {
         try tables.postings.removeAll(in: transaction)
         try tables.rows.removeAll(in: transaction)
         try tables.documents.removeAll(in: transaction)
+        try tables.prefixes?.removeAll(in: transaction)
         var state = SearchIndexState()
         var skipped = SkippedRows()
         // By word; each word's rows come in document order (numbers are given in scan order).
         var postings: [SearchTerm: SearchPostingRun] = [:]
+        var prefixPostings: [SearchTerm: SearchPostingRun] = [:]
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
             let texts: [String?]?
@@ -153,6 +173,9 @@ public final class SearchIndex: StoreExtension, Sendable {
             for (term, word) in analysis.sortedTerms.enumerated() {
                 postings[SearchTerm(word), default: SearchPostingRun()].append(document) { analysis.encodePosting(term, into: &$0) }
             }
+            analysis.forEachPrefix(ofLengths: prefixLengths) { prefix, encode in
+                prefixPostings[SearchTerm(prefix), default: SearchPostingRun()].append(document, encode)
+            }
             let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
             try tables.rows.put(record.encoded, forKey: stored.storedKey, in: transaction, appending: true)
             try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
@@ -160,17 +183,23 @@ public final class SearchIndex: StoreExtension, Sendable {
         }
         // Words in key order, each word's blocks in row order and its open block last: every key comes after the
         // table's last.
+        try Self.append(postings, to: tables.postings, in: transaction)
+        if let prefixes = tables.prefixes { try Self.append(prefixPostings, to: prefixes, in: transaction) }
+        try transaction.setExtensionState(state.encoded, of: name)
+        try transaction.setSkippedRows(skipped, ofExtension: name)
+        transaction.markWritten()
+    }
+
+    /// Writes the runs of `postings` into the empty `table`, as blocks.
+    private static func append(_ postings: [SearchTerm: SearchPostingRun], to table: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
         for term in postings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
             guard let run = postings[term] else { continue }
             let chunks = SearchPostingBlock.chunks(of: run)
             for (position, chunk) in chunks.enumerated() {
                 let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
-                try tables.postings.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term.bytes, block: block), in: transaction, appending: true)
+                try table.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term.bytes, block: block), in: transaction, appending: true)
             }
         }
-        try transaction.setExtensionState(state.encoded, of: name)
-        try transaction.setSkippedRows(skipped, ofExtension: name)
-        transaction.markWritten()
     }
 
     /// Opens the stored tables without writing and recomputes the words of the first rows of the indexed collections
@@ -185,7 +214,7 @@ public final class SearchIndex: StoreExtension, Sendable {
             // After a catch-up in this transaction: its postings, before the check reads them.
             try writer.flushPostings()
         } else {
-            guard let existing = try SearchIndexTables.existing(in: transaction, index: name) else { return .rebuild(because: "its tables are missing") }
+            guard let existing = try SearchIndexTables.existing(in: transaction, index: name, withPrefixes: !prefixLengths.isEmpty) else { return .rebuild(because: "its tables are missing") }
             opened = existing
             tablesState.withLock { $0 = existing }
         }
@@ -232,11 +261,13 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// Drops the tables and the state record.
     public func dropStorage(in transaction: ReadWriteTransaction) throws {
-        let opened = try SearchIndexTables.open(in: transaction, index: name)
+        let opened = try SearchIndexTables.open(in: transaction, index: name, withPrefixes: false)
         try opened.postings.drop(in: transaction)
         try opened.rows.drop(in: transaction)
         try opened.documents.drop(in: transaction)
         try opened.queries.drop(in: transaction)
+        // Whatever the definition says now, an earlier one may have made it.
+        try transaction.existingTable("prefixes", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
         try transaction.setExtensionState(nil, of: name)
         tablesState.withLock { $0 = nil }
     }
@@ -354,6 +385,55 @@ struct SearchDocumentAnalysis {
     /// Writes the posting body of `sortedTerms[term]` (``SearchPosting``).
     func encodePosting(_ term: Int, into out: inout ByteWriter) {
         SearchPosting.encode(length: length, occurrences: occurrences[ranges[term]], into: &out)
+    }
+
+    /// Calls `body` with each distinct prefix of `lengths` (Unicode scalars) of the row's words, in byte order per
+    /// length, and a writer of its posting body: the occurrences of all the words starting with it, by field, then
+    /// position (the body a prefix query's merge of those words gives).
+    func forEachPrefix(ofLengths lengths: [Int], _ body: ([UInt8], (inout ByteWriter) -> Void) throws -> Void) rethrows {
+        guard !lengths.isEmpty else { return }
+        for length in lengths {
+            var term = 0
+            while term < sortedTerms.count {
+                guard let cut = Self.byteCount(ofScalars: length, in: sortedTerms[term]) else { term += 1; continue }
+                let prefix = Array(sortedTerms[term][..<cut])
+                // The words sharing the prefix are next to each other in byte order.
+                var end = term + 1
+                while end < sortedTerms.count, sortedTerms[end].starts(with: prefix) { end += 1 }
+                var merged: [SearchPosting.Occurrence] = []
+                for word in term..<end { merged.append(contentsOf: occurrences[ranges[word]]) }
+                if end - term > 1 { merged.sort { ($0.field, $0.position) < ($1.field, $1.position) } }
+                let rowLength = self.length
+                try body(prefix) { SearchPosting.encode(length: rowLength, occurrences: merged[...], into: &$0) }
+                term = end
+            }
+        }
+    }
+
+    /// The distinct prefixes of `lengths` (Unicode scalars) of `terms` (sorted by bytes): the prefixes whose lists
+    /// hold a row of these words.
+    static func distinctPrefixes(of terms: [[UInt8]], lengths: [Int]) -> [[UInt8]] {
+        var prefixes: [[UInt8]] = []
+        for length in lengths {
+            var previous: [UInt8]?
+            for term in terms {
+                guard let cut = byteCount(ofScalars: length, in: term) else { continue }
+                let prefix = Array(term[..<cut])
+                if prefix != previous { prefixes.append(prefix) }
+                previous = prefix
+            }
+        }
+        return prefixes
+    }
+
+    /// The bytes of the first `scalars` Unicode scalars of the UTF-8 `word`, or `nil` when it has fewer.
+    static func byteCount(ofScalars scalars: Int, in word: [UInt8]) -> Int? {
+        var seen = 0
+        for (offset, byte) in word.enumerated() where byte & 0xC0 != 0x80 {
+            if seen == scalars { return offset }
+            seen += 1
+        }
+        return seen == scalars ? word.count : nil
     }
 
     /// The posting body of `sortedTerms[term]`.

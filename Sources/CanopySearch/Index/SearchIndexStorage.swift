@@ -12,30 +12,41 @@ import CanopyCore
 ///   decode.
 /// - `documents`: document number (8 bytes) → the row's stored key.
 /// - `queries`: a live results view's name → its query and frozen statistics (JSON).
+/// - `prefixes` (only for an index with ``SearchIndex/prefixLengths``): per word prefix of those lengths (in Unicode
+///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
+///   with the occurrences of all of them (the union a prefix query would merge, stored merged).
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
     let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
     let documents: ExtensionTable<UInt64BigEndianCoding, StoredRowKeyCoding>
     let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
+    /// The prefix lists; `nil` for an index without prefix lengths (its files have no such table).
+    let prefixes: ExtensionTable<BytesCoding, BytesCoding>?
 
-    static let names = ["postings", "rows", "documents", "queries"]
-
-    static func open(in transaction: ReadWriteTransaction, index: String) throws -> SearchIndexTables {
+    /// Opens (creating) the tables; the `prefixes` table only `withPrefixes`.
+    static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
         SearchIndexTables(
             postings: try transaction.openTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
             rows: try transaction.openTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
             documents: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
-            queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self))
+            queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
+            prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
     }
 
-    static func existing(in transaction: ReadTransaction, index: String) throws -> SearchIndexTables? {
+    /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
+    static func existing(in transaction: ReadTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables? {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
               let rows = try transaction.existingTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
               let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
               let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self)
         else { return nil }
-        return SearchIndexTables(postings: postings, rows: rows, documents: documents, queries: queries)
+        var prefixes: ExtensionTable<BytesCoding, BytesCoding>?
+        if withPrefixes {
+            guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) else { return nil }
+            prefixes = table
+        }
+        return SearchIndexTables(postings: postings, rows: rows, documents: documents, queries: queries, prefixes: prefixes)
     }
 }
 

@@ -15,6 +15,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// touch are read, merged and written once — a bulk write puts a few blocks per word instead of a value per row
     /// and word, as SQLite FTS5 writes a transaction's postings as segments.
     private var pendingPostings: [SearchTerm: SearchPostingRun] = [:]
+    /// The same for the prefix lists (``SearchIndex/prefixLengths``), by prefix.
+    private var pendingPrefixPostings: [SearchTerm: SearchPostingRun] = [:]
     private var pendingCount = 0
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
@@ -71,15 +73,22 @@ public final class SearchIndexWriter: ExtensionTransaction {
         guard pendingCount > 0 else { return }
         for term in pendingPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
             guard let changes = pendingPostings[term] else { continue }
-            try write(changes.normalized(), term: term.bytes)
+            try write(changes.normalized(), term: term.bytes, to: tables.postings)
+        }
+        if let prefixes = tables.prefixes {
+            for prefix in pendingPrefixPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+                guard let changes = pendingPrefixPostings[prefix] else { continue }
+                try write(changes.normalized(), term: prefix.bytes, to: prefixes)
+            }
         }
         pendingPostings.removeAll(keepingCapacity: true)
+        pendingPrefixPostings.removeAll(keepingCapacity: true)
         pendingCount = 0
     }
 
     /// Applies `changes` (by row, each row once) to `term`'s blocks: each block they fall in is read, merged and
     /// written back, cut again when it outgrows a block; a block left empty is removed.
-    private func write(_ changes: SearchPostingRun, term: [UInt8]) throws {
+    private func write(_ changes: SearchPostingRun, term: [UInt8], to table: ExtensionTable<BytesCoding, BytesCoding>) throws {
         var next = 0
         while next < changes.count {
             var blockKey = SearchPostingBlock.openBlock
@@ -87,7 +96,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
             var found = false
             let start = SearchPostingBlock.key(term: term, block: changes.documents[next])
             do {
-                try tables.postings.forEachBytes(in: transaction, from: start) { key, value in
+                try table.forEachBytes(in: transaction, from: start) { key, value in
                     // The first block at or after the row, if it is the word's.
                     guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
                     blockKey = try SearchPostingBlock.block(ofKey: key)
@@ -103,12 +112,12 @@ public final class SearchIndexWriter: ExtensionTransaction {
             let merged = SearchPostingBlock.merge(stored, changes, next..<end)
             let chunks = SearchPostingBlock.chunks(of: merged)
             if chunks.isEmpty, found {
-                try tables.postings.remove(SearchPostingBlock.key(term: term, block: blockKey), in: transaction)
+                try table.remove(SearchPostingBlock.key(term: term, block: blockKey), in: transaction)
             }
             for (position, chunk) in chunks.enumerated() {
                 // Full blocks are keyed by their last row; the last keeps the block's key (the open block's, say).
                 let key = position == chunks.count - 1 ? blockKey : merged.documents[chunk.upperBound - 1]
-                try tables.postings.put(SearchPostingBlock.encode(merged, chunk), forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
+                try table.put(SearchPostingBlock.encode(merged, chunk), forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
             }
             next = end
         }
@@ -116,8 +125,12 @@ public final class SearchIndexWriter: ExtensionTransaction {
 
     /// Records row `document`'s posting of `term`, written by `encode` (nothing written: removed), for
     /// ``flushPostings()``.
-    private func setPosting(term: [UInt8], document: UInt64, _ encode: (inout ByteWriter) -> Void) throws {
-        pendingPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
+    private func setPosting(term: [UInt8], document: UInt64, prefix: Bool = false, _ encode: (inout ByteWriter) -> Void) throws {
+        if prefix {
+            pendingPrefixPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
+        } else {
+            pendingPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
+        }
         pendingCount += 1
         if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
     }
@@ -143,6 +156,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// Drops the pending postings.
     public func didRollback() {
         pendingPostings = [:]
+        pendingPrefixPostings = [:]
         pendingCount = 0
     }
 
@@ -188,6 +202,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
         for (term, word) in analysis.sortedTerms.enumerated() {
             try setPosting(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
         }
+        try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
+            try setPosting(term: prefix, document: document, prefix: true, encode)
+        }
         let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
         try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
     }
@@ -196,6 +213,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
     private func removePostings(of record: SearchRowRecord) throws {
         for term in record.terms {
             try setPosting(term: term, document: record.document) { _ in }
+        }
+        for prefix in SearchDocumentAnalysis.distinctPrefixes(of: record.terms, lengths: index.prefixLengths) {
+            try setPosting(term: prefix, document: record.document, prefix: true) { _ in }
         }
         try changeState {
             $0.documentCount -= 1

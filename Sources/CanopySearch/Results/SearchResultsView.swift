@@ -132,7 +132,7 @@ public final class SearchResultsView: Sendable {
         let tables: SearchIndexTables
         if let opened = try? index.tables() {
             tables = opened
-        } else if let existing = try SearchIndexTables.existing(in: transaction, index: index.name) {
+        } else if let existing = try SearchIndexTables.existing(in: transaction, index: index.name, withPrefixes: false) {
             tables = existing
         } else {
             return nil

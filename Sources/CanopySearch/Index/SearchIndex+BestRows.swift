@@ -1,0 +1,180 @@
+import CanopyCore
+
+extension SearchIndex {
+    /// The header of one stored posting block: its key and what bounds its rows' scores.
+    struct PostingBlockHeader {
+        /// The block's key (its last row, or ``SearchPostingBlock/openBlock``).
+        var block: UInt64
+        var count: Int
+        var maximumOccurrences: Int
+        var minimumLength: Int
+    }
+
+    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`.
+    struct PostingList {
+        var table: ExtensionTable<BytesCoding, BytesCoding>
+        var word: [UInt8]
+    }
+
+    /// The best `limit` rows of `query` read from block headers (``bestRows(of:limit:in:)``) when its one term is one
+    /// posting list — a word, or a prefix of one of ``prefixLengths`` — or `nil` for any other query (it is ranked
+    /// from all its matches).
+    func bestRowsFromBlocks(of query: SearchQuery, limit: Int, in transaction: ReadTransaction) throws -> (rows: [(key: StoredRowKey, score: Double)], statistics: SearchStatistics)? {
+        guard query.terms.count == 1, let term = query.terms.first, term.words.count == 1 else { return nil }
+        try transaction.requireCurrentExtension(named: name)
+        let tables = try tables()
+        let list: PostingList
+        if !term.isPrefix {
+            list = PostingList(table: tables.postings, word: term.wordBytes[0])
+        } else if let prefixList = prefixList(for: term, in: tables) {
+            list = prefixList
+        } else {
+            return nil
+        }
+        if let writer = transaction.writer(of: self) {
+            try writer.flushPostings()  // this transaction's postings, before the table is read
+        }
+        return try bestRows(of: list, limit: limit, in: transaction)
+    }
+
+    /// The merged list of `term` when it is one word's prefix of one of ``prefixLengths``, else `nil`.
+    func prefixList(for term: SearchQuery.Term, in tables: SearchIndexTables) -> PostingList? {
+        guard term.isPrefix, term.words.count == 1, let prefixes = tables.prefixes, let word = term.words.first,
+              prefixLengths.contains(word.unicodeScalars.count) else { return nil }
+        return PostingList(table: prefixes, word: Array(word.utf8))
+    }
+
+    /// The best `limit` rows of a query whose single term is one posting list (a word), by score and then row key,
+    /// without scoring every row: each block's header bounds its rows' scores (the most occurrences of the term in
+    /// one row, the shortest row), blocks are read best bound first, and reading stops when no unread block can reach
+    /// the `limit`-th score found. Rows tying with that score are all read, then ordered by key, so the result is
+    /// exactly what scoring every row gives (`matches(of:in:)`).
+    ///
+    /// `nil` when the fields' weights are not all positive and finite (the bound needs a positive largest weight).
+    func bestRows(of list: PostingList, limit: Int, in transaction: ReadTransaction) throws -> (rows: [(key: StoredRowKey, score: Double)], statistics: SearchStatistics)? {
+        let weights = fields.map(\.weight)
+        guard let largestWeight = weights.max(), weights.allSatisfy({ $0 > 0 && $0.isFinite }) else { return nil }
+        let state = try state(in: transaction)
+        let headers = try blockHeaders(of: list, in: transaction)
+        let statistics = SearchStatistics(
+            documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: [headers.reduce(0) { $0 + $1.count }])
+        guard limit > 0, !headers.isEmpty else { return ([], statistics) }
+        let averageLength = SearchRanking.averageLength(statistics)
+        let idf = SearchRanking.idf(term: 0, statistics: statistics)
+        // A row's weighted frequency is at most the largest weight times its occurrences, its length at least the
+        // block's shortest; the score grows with the one and falls with the other. The margin covers rounding.
+        let bounds = headers.map { header in
+            SearchRanking.contribution(
+                frequency: Double(header.maximumOccurrences), idf: idf,
+                lengthNorm: SearchRanking.lengthNorm(length: header.minimumLength, averageLength: averageLength)) * (1 + 1e-9)
+        }
+        let order = headers.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] > bounds[$1] : $0 < $1 }
+        var best = BestScores(limit: limit)
+        var candidates: [(document: UInt64, score: Double)] = []
+        let fieldCount = fields.count
+        var counts = [Int](repeating: 0, count: fieldCount)
+        for block in order {
+            if best.isFull, bounds[block] < best.threshold { break }
+            let header = headers[block]
+            try withBlock(header.block, of: list, in: transaction) { raw in
+                var reader = try SearchPostingBlock.Reader(raw)
+                while let document = try reader.next() {
+                    for field in 0..<fieldCount { counts[field] = 0 }
+                    var rowLength = 0
+                    var occurrences = 0
+                    try reader.readCounts { length, field, count in
+                        rowLength = length
+                        occurrences += count
+                        if field < fieldCount { counts[field] += count }
+                    }
+                    // The bound holds only if the header does: a header that understates its rows is damage.
+                    guard occurrences <= header.maximumOccurrences, rowLength >= header.minimumLength else {
+                        throw SearchBytes.Malformed("a block's header understates its rows (most occurrences \(header.maximumOccurrences), shortest row \(header.minimumLength))")
+                    }
+                    // The same arithmetic as `matches(of:in:)`, so the same score.
+                    var frequency = 0.0
+                    for field in 0..<fieldCount where counts[field] > 0 { frequency += weights[field] * Double(counts[field]) }
+                    var score = 0.0
+                    score += SearchRanking.contribution(
+                        frequency: frequency, idf: idf, lengthNorm: SearchRanking.lengthNorm(length: rowLength, averageLength: averageLength))
+                    if best.admits(score) {
+                        best.add(score)
+                        candidates.append((document, score))
+                    }
+                }
+            }
+        }
+        return (try ranked(candidates, threshold: best.threshold, limit: limit, in: transaction), statistics)
+    }
+
+    /// The headers of `list`'s blocks, in key order.
+    func blockHeaders(of list: PostingList, in transaction: ReadTransaction) throws -> [PostingBlockHeader] {
+        var headers: [PostingBlockHeader] = []
+        do {
+            try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
+                let reader = try SearchPostingBlock.Reader(value)
+                headers.append(PostingBlockHeader(
+                    block: try SearchPostingBlock.block(ofKey: key), count: reader.count,
+                    maximumOccurrences: reader.maximumOccurrences, minimumLength: reader.minimumLength))
+                return true
+            }
+        } catch let error as SearchBytes.Malformed {
+            throw corrupt("a posting block is malformed (\(error))")
+        }
+        return headers
+    }
+
+    /// Calls `body` with the stored bytes of `list`'s block `block`.
+    private func withBlock(_ block: UInt64, of list: PostingList, in transaction: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        do {
+            try list.table.withValue(forKey: SearchPostingBlock.key(term: list.word, block: block), in: transaction) { raw in
+                guard let raw else { throw SearchBytes.Malformed("block \(block) was read a moment ago and is gone") }
+                try body(raw)
+            }
+        } catch let error as SearchBytes.Malformed {
+            throw corrupt("a posting block is malformed (\(error))")
+        }
+    }
+
+    /// The rows of `candidates` whose score is at least `threshold`, resolved to their keys, best first (ties by
+    /// key), at most `limit`.
+    func ranked(_ candidates: [(document: UInt64, score: Double)], threshold: Double, limit: Int, in transaction: ReadTransaction) throws -> [(key: StoredRowKey, score: Double)] {
+        let tables = try tables()
+        var resolved: [(key: StoredRowKey, score: Double)] = []
+        for candidate in candidates where candidate.score >= threshold {
+            guard let rowKey = try tables.documents.value(forKey: candidate.document, in: transaction) else {
+                throw corrupt("document \(candidate.document) has postings but no row")
+            }
+            resolved.append((rowKey, candidate.score))
+        }
+        resolved.sort { $0.score != $1.score ? $0.score > $1.score : $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
+        return Array(resolved.prefix(limit))
+    }
+}
+
+/// The best `limit` scores seen so far, in descending order: the `limit`-th is the score a row must reach (or tie)
+/// to be among the best.
+struct BestScores {
+    let limit: Int
+    private(set) var scores: [Double] = []
+
+    init(limit: Int) {
+        self.limit = limit
+        scores.reserveCapacity(limit + 1)
+    }
+
+    var isFull: Bool { scores.count >= limit }
+
+    /// The `limit`-th best score (the lowest kept; `-infinity` while fewer were seen).
+    var threshold: Double { isFull ? scores[scores.count - 1] : -.infinity }
+
+    /// Whether a row of `score` may be among the best (it ties or beats the threshold).
+    func admits(_ score: Double) -> Bool { score >= threshold }
+
+    mutating func add(_ score: Double) {
+        guard !isFull || score > scores[scores.count - 1] else { return }
+        let at = scores.firstIndex { $0 < score } ?? scores.count
+        scores.insert(score, at: at)
+        if scores.count > limit { scores.removeLast() }
+    }
+}
