@@ -26,13 +26,14 @@ func searchIndex(iterations: Int) throws {
 }
 
 /// `search-query-100k canopy` / `search-query-1m canopy`: the 1,000 queries, top 20 without highlights, over an index
-/// of `count` texts. The populated database is kept in the temporary directory between runs (named by the index's
+/// of `count` texts (with the query workloads' prefix lists). The populated database is kept in the temporary directory between runs (named by the index's
 /// storage format), so that callgrind does not run the population: run the workload once without it first.
 func searchQuery(count: Int, iterations: Int) throws {
-    let path = FileManager.default.temporaryDirectory.path + "/canopy-instruction-counts-search-\(count)-format\(SearchWorkload.index().options.format)"
+    let index = SearchWorkload.index(prefixLengths: SearchWorkload.queryPrefixLengths)
+    let prefixes = index.prefixLengths.map(String.init).joined(separator: ",")
+    let path = FileManager.default.temporaryDirectory.path + "/canopy-instruction-counts-search-\(count)-format\(index.options.format)-prefixes\(prefixes)"
     let exists = FileManager.default.fileExists(atPath: path)
     let database = try Database(path: path, options: DatabaseOptions(durability: .none))
-    let index = SearchWorkload.index()
     try database.register(index)
     if !exists { try SearchWorkload.insert(0..<count, into: database) }
     let connection = database.newConnection()

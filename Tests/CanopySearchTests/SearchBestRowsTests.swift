@@ -33,7 +33,7 @@ struct SearchBestRowsTests {
                 for limit in [1, 3, 20, 150] {
                     let actual = try index.search(query, in: txn, limit: limit, highlights: false).map { BruteForce.Hit(key: $0.id.key, score: $0.score) }
                     let wanted = Array(expected.prefix(limit))
-                    let first = zip(actual, wanted).firstIndex { !sameHits([$0], [$1]) } ?? min(actual.count, wanted.count)
+                    let first = (0..<min(actual.count, wanted.count)).first { !sameHits([actual[$0]], [wanted[$0]]) } ?? min(actual.count, wanted.count)
                     #expect(sameHits(actual, wanted), "\(text), limit \(limit): \(actual.count) hits for \(wanted.count); from hit \(first): index \(actual.dropFirst(first).prefix(5)), brute force \(wanted.dropFirst(first).prefix(5)); \(context)")
                 }
             }

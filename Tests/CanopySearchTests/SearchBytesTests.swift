@@ -18,11 +18,12 @@ struct SearchBytesTests {
         }
         // Blocks: a count past an Int, a row number that does not ascend (delta 0), an entry cut short, fewer entries
         // than counted, bytes after the last entry, positions past the entry.
-        let valid: [UInt8] = [1, 1, 3, 1, 3, 1, 0, 1, 1, 0]
+        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence.)
+        let valid: [UInt8] = [1, 1, 3, 3, 1, 1, 3, 1, 0, 1, 1, 0]
         #expect(try valid.withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1])
         let blocks: [[UInt8]] = [
-            Self.huge + [1, 3], [1, 1, 3, 0, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
-            [1, 1, 3, 1, 3, 1, 0, 1, 9, 0],
+            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1, 0, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
+            [1, 1, 3, 3, 1, 1, 3, 1, 0, 1, 9, 0],
         ]
         for bytes in blocks {
             #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchPostingBlock.decode($0) } }

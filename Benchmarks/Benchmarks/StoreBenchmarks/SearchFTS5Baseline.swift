@@ -8,13 +8,15 @@ final class FTS5Store {
     let directory = TemporaryDirectory("fts5")
     let queue: DatabaseQueue
 
-    init(count: Int) throws {
+    /// A table of `count` texts; `prefixes`: FTS5's prefix index for those lengths (the query comparison's).
+    init(count: Int, prefixes: Set<Int> = []) throws {
         var configuration = Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         queue = try DatabaseQueue(path: directory.child("db.sqlite"), configuration: configuration)
         try queue.write { db in
             try db.create(virtualTable: "texts", using: FTS5()) { table in
                 table.tokenizer = .unicode61(diacritics: .remove)
+                if !prefixes.isEmpty { table.prefixes = prefixes }
                 table.column("id").notIndexed()
                 table.column("body")
             }

@@ -54,8 +54,12 @@ enum SearchWorkload {
         return "\(word(seed)) \(word(seed &+ 1))"
     }
 
-    static func index() -> SearchIndex {
-        SearchIndex.byObject(name: "text-search", searchTexts, fields: [ObjectSearchField("body", \.body)])
+    /// The query workloads' index keeps merged lists for prefixes of 3 letters (the queries' prefixes), as the FTS5
+    /// table they are compared with keeps its prefix index (`prefix='3'`); the indexing workloads index without.
+    static let queryPrefixLengths: Set<Int> = [3]
+
+    static func index(prefixLengths: Set<Int> = []) -> SearchIndex {
+        SearchIndex.byObject(name: "text-search", searchTexts, fields: [ObjectSearchField("body", \.body)], prefixLengths: prefixLengths)
     }
 
     /// Writes texts `range` into `database`, 100,000 per transaction.

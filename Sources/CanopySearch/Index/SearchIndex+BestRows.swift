@@ -8,6 +8,8 @@ extension SearchIndex {
         var count: Int
         var maximumOccurrences: Int
         var minimumLength: Int
+        var densestLength: Int
+        var densestOccurrences: Int
     }
 
     /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`.
@@ -61,13 +63,7 @@ extension SearchIndex {
         guard limit > 0, !headers.isEmpty else { return ([], statistics) }
         let averageLength = SearchRanking.averageLength(statistics)
         let idf = SearchRanking.idf(term: 0, statistics: statistics)
-        // A row's weighted frequency is at most the largest weight times its occurrences, its length at least the
-        // block's shortest; the score grows with the one and falls with the other. The margin covers rounding.
-        let bounds = headers.map { header in
-            SearchRanking.contribution(
-                frequency: Double(header.maximumOccurrences), idf: idf,
-                lengthNorm: SearchRanking.lengthNorm(length: header.minimumLength, averageLength: averageLength)) * (1 + 1e-9)
-        }
+        let bounds = headers.map { Self.bound(of: $0, largestWeight: largestWeight, idf: idf, averageLength: averageLength) }
         let order = headers.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] > bounds[$1] : $0 < $1 }
         var best = BestScores(limit: limit)
         var candidates: [(document: UInt64, score: Double)] = []
@@ -88,8 +84,9 @@ extension SearchIndex {
                         if field < fieldCount { counts[field] += count }
                     }
                     // The bound holds only if the header does: a header that understates its rows is damage.
-                    guard occurrences <= header.maximumOccurrences, rowLength >= header.minimumLength else {
-                        throw SearchBytes.Malformed("a block's header understates its rows (most occurrences \(header.maximumOccurrences), shortest row \(header.minimumLength))")
+                    guard occurrences <= header.maximumOccurrences, rowLength >= header.minimumLength,
+                          rowLength * header.densestOccurrences >= header.densestLength * occurrences else {
+                        throw SearchBytes.Malformed("a block's header understates its rows (most occurrences \(header.maximumOccurrences), densest row \(header.densestLength) words for \(header.densestOccurrences))")
                     }
                     // The same arithmetic as `matches(of:in:)`, so the same score.
                     var frequency = 0.0
@@ -107,6 +104,22 @@ extension SearchIndex {
         return (try ranked(candidates, threshold: best.threshold, limit: limit, in: transaction), statistics)
     }
 
+    /// An upper bound of the score of any row of the block of `header`, for a one-term query.
+    ///
+    /// A row's contribution is `idf · f · (k1 + 1) / (f + k1 · (1 − b + b · d / avgdl))`
+    /// `= idf · (k1 + 1) / (1 + k1 · (1 − b) / f + k1 · b / avgdl · d / f)`: it grows as `1 / f` and `d / f` fall. Its
+    /// weighted frequency `f` is at most the largest weight times its occurrences `o`, so `1 / f ≥ 1 / (w · o_max)`
+    /// and `d / f ≥ (d / o) / w ≥ (densest d / o) / w` (the header's most occurrences and densest row): a bound tighter
+    /// than the most occurrences with the shortest row, which may be two different rows. The margin covers rounding.
+    static func bound(of header: PostingBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
+        guard header.maximumOccurrences > 0, header.densestOccurrences > 0 else { return .infinity }
+        let k1 = SearchRanking.k1
+        let b = SearchRanking.b
+        let inverseFrequency = 1 / (largestWeight * Double(header.maximumOccurrences))
+        let lengthPerFrequency = Double(header.densestLength) / Double(header.densestOccurrences) / largestWeight
+        return idf * (k1 + 1) / (1 + k1 * (1 - b) * inverseFrequency + k1 * b / averageLength * lengthPerFrequency) * (1 + 1e-9)
+    }
+
     /// The headers of `list`'s blocks, in key order.
     func blockHeaders(of list: PostingList, in transaction: ReadTransaction) throws -> [PostingBlockHeader] {
         var headers: [PostingBlockHeader] = []
@@ -115,7 +128,8 @@ extension SearchIndex {
                 let reader = try SearchPostingBlock.Reader(value)
                 headers.append(PostingBlockHeader(
                     block: try SearchPostingBlock.block(ofKey: key), count: reader.count,
-                    maximumOccurrences: reader.maximumOccurrences, minimumLength: reader.minimumLength))
+                    maximumOccurrences: reader.maximumOccurrences, minimumLength: reader.minimumLength,
+                    densestLength: reader.densestLength, densestOccurrences: reader.densestOccurrences))
                 return true
             }
         } catch let error as SearchBytes.Malformed {

@@ -48,7 +48,8 @@ public final class SearchIndex: StoreExtension, Sendable {
     let resultsViews = Mutex<[String: SearchResultsView]>([:])
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
-    static let formatVersion = 2
+    /// (3: block headers name their densest row, which bounds the scores of their rows.)
+    static let formatVersion = 3
 
     /// Creates an index whose texts `text` reads from each row.
     /// - Parameters:

@@ -4,7 +4,8 @@ import CanopyCore
 ///
 /// - `postings`: blocks of one word's postings (``SearchPostingBlock``): the folded word's UTF-8, a 0 byte (words never
 ///   hold one), the block's key (8 bytes, big-endian: its last row's document number, or `UInt64.max` for the word's
-///   open block) → `varint(rows)`, `varint(most occurrences in a row)`, `varint(shortest row)`, then per row, by
+///   open block) → `varint(rows)`, `varint(most occurrences in a row)`, `varint(shortest row)`, `varint(length)` and
+///   `varint(occurrences)` of its densest row (fewest words per occurrence), then per row, by
 ///   document number: `varint(document − previous)` and its posting body (``SearchPosting``: the row's length, its
 ///   count per field, its positions). A prefix query walks the keys that start with the prefix.
 /// - `rows`: the row's stored key → `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,

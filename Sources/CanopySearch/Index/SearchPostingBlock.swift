@@ -49,8 +49,8 @@ struct SearchPostingRun {
 }
 
 /// The blocks of the `postings` table: each holds up to ``maximumDocuments`` rows' postings of one word (about
-/// ``targetBytes``), in document order, delta-encoded, with the block's maximum occurrences and minimum row length
-/// first (an upper bound of any of its rows' scores).
+/// ``targetBytes``), in document order, delta-encoded, with the block's maximum occurrences, minimum row length and
+/// densest row first (together an upper bound of any of its rows' scores: ``SearchIndex/bestRows(of:limit:in:)``).
 ///
 /// A word's blocks partition its rows: the block keyed `word 0 K` holds the rows after the previous block's key, up to
 /// `K` — the last row of a full block, or `UInt64.max` for the word's last (open) block, where new rows (always
@@ -82,17 +82,24 @@ enum SearchPostingBlock {
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
         var maximumOccurrences = 0
         var minimumLength = Int.max
+        // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
+        var densest = (length: 0, occurrences: 0)
         var size = 0
         for entry in range {
             let summary = SearchPosting.summary(of: run.body(entry))
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
+            if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
+                densest = (summary.length, summary.occurrences)
+            }
             size += run.end(entry) - run.starts[entry] + 5
         }
-        var out = ByteWriter(capacity: size + 16)
+        var out = ByteWriter(capacity: size + 24)
         out.append(varint: UInt64(range.count))
         out.append(varint: UInt64(maximumOccurrences))
         out.append(varint: UInt64(range.isEmpty ? 0 : minimumLength))
+        out.append(varint: UInt64(densest.length))
+        out.append(varint: UInt64(densest.occurrences))
         var previous: UInt64 = 0
         for entry in range {
             out.append(varint: run.documents[entry] - previous)
@@ -162,6 +169,10 @@ enum SearchPostingBlock {
         let maximumOccurrences: Int
         /// The shortest of its rows, in words.
         let minimumLength: Int
+        /// The length and occurrences of its densest row (the fewest words per occurrence of the word): every row's
+        /// `length / occurrences` is at least `densestLength / densestOccurrences`.
+        let densestLength: Int
+        let densestOccurrences: Int
         private var remaining: Int
         private var document: UInt64 = 0
         private(set) var bodyStart = 0
@@ -173,6 +184,8 @@ enum SearchPostingBlock {
             count = try reader.int()
             maximumOccurrences = try reader.int()
             minimumLength = try reader.int()
+            densestLength = try reader.int()
+            densestOccurrences = try reader.int()
             guard count <= raw.count else { throw SearchBytes.Malformed("a block count larger than the block") }
             remaining = count
         }
