@@ -41,4 +41,32 @@ struct SearchFormatUpgradeTests {
         let after = reminders(["search", "milk*", "--db", path])
         #expect(after.out.split(separator: "\n").map { String($0.prefix(3)) }.sorted() == ["#1 ", "#2 ", "#7 "], "\(after.out)")
     }
+
+    /// The second format (blocks whose headers hold the most occurrences and the shortest row, not the densest row,
+    /// which the best-rows search bounds scores with), written by the `reminders` of abf6e15 (`add`, `delete`, `edit`):
+    /// read as format 3, a header would be misread and blocks skipped wrongly; the recorded format rebuilds it first.
+    @Test("a format-2 index is rebuilt; searches answer what the old build answered, in its order")
+    func formatTwoRebuilt() throws {
+        let directory = try TemporaryDirectory(prefix: "reminders-search-format2")
+        defer { directory.remove() }
+        let path = try unpackGzippedDatabase(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format2-reminders.data.mdb.gz"),
+            into: directory)
+        #expect(try recordedOptions(path)?.contains("\"format\":2") == true, "the fixture holds the second format")
+        func ids(_ query: String) -> [String] {
+            let result = reminders(["search", query, "--db", path])
+            #expect(result.status == 0, "\(query): \(result.err)")
+            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
+        }
+        // What the old build answered on this file.
+        #expect(ids("milk") == ["#6 ", "#4 ", "#1 ", "#7 "])
+        #expect(ids("milk*") == ["#6 ", "#4 ", "#2 ", "#1 ", "#7 "])
+        #expect(ids("\"oat milk\"") == ["#4 ", "#1 "])
+        #expect(ids("mil* oat") == ["#4 ", "#1 "])
+        #expect(ids("東京") == ["#5 "])
+        #expect(ids("creme") == ["#1 "])
+        #expect(try recordedOptions(path)?.contains("\"format\":\(Schema.searchIndex().options.format)") == true, "rebuilt in this build's format")
+        #expect(reminders(["add", "reminder", "Milk milk", "--db", path]).status == 0)
+        #expect(ids("milk").sorted() == ["#1 ", "#4 ", "#6 ", "#7 ", "#8 "])
+    }
 }
