@@ -64,12 +64,13 @@ extension SearchIndex {
         let averageLength = SearchRanking.averageLength(statistics)
         let idf = SearchRanking.idf(term: 0, statistics: statistics)
         let bounds = headers.map { Self.bound(of: $0, largestWeight: largestWeight, idf: idf, averageLength: averageLength) }
-        let order = headers.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] > bounds[$1] : $0 < $1 }
+        // Best bound first, from a heap: only the blocks read are ordered (most never are).
+        var order = BoundHeap(bounds)
         var best = BestScores(limit: limit)
         var candidates: [(document: UInt64, score: Double)] = []
         let fieldCount = fields.count
         var counts = [Int](repeating: 0, count: fieldCount)
-        for block in order {
+        while let block = order.popBest() {
             if best.isFull, bounds[block] < best.threshold { break }
             let header = headers[block]
             try withBlock(header.block, of: list, in: transaction) { raw in
@@ -190,5 +191,46 @@ struct BestScores {
         let at = scores.firstIndex { $0 < score } ?? scores.count
         scores.insert(score, at: at)
         if scores.count > limit { scores.removeLast() }
+    }
+}
+
+/// Block numbers by descending bound: a binary max-heap built in linear time, popped one at a time.
+struct BoundHeap {
+    private var bounds: [Double]
+    private var blocks: [Int]
+
+    init(_ bounds: [Double]) {
+        self.bounds = bounds
+        blocks = Array(bounds.indices)
+        var parent = blocks.count / 2 - 1
+        while parent >= 0 {
+            siftDown(parent)
+            parent -= 1
+        }
+    }
+
+    /// The block with the highest bound left, or `nil` when none is.
+    mutating func popBest() -> Int? {
+        guard let top = blocks.first else { return nil }
+        let last = blocks.removeLast()
+        if !blocks.isEmpty {
+            blocks[0] = last
+            siftDown(0)
+        }
+        return top
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            var largest = parent
+            let left = 2 * parent + 1
+            let right = left + 1
+            if left < blocks.count, bounds[blocks[left]] > bounds[blocks[largest]] { largest = left }
+            if right < blocks.count, bounds[blocks[right]] > bounds[blocks[largest]] { largest = right }
+            if largest == parent { return }
+            blocks.swapAt(parent, largest)
+            parent = largest
+        }
     }
 }
