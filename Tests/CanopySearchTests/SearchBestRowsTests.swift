@@ -5,9 +5,10 @@ import Foundation
 import Testing
 
 /// The best rows of a one-list query (a word, or a prefix with a merged list) are read from block headers, best bound
-/// first, stopping when no unread block can reach the last score kept: over thousands of rows (words with dozens of
-/// blocks of different bounds, many rows tying), written by commits that insert, update and remove, and rebuilt,
-/// every limit gives exactly the brute force's first rows (same keys, order and scores; ties by key).
+/// first, stopping when no unread block can reach the last score kept; several lists are intersected list by list,
+/// skipping blocks without candidates: over thousands of rows (words with dozens of blocks of different bounds, many
+/// rows tying), written by commits that insert, update and remove, and rebuilt, every limit gives exactly the brute
+/// force's first rows (same keys, order and scores; ties by key), and the count of matches is the brute force's.
 @Suite("Search index: best rows from block headers")
 struct SearchBestRowsTests {
     /// Few words, so that lists span many blocks and many rows tie; some words are prefixes of others.
@@ -25,11 +26,14 @@ struct SearchBestRowsTests {
     }
 
     static func check(_ index: SearchIndex, _ database: Database, _ rows: [String: Note], context: String) throws {
+        // One list each, and several (intersected list by list: words, prefixes with lists, the same word twice).
         let queries = words + ["ka*", "kam*", "lo*", "mi*", "ne*", "ru*", "k*", "m*"]
+            + ["ka lo", "kalo mi", "ne ru mi", "ka* lo", "mi* ne*", "rune kamine", "ka ka", "kamin* lo"]
         try database.newConnection().read { txn in
             for text in queries {
                 let query = try SearchQuery(text)
                 let expected = BruteForce.search(query, rows)
+                #expect(try index.count(matching: query, in: txn) == expected.count, "count of \(text); \(context)")
                 for limit in [1, 3, 20, 150] {
                     let actual = try index.search(query, in: txn, limit: limit, highlights: false).map { BruteForce.Hit(key: $0.id.key, score: $0.score) }
                     let wanted = Array(expected.prefix(limit))

@@ -96,6 +96,7 @@ extension SearchIndex {
     /// The rows matching every term of `query` (by document number), their BM25 scores and the statistics they were
     /// ranked with.
     func matches(of query: SearchQuery, in transaction: ReadTransaction) throws -> Matches {
+        if let intersection = try listIntersection(of: query, in: transaction) { return intersection }
         try transaction.requireCurrentExtension(named: name)
         let tables = try tables()
         if let writer = transaction.writer(of: self) {

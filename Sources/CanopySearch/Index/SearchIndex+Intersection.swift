@@ -1,0 +1,128 @@
+import CanopyCore
+
+extension SearchIndex {
+    /// The rows matching every term of a query whose terms are all one posting list each (words, prefixes with a
+    /// merged list), scored as `matches(of:in:)` scores them: the rarest list is read whole, then each other list is
+    /// walked once beside the remaining candidates — a block that holds none of them is not decoded, and a posting
+    /// that is not a candidate is skipped without reading its counts. `nil` when a term is not one list.
+    func listIntersection(of query: SearchQuery, in transaction: ReadTransaction) throws -> Matches? {
+        guard query.terms.count > 1 else { return nil }
+        try transaction.requireCurrentExtension(named: name)
+        let tables = try tables()
+        var lists: [PostingList] = []
+        for term in query.terms {
+            guard term.words.count == 1 else { return nil }
+            if !term.isPrefix {
+                lists.append(PostingList(table: tables.postings, word: term.wordBytes[0]))
+            } else if let list = prefixList(for: term, in: tables) {
+                lists.append(list)
+            } else {
+                return nil
+            }
+        }
+        if let writer = transaction.writer(of: self) {
+            try writer.flushPostings()  // this transaction's postings, before the table is read
+        }
+        let state = try state(in: transaction)
+        let headers = try lists.map { try blockHeaders(of: $0, in: transaction) }
+        let documentCounts = headers.map { $0.reduce(0) { $0 + $1.count } }
+        let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: documentCounts)
+        var result = Matches(statistics: statistics)
+        guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
+        let fieldCount = fields.count
+        // The candidates (the driver's rows), their lengths, and per term their counts per field.
+        var documents: [UInt64] = []
+        var lengths: [Int] = []
+        var counts = [[Int]](repeating: [], count: lists.count)
+        do {
+            try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { _, value in
+                var block = try SearchPostingBlock.Reader(value)
+                while let document = try block.next() {
+                    guard documents.last.map({ $0 < document }) ?? true else { throw SearchBytes.Malformed("a word's blocks are out of order") }
+                    documents.append(document)
+                    let base = counts[driver].count
+                    for _ in 0..<fieldCount { counts[driver].append(0) }
+                    var rowLength = 0
+                    try block.readCounts { length, field, count in
+                        rowLength = length
+                        if field < fieldCount { counts[driver][base + field] += count }
+                    }
+                    lengths.append(rowLength)
+                }
+                return true
+            }
+            for term in lists.indices where term != driver && !documents.isEmpty {
+                try narrow(&documents, &lengths, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
+            }
+        } catch let error as SearchBytes.Malformed {
+            throw corrupt("a posting block is malformed (\(error))")
+        }
+        // The same arithmetic as `matches(of:in:)`, so the same scores.
+        let weights = fields.map(\.weight)
+        let averageLength = SearchRanking.averageLength(statistics)
+        let idfs = lists.indices.map { SearchRanking.idf(term: $0, statistics: statistics) }
+        result.documents = documents
+        result.scores.reserveCapacity(documents.count)
+        for slot in documents.indices {
+            let norm = SearchRanking.lengthNorm(length: lengths[slot], averageLength: averageLength)
+            var score = 0.0
+            for term in lists.indices {
+                var frequency = 0.0
+                let base = slot * fieldCount
+                for field in 0..<fieldCount {
+                    let count = counts[term][base + field]
+                    if count > 0 { frequency += weights[field] * Double(count) }
+                }
+                score += SearchRanking.contribution(frequency: frequency, idf: idfs[term], lengthNorm: norm)
+            }
+            result.scores.append(score)
+        }
+        return result
+    }
+
+    /// Keeps the candidates that `list` (term `term`) also holds, with their counts in it.
+    private func narrow(
+        _ documents: inout [UInt64], _ lengths: inout [Int], _ counts: inout [[Int]], to term: Int, of list: PostingList,
+        fieldCount: Int, in transaction: ReadTransaction
+    ) throws {
+        var kept: [Int] = []  // candidate slots found in the list, ascending
+        var termCounts: [Int] = []
+        var next = 0  // the first candidate not yet passed
+        var previousKey: UInt64 = 0
+        try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
+            let blockKey = try SearchPostingBlock.block(ofKey: key)
+            guard blockKey > previousKey || previousKey == 0 else { throw SearchBytes.Malformed("a word's blocks are out of order") }
+            defer { previousKey = blockKey }
+            // The block holds rows after the previous key, up to its own: skip it when no candidate is in between.
+            while next < documents.count, documents[next] <= previousKey { next += 1 }
+            guard next < documents.count else { return false }
+            guard documents[next] <= blockKey else { return true }
+            var block = try SearchPostingBlock.Reader(value)
+            while let document = try block.next() {
+                guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
+                while next < documents.count, documents[next] < document { next += 1 }
+                guard next < documents.count, documents[next] == document else {
+                    try block.skipBody()
+                    continue
+                }
+                kept.append(next)
+                let base = termCounts.count
+                for _ in 0..<fieldCount { termCounts.append(0) }
+                try block.readCounts { _, field, count in
+                    if field < fieldCount { termCounts[base + field] += count }
+                }
+                next += 1
+            }
+            return true
+        }
+        documents = kept.map { documents[$0] }
+        lengths = kept.map { lengths[$0] }
+        for other in counts.indices where !counts[other].isEmpty {
+            let previous = counts[other]
+            counts[other] = []
+            counts[other].reserveCapacity(kept.count * fieldCount)
+            for slot in kept { counts[other].append(contentsOf: previous[(slot * fieldCount)..<((slot + 1) * fieldCount)]) }
+        }
+        counts[term] = termCounts
+    }
+}
