@@ -10,7 +10,9 @@ func searchIndex(iterations: Int) throws {
     func run(_ count: Int, measuring: Bool, keep: Bool) throws {
         let directory = TemporaryDirectory("search-index")
         let database = try Database(path: directory.child("db"), options: DatabaseOptions(durability: .none))
-        try database.register(SearchWorkload.index())
+        // SEARCH_PREFIX_LENGTHS=3 (comma-separated): with the query workloads' prefix lists (what they cost to keep).
+        let lengths = ProcessInfo.processInfo.environment["SEARCH_PREFIX_LENGTHS"].map { Set($0.split(separator: ",").compactMap { Int($0) }) } ?? []
+        try database.register(SearchWorkload.index(prefixLengths: lengths))
         let insert = { try SearchWorkload.insert(0..<count, into: database) }
         if measuring { try measured(insert) } else { try insert() }
         if keep {

@@ -21,7 +21,7 @@ extension SearchIndex {
     /// The best `limit` rows of `query` read from block headers (``bestRows(of:limit:in:)``) when its one term is one
     /// posting list — a word, or a prefix of one of ``prefixLengths`` — or `nil` for any other query (it is ranked
     /// from all its matches).
-    func bestRowsFromBlocks(of query: SearchQuery, limit: Int, in transaction: ReadTransaction) throws -> (rows: [(key: StoredRowKey, score: Double)], statistics: SearchStatistics)? {
+    func bestRowsFromBlocks(of query: SearchQuery, limit: Int, in transaction: ReadTransaction) throws -> [(key: StoredRowKey, score: Double)]? {
         guard query.terms.count == 1, let term = query.terms.first, term.words.count == 1 else { return nil }
         try transaction.requireCurrentExtension(named: name)
         let tables = try tables()
@@ -53,14 +53,14 @@ extension SearchIndex {
     /// exactly what scoring every row gives (`matches(of:in:)`).
     ///
     /// `nil` when the fields' weights are not all positive and finite (the bound needs a positive largest weight).
-    func bestRows(of list: PostingList, limit: Int, in transaction: ReadTransaction) throws -> (rows: [(key: StoredRowKey, score: Double)], statistics: SearchStatistics)? {
+    func bestRows(of list: PostingList, limit: Int, in transaction: ReadTransaction) throws -> [(key: StoredRowKey, score: Double)]? {
         let weights = fields.map(\.weight)
         guard let largestWeight = weights.max(), weights.allSatisfy({ $0 > 0 && $0.isFinite }) else { return nil }
         let state = try state(in: transaction)
         let headers = try blockHeaders(of: list, in: transaction)
         let statistics = SearchStatistics(
             documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: [headers.reduce(0) { $0 + $1.count }])
-        guard limit > 0, !headers.isEmpty else { return ([], statistics) }
+        guard limit > 0, !headers.isEmpty else { return [] }
         let averageLength = SearchRanking.averageLength(statistics)
         let idf = SearchRanking.idf(term: 0, statistics: statistics)
         let bounds = headers.map { Self.bound(of: $0, largestWeight: largestWeight, idf: idf, averageLength: averageLength) }
@@ -102,7 +102,7 @@ extension SearchIndex {
                 }
             }
         }
-        return (try ranked(candidates, threshold: best.threshold, limit: limit, in: transaction), statistics)
+        return try ranked(candidates, threshold: best.threshold, limit: limit, in: transaction)
     }
 
     /// An upper bound of the score of any row of the block of `header`, for a one-term query.

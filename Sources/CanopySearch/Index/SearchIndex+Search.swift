@@ -16,7 +16,7 @@ extension SearchIndex {
         guard limit >= 0 else { throw CanopyError(.invalidArgument, "the limit is \(limit); give 0 or more", extensionName: name) }
         let rows: [(key: StoredRowKey, score: Double)]
         if let best = try bestRowsFromBlocks(of: query, limit: limit, in: transaction) {
-            rows = best.rows
+            rows = best
         } else {
             let matched = try matches(of: query, in: transaction)
             guard limit > 0, !matched.documents.isEmpty else { return [] }
