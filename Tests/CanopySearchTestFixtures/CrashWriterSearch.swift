@@ -1,9 +1,10 @@
 import CanopySearch
 import CanopyTestFixtures
 
-/// The search index the `CrashWriter` keeps up to date with `--with-search`: each entry's part and `n<number>`.
+/// The search index the `CrashWriter` keeps up to date with `--with-search`: each entry's part and `n<number>`, with
+/// lists for prefixes of 2 letters (`n1*`), so kills land in their writes too.
 public func crashWriterSearch() -> SearchIndex {
-    SearchIndex(name: "entry-search", collections: [crashWriterEntries.name], fields: [SearchField("entry")]) { row in
+    SearchIndex(name: "entry-search", collections: [crashWriterEntries.name], fields: [SearchField("entry")], prefixLengths: [2]) { row in
         let entry = try row.object(as: CrashWriterEntry.self)
         return ["\(entry.part) n\(entry.number)"]
     }

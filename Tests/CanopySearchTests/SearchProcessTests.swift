@@ -10,7 +10,7 @@ import Testing
 /// the rows after every kill), and a query set by another process (this process's next write places rows for it).
 @Suite("Search index and results with other processes")
 struct SearchProcessTests {
-    /// The index finds exactly the stored entries of each part, and each entry by its number.
+    /// The index finds exactly the stored entries of each part, each entry by its number, and by the prefix lists.
     static func expectAgreement(_ index: SearchIndex, _ txn: ReadTransaction, context: String) throws {
         var parts: [String: [String]] = [:]
         var numbers: [String: [String]] = [:]
@@ -25,6 +25,12 @@ struct SearchProcessTests {
         }
         for (number, keys) in numbers.sorted(by: { $0.key < $1.key }).suffix(5) {
             #expect(try index.search(number, in: txn, highlights: false).map(\.id.key).sorted() == keys.sorted(), "\(number); \(context)")
+        }
+        // Prefixes of 2 letters read their lists: `n1*` finds every number starting with 1.
+        for digit in 1...3 {
+            let prefix = "n\(digit)"
+            let expected = numbers.filter { $0.key.hasPrefix(prefix) }.flatMap(\.value).sorted()
+            #expect(try index.search(prefix + "*", in: txn, limit: 100_000, highlights: false).map(\.id.key).sorted() == expected, "\(prefix)*; \(context)")
         }
     }
 
