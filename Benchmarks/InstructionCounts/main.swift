@@ -62,7 +62,7 @@ func readRows(_ connection: Connection, _ count: Int, generator: inout XorShift)
     try connection.read { txn in
         for _ in 0..<count {
             let index = Int(generator.next() % rows)
-            guard try txn.object(forKey: Workload.keys[index], in: benchRecords) != nil else {
+            guard let object = try txn.object(forKey: Workload.keys[index], in: benchRecords), object.id == index else {
                 throw DriverError("row \(index) not found")
             }
         }
@@ -93,23 +93,33 @@ func insertRows(_ order: ArraySlice<Int>, views: [View], measuring: Bool) throws
     directory.remove()
 }
 
-/// Every row decoded through a cursor, cache off: `full-scan canopy`.
-func fullScan(iterations: Int) throws {
+/// Every row decoded through a cursor, cache off, values only: `full-scan canopy`; with `keyed`, the scan that also
+/// hands each row's key to the closure (`full-scan-keyed`).
+func fullScan(keyed: Bool) -> (Int) throws -> Void {
+  { iterations in
     let (database, connection, directory) = try openStore("scan", cacheLimit: 0, populated: true)
     defer { withExtendedLifetime((database, directory)) {} }
     for iteration in -1..<iterations {  // -1: warm-up
         var count = 0
         let scan = {
             try connection.read { txn in
-                try txn.enumerateObjects(in: benchRecords) { _, object in
-                    count += object.id >= 0 ? 1 : 0
-                    return true
+                if keyed {
+                    try txn.enumerateObjects(in: benchRecords) { key, object in
+                        count += object.id >= 0 && !key.isEmpty ? 1 : 0
+                        return true
+                    }
+                } else {
+                    try txn.enumerateObjects(in: benchRecords) { object in
+                        count += object.id >= 0 ? 1 : 0
+                        return true
+                    }
                 }
             }
         }
         if iteration >= 0 { try measured(scan) } else { try scan() }
         guard count == Workload.rowCount else { throw DriverError("scanned \(count) rows") }
     }
+  }
 }
 
 /// One-row write transactions without fsync: `small-write-txn-none canopy`, 1,000 per iteration.
@@ -185,6 +195,19 @@ func rawFullScan(iterations: Int) throws {
     }
 }
 
+/// The raw baseline of `point-read-cache-miss`: 10,000 `mdb_get`s per iteration in one read transaction.
+func rawPointReads(iterations: Int) throws {
+    let directory = TemporaryDirectory("raw-read")
+    let environment = RawEnvironment(directory: directory.child("env"))
+    environment.insert(Workload.permutation)
+    var generator = XorShift()
+    environment.pointReads(Workload.readsPerIteration / 10, generator: &generator)  // warm-up, as above
+    for _ in 0..<iterations {
+        measured { environment.pointReads(Workload.readsPerIteration, generator: &generator) }
+    }
+    withExtendedLifetime(environment) {}
+}
+
 struct DriverError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -194,7 +217,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "point-read-cache-miss": pointReadCacheMiss,
     "bulk-insert": { try bulkInsert(iterations: $0, views: { [] }) },
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
-    "full-scan": fullScan,
+    "full-scan": fullScan(keyed: false),
+    "full-scan-keyed": fullScan(keyed: true),
     "small-write-txn-none": smallWrites,
     "manual-move-10k": manualMoves(count: 10_000),
     "manual-move-100k": manualMoves(count: 100_000),
@@ -208,6 +232,7 @@ let workloads: [String: (Int) throws -> Void] = [
     "observed-window": observedWindow,
     "raw-bulk-insert": rawBulkInsert,
     "raw-full-scan": rawFullScan,
+    "raw-point-read": rawPointReads,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

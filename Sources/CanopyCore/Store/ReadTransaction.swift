@@ -386,6 +386,41 @@ public class ReadTransaction {
         in collection: TypedCollection<Object, Metadata>, prefix: String = "", where filter: ((String) -> Bool)? = nil,
         _ body: (String, Object) throws -> Bool
     ) throws {
+        try scanObjects(in: collection, prefix: prefix, where: filter) { rowKey, key, object in
+            try body(key ?? RowKey.key(of: rowKey), object)
+        }
+    }
+
+    /// Visits the objects of `collection` in key order while `body` returns `true`, without their keys.
+    ///
+    /// The same scan as ``enumerateObjects(in:prefix:where:_:)``, with the same checks (every record's checksum, the
+    /// codec, each row decoded as its type's `Decodable` decodes it), for a caller that needs only the values: no key
+    /// `String` is made per row (a key of more than 15 bytes of UTF-8 is an allocation, a copy and a release). Errors
+    /// still name the row's key.
+    ///
+    /// ```swift
+    /// var open = 0
+    /// try txn.enumerateObjects(in: reminders) { reminder in
+    ///     if !reminder.done { open += 1 }
+    ///     return true
+    /// }
+    /// ```
+    /// - Throws: ``CanopyError/Code/decodingFailed`` naming the row whose bytes do not decode;
+    ///   ``CanopyError/Code/corruptStore`` naming the row whose record is malformed (it is not skipped);
+    ///   ``CanopyError/Code/codecMismatch``; what `body` throws.
+    public func enumerateObjects<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, prefix: String = "", _ body: (Object) throws -> Bool
+    ) throws {
+        try scanObjects(in: collection, prefix: prefix, where: nil) { _, _, object in try body(object) }
+    }
+
+    /// The scan of ``enumerateObjects(in:prefix:where:_:)``: `body` gets each row's stored key (collection id and key
+    /// bytes), its key when the scan made it (for `filter`, the connection's cache or an error), and its object. A
+    /// key is made only when something asks for it.
+    private final func scanObjects<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, prefix: String, where filter: ((String) -> Bool)?,
+        _ body: (_ rowKey: UnsafeRawBufferPointer, _ key: String?, _ object: Object) throws -> Bool
+    ) throws {
         guard let record = try collectionRecord(collection.name) else { return }
         try checkCodec(record, collection.codec, collection: collection.name)
         let cache = cacheState.objectCache.cache(for: collection.name, as: Object.self)
@@ -400,14 +435,20 @@ public class ReadTransaction {
         defer { scratch.deallocate() }
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
         try guardedRead { try storage.forEach(in: tables.objects, prefix: rowPrefix) { rowKey, value in
-            let key = RowKey.key(of: rowKey)
-            if let filter, !filter(key) { return true }
+            var key: String?
+            if let filter {
+                let made = RowKey.key(of: rowKey)
+                guard filter(made) else { return true }
+                key = made
+            }
             guard let bytes = StoredRecord.objectBytes(value) else {
                 throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
-                                  path: core.path, collection: collection.name, key: key)
+                                  path: core.path, collection: collection.name, key: key ?? RowKey.key(of: rowKey))
             }
+            // The connection's cache is looked up by key: made here only when the cache holds something.
+            if key == nil, let cache, cache.count > 0 { key = RowKey.key(of: rowKey) }
             let object: Object
-            if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
+            if let cache, let key, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
             } else if let flat, flat.decode(into: scratch, from: bytes) {
                 object = scratch.assumingMemoryBound(to: Object.self).move()
@@ -415,16 +456,18 @@ public class ReadTransaction {
                 do {
                     object = try BinaryCodec().decode(Object.self, from: bytes, entry: entry)
                 } catch {
-                    throw decodingFailure(error, decoding: Object.self, codec: collection.codec, key: key, collection: collection.name)
+                    throw decodingFailure(error, decoding: Object.self, codec: collection.codec,
+                                          key: key ?? RowKey.key(of: rowKey), collection: collection.name)
                 }
                 if entry == nil {
                     entry = FlatDecodePlans.entry(for: Object.self)
                     flat = entry?.plan
                 }
             } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
+                object = try decode(Object.self, from: bytes, codec: collection.codec, key: key ?? RowKey.key(of: rowKey),
+                                    collection: collection.name)
             }
-            return try body(key, object)
+            return try body(rowKey, key, object)
         } }
     }
 
