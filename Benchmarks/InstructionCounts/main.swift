@@ -1,4 +1,5 @@
 @_spi(Benchmarks) import CanopyCore
+import CLMDBBench
 import Canopy
 import Foundation
 
@@ -122,9 +123,13 @@ func fullScan(keyed: Bool) -> (Int) throws -> Void {
   }
 }
 
-/// One-row write transactions without fsync: `small-write-txn-none canopy`, 1,000 per iteration.
-func smallWrites(iterations: Int) throws {
-    let (database, connection, directory) = try openStore("txn", durability: .none, populated: true)
+/// One-row write transactions without fsync: `small-write-txn-none canopy`, 1,000 per iteration; with
+/// `durability`, the other `small-write-txn-*` lines (`.metadataOnly`: for `strace -c -f`, which counts the pages
+/// written and the syncs per commit that callgrind does not see).
+func smallWrites(iterations: Int) throws { try smallWrites(iterations: iterations, durability: .none) }
+
+func smallWrites(iterations: Int, durability: Durability) throws {
+    let (database, connection, directory) = try openStore("txn", durability: durability, populated: true)
     defer { withExtendedLifetime((database, directory)) {} }
     let rows = UInt64(Workload.rowCount)
     var generator = XorShift()
@@ -208,6 +213,19 @@ func rawPointReads(iterations: Int) throws {
     withExtendedLifetime(environment) {}
 }
 
+/// The raw baseline of `small-write-txn-metadata-only`: one-put commits with `MDB_NOMETASYNC`, 1,000 per iteration.
+func rawSmallWritesMetadataOnly(iterations: Int) throws {
+    let directory = TemporaryDirectory("raw-txn")
+    let environment = RawEnvironment(directory: directory.child("env"), flags: Int32(MDB_NOMETASYNC))
+    environment.insert(Workload.permutation)
+    var generator = XorShift()
+    for round in -1..<iterations {  // -1: warm-up
+        let writes = { environment.smallTransactions(Workload.smallTransactionsPerIteration, generator: &generator, round: round + 1) }
+        if round >= 0 { measured(writes) } else { writes() }
+    }
+    withExtendedLifetime(environment) {}
+}
+
 struct DriverError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -220,6 +238,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "full-scan": fullScan(keyed: false),
     "full-scan-keyed": fullScan(keyed: true),
     "small-write-txn-none": smallWrites,
+    "small-write-txn-metadata-only": { try smallWrites(iterations: $0, durability: .metadataOnly) },
+    "raw-small-write-txn-metadata-only": rawSmallWritesMetadataOnly,
     "manual-move-10k": manualMoves(count: 10_000),
     "manual-move-100k": manualMoves(count: 100_000),
     "manual-move-1m": manualMoves(count: 1_000_000),

@@ -100,9 +100,18 @@ public class ReadTransaction {
     final func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, key: String, collection: String
     ) throws -> T {
+        // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
+        try decode(T.self, from: bytes, codec: codec, isBinary: Swift.type(of: codec) == BinaryCodec.self, key: key, collection: collection)
+    }
+
+    /// ``decode(_:from:codec:key:collection:)`` for a caller that knows whether `codec` is the binary codec (the
+    /// dynamic type of an existential is a runtime call, about 50 instructions).
+    @inline(__always)
+    final func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, isBinary: Bool, key: String, collection: String
+    ) throws -> T {
         do {
-            // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
-            guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.decode(T.self, from: bytes) }
+            guard isBinary else { return try codec.decode(T.self, from: bytes) }
             // The binary codec's plan for the type decoded last, remembered by the connection (no lock).
             let state = cacheState
             if state.flatPlanType != ObjectIdentifier(T.self) {
@@ -216,9 +225,10 @@ public class ReadTransaction {
     @inline(never)
     private final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         guard let record = try collectionRecord(collection.name) else { return nil }
-        try checkCodec(record, collection.codec, collection: collection.name)
+        let isBinary = Swift.type(of: collection.codec) == BinaryCodec.self
+        if !isBinary || record.codec != BinaryCodec.codecName { try checkCodec(record, collection.codec, collection: collection.name) }
         guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
-        let object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
+        let object = try decode(Object.self, from: bytes, codec: collection.codec, isBinary: isBinary, key: key, collection: collection.name)
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
@@ -417,6 +427,7 @@ public class ReadTransaction {
     /// The scan of ``enumerateObjects(in:prefix:where:_:)``: `body` gets each row's stored key (collection id and key
     /// bytes), its key when the scan made it (for `filter`, the connection's cache or an error), and its object. A
     /// key is made only when something asks for it.
+    @inline(__always)
     private final func scanObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String, where filter: ((String) -> Bool)?,
         _ body: (_ rowKey: UnsafeRawBufferPointer, _ key: String?, _ object: Object) throws -> Bool
