@@ -396,9 +396,7 @@ public class ReadTransaction {
         in collection: TypedCollection<Object, Metadata>, prefix: String = "", where filter: ((String) -> Bool)? = nil,
         _ body: (String, Object) throws -> Bool
     ) throws {
-        try scanObjects(in: collection, prefix: prefix, where: filter) { rowKey, key, object in
-            try body(key ?? RowKey.key(of: rowKey), object)
-        }
+        try scanObjects(in: collection, prefix: prefix, where: filter, withKeys: true, body)
     }
 
     /// Visits the objects of `collection` in key order while `body` returns `true`, without their keys.
@@ -421,16 +419,15 @@ public class ReadTransaction {
     public func enumerateObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String = "", _ body: (Object) throws -> Bool
     ) throws {
-        try scanObjects(in: collection, prefix: prefix, where: nil) { _, _, object in try body(object) }
+        try scanObjects(in: collection, prefix: prefix, where: nil, withKeys: false) { _, object in try body(object) }
     }
 
-    /// The scan of ``enumerateObjects(in:prefix:where:_:)``: `body` gets each row's stored key (collection id and key
-    /// bytes), its key when the scan made it (for `filter`, the connection's cache or an error), and its object. A
-    /// key is made only when something asks for it.
-    @inline(__always)
+    /// The scan of both ``enumerateObjects(in:prefix:where:_:)`` forms: `body` gets each row's key (`withKeys`), or
+    /// an empty string in its place, and its object. Otherwise a key is made only when something asks for it: the
+    /// filter, a non-empty cache, an error. (The keyed form passes its closure as it is: no extra call per row.)
     private final func scanObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String, where filter: ((String) -> Bool)?,
-        _ body: (_ rowKey: UnsafeRawBufferPointer, _ key: String?, _ object: Object) throws -> Bool
+        withKeys: Bool, _ body: (_ key: String, _ object: Object) throws -> Bool
     ) throws {
         guard let record = try collectionRecord(collection.name) else { return }
         try checkCodec(record, collection.codec, collection: collection.name)
@@ -446,20 +443,22 @@ public class ReadTransaction {
         defer { scratch.deallocate() }
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
         try guardedRead { try storage.forEach(in: tables.objects, prefix: rowPrefix) { rowKey, value in
-            var key: String?
+            // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
+            // string (no allocation) until then.
+            var key = withKeys ? RowKey.key(of: rowKey) : ""
+            var hasKey = withKeys
             if let filter {
-                let made = RowKey.key(of: rowKey)
-                guard filter(made) else { return true }
-                key = made
+                if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
+                guard filter(key) else { return true }
             }
             guard let bytes = StoredRecord.objectBytes(value) else {
                 throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
-                                  path: core.path, collection: collection.name, key: key ?? RowKey.key(of: rowKey))
+                                  path: core.path, collection: collection.name, key: hasKey ? key : RowKey.key(of: rowKey))
             }
             // The connection's cache is looked up by key: made here only when the cache holds something.
-            if key == nil, let cache, cache.count > 0 { key = RowKey.key(of: rowKey) }
+            if !hasKey, let cache, cache.count > 0 { key = RowKey.key(of: rowKey); hasKey = true }
             let object: Object
-            if let cache, let key, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
+            if hasKey, let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
             } else if let flat, flat.decode(into: scratch, from: bytes) {
                 object = scratch.assumingMemoryBound(to: Object.self).move()
@@ -468,17 +467,17 @@ public class ReadTransaction {
                     object = try BinaryCodec().decode(Object.self, from: bytes, entry: entry)
                 } catch {
                     throw decodingFailure(error, decoding: Object.self, codec: collection.codec,
-                                          key: key ?? RowKey.key(of: rowKey), collection: collection.name)
+                                          key: hasKey ? key : RowKey.key(of: rowKey), collection: collection.name)
                 }
                 if entry == nil {
                     entry = FlatDecodePlans.entry(for: Object.self)
                     flat = entry?.plan
                 }
             } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, key: key ?? RowKey.key(of: rowKey),
+                object = try decode(Object.self, from: bytes, codec: collection.codec, key: hasKey ? key : RowKey.key(of: rowKey),
                                     collection: collection.name)
             }
-            return try body(rowKey, key, object)
+            return try body(key, object)
         } }
     }
 
