@@ -115,6 +115,21 @@ struct StoreInfoRecord<ValueCoding: TableCoding>: Sendable {
         }
     }
 
+    /// The record's value, or `nil` when there is none, decoded only when its bytes differ from those `cache` decoded
+    /// last (see ``DecodedRecordCache``).
+    func value(in txn: LMDB.ReadTransaction, info: LMDB.Database, path: String?, cache: DecodedRecordCache<ValueCoding.Value>) throws -> ValueCoding.Value?
+    where ValueCoding.Value: Sendable {
+        try txn.withValue(forKey: key, in: info) { bytes in
+            guard let bytes else { return nil }
+            return try cache.value(of: bytes) { bytes in
+                do { return try ValueCoding.decode(bytes) } catch {
+                    throw CanopyError(.corruptStore, "\(what) (key '\(String(decoding: key, as: UTF8.self))' of \(StoreTableName.info)) is malformed (\(error)); \(remedy)",
+                                      path: path, underlying: error)
+                }
+            }
+        }
+    }
+
     /// Calls `body` with the record's stored bytes (or `nil`), without copying them.
     func withValue<R>(in txn: LMDB.ReadTransaction, info: LMDB.Database, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try txn.withValue(forKey: key, in: info, body)
