@@ -29,8 +29,14 @@ final class DecodedRecordCache<Value: Sendable>: Sendable {
             return hit
         }
         let value = try decode(bytes)
+        remember(bytes, as: value)
+        return value
+    }
+
+    /// Remembers that `bytes` decode to `value` (a writer that has both: the next read of the bytes it wrote decodes
+    /// nothing). Whether the write then commits does not matter: the pair stays true.
+    func remember(_ bytes: UnsafeRawBufferPointer, as value: Value) {
         let copy = Array(bytes)
         last.withLock { $0 = (copy, value) }
-        return value
     }
 }
