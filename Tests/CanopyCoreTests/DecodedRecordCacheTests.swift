@@ -6,8 +6,8 @@ import Testing
 private struct Item: Codable, Sendable { var title: String }
 private let items = TypedCollection<Item, NoMetadata>("items")
 
-/// The store's state record and attachment slots are decoded once per distinct bytes (``DecodedRecordCache``): a
-/// reuse must never hand out a value the stored bytes no longer hold.
+/// The attachment slots are decoded once per distinct bytes (``DecodedRecordCache``): a reuse must never hand out a
+/// value the stored bytes no longer hold.
 @Suite("Decoded store records, remembered by their bytes")
 struct DecodedRecordCacheTests {
     @Test func equalBytesReuseTheValueAndOtherBytesDecodeAgain() throws {
@@ -29,24 +29,28 @@ struct DecodedRecordCacheTests {
         #expect(decodes == 5)
     }
 
-    /// A state record rewritten behind this process's back (as another process or a tool does: not through this
-    /// process's commit) is read as stored: extensions' snapshots and the store's snapshot follow the new bytes.
-    @Test func aStateRecordWrittenElsewhereIsReadAsStored() throws {
+    /// Attachment slots rewritten behind this process's back (as another process or a tool does: not through this
+    /// process's writes, and without a new snapshot) are read as stored, also when the new bytes have the old length.
+    @Test func attachmentSlotsWrittenElsewhereAreReadAsStored() throws {
         try withDatabase { database, _ in
             let connection = database.newConnection()
             try connection.readWrite { txn in try txn.set(Item(title: "a"), forKey: "a", in: items) }
-            let before = try connection.read { txn in try txn.extensionSnapshots() }
-            #expect(before.store == 1 && before.extensions.isEmpty)
-            var edited = StoreState()
-            edited.snapshot = 1
-            edited.extensionSnapshots = ["some-view": 1]
-            try connection.readWrite { txn in
-                try txn.writeStorage.put(edited.encoded, forKey: StoreInfoKey.state, in: txn.tables.info)
+            func write(next: UInt32, slot: UInt32) throws {
+                var slots = AttachmentSlots()
+                slots.next = next
+                slots.slots = ["some-extension": slot]
+                try connection.readWrite { txn in
+                    try txn.writeStorage.put(slots.encoded, forKey: StoreInfoKey.attachmentSlots, in: txn.tables.info)
+                }
             }
-            let after = try connection.read { txn in try txn.extensionSnapshots() }
-            #expect(after.store == 1 && after.extensions == ["some-view": 1])
-            try connection.readWrite { txn in try txn.set(Item(title: "b"), forKey: "b", in: items) }
-            #expect(try connection.read { txn in try txn.extensionSnapshots() }.store == 2)
+            func slot() throws -> UInt32? { try connection.read { txn in try txn.attachmentSlot(for: "some-extension")?.number } }
+            #expect(try slot() == nil)
+            try write(next: 5, slot: 3)
+            #expect(try slot() == 3)
+            #expect(try slot() == 3)
+            try write(next: 6, slot: 4)
+            #expect(try slot() == 4, "same length, other bytes")
+            #expect(try database.currentSnapshot() == 1, "the rewrites made no commit of the store")
         }
     }
 }

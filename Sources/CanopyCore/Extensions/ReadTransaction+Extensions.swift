@@ -65,7 +65,7 @@ extension ReadTransaction {
     /// store's snapshot: an extension whose snapshot is below the store's is stale until a process that registers it
     /// brings it up to date (from the commit log, or by a rebuild) at its registration or next write.
     public func extensionSnapshots() throws -> (store: UInt64, extensions: [String: UInt64]) {
-        let state = try core.readState(storage)
+        let state = try DatabaseCore.readState(storage, tables)
         return (state.snapshot, state.extensionSnapshots)
     }
 
@@ -96,7 +96,7 @@ extension ReadTransaction {
     }
 
     private func recordedExtensionSnapshot(of name: String) throws -> UInt64? {
-        try core.extensionSnapshots(at: snapshot) { try core.readState(storage) }[name]
+        try core.extensionSnapshots(at: snapshot) { try DatabaseCore.readState(storage, tables) }[name]
     }
 
     /// The stored key of row `id`, or `nil` when its collection was never written.

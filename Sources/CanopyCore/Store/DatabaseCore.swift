@@ -310,15 +310,8 @@ final class DatabaseCore: Sendable {
         try StoreInfoRecords.state.value(in: txn, info: tables.info, path: nil) ?? StoreState()
     }
 
-    /// The last decoded state record and attachment slots, with their bytes (see ``DecodedRecordCache``).
-    let stateCache = DecodedRecordCache<StoreState>()
+    /// The attachment slots last decoded, with their bytes (see ``DecodedRecordCache``).
     let attachmentSlotsCache = DecodedRecordCache<AttachmentSlots>()
-
-    /// ``readState(_:_:)``, decoding the record only when its bytes changed since this process last decoded it (every
-    /// write transaction reads it).
-    func readState(_ txn: LMDB.ReadTransaction) throws -> StoreState {
-        try StoreInfoRecords.state.value(in: txn, info: tables.info, path: nil, cache: stateCache) ?? StoreState()
-    }
 
     /// Reads the snapshot number only (0 for a store that never committed: no state record).
     /// - Throws: ``CanopyError/Code/corruptStore`` when the state record is too short to hold a snapshot: reading it

@@ -8,13 +8,14 @@ import Musl
 import Darwin
 #endif
 
-/// The last decoded value of one small store record (the `state` record, the attachment slots), kept with the bytes
+/// The last decoded value of one small store record that rarely changes (the attachment slots), kept with the bytes
 /// it was decoded from: a read whose stored bytes are the same returns it without decoding again.
 ///
 /// Equal bytes decode to equal values, so a hit is the value a decode would give, whichever process or transaction
-/// wrote the record and whatever snapshot a reader is at: nothing is assumed about when the record changes. Each write
-/// transaction and each observer advance reads both records; decoding them (a dictionary of extension names each)
-/// cost more than reading them from LMDB.
+/// wrote the record and whatever snapshot a reader is at: nothing is assumed about when the record changes. Every
+/// write transaction with extensions and every observer advance reads the attachment slots; decoding them (a dictionary
+/// of extension names) cost more than reading them from LMDB. (The state record changes at every commit: remembering
+/// it cost a write transaction more than its decode.)
 final class DecodedRecordCache<Value: Sendable>: Sendable {
     private let last = Mutex<(bytes: [UInt8], value: Value)?>(nil)
 
@@ -29,14 +30,8 @@ final class DecodedRecordCache<Value: Sendable>: Sendable {
             return hit
         }
         let value = try decode(bytes)
-        remember(bytes, as: value)
-        return value
-    }
-
-    /// Remembers that `bytes` decode to `value` (a writer that has both: the next read of the bytes it wrote decodes
-    /// nothing). Whether the write then commits does not matter: the pair stays true.
-    func remember(_ bytes: UnsafeRawBufferPointer, as value: Value) {
         let copy = Array(bytes)
         last.withLock { $0 = (copy, value) }
+        return value
     }
 }

@@ -604,7 +604,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try StoreInfoRecords.state.put(state, in: writeStorage, info: tables.info, cache: core.stateCache)
+            try StoreInfoRecords.state.put(state, in: writeStorage, info: tables.info)
             try tables.commitsTable.put(notification, forKey: snapshot, in: writeStorage)
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).

@@ -140,15 +140,6 @@ struct StoreInfoRecord<ValueCoding: TableCoding>: Sendable {
         try table(info).put(value, forKey: key, in: txn)
     }
 
-    /// Stores the record, and remembers in `cache` the bytes written as `value`'s.
-    func put(_ value: ValueCoding.Value, in txn: LMDB.WriteTransaction, info: LMDB.Database, cache: DecodedRecordCache<ValueCoding.Value>) throws
-    where ValueCoding.Value: Sendable {
-        try ValueCoding.withBytes(of: value) { bytes in
-            try key.withUnsafeBytes { keyBytes in try txn.put(bytes, forKey: keyBytes, in: info) }
-            cache.remember(bytes, as: value)
-        }
-    }
-
     /// Removes the record.
     func remove(in txn: LMDB.WriteTransaction, info: LMDB.Database) throws {
         _ = try txn.delete(key, in: info)
