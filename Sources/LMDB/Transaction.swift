@@ -78,8 +78,8 @@ public class ReadTransaction {
     /// begins anew.
     ///
     /// Use it inside ``Environment/withAccess(_:)``, as every use of a long-lived reader.
-    /// - Throws: ``LMDBError`` `.badTransaction` for a write or nested transaction; what beginning a transaction throws
-    ///   (the transaction is then ended).
+    /// - Throws: ``LMDBError`` `.badTransaction` for a write or nested transaction; the renewal's other failures and
+    ///   what beginning a transaction throws, the transaction then ended (the next call begins it anew).
     package func renew() throws {
         guard isReadOnly, !isChild else {
             throw LMDBError(code: .badTransaction, operation: "mdb_txn_renew", path: environment.path,
