@@ -66,7 +66,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// An index of the objects of `collection` (and only of them), by the value `value` returns (`nil` leaves the row
     /// out). For rows of several collections, use ``init(name:versionTag:collections:dependsOnObject:dependsOnMetadata:indexer:)``
-    /// and decode each row by its collection (``IndexedRow/object(in:)``).
+    /// and decode each row by its collection (``/CanopyCore/ExtensionRow/object(in:)``).
     public static func byObject<Object, Metadata>(
         name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>,
         _ value: @escaping @Sendable (_ key: String, _ object: Object) throws -> ValueCoding.Value?

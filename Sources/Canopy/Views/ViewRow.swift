@@ -10,7 +10,7 @@ public typealias ViewRow = ExtensionRow
 /// The variants say what the closure reads, so that the view re-runs it only when that part of a row changes (as
 /// YapDatabase's withKey / withObject / withMetadata / withRow). The typed forms take a ``/CanopyCore/TypedCollection``: their
 /// closure sees only that collection's rows (the view holds no other), decoded with its types and codec. For rows of
-/// several collections, use ``byRow(_:)`` and decode each row by its collection (``ViewRow/object(in:)``).
+/// several collections, use ``byRow(_:)`` and decode each row by its collection (``/CanopyCore/ExtensionRow/object(in:)``).
 ///
 /// The `many…` forms (``manyByObject(_:_:)`` and its siblings) put a row in a set of groups — a note under each of its
 /// tags: see <doc:ManyGroups>.
@@ -78,7 +78,7 @@ public struct ViewGrouping: Sendable {
     }
 
     /// Groups rows of any collection by the whole row: the closure has the row's collection in hand and decodes what
-    /// it needs (``ViewRow/object(in:)``, ``ViewRow/metadata(in:)``). Limit the collections with
+    /// it needs (``/CanopyCore/ExtensionRow/object(in:)``, ``/CanopyCore/ExtensionRow/metadata(in:)``). Limit the collections with
     /// ``ViewOptions/allowedCollections``.
     public static func byRow(_ group: @escaping @Sendable (_ row: ViewRow) throws -> String?) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: nil, closure: group)
