@@ -132,11 +132,17 @@ public class ReadTransaction {
     }
 
     func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
+        try bytes.withUnsafeBytes { try decode(T.self, from: $0, codecName: codecName, id: id) }
+    }
+
+    /// Decodes row `id`'s stored `bytes` with the codec recorded for its collection.
+    /// - Throws: ``CanopyError/Code/codecMismatch`` for a codec that is not built in; ``CanopyError/Code/decodingFailed``.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, codecName: String, id: RowID) throws -> T {
         guard let codec = Codecs.named(codecName) else {
             throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec", path: core.path,
                               collection: id.collection, key: id.key)
         }
-        return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
+        return try decode(T.self, from: bytes, codec: codec, id: id)
     }
 
     @inline(__always)
@@ -356,6 +362,8 @@ public class ReadTransaction {
 
     /// Visits the keys of `collection` in order while `body` returns `true`, with the same filters as
     /// ``keys(inCollection:prefix:after:limit:reverse:)``.
+    /// - Throws: ``CanopyError/Code/corruptStore`` naming the row whose record is empty or malformed; what `body`
+    ///   throws.
     public func enumerateKeys(
         inCollection collection: String, prefix: String = "", after: String? = nil, reverse: Bool = false,
         _ body: (String) throws -> Bool
@@ -366,6 +374,8 @@ public class ReadTransaction {
     }
 
     /// Visits rows of a collection in key order: key, object bytes, whether metadata exists.
+    /// - Throws: ``CanopyError/Code/corruptStore`` naming the row whose record is empty or malformed (it is not
+    ///   skipped: a key listing that left it out would be silently wrong).
     func enumerateRows(
         inCollection collection: String, prefix: String, after: String?, reverse: Bool,
         _ body: (String, UnsafeRawBufferPointer, Bool) throws -> Bool
@@ -381,7 +391,10 @@ public class ReadTransaction {
                     : after.utf8.lexicographicallyPrecedes(key.utf8)
                 if !beyond { return true }
             }
-            guard let flags = value.first, let object = StoredRecord.objectBytes(value) else { return true }
+            guard let flags = value.first, let object = StoredRecord.objectBytes(value) else {
+                throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
+                                  path: core.path, collection: collection, key: key)
+            }
             return try body(key, object, flags & 1 != 0)
         } }
     }
