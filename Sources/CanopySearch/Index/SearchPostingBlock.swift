@@ -24,6 +24,12 @@ struct SearchPostingRun {
         encode(&writer)
     }
 
+    mutating func removeAll() {
+        documents.removeAll(keepingCapacity: true)
+        starts.removeAll(keepingCapacity: true)
+        writer.bytes.removeAll(keepingCapacity: true)
+    }
+
     mutating func append(_ document: UInt64, body: ArraySlice<UInt8>) {
         documents.append(document)
         starts.append(writer.bytes.count)
