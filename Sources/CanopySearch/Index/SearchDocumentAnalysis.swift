@@ -14,23 +14,30 @@ struct SearchDocumentAnalysis {
     private var places: [SearchPosting.Occurrence] = []
     /// Word indices by word bytes, then text order.
     private var order: [Int] = []
-    /// The occurrences of the distinct words in `order`'s order: `occurrences[ranges[t]]` are word `t`'s, by field,
+    /// The occurrences of the distinct words in `order`'s order: `occurrences[terms[t].occurrences]` are word `t`'s, by field,
     /// then position.
     private var occurrences: [SearchPosting.Occurrence] = []
-    private var ranges: [Range<Int>] = []
-    /// Distinct word `t` is `arena[termStarts[t]..<termEnds[t]]`.
-    private var termStarts: [Int] = []
-    private var termEnds: [Int] = []
+    /// The distinct words, by bytes.
+    private var terms: [Term] = []
+    /// Word `i`'s first bytes (to sort).
+    private var prefixes: [UInt64] = []
+
+    /// A distinct word: `arena[start..<end]`, its occurrences `occurrences[occurrences]`.
+    private struct Term {
+        var start: Int
+        var end: Int
+        var occurrences: Range<Int>
+    }
 
     init() {}
 
     init(_ texts: [String?]) { analyse(texts) }
 
     /// The number of distinct words.
-    var termCount: Int { ranges.count }
+    var termCount: Int { terms.count }
 
     /// The distinct words, sorted by bytes.
-    var sortedTerms: [[UInt8]] { (0..<termCount).map { Array(arena[termStarts[$0]..<termEnds[$0]]) } }
+    var sortedTerms: [[UInt8]] { terms.map { Array(arena[$0.start..<$0.end]) } }
 
     /// Analyses `texts` (one per field; `nil` or empty: none), replacing what the value held.
     mutating func analyse(_ texts: [String?]) {
@@ -47,29 +54,50 @@ struct SearchDocumentAnalysis {
         order.removeAll(keepingCapacity: true)
         order.append(contentsOf: 0..<length)
         occurrences.removeAll(keepingCapacity: true)
-        ranges.removeAll(keepingCapacity: true)
-        termStarts.removeAll(keepingCapacity: true)
-        termEnds.removeAll(keepingCapacity: true)
+        terms.removeAll(keepingCapacity: true)
         guard length > 0 else { return }
+        // Each word's first 8 bytes, big-endian, zero-padded: ordered as the words are (a word never holds a 0 byte),
+        // so most comparisons are one integer comparison; equal prefixes compare the bytes.
+        prefixes.removeAll(keepingCapacity: true)
         let ends = self.ends
         arena.withUnsafeBufferPointer { arena in
+            for word in 0..<length {
+                let start = word == 0 ? 0 : ends[word - 1]
+                var prefix: UInt64 = 0
+                for offset in 0..<8 {
+                    prefix <<= 8
+                    if start + offset < ends[word] { prefix |= UInt64(arena[start + offset]) }
+                }
+                prefixes.append(prefix)
+            }
+        }
+        let firstBytes = self.prefixes
+        arena.withUnsafeBufferPointer { arena in
+            func word(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: arena[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+            }
+            /// The order of words `a` and `b` by bytes: negative, zero or positive.
+            func compare(_ a: Int, _ b: Int) -> Int {
+                if firstBytes[a] != firstBytes[b] { return firstBytes[a] < firstBytes[b] ? -1 : 1 }
+                return SearchDocumentAnalysis.compare(word(a), word(b))
+            }
             // By word, then in text order: the order of `places`.
             func precedes(_ a: Int, _ b: Int) -> Bool {
-                let left = UnsafeBufferPointer(rebasing: arena[(a == 0 ? 0 : ends[a - 1])..<ends[a]])
-                let right = UnsafeBufferPointer(rebasing: arena[(b == 0 ? 0 : ends[b - 1])..<ends[b]])
-                let order = SearchDocumentAnalysis.compare(left, right)
+                let order = compare(a, b)
                 return order == 0 ? a < b : order < 0
             }
             if length <= 24 {
-                // Rows are short: an insertion sort, no closure context.
-                for index in 1..<max(1, length) {
-                    let word = order[index]
-                    var slot = index
-                    while slot > 0, precedes(word, order[slot - 1]) {
-                        order[slot] = order[slot - 1]
-                        slot -= 1
+                // Rows are short: an insertion sort.
+                order.withUnsafeMutableBufferPointer { order in
+                    for index in 1..<max(1, length) {
+                        let word = order[index]
+                        var slot = index
+                        while slot > 0, precedes(word, order[slot - 1]) {
+                            order[slot] = order[slot - 1]
+                            slot -= 1
+                        }
+                        order[slot] = word
                     }
-                    order[slot] = word
                 }
             } else {
                 order.sort(by: precedes)
@@ -78,14 +106,8 @@ struct SearchDocumentAnalysis {
             for rank in 0..<length {
                 let word = order[rank]
                 occurrences.append(places[word])
-                let wordStart = word == 0 ? 0 : ends[word - 1]
-                if rank + 1 == length
-                    || SearchDocumentAnalysis.compare(
-                        UnsafeBufferPointer(rebasing: arena[wordStart..<ends[word]]),
-                        UnsafeBufferPointer(rebasing: arena[(order[rank + 1] == 0 ? 0 : ends[order[rank + 1] - 1])..<ends[order[rank + 1]]])) != 0 {
-                    ranges.append(start..<(rank + 1))
-                    termStarts.append(wordStart)
-                    termEnds.append(ends[word])
+                if rank + 1 == length || compare(word, order[rank + 1]) != 0 {
+                    terms.append(Term(start: word == 0 ? 0 : ends[word - 1], end: ends[word], occurrences: start..<(rank + 1)))
                     start = rank + 1
                 }
             }
@@ -105,19 +127,19 @@ struct SearchDocumentAnalysis {
 
     /// Calls `body` with the bytes of distinct word `term`.
     func withTerm<Result>(_ term: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try arena.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[termStarts[term]..<termEnds[term]])) }
+        try arena.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[terms[term].start..<terms[term].end])) }
     }
 
     /// Calls `body` with each distinct word's number and bytes, in byte order.
     func forEachTerm(_ body: (Int, UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
         try arena.withUnsafeBufferPointer { arena in
-            for term in 0..<termCount { try body(term, UnsafeBufferPointer(rebasing: arena[termStarts[term]..<termEnds[term]])) }
+            for (number, term) in terms.enumerated() { try body(number, UnsafeBufferPointer(rebasing: arena[term.start..<term.end])) }
         }
     }
 
     /// Writes the posting body of distinct word `term` (``SearchPosting``).
     func encodePosting(_ term: Int, into out: inout ByteWriter) {
-        SearchPosting.encode(length: length, occurrences: occurrences[ranges[term]], into: &out)
+        SearchPosting.encode(length: length, occurrences: occurrences[terms[term].occurrences], into: &out)
     }
 
     /// The posting body of distinct word `term`.

@@ -69,12 +69,19 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     /// An index of the objects of `collection` (and only of them), with the fields `fields` read from each object.
+    ///
+    /// (Inlinable, so that the text closure is specialized for `Object` in the caller's module: it runs for every
+    /// row written.)
+    @inlinable
     public static func byObject<Object, Metadata>(
         name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>]
     ) -> SearchIndex where Object: SendableMetatype {
         SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field)) { row in
             let object = try row.object(in: collection)
-            return fields.map { $0.text(object) }
+            var texts: [String?] = []
+            texts.reserveCapacity(fields.count)
+            for field in fields { texts.append(field.text(object)) }
+            return texts
         }
     }
 

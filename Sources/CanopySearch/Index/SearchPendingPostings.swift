@@ -19,6 +19,11 @@ struct SearchPendingPostings {
     private var entryDocuments: [UInt64] = []
     private var entryStarts: [Int] = [0]
     private var bodies = ByteWriter(capacity: 0)
+    private let seed: UInt64 = {
+        var hasher = Hasher()
+        hasher.combine(0x5EA2C4 as UInt64)
+        return UInt64(truncatingIfNeeded: hasher.finalize())
+    }()
 
     /// The postings pending.
     var count: Int { entryWords.count }
@@ -82,9 +87,7 @@ struct SearchPendingPostings {
     /// The number of `term`, given on first sight.
     @inline(__always)
     private mutating func number(of term: UnsafeBufferPointer<UInt8>) -> Int {
-        var hasher = Hasher()
-        hasher.combine(bytes: UnsafeRawBufferPointer(term))
-        let hash = hasher.finalize()
+        let hash = Self.hash(term, seed: seed)
         let mask = slots.count - 1
         var slot = hash & mask
         while true {
@@ -101,6 +104,31 @@ struct SearchPendingPostings {
         slots[slot] = word + 1
         if wordHashes.count * 2 > slots.count { grow() }
         return word
+    }
+
+    /// A seeded multiply-and-shift hash of a word's bytes, 8 at a time (a word is a few bytes: `Hasher`'s SipHash
+    /// costs more than the rest of adding a posting). The seed is random per process (from `Hasher`'s), so that
+    /// texts cannot be chosen to collide.
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> Int {
+        let count = bytes.count
+        var hash = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
+        guard let base = bytes.baseAddress else { return Int(truncatingIfNeeded: hash) }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        while offset + 8 <= count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+            hash ^= hash >> 29
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        while offset < count {
+            tail = tail << 8 | UInt64(base[offset])
+            offset += 1
+        }
+        hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
+        hash ^= hash >> 31
+        return Int(truncatingIfNeeded: hash)
     }
 
     private func equals(_ word: Int, _ term: UnsafeBufferPointer<UInt8>) -> Bool {

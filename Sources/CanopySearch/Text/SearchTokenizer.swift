@@ -90,14 +90,16 @@ public enum SearchTokenizer {
             while i < count {
                 let lead = buffer[i]
                 if asciiShortcut, lead < 0x80 {
-                    // ASCII: letters and digits make words, everything else separates.
-                    let isWordByte = (lead >= 0x61 && lead <= 0x7A) || (lead >= 0x41 && lead <= 0x5A) || (lead >= 0x30 && lead <= 0x39)
-                    if isWordByte {
+                    // ASCII: letters and digits make words, everything else separates. A run of word bytes is taken
+                    // in one tight loop.
+                    if isASCIIWordByte(lead) {
                         if start < 0 || kind != .word { finish(at: i); begin(.word, at: i) }
+                        i += 1
+                        while i < count, isASCIIWordByte(buffer[i]) { i += 1 }
                     } else {
                         finish(at: i)
+                        i += 1
                     }
-                    i += 1
                     continue
                 }
                 let (value, length) = lead < 0x80 ? (UInt32(lead), 1) : decodeScalar(buffer, at: i)
@@ -128,6 +130,12 @@ public enum SearchTokenizer {
             }
             finish(at: count)
         }
+    }
+
+    /// An ASCII letter or digit.
+    @inline(__always)
+    static func isASCIIWordByte(_ byte: UInt8) -> Bool {
+        (byte | 0x20) &- 0x61 < 26 || byte &- 0x30 < 10
     }
 
     enum ScalarClass: Equatable {
@@ -190,7 +198,12 @@ public enum SearchTokenizer {
             out.append(contentsOf: folded)
             return !folded.isEmpty
         }
-        for byte in bytes.prefix(maximumTermBytes) { out.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+        // Copied at once, then lowercased in place.
+        let start = out.count
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes.prefix(maximumTermBytes)))
+        out.withUnsafeMutableBufferPointer { out in
+            for index in start..<out.count where out[index] &- 0x41 < 26 { out[index] |= 0x20 }
+        }
         return !bytes.isEmpty
     }
 
