@@ -63,12 +63,10 @@ struct SearchDocumentAnalysis {
         arena.withUnsafeBufferPointer { arena in
             for word in 0..<length {
                 let start = word == 0 ? 0 : ends[word - 1]
+                let count = min(8, ends[word] - start)
                 var prefix: UInt64 = 0
-                for offset in 0..<8 {
-                    prefix <<= 8
-                    if start + offset < ends[word] { prefix |= UInt64(arena[start + offset]) }
-                }
-                prefixes.append(prefix)
+                for offset in 0..<count { prefix = prefix << 8 | UInt64(arena[start + offset]) }
+                prefixes.append(prefix << (8 * (8 - count)))
             }
         }
         let firstBytes = self.prefixes

@@ -75,12 +75,16 @@ struct SearchPendingPostings {
             }
         }
         var run = SearchPostingRun()
-        for word in sortedWords {
-            run.removeAll()
-            for entry in byWord[firsts[word]..<firsts[word + 1]] {
-                run.append(entryDocuments[entry], body: bodies.bytes[entryStarts[entry]..<entryStarts[entry + 1]])
+        try bodies.bytes.withUnsafeBufferPointer { bodies in
+            for word in sortedWords {
+                run.removeAll()
+                for entry in byWord[firsts[word]..<firsts[word + 1]] {
+                    run.documents.append(entryDocuments[entry])
+                    run.starts.append(run.writer.bytes.count)
+                    run.writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[entryStarts[entry]..<entryStarts[entry + 1]]))
+                }
+                try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
             }
-            try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
         }
     }
 

@@ -100,10 +100,12 @@ enum SearchPostingBlock {
         out.append(varint: UInt64(maximumOccurrences))
         out.append(varint: UInt64(range.isEmpty ? 0 : minimumLength))
         var previous: UInt64 = 0
-        for entry in range {
-            out.append(varint: run.documents[entry] - previous)
-            previous = run.documents[entry]
-            out.bytes.append(contentsOf: run.body(entry))
+        run.writer.bytes.withUnsafeBufferPointer { bodies in
+            for entry in range {
+                SearchBytes.append(varint: run.documents[entry] - previous, to: &out)
+                previous = run.documents[entry]
+                out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[run.starts[entry]..<run.end(entry)]))
+            }
         }
         return out.bytes
     }
