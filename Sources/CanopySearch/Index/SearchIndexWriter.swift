@@ -178,7 +178,16 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } else {
             document = try currentState().nextDocument
             try changeState { $0.nextDocument += 1 }
-            try tables.documents.put(rowKey, forKey: document, in: transaction)
+            // Numbers are given in ascending order (the counter is written with the table, in the same
+            // transactions): a new row's number comes after every key of `documents`, so LMDB appends it without a
+            // search. Were that ever not so (a damaged counter), LMDB refuses it and nothing is overwritten.
+            do {
+                try tables.documents.put(rowKey, forKey: document, in: transaction, appending: true)
+            } catch let error as CanopyError {
+                throw error
+            } catch {
+                throw index.corrupt("its next row number (\(document)) is not above its last (\(error))")
+            }
         }
         try changeState {
             $0.documentCount += 1
