@@ -257,6 +257,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "manual-move-100k": manualMoves(count: 100_000),
     "manual-move-1m": manualMoves(count: 1_000_000),
     "search-index": searchIndex,
+    "search-index-grdb": searchIndexGRDB,
+    "search-texts": searchTexts,
     "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
     "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
     "raw-small-write-txn-none": rawSmallWrites,

@@ -78,13 +78,20 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// An index of the objects of `collection` (and only of them), with the fields `fields` read from each object
     /// (and merged lists for the prefixes of `prefixLengths`: ``prefixLengths``).
+    ///
+    /// (Inlinable, so that the text closure is specialized for `Object` in the caller's module: it runs for every
+    /// row written.)
+    @inlinable
     public static func byObject<Object, Metadata>(
         name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>],
         prefixLengths: Set<Int> = []
     ) -> SearchIndex where Object: SendableMetatype {
         SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field), prefixLengths: prefixLengths) { row in
             let object = try row.object(in: collection)
-            return fields.map { $0.text(object) }
+            var texts: [String?] = []
+            texts.reserveCapacity(fields.count)
+            for field in fields { texts.append(field.text(object)) }
+            return texts
         }
     }
 
@@ -153,8 +160,9 @@ public final class SearchIndex: StoreExtension, Sendable {
         var state = SearchIndexState()
         var skipped = SkippedRows()
         // By word; each word's rows come in document order (numbers are given in scan order).
-        var postings: [SearchTerm: SearchPostingRun] = [:]
-        var prefixPostings: [SearchTerm: SearchPostingRun] = [:]
+        var postings = SearchPendingPostings()
+        var prefixPostings = SearchPendingPostings()
+        var analysis = SearchDocumentAnalysis()
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(stored)
             let texts: [String?]?
@@ -166,24 +174,21 @@ public final class SearchIndex: StoreExtension, Sendable {
                 return true
             }
             guard let texts else { return true }
-            let analysis = SearchDocumentAnalysis(texts)
+            analysis.analyse(texts)
             let document = state.nextDocument
             state.nextDocument += 1
             state.documentCount += 1
             state.totalLength += analysis.length
-            for (term, word) in analysis.sortedTerms.enumerated() {
-                postings[SearchTerm(word), default: SearchPostingRun()].append(document) { analysis.encodePosting(term, into: &$0) }
+            analysis.forEachTerm { term, word in
+                postings.append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
             analysis.forEachPrefix(ofLengths: prefixLengths) { prefix, encode in
-                prefixPostings[SearchTerm(prefix), default: SearchPostingRun()].append(document, encode)
+                prefix.withUnsafeBufferPointer { prefixPostings.append(term: $0, document: document, encode) }
             }
-            let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
-            try tables.rows.put(record.encoded, forKey: stored.storedKey, in: transaction, appending: true)
+            try tables.rows.put(analysis.record(document: document), forKey: stored.storedKey, in: transaction, appending: true)
             try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
             return true
         }
-        // Words in key order, each word's blocks in row order and its open block last: every key comes after the
-        // table's last.
         try Self.append(postings, to: tables.postings, in: transaction)
         if let prefixes = tables.prefixes { try Self.append(prefixPostings, to: prefixes, in: transaction) }
         try transaction.setExtensionState(state.encoded, of: name)
@@ -191,14 +196,14 @@ public final class SearchIndex: StoreExtension, Sendable {
         transaction.markWritten()
     }
 
-    /// Writes the runs of `postings` into the empty `table`, as blocks.
-    private static func append(_ postings: [SearchTerm: SearchPostingRun], to table: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
-        for term in postings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            guard let run = postings[term] else { continue }
+    /// Writes `postings` into the empty `table`, as blocks: words in key order, each word's blocks in row order and
+    /// its open block last, so every key comes after the table's last.
+    private static func append(_ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
+        try postings.forEachTerm { term, run in
             let chunks = SearchPostingBlock.chunks(of: run)
             for (position, chunk) in chunks.enumerated() {
                 let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
-                try table.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term.bytes, block: block), in: transaction, appending: true)
+                try table.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
             }
         }
     }
@@ -342,105 +347,5 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// ``SearchResultsView/grouped(name:index:parentView:versionTag:)``), or `nil`.
     public func resultsView(named name: String) -> SearchResultsView? {
         resultsViews.withLock { $0[name] }
-    }
-}
-
-/// The words of one row, analysed once: its length, its distinct words in byte order, and each word's occurrences
-/// (field, position) in order — flat arrays sorted once, no table or array per word.
-struct SearchDocumentAnalysis {
-    /// Words in all fields.
-    private(set) var length = 0
-    /// The distinct words, sorted by bytes.
-    private(set) var sortedTerms: [[UInt8]] = []
-    /// `occurrences[ranges[i]]`: the occurrences of `sortedTerms[i]`, by field, then position.
-    private var ranges: [Range<Int>] = []
-    private var occurrences: [SearchPosting.Occurrence] = []
-
-    init(_ texts: [String?]) {
-        var words: [[UInt8]] = []
-        var places: [SearchPosting.Occurrence] = []
-        for (field, text) in texts.enumerated() {
-            guard let text, !text.isEmpty else { continue }
-            let fieldWords = SearchTokenizer.terms(of: text)
-            for position in fieldWords.indices { places.append(SearchPosting.Occurrence(field: field, position: position)) }
-            words.append(contentsOf: fieldWords)
-        }
-        length = words.count
-        // By word, then in text order (fields, then positions, ascending): the order of `places`.
-        let order = words.indices.sorted { a, b in
-            let (left, right) = (words[a], words[b])
-            return left == right ? a < b : left.lexicographicallyPrecedes(right)
-        }
-        occurrences.reserveCapacity(order.count)
-        var start = 0
-        for (rank, index) in order.enumerated() {
-            occurrences.append(places[index])
-            if rank + 1 == order.count || words[order[rank + 1]] != words[index] {
-                sortedTerms.append(words[index])
-                ranges.append(start..<(rank + 1))
-                start = rank + 1
-            }
-        }
-    }
-
-    /// Writes the posting body of `sortedTerms[term]` (``SearchPosting``).
-    func encodePosting(_ term: Int, into out: inout ByteWriter) {
-        SearchPosting.encode(length: length, occurrences: occurrences[ranges[term]], into: &out)
-    }
-
-    /// Calls `body` with each distinct prefix of `lengths` (Unicode scalars) of the row's words, in byte order per
-    /// length, and a writer of its posting body: the occurrences of all the words starting with it, by field, then
-    /// position (the body a prefix query's merge of those words gives).
-    func forEachPrefix(ofLengths lengths: [Int], _ body: ([UInt8], (inout ByteWriter) -> Void) throws -> Void) rethrows {
-        guard !lengths.isEmpty else { return }
-        for length in lengths {
-            var term = 0
-            while term < sortedTerms.count {
-                guard let cut = Self.byteCount(ofScalars: length, in: sortedTerms[term]) else { term += 1; continue }
-                let prefix = Array(sortedTerms[term][..<cut])
-                // The words sharing the prefix are next to each other in byte order.
-                var end = term + 1
-                while end < sortedTerms.count, sortedTerms[end].starts(with: prefix) { end += 1 }
-                var merged: [SearchPosting.Occurrence] = []
-                for word in term..<end { merged.append(contentsOf: occurrences[ranges[word]]) }
-                if end - term > 1 { merged.sort { ($0.field, $0.position) < ($1.field, $1.position) } }
-                let rowLength = self.length
-                try body(prefix) { SearchPosting.encode(length: rowLength, occurrences: merged[...], into: &$0) }
-                term = end
-            }
-        }
-    }
-
-    /// The distinct prefixes of `lengths` (Unicode scalars) of `terms` (sorted by bytes): the prefixes whose lists
-    /// hold a row of these words.
-    static func distinctPrefixes(of terms: [[UInt8]], lengths: [Int]) -> [[UInt8]] {
-        var prefixes: [[UInt8]] = []
-        for length in lengths {
-            var previous: [UInt8]?
-            for term in terms {
-                guard let cut = byteCount(ofScalars: length, in: term) else { continue }
-                let prefix = Array(term[..<cut])
-                if prefix != previous { prefixes.append(prefix) }
-                previous = prefix
-            }
-        }
-        return prefixes
-    }
-
-    /// The bytes of the first `scalars` Unicode scalars of the UTF-8 `word`, or `nil` when it has fewer.
-    static func byteCount(ofScalars scalars: Int, in word: [UInt8]) -> Int? {
-        var seen = 0
-        for (offset, byte) in word.enumerated() where byte & 0xC0 != 0x80 {
-            if seen == scalars { return offset }
-            seen += 1
-        }
-        return seen == scalars ? word.count : nil
-    }
-
-    /// The posting body of `sortedTerms[term]`.
-    func posting(_ term: Int) -> [UInt8] {
-        var out = ByteWriter()
-        encodePosting(term, into: &out)
-        return out.bytes
     }
 }

@@ -14,10 +14,11 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// changes: at commit (or before a search in this transaction reads the table) each word's blocks that they
     /// touch are read, merged and written once — a bulk write puts a few blocks per word instead of a value per row
     /// and word, as SQLite FTS5 writes a transaction's postings as segments.
-    private var pendingPostings: [SearchTerm: SearchPostingRun] = [:]
+    private var pendingPostings = SearchPendingPostings()
     /// The same for the prefix lists (``SearchIndex/prefixLengths``), by prefix.
-    private var pendingPrefixPostings: [SearchTerm: SearchPostingRun] = [:]
-    private var pendingCount = 0
+    private var pendingPrefixPostings = SearchPendingPostings()
+    /// The analysis of the row being indexed (its buffers reused from row to row).
+    private var analysis = SearchDocumentAnalysis()
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
 
@@ -70,20 +71,13 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// Writes the pending postings to the table, word by word in key order (for a word and row changed twice, the
     /// last change).
     func flushPostings() throws {
-        guard pendingCount > 0 else { return }
-        for term in pendingPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            guard let changes = pendingPostings[term] else { continue }
-            try write(changes.normalized(), term: term.bytes, to: tables.postings)
-        }
+        guard pendingPostings.count + pendingPrefixPostings.count > 0 else { return }
+        try pendingPostings.forEachTerm { term, changes in try write(changes, term: term, to: tables.postings) }
         if let prefixes = tables.prefixes {
-            for prefix in pendingPrefixPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-                guard let changes = pendingPrefixPostings[prefix] else { continue }
-                try write(changes.normalized(), term: prefix.bytes, to: prefixes)
-            }
+            try pendingPrefixPostings.forEachTerm { prefix, changes in try write(changes, term: prefix, to: prefixes) }
         }
-        pendingPostings.removeAll(keepingCapacity: true)
-        pendingPrefixPostings.removeAll(keepingCapacity: true)
-        pendingCount = 0
+        pendingPostings.removeAll()
+        pendingPrefixPostings.removeAll()
     }
 
     /// Applies `changes` (by row, each row once) to `term`'s blocks: each block they fall in is read, merged and
@@ -109,7 +103,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
             }
             var end = next
             while end < changes.count, changes.documents[end] <= blockKey { end += 1 }
-            let merged = SearchPostingBlock.merge(stored, changes, next..<end)
+            // A word without a block yet (every word of a new index): its changes, when none is a removal, are the
+            // block's entries.
+            let merged = !found && next == 0 && end == changes.count && !(0..<changes.count).contains(where: changes.isRemoval)
+                ? changes : SearchPostingBlock.merge(stored, changes, next..<end)
             let chunks = SearchPostingBlock.chunks(of: merged)
             if chunks.isEmpty, found {
                 try table.remove(SearchPostingBlock.key(term: term, block: blockKey), in: transaction)
@@ -125,14 +122,13 @@ public final class SearchIndexWriter: ExtensionTransaction {
 
     /// Records row `document`'s posting of `term`, written by `encode` (nothing written: removed), for
     /// ``flushPostings()``.
-    private func setPosting(term: [UInt8], document: UInt64, prefix: Bool = false, _ encode: (inout ByteWriter) -> Void) throws {
+    private func setPosting(term: UnsafeBufferPointer<UInt8>, document: UInt64, prefix: Bool = false, _ encode: (inout ByteWriter) -> Void) throws {
         if prefix {
-            pendingPrefixPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
+            pendingPrefixPostings.append(term: term, document: document, encode)
         } else {
-            pendingPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
+            pendingPostings.append(term: term, document: document, encode)
         }
-        pendingCount += 1
-        if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
+        if pendingPostings.count + pendingPrefixPostings.count >= Self.pendingPostingsLimit { try flushPostings() }
     }
 
     /// Writes the pending postings and the index's counters; no payload.
@@ -155,9 +151,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
 
     /// Drops the pending postings.
     public func didRollback() {
-        pendingPostings = [:]
-        pendingPrefixPostings = [:]
-        pendingCount = 0
+        pendingPostings = SearchPendingPostings()
+        pendingPrefixPostings = SearchPendingPostings()
     }
 
     // MARK: Maintaining
@@ -185,7 +180,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
             if oldBytes != nil { try tables.rows.remove(rowKey, in: transaction) }
             return
         }
-        let analysis = SearchDocumentAnalysis(texts)
+        analysis.analyse(texts)
+        let analysis = self.analysis
         let document: UInt64
         if let old {
             try removePostings(of: old)
@@ -193,29 +189,37 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } else {
             document = try currentState().nextDocument
             try changeState { $0.nextDocument += 1 }
-            try tables.documents.put(rowKey, forKey: document, in: transaction)
+            // Numbers are given in ascending order (the counter is written with the table, in the same
+            // transactions): a new row's number comes after every key of `documents`, so LMDB appends it without a
+            // search. Were that ever not so (a damaged counter), LMDB refuses it and nothing is overwritten.
+            do {
+                try tables.documents.put(rowKey, forKey: document, in: transaction, appending: true)
+            } catch let error as CanopyError {
+                throw error
+            } catch {
+                throw index.corrupt("its next row number (\(document)) is not above its last (\(error))")
+            }
         }
         try changeState {
             $0.documentCount += 1
             $0.totalLength += analysis.length
         }
-        for (term, word) in analysis.sortedTerms.enumerated() {
+        try analysis.forEachTerm { term, word in
             try setPosting(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
         }
         try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
-            try setPosting(term: prefix, document: document, prefix: true, encode)
+            try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: document, prefix: true, encode) }
         }
-        let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
-        try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
+        try tables.rows.put(analysis.record(document: document), forKey: rowKey, in: transaction)
     }
 
     /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
     private func removePostings(of record: SearchRowRecord) throws {
         for term in record.terms {
-            try setPosting(term: term, document: record.document) { _ in }
+            try term.withUnsafeBufferPointer { try setPosting(term: $0, document: record.document) { _ in } }
         }
         for prefix in SearchDocumentAnalysis.distinctPrefixes(of: record.terms, lengths: index.prefixLengths) {
-            try setPosting(term: prefix, document: record.document, prefix: true) { _ in }
+            try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: record.document, prefix: true) { _ in } }
         }
         try changeState {
             $0.documentCount -= 1
