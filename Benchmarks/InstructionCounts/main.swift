@@ -161,6 +161,50 @@ func manualMoves(count: Int) -> (Int) throws -> Void {
     }
 }
 
+/// Bytes this process has passed to write calls so far (`wchar` of /proc/self/io): LMDB writes a commit's dirty
+/// pages with `pwrite`/`writev` (no write map), so the difference over a commit, in 4 KiB pages, is the pages it wrote.
+func bytesWritten() -> Int {
+    guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8),
+          let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") }),
+          let value = Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)) else { return 0 }
+    return value
+}
+
+/// The pages a single-move commit writes in a manual list of `count` rows (`manual-move-pages-<label>`): the same
+/// moves as `manual-move-<label>`, each commit's written bytes counted (not instructions), averaged and printed. With
+/// KEEP_DATABASE=PATH, the database is copied there at the end.
+func manualMovePages(count: Int) -> (Int) throws -> Void {
+    { iterations in
+        let list = ManualView.make(name: "manual", collections: [benchRecords.name])
+        let (database, connection, directory) = try openStore("manual", durability: .none, populated: false, views: [list])
+        defer { withExtendedLifetime((database, directory)) {} }
+        for start in stride(from: 0, to: count, by: 100_000) {
+            try connection.readWrite { txn in
+                let list = try txn.manualList("manual")
+                for index in start..<min(count, start + 100_000) {
+                    try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: benchRecords)
+                    try list.append(key: "m\(index)", inCollection: benchRecords.name)
+                }
+            }
+        }
+        var generator = XorShift()
+        var pages: [Double] = []
+        for _ in 0..<(200 * max(1, iterations)) {
+            let from = Int(generator.next() % UInt64(count))
+            let to = Int(generator.next() % UInt64(count))
+            let before = bytesWritten()
+            try connection.readWrite { txn in try txn.manualList("manual").move(from: from, to: to) }
+            pages.append(Double(bytesWritten() - before) / 4_096)
+        }
+        let steady = pages.dropFirst(pages.count / 2)  // after the free list has settled
+        if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
+            // For `canopy stat KEEP_DATABASE`: the tables' depths and page counts after the moves.
+            try FileManager.default.copyItem(atPath: directory.child("db"), toPath: keep)
+        }
+        print("manual-move-pages: \(count) rows, pages written per move commit: mean \(steady.reduce(0, +) / Double(steady.count)), min \(steady.min() ?? 0), max \(steady.max() ?? 0) (a commit also writes a meta page's header: a fraction of a page)")
+    }
+}
+
 /// The raw baselines of `bulk-insert` and `full-scan` (StoreBenchmarks' `RawEnvironment`: LMDB's C API, 16-byte keys
 /// and 100-byte values), so that the instruction ratio of a line can be read from the same driver.
 func rawBulkInsert(iterations: Int) throws {
@@ -199,6 +243,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "manual-move-10k": manualMoves(count: 10_000),
     "manual-move-100k": manualMoves(count: 100_000),
     "manual-move-1m": manualMoves(count: 1_000_000),
+    "manual-move-pages-10k": manualMovePages(count: 10_000),
+    "manual-move-pages-1m": manualMovePages(count: 1_000_000),
     "search-index": searchIndex,
     "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
     "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
