@@ -64,6 +64,7 @@ struct ViewIndexChunkTests {
             #expect(group.chunks.allSatisfy { $0.pageCount > 0 && $0.pageCount <= ViewIndex.maxPagesPerChunk }, "\(context)")
             #expect(group.chunks.blocks.allSatisfy { !$0.isEmpty && $0.count <= 2 * ViewIndex.ChunkList.blockSize }, "\(context)")
             #expect(group.chunks.blocks.reduce(0) { $0 + $1.count } == group.chunks.count, "\(context)")
+            #expect(group.chunks.blockTotals == group.chunks.blocks.map { $0.reduce(0) { $0 + $1.total } }, "\(context)")
             #expect(Array(group.chunks).count == group.chunks.count, "\(context)")
             #expect(group.chunks.allSatisfy { $0.total == $0.pages.reduce(0) { $0 + $1.count } }, "\(context)")
             var rank = 0

@@ -13,6 +13,9 @@ extension ViewIndex {
         static let blockSize = 32
 
         private(set) var blocks: [[Chunk]] = []
+        /// Per block, the entries of its chunks (the sum of their ``Chunk/total``): finding the chunk of an entry, or
+        /// the entries before a chunk, skips whole blocks.
+        private(set) var blockTotals: [Int] = []
         /// The number of chunks.
         private(set) var count = 0
 
@@ -41,12 +44,50 @@ extension ViewIndex {
             }
             _modify {
                 let (block, offset) = position(of: index)
+                let before = blocks[block][offset].total
                 yield &blocks[block][offset]
+                blockTotals[block] += blocks[block][offset].total - before
             }
             set {
                 let (block, offset) = position(of: index)
+                blockTotals[block] += newValue.total - blocks[block][offset].total
                 blocks[block][offset] = newValue
             }
+        }
+
+        /// The chunk holding the entry at `index` (of the entries of all chunks) and the entry's place among that
+        /// chunk's entries, or `nil` when `index` is past the last entry.
+        func chunk(containingEntry index: Int) -> (chunk: Int, remaining: Int)? {
+            var remaining = index
+            var first = 0
+            for (block, total) in blockTotals.enumerated() {
+                guard remaining < total else {
+                    remaining -= total
+                    first += blocks[block].count
+                    continue
+                }
+                for (offset, chunk) in blocks[block].enumerated() {
+                    if remaining < chunk.total { return (first + offset, remaining) }
+                    remaining -= chunk.total
+                }
+                return nil
+            }
+            return nil
+        }
+
+        /// The entries of the chunks before chunk `index`.
+        func entries(before index: Int) -> Int {
+            var remaining = index
+            var entries = 0
+            for (block, chunks) in blocks.enumerated() {
+                guard remaining >= chunks.count else {
+                    for chunk in chunks.prefix(remaining) { entries += chunk.total }
+                    return entries
+                }
+                remaining -= chunks.count
+                entries += blockTotals[block]
+            }
+            return entries
         }
 
         /// The chunks in order, block by block (no lookup per chunk).
@@ -68,14 +109,18 @@ extension ViewIndex {
         /// Runs `body` on the last chunk, in place (appending pages while a directory is loaded).
         mutating func modifyLast<R>(_ body: (inout Chunk) -> R) -> R? {
             guard let block = blocks.indices.last, let offset = blocks[block].indices.last else { return nil }
+            let before = blocks[block][offset].total
+            defer { blockTotals[block] += blocks[block][offset].total - before }
             return body(&blocks[block][offset])
         }
 
         mutating func append(_ chunk: Chunk) {
             if let last = blocks.indices.last, blocks[last].count < Self.blockSize {
                 blocks[last].append(chunk)
+                blockTotals[last] += chunk.total
             } else {
                 blocks.append([chunk])
+                blockTotals.append(chunk.total)
             }
             count += 1
         }
@@ -84,11 +129,15 @@ extension ViewIndex {
             guard index < count else { return append(chunk) }
             let (block, offset) = position(of: index)
             blocks[block].insert(chunk, at: offset)
+            blockTotals[block] += chunk.total
             count += 1
             if blocks[block].count > 2 * Self.blockSize {
                 let upper = Array(blocks[block][Self.blockSize...])
                 blocks[block].removeSubrange(Self.blockSize...)
+                let upperTotal = upper.reduce(0) { $0 + $1.total }
+                blockTotals[block] -= upperTotal
                 blocks.insert(upper, at: block + 1)
+                blockTotals.insert(upperTotal, at: block + 1)
             }
         }
 
@@ -96,8 +145,12 @@ extension ViewIndex {
         mutating func remove(at index: Int) -> Chunk {
             let (block, offset) = position(of: index)
             let chunk = blocks[block].remove(at: offset)
+            blockTotals[block] -= chunk.total
             count -= 1
-            if blocks[block].isEmpty { blocks.remove(at: block) }
+            if blocks[block].isEmpty {
+                blocks.remove(at: block)
+                blockTotals.remove(at: block)
+            }
             return chunk
         }
     }

@@ -201,11 +201,7 @@ struct ViewIndex: Sendable {
 
     /// The number of entries of `group` before the page at `location`.
     func rank(of location: Location, in group: Group) -> Int {
-        var total = 0
-        for (c, chunk) in group.chunks.enumerated() {
-            if c == location.chunk { break }
-            total += chunk.total
-        }
+        var total = group.chunks.entries(before: location.chunk)
         let slots = group.chunks[location.chunk].slots
         for p in 0..<location.page { total += Int(slots[p].count) }
         return total
@@ -214,16 +210,11 @@ struct ViewIndex: Sendable {
     /// The page holding the entry at `index` of `group`, and the entry's offset in that page.
     func location(ofIndex index: Int, in group: Group) -> (Location, offset: Int)? {
         guard index >= 0, index < group.count else { return nil }
-        var remaining = index
-        for (c, chunk) in group.chunks.enumerated() {
-            if remaining >= chunk.total {
-                remaining -= chunk.total
-                continue
-            }
-            for (p, slot) in chunk.slots.enumerated() {
-                if remaining < Int(slot.count) { return (Location(chunk: c, page: p), remaining) }
-                remaining -= Int(slot.count)
-            }
+        guard let (c, entry) = group.chunks.chunk(containingEntry: index) else { return nil }
+        var remaining = entry
+        for (p, slot) in group.chunks[c].slots.enumerated() {
+            if remaining < Int(slot.count) { return (Location(chunk: c, page: p), remaining) }
+            remaining -= Int(slot.count)
         }
         return nil
     }

@@ -38,6 +38,12 @@ public final class ViewWriter: ExtensionTransaction {
     /// Pages this transaction emptied, deleted at the next flush.
     private var deletedPages: Set<UInt64> = []
     static let pageCacheLimit = 4_096
+    /// Pages this transaction read and has not changed, decoded once: a move in a manual list reads the page at its
+    /// source, its destination's neighbours, then changes both (each a B-tree descent and a decode, which in a list
+    /// of a million rows also misses the CPU's caches). Only this writer changes the view's pages in its transaction,
+    /// and a page it changes leaves this cache for ``dirtyPages``, so a cached page is the page as stored.
+    private var readPages: [UInt64: ViewPage] = [:]
+    static let readPageCacheLimit = 64
 
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
@@ -120,6 +126,15 @@ public final class ViewWriter: ExtensionTransaction {
     /// - Throws: ``CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
     func page(_ id: UInt64) throws -> ViewPage {
         if let page = dirtyPages[id] { return page }
+        if let page = readPages[id] { return page }
+        let page = try storedPage(id)
+        if readPages.count >= Self.readPageCacheLimit { readPages.removeAll(keepingCapacity: true) }
+        readPages[id] = page
+        return page
+    }
+
+    /// The page `id` as stored (not changed by this transaction), read from LMDB.
+    private func storedPage(_ id: UInt64) throws -> ViewPage {
         if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
         return try tables.readPage(id, transaction)
     }
@@ -130,7 +145,8 @@ public final class ViewWriter: ExtensionTransaction {
         // One hash lookup when the page is already dirty (a bulk write's common case), and the page mutated in place.
         if let slot = dirtyPages.index(forKey: id) { return try body(&dirtyPages.values[slot]) }
         if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
-        let page = try page(id)
+        // Taken out of the read cache, so that the page's bytes are not shared (no copy when it changes).
+        let page = try readPages.removeValue(forKey: id) ?? storedPage(id)
         if !deletedPages.isEmpty { deletedPages.remove(id) }
         dirtyPages[id] = page
         return try body(&dirtyPages[id, default: ViewPage(groupID: 0)])
@@ -145,6 +161,7 @@ public final class ViewWriter: ExtensionTransaction {
     }
 
     private func store(_ page: ViewPage, id: UInt64) throws {
+        readPages[id] = nil
         dirtyPages[id] = page
         deletedPages.remove(id)
         try flushIfFull()
@@ -156,6 +173,7 @@ public final class ViewWriter: ExtensionTransaction {
 
     private func drop(pageID id: UInt64) {
         dirtyPages[id] = nil
+        readPages[id] = nil
         deletedPages.insert(id)
     }
 
