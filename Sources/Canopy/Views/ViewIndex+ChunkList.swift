@@ -38,9 +38,10 @@ extension ViewIndex {
         }
 
         subscript(index: Int) -> Chunk {
-            get {
+            // (_read, not get: reading a chunk's count or slots borrows it instead of copying it, two retains.)
+            _read {
                 let (block, offset) = position(of: index)
-                return blocks[block][offset]
+                yield blocks[block][offset]
             }
             _modify {
                 let (block, offset) = position(of: index)
