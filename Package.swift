@@ -96,15 +96,22 @@ let package = Package(
             "CanopyCore", "LMDB", "CanopyTestSupport", "CanopyCoreTestFixtures", "CrashWriter",
         ]),
         // Views, mappings, changesets, observation, manual and many-group views, and the store's behaviour with views
-        // registered (view pages' checksums, crashes, format upgrades, migrations, telemetry). Also the README's and the
-        // articles' examples, some of which use an index, a data source or a terminal list beside the views.
+        // registered (view pages' checksums, crashes, format upgrades, migrations, telemetry), and the articles' examples
+        // of views. Only Canopy and what is below it.
         // Fixtures/: database files written by earlier releases (read by path, see FormatUpgradeTests).
         .testTarget(name: "CanopyTests", dependencies: [
-            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "LMDB", "CanopyTestSupport", "CanopyCoreTestFixtures",
+            "Canopy", "CanopyCore", "LMDB", "CanopyTestSupport", "CanopyCoreTestFixtures",
             "CanopyTestFixtures", "CrashWriter", "EvolutionChild",
             .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ], exclude: ["Fixtures"]),
+        // Modules used together: the README's quick start and recipes (views, an index, a data source, a terminal list),
+        // and views registered beside a secondary index (catch-up after another process's writes, registration with a
+        // read, rebuilds of both). The one test target that names several library modules beside each other.
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "Canopy", "CanopyCore", "CanopyIndexes", "CanopySource", "CanopyTerminal", "LMDB", "CanopyTestSupport",
+            "CanopyCoreTestFixtures", "CanopyTestFixtures", "CrashWriter",
+        ]),
         // The secondary index.
         .testTarget(name: "CanopyIndexesTests", dependencies: ["CanopyIndexes", "CanopyCore", "CanopyTestSupport", "CanopyCoreTestFixtures"]),
         .testTarget(name: "CanopySearchTests", dependencies: [

@@ -44,21 +44,23 @@ WORKLOADS = [
     ("full-scan", 100_000, "10", False),
 ]
 
-# (line name, numerator benchmark, denominator benchmark, operations per iteration of each, target).
+# (line name, numerator benchmark, denominator benchmark, operations per iteration of each, target). Where an issue
+# states a line's target (issue 19's table: bulk-insert-2-views <= 2.5, update-2-views-observed-none <= 5,
+# observed-window-grdb-vs-canopy >= 10), the issue is the contract and the target here is its value.
 VIEW_RATIOS = [
-    ("bulk-insert-2-views", "bulk-insert-2-views canopy", "bulk-insert-2-views raw", (100_000, 100_000), "3.0"),
+    ("bulk-insert-2-views", "bulk-insert-2-views canopy", "bulk-insert-2-views raw", (100_000, 100_000), "2.5"),
     # What the records' CRC32C checksums cost: the same workload through Canopy with them / without them (a store
     # opened with the SPI switch DatabaseOptions.valueChecksums off). Issue 15: within 5%.
     ("checksum-cost-point-read", "point-read-cache-miss canopy", "point-read-cache-miss no-checksums", (10_000, 10_000), "1.05"),
     ("checksum-cost-bulk-insert", "bulk-insert canopy", "bulk-insert no-checksums", (100_000, 100_000), "1.05"),
-    ("update-2-views-observed-none", "update-2-views-observed-none canopy", "update-2-views-observed-none raw", (100, 100), "4.0"),
+    ("update-2-views-observed-none", "update-2-views-observed-none canopy", "update-2-views-observed-none raw", (100, 100), "5.0"),
     # The same with the opt-in write map (DatabaseOptions.writeMap) against the same raw commits: informs only.
     ("update-2-views-observed-none-writemap", "update-2-views-observed-none-writemap canopy", "update-2-views-observed-none raw", (100, 100), "report"),
     ("update-2-views-observed-full", "update-2-views-observed-full canopy", "update-2-views-observed-full raw", (10, 10), "3.0"),
     # GRDB / Canopy: the full list observed (every row of a 5-group view), one group's first 50 rows observed, and
     # a bulk insert into a table with the two views' indexes against the bulk insert with the two views.
     ("grdb-vs-canopy-update", "observed-update-vs-grdb grdb", "observed-update-vs-grdb canopy", (5, 5), ">=30"),
-    ("observed-window-grdb-vs-canopy", "observed-window-vs-grdb grdb", "observed-window-vs-grdb canopy", (10, 10), ">=5.0"),
+    ("observed-window-grdb-vs-canopy", "observed-window-vs-grdb grdb", "observed-window-vs-grdb canopy", (10, 10), ">=10"),
     ("bulk-insert-grdb-vs-canopy", "bulk-insert-grdb grdb", "bulk-insert-2-views canopy", (100_000, 100_000), ">=2.0"),
     # Reads against GRDB: every row decoded into a struct (a Codable record cursor against the typed scan), and a
     # primary-key fetch of a decoded record against a typed read past the cache (ReadPeerBenchmarks.swift).

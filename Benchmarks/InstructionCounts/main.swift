@@ -1,4 +1,5 @@
 @_spi(Benchmarks) import CanopyCore
+import CLMDBBench
 import Canopy
 import Foundation
 
@@ -62,7 +63,7 @@ func readRows(_ connection: Connection, _ count: Int, generator: inout XorShift)
     try connection.read { txn in
         for _ in 0..<count {
             let index = Int(generator.next() % rows)
-            guard try txn.object(forKey: Workload.keys[index], in: benchRecords) != nil else {
+            guard let object = try txn.object(forKey: Workload.keys[index], in: benchRecords), object.id == index else {
                 throw DriverError("row \(index) not found")
             }
         }
@@ -93,28 +94,42 @@ func insertRows(_ order: ArraySlice<Int>, views: [View], measuring: Bool) throws
     directory.remove()
 }
 
-/// Every row decoded through a cursor, cache off: `full-scan canopy`.
-func fullScan(iterations: Int) throws {
+/// Every row decoded through a cursor, cache off, values only: `full-scan canopy`; with `keyed`, the scan that also
+/// hands each row's key to the closure (`full-scan-keyed`).
+func fullScan(keyed: Bool) -> (Int) throws -> Void {
+  { iterations in
     let (database, connection, directory) = try openStore("scan", cacheLimit: 0, populated: true)
     defer { withExtendedLifetime((database, directory)) {} }
     for iteration in -1..<iterations {  // -1: warm-up
         var count = 0
         let scan = {
             try connection.read { txn in
-                try txn.enumerateObjects(in: benchRecords) { _, object in
-                    count += object.id >= 0 ? 1 : 0
-                    return true
+                if keyed {
+                    try txn.enumerateObjects(in: benchRecords) { key, object in
+                        count += object.id >= 0 && !key.isEmpty ? 1 : 0
+                        return true
+                    }
+                } else {
+                    try txn.enumerateObjects(in: benchRecords) { object in
+                        count += object.id >= 0 ? 1 : 0
+                        return true
+                    }
                 }
             }
         }
         if iteration >= 0 { try measured(scan) } else { try scan() }
         guard count == Workload.rowCount else { throw DriverError("scanned \(count) rows") }
     }
+  }
 }
 
-/// One-row write transactions without fsync: `small-write-txn-none canopy`, 1,000 per iteration.
-func smallWrites(iterations: Int) throws {
-    let (database, connection, directory) = try openStore("txn", durability: .none, populated: true)
+/// One-row write transactions without fsync: `small-write-txn-none canopy`, 1,000 per iteration; with
+/// `durability`, the other `small-write-txn-*` lines (`.metadataOnly`: for `strace -c -f`, which counts the pages
+/// written and the syncs per commit that callgrind does not see).
+func smallWrites(iterations: Int) throws { try smallWrites(iterations: iterations, durability: .none) }
+
+func smallWrites(iterations: Int, durability: Durability) throws {
+    let (database, connection, directory) = try openStore("txn", durability: durability, populated: true)
     defer { withExtendedLifetime((database, directory)) {} }
     let rows = UInt64(Workload.rowCount)
     var generator = XorShift()
@@ -250,6 +265,45 @@ func rawFullScan(iterations: Int) throws {
     }
 }
 
+/// `bulk-insert encode`: every record encoded once by a fresh `BinaryCodec` (the part of the bulk insert's
+/// denominator that is not LMDB's), so that the bulk-insert line's instruction ratio can be read as the benchmark's.
+func bulkEncode(iterations: Int) throws {
+    let codec = BinaryCodec()
+    var bytes = 0
+    func encode(_ order: ArraySlice<Int>) throws {
+        for index in order { bytes &+= try codec.encode(Workload.records[index]).count }
+    }
+    try encode(Workload.permutation.prefix(1_000))
+    for _ in 0..<iterations { try measured { try encode(Workload.permutation[...]) } }
+    guard bytes > 0 else { throw DriverError("nothing encoded") }
+}
+
+/// The raw baseline of `point-read-cache-miss`: 10,000 `mdb_get`s per iteration in one read transaction.
+func rawPointReads(iterations: Int) throws {
+    let directory = TemporaryDirectory("raw-read")
+    let environment = RawEnvironment(directory: directory.child("env"))
+    environment.insert(Workload.permutation)
+    var generator = XorShift()
+    environment.pointReads(Workload.readsPerIteration / 10, generator: &generator)  // warm-up, as above
+    for _ in 0..<iterations {
+        measured { environment.pointReads(Workload.readsPerIteration, generator: &generator) }
+    }
+    withExtendedLifetime(environment) {}
+}
+
+/// The raw baseline of `small-write-txn-metadata-only`: one-put commits with `MDB_NOMETASYNC`, 1,000 per iteration.
+func rawSmallWritesMetadataOnly(iterations: Int) throws {
+    let directory = TemporaryDirectory("raw-txn")
+    let environment = RawEnvironment(directory: directory.child("env"), flags: Int32(MDB_NOMETASYNC))
+    environment.insert(Workload.permutation)
+    var generator = XorShift()
+    for round in -1..<iterations {  // -1: warm-up
+        let writes = { environment.smallTransactions(Workload.smallTransactionsPerIteration, generator: &generator, round: round + 1) }
+        if round >= 0 { measured(writes) } else { writes() }
+    }
+    withExtendedLifetime(environment) {}
+}
+
 struct DriverError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -259,8 +313,11 @@ let workloads: [String: (Int) throws -> Void] = [
     "point-read-cache-miss": pointReadCacheMiss,
     "bulk-insert": { try bulkInsert(iterations: $0, views: { [] }) },
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
-    "full-scan": fullScan,
+    "full-scan": fullScan(keyed: false),
+    "full-scan-keyed": fullScan(keyed: true),
     "small-write-txn-none": smallWrites,
+    "small-write-txn-metadata-only": { try smallWrites(iterations: $0, durability: .metadataOnly) },
+    "raw-small-write-txn-metadata-only": rawSmallWritesMetadataOnly,
     "manual-move-10k": manualMoves(count: 10_000),
     "manual-move-100k": manualMoves(count: 100_000),
     "manual-move-1m": manualMoves(count: 1_000_000),
@@ -281,6 +338,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "observed-window": observedWindow,
     "raw-bulk-insert": rawBulkInsert,
     "raw-full-scan": rawFullScan,
+    "raw-point-read": rawPointReads,
+    "bulk-insert-encode": bulkEncode,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

@@ -291,6 +291,10 @@ int canopy_mdb_txn_commit(canopy_lmdb_guard *guard, MDB_txn *txn) {
     GUARDED(guard, mdb_txn_commit(txn));
 }
 
+int canopy_mdb_txn_renew(canopy_lmdb_guard *guard, MDB_txn *txn) {
+    GUARDED(guard, mdb_txn_renew(txn));
+}
+
 int canopy_mdb_dbi_open(canopy_lmdb_guard *guard, MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *dbi) {
     GUARDED(guard, mdb_dbi_open(txn, name, flags, dbi));
 }

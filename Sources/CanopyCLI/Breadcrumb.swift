@@ -71,7 +71,11 @@ enum Breadcrumb {
     private static func store(_ text: String, at offset: Int, capacity: Int) {
         guard let page else { return }
         let bytes = Array(text.utf8.prefix(capacity - 1))
-        bytes.withUnsafeBytes { (page + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        bytes.withUnsafeBytes { source in
+            // An empty text has no bytes to copy (and may have no base address).
+            guard let base = source.baseAddress else { return }
+            (page + offset).copyMemory(from: base, byteCount: source.count)
+        }
         page.storeBytes(of: 0, toByteOffset: offset + bytes.count, as: UInt8.self)
     }
 
@@ -92,9 +96,9 @@ enum Breadcrumb {
 
         static func create() -> Reader? {
             var template = Array((NSTemporaryDirectory() + "/canopy-breadcrumb-XXXXXX").utf8CString)
-            let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
             guard descriptor >= 0 else { return nil }
-            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+            template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
             guard ftruncate(descriptor, off_t(Breadcrumb.size)) == 0,
                   let mapped = mmap(nil, Breadcrumb.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED
             else {

@@ -66,7 +66,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 
     /// An index of the objects of `collection` (and only of them), by the value `value` returns (`nil` leaves the row
     /// out). For rows of several collections, use ``init(name:versionTag:collections:dependsOnObject:dependsOnMetadata:indexer:)``
-    /// and decode each row by its collection (``IndexedRow/object(in:)``).
+    /// and decode each row by its collection (``/CanopyCore/ExtensionRow/object(in:)``).
     public static func byObject<Object, Metadata>(
         name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>,
         _ value: @escaping @Sendable (_ key: String, _ object: Object) throws -> ValueCoding.Value?
@@ -108,7 +108,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         var found: [(StoredRowKey, [UInt8])] = []
         var skipped = SkippedRows()
         try transaction.scanRows(inCollections: collections) { stored in
-            let row = IndexedRow(id: stored.id, source: .stored(stored, transaction))
+            let row = IndexedRow(stored)
             do {
                 if let value = try indexer(row) { found.append((stored.storedKey, Self.escaped(value))) }
             } catch let error as CanopyError where error.code == .decodingFailed {
@@ -148,7 +148,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         var problem: String?
         try transaction.scanRows(inCollections: collections) { stored in
             checked += 1
-            let row = IndexedRow(id: stored.id, source: .stored(stored, transaction))
+            let row = IndexedRow(stored)
             let value: ValueCoding.Value?
             do { value = try indexer(row) } catch { return checked < Self.spotCheckRows }  // cannot be compared: skipped
             let storedValue = try opened.rows.value(forKey: stored.storedKey, in: transaction)
@@ -350,7 +350,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
             var old = try tables.rows.value(forKey: rowKey, in: transaction)
             let value: ValueCoding.Value?
             do {
-                value = try index.indexedValue(of: IndexedRow(id: row.id, source: .written(row)))
+                value = try index.indexedValue(of: IndexedRow(row))
             } catch let error as CanopyError where error.code == .decodingFailed {
                 // Left out and recorded, as at population (a row written as bytes by a tool, say).
                 guard old != SecondaryIndex.skippedMarker else { return }
@@ -389,60 +389,10 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
 }
 
 /// A row as a ``SecondaryIndex``'s indexer sees it: its address and its object or metadata, decoded on demand.
-public struct IndexedRow {
-    enum Source {
-        case written(RowChange)
-        case stored(StoredRow, ReadTransaction)
-    }
-
-    /// The row's address.
-    public let id: RowID
-    let source: Source
-
-    /// The codec recorded for the row's collection.
-    public var codecName: String {
-        switch source {
-        case .written(let row): row.codecName
-        case .stored(let row, _): row.codecName
-        }
-    }
-
-    /// The object, decoded through `collection` (its types and codec).
-    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the row is in another collection;
-    ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
-    ///   ``object(as:)`` throws.
-    public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
-        return try object(as: Object.self)
-    }
-
-    /// The metadata, decoded through `collection`, or `nil` when the row has none.
-    /// - Throws: as ``object(in:)``.
-    public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
-        return try metadata(as: Metadata.self)
-    }
-
-    /// The object as `T`.
-    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when it is not a `T`.
-    public func object<T: Decodable>(as type: T.Type) throws -> T {
-        switch source {
-        case .written(let row): return try row.object(as: T.self)
-        case .stored(let row, let transaction):
-            return try transaction.decodeStoredValue(T.self, from: try row.objectBytes(), codecName: row.codecName, id: id)
-        }
-    }
-
-    /// The metadata as `T`, or `nil` when the row has none.
-    public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        switch source {
-        case .written(let row): return try row.metadata(as: T.self)
-        case .stored(let row, let transaction):
-            guard let bytes = try row.metadataBytes() else { return nil }
-            return try transaction.decodeStoredValue(T.self, from: bytes, codecName: row.codecName, id: id)
-        }
-    }
-}
+///
+/// The one row type of every extension, ``/CanopyCore/ExtensionRow``, under the name indexers have always used (kept
+/// so that code written against `IndexedRow` compiles unchanged).
+public typealias IndexedRow = ExtensionRow
 
 /// An `Int64` as 8 big-endian bytes with the sign bit flipped, so that the bytes sort as the numbers do (negative
 /// before positive).

@@ -36,6 +36,51 @@ struct BadInputTests {
         }
     }
 
+    /// Found in issue 19's review: the key listing and the row scan skipped a record they could not parse (empty, or
+    /// an attachments length past its end), so a tool listed fewer keys and an extension populated without the row,
+    /// and nothing said so; the typed scan threw. Without the fix `keys` returned ["a", "c"] and the scan visited
+    /// two rows.
+    @Test("A malformed row record is corruptStore naming it in every scan, never skipped", arguments: [[UInt8](), [0x02, 0x7F, 0x01]])
+    func malformedRecordFailsEveryScan(damage: [UInt8]) throws {
+        try withDatabase { database, _ in
+            try database.newConnection().readWrite { txn throws in
+                for key in ["a", "b", "c"] { try txn.set(Note(title: key), forKey: key, in: notes) }
+            }
+            let table = try database.environment.openDatabase(named: "canopy.objects").withChecksums
+            try database.environment.write { txn throws in  // valid checksums: the record parser's turn
+                var victim: [UInt8]?
+                try txn.forEach(in: table) { key, _ in
+                    if key.last == UInt8(ascii: "b") { victim = Array(key) }
+                    return true
+                }
+                try txn.put(damage, forKey: try #require(victim), in: table)
+            }
+            try database.newConnection().read { txn throws in
+                let scans: [(String, () throws -> Void)] = [
+                    ("keys", { _ = try txn.keys(inCollection: "notes") }),
+                    ("enumerateKeys", { try txn.enumerateKeys(inCollection: "notes") { _ in true } }),
+                    ("enumerateObjects", { try txn.enumerateObjects(in: notes) { _, _ in true } }),
+                    ("enumerateStoredRows", { try txn.enumerateStoredRows(inCollection: "notes") { _, _, _ in true } }),
+                    ("scanRows", { try txn.scanRows { _ in true } }),
+                ]
+                for (name, scan) in scans {
+                    let error = #expect(throws: CanopyError.self, "\(name)") { try scan() }
+                    #expect(error?.code == .corruptStore, "\(name): \(String(describing: error))")
+                    #expect(error?.collection == "notes", "\(name)")
+                    #expect(error?.key == "b", "\(name)")
+                }
+            }
+            // Nothing lost: the row can be written again, and every scan sees the three rows.
+            try database.newConnection().readWrite { txn throws in try txn.set(Note(title: "b"), forKey: "b", in: notes) }
+            try database.newConnection().read { txn throws in
+                #expect(try txn.keys(inCollection: "notes") == ["a", "b", "c"])
+                var scanned = 0
+                try txn.scanRows { _ in scanned += 1; return true }
+                #expect(scanned == 3)
+            }
+        }
+    }
+
     @Test func wrongTypeIsADecodingError() throws {
         struct Other: Codable, Sendable { var count: [Int] }
         try withDatabase { database, _ in

@@ -60,6 +60,42 @@ struct NotificationTests {
         }
     }
 
+    /// The change log finds a commit's first collections by comparing names and builds an index past eight: a commit
+    /// writing and removing keys of up to 20 collections, interleaved at random, is reported key by key as a model of
+    /// it says (seeds printed on failure).
+    @Test(arguments: [1, 2, 3, 8, 9, 20] as [Int])
+    func notificationsOfCommitsOverManyCollections(collections: Int) throws {
+        for seed in UInt64(1)...4 {
+            var random = SeededRandom(seed: seed &* 1_000 &+ UInt64(collections))
+            try withDatabase { database, _ in
+                let recorder = NotificationRecorder()
+                let token = database.addCommitObserver { recorder.record($0) }
+                defer { database.removeObserver(token) }
+                var changed: [String: Set<String>] = [:]
+                var removed: [String: Set<String>] = [:]
+                try database.newConnection().readWrite { txn in
+                    for step in 0..<(collections * 12) {
+                        let collection = TypedCollection<Note, NoteInfo>("c\(Int(random.next() % UInt64(collections)))")
+                        let key = "k\(random.next() % 6)"
+                        if random.next() % 4 == 0 {
+                            if try txn.remove(key: key, in: collection) {
+                                changed[collection.name]?.remove(key)
+                                removed[collection.name, default: []].insert(key)
+                            }
+                        } else {
+                            try txn.set(Note(title: "\(step)"), forKey: key, in: collection)
+                            changed[collection.name, default: []].insert(key)
+                            removed[collection.name]?.remove(key)
+                        }
+                    }
+                }
+                let notification = try #require(recorder.wait(for: 1).first)
+                #expect(notification.changedObjects == changed.filter { !$0.value.isEmpty }, "seed \(random.seed)")
+                #expect(notification.removedKeys == removed.filter { !$0.value.isEmpty }, "seed \(random.seed)")
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func asyncSequenceDeliversCommitsInOrder() async throws {
         try await withDatabase { database, _ in
             let stream = database.commits()

@@ -155,6 +155,31 @@ struct HardeningTests {
         #expect(database.environment.mapSize > 1 << 20, "this process adopted the larger map")
     }
 
+    /// An observer keeps its LMDB reader between advances and renews it; when another process grew the map beyond
+    /// this process's (and nothing here read since), the renewal fails with `MDB_MAP_RESIZED`, and the advance must
+    /// adopt the larger map and carry on rather than fail or leave the observer without a snapshot.
+    @Test("An observer advances over a map another process grew", .timeLimit(.minutes(2)))
+    func observerAdvancesOverAMapAnotherProcessGrew() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: DatabaseOptions(durability: .none, initialMapSize: 1 << 20))
+        try database.register(crashWriterView())
+        let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
+        _ = try observer.advance()
+        let mapBefore = database.environment.mapSize
+        let child = try ChildProcess(try Self.writer(), [path, "none", "--with-view", "--initial-map-size", "\(1 << 20)", "--row-bytes", "16000",
+                                      "--commits", "300"])
+        _ = child.remainingLines()
+        #expect(child.waitForExit(seconds: 90) == 0, "the writer process failed or hung")
+        let changes = try observer.advance()
+        #expect(database.environment.mapSize > mapBefore, "the observer's advance adopted the larger map")
+        #expect(changes.mappings.numberOfItems(inSection: 0) == 300)
+        #expect(try observer.read { txn in try txn.view("entries-by-part").count() } == 600)
+        try database.newConnection().readWrite { txn in try txn.set(CrashWriterEntry(number: 9_999, part: "a"), forKey: "9999-a", in: Self.entries) }
+        #expect(try observer.advance().rowChanges.count == 1)
+    }
+
     // MARK: 2. Two definitions of one view
 
     @Test("A write by a process whose view definition differs from the recorded one is refused, never silently wrong",

@@ -5,14 +5,16 @@ import Testing
 
 @Suite("README migration recipe")
 struct MigrationRecipeTests {
+    static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+
     @Test("the README's block is the compiled file")
     func readmeBlockIsTheCompiledFile() throws {
-        let readme = try String(contentsOf: QuickStartTests.testsFolder.appendingPathComponent("../../README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.testsFolder.appendingPathComponent("../../README.md"), encoding: .utf8)
         let marker = try #require(readme.range(of: "<!-- migration-recipe"))
         let afterMarker = readme[marker.upperBound...]
         let start = try #require(afterMarker.range(of: "```swift\n"))
         let end = try #require(afterMarker[start.upperBound...].range(of: "```"))
-        let compiled = try String(contentsOf: QuickStartTests.testsFolder.appendingPathComponent("MigrationRecipe.swift"), encoding: .utf8)
+        let compiled = try String(contentsOf: Self.testsFolder.appendingPathComponent("MigrationRecipe.swift"), encoding: .utf8)
         #expect(String(afterMarker[start.upperBound..<end.lowerBound]) == compiled, "README's migration recipe and MigrationRecipe.swift differ")
     }
 

@@ -1,6 +1,5 @@
 import Canopy
 import CanopyCoreTestFixtures
-import CanopyIndexes
 import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
@@ -117,37 +116,6 @@ struct ModelEvolutionTests {
         try connection.read { txn throws in
             #expect(try txn.view("notes-by-day").count() == 6)
             #expect(try txn.skippedRows(ofExtension: "notes-by-day") == nil)
-        }
-    }
-
-    /// Before, the index's registration threw `decodingFailed` on the first old row.
-    @Test("a secondary index skips the rows it cannot decode, records them, and takes them back once rewritten")
-    func indexSkipsUndecodableRows() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let connection = database.newConnection()
-        try connection.readWrite { txn in
-            for number in 0..<4 { try txn.set(EvolutionNoteV1(title: "old \(number)", day: "mon"), forKey: "old\(number)", in: evolutionNotesV1) }
-            try txn.set(EvolutionNote(title: "new", filedUnder: "mon", priority: 2), forKey: "new", in: evolutionNotes)
-        }
-        let index = SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-priority", evolutionNotes) { _, note in
-            Int64(note.priority)
-        }
-        try database.register(index)
-        try connection.read { txn throws in
-            #expect(try index.count(in: txn) == 1)
-            #expect(try txn.skippedRows(ofExtension: "by-priority")?.count == 4)
-            #expect(try index.value(of: RowID(collection: "notes", key: "old0"), in: txn) == nil)
-        }
-        try connection.readWrite { txn in
-            try txn.set(EvolutionNote(title: "old 0", filedUnder: "mon", priority: 2), forKey: "old0", in: evolutionNotes)
-            try txn.remove(key: "old1", in: evolutionNotes)
-        }
-        try connection.read { txn throws in
-            #expect(try index.rowIDs(equalTo: 2, in: txn).map(\.key) == ["new", "old0"])
-            #expect(try index.count(in: txn) == 2)
-            #expect(try txn.skippedRows(ofExtension: "by-priority")?.count == 2)
         }
     }
 

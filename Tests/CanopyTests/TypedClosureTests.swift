@@ -1,6 +1,5 @@
 import Canopy
 import CanopyCoreTestFixtures
-import CanopyIndexes
 import CanopyTestSupport
 import Foundation
 import Testing
@@ -100,23 +99,6 @@ struct TypedClosureTests {
                                sorting: .byKey { _, _, key in SortKey(key) })
             let error = #expect(throws: CanopyError.self) { try database.register(misread) }
             #expect("\(String(describing: error))".contains("invalidArgument"), "\(String(describing: error))")
-        }
-    }
-
-    @Test("A secondary index typed for one collection indexes only its rows")
-    func typedIndexSkipsOtherCollections() throws {
-        try withDatabase { database, _ in
-            let byPriority = SecondaryIndex<Int64OrderedCoding>.byObject(name: "notes-by-priority", notes) { _, note in Int64(note.priority) }
-            #expect(byPriority.collections == ["notes"])
-            try database.register(byPriority)
-            let connection = database.newConnection()
-            try connection.readWrite { txn throws in
-                try txn.set(Note(title: "n", priority: 2), forKey: "n1", in: notes)
-                try txn.set(TodoItem(title: "t", list: "a", priority: 2), forKey: "t1", in: tasks)
-            }
-            try connection.read { txn throws in
-                #expect(try byPriority.rowIDs(equalTo: 2, in: txn) == [RowID(collection: "notes", key: "n1")])
-            }
         }
     }
 }

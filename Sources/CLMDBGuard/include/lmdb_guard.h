@@ -114,6 +114,7 @@ static inline int canopy_lmdb_guard_readable(canopy_lmdb_guard *guard, const voi
 
 int canopy_mdb_txn_begin(canopy_lmdb_guard *guard, MDB_txn *parent, unsigned int flags, MDB_txn **txn);
 int canopy_mdb_txn_commit(canopy_lmdb_guard *guard, MDB_txn *txn);
+int canopy_mdb_txn_renew(canopy_lmdb_guard *guard, MDB_txn *txn);
 int canopy_mdb_dbi_open(canopy_lmdb_guard *guard, MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *dbi);
 int canopy_mdb_stat(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, MDB_stat *stat);
 int canopy_mdb_get(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);

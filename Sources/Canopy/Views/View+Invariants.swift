@@ -112,7 +112,7 @@ extension ViewReader {
         for rowKey in rowKeys {
             // Read again with its bytes owned: the closures may run nested reads of the transaction.
             guard let storedRow = try transaction.storedRow(for: rowKey) else { continue }
-            let row = ViewRow(storedRow)
+            let row = ExtensionRow(storedRow)
             let attachment = try attachmentSlot().flatMap { try storedRow.attachment(at: $0) }
             let places: [View.Place]
             do {

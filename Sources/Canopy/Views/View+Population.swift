@@ -63,10 +63,10 @@ extension View {
             try transaction.scanRows(inCollections: viewOptions.allowedCollections) { stored in
                 examined += 1
                 if examined % 10_000 == 0 { progress?(examined, total) }
-                let row = ViewRow(stored)
-                // The row's object bytes point into the map, valid only during this visit: the row refuses loads
-                // afterwards (a closure that kept it gets a typed error, not bytes of a page LMDB may have reused).
-                defer { row.endAccess() }
+                // The row's object bytes point into the map, valid only during this visit: the scan ends the row's
+                // access afterwards (a closure that kept it gets a typed error, not bytes of a page LMDB may have
+                // reused).
+                let row = ExtensionRow(stored)
                 if manyGroups {
                     let places: [Place]
                     do {
@@ -139,7 +139,7 @@ extension View {
                             examined += 1
                             if examined % 10_000 == 0 { progress?(examined, total) }
                             guard let rowKey = StoredRowKey(page.rowKey(at: i)), let stored = try transaction.storedRow(for: rowKey) else { continue }
-                            let row = ViewRow(stored)
+                            let row = ExtensionRow(stored)
                             guard viewOptions.allows(row.collection) else { continue }
                             let accepted: Bool
                             do {

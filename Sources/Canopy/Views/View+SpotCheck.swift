@@ -18,8 +18,8 @@ extension View {
                     guard let rowKey = try transaction.storedRowKey(for: id), let stored = try transaction.storedRow(for: rowKey) else {
                         return "row \(id) of group '\(group)' no longer exists"
                     }
-                    let row = ViewRow(stored)
-                    defer { row.endAccess() }
+                    let row = ExtensionRow(stored)
+                    defer { stored.endAccess() }
                     // A row whose closures throw cannot be compared: skipped, not a difference.
                     let computed: [Place]
                     do { computed = try self.places(of: row, rowKey: rowKey, in: transaction) } catch { continue }
@@ -44,8 +44,8 @@ extension View {
             scanned += 1
             let attachment = try stored.attachment(at: slot)
             if attachment == nil || attachment == ViewTables.skippedMarker {
-                let row = ViewRow(stored)
-                defer { row.endAccess() }
+                let row = ExtensionRow(stored)
+                defer { stored.endAccess() }
                 if let place = (try? self.places(of: row, rowKey: stored.storedKey, in: transaction))?.first {
                     problem = attachment == nil
                         ? "row \(stored.id) is not in the view but the closures put it in group '\(place.group)'"

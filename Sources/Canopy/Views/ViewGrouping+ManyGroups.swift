@@ -49,7 +49,7 @@ extension ViewGrouping {
     }
 
     /// Puts rows of any collection in the groups the whole row names; the closure decodes what it needs by the row's
-    /// collection (``ViewRow/object(in:)``). Limit the collections with ``ViewOptions/allowedCollections``.
+    /// collection (``/CanopyCore/ExtensionRow/object(in:)``). Limit the collections with ``ViewOptions/allowedCollections``.
     public static func manyByRow(_ groups: @escaping @Sendable (_ row: ViewRow) throws -> Set<String>) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: nil, groups: groups)
     }

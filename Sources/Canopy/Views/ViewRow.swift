@@ -1,137 +1,16 @@
 /// A row as a view's grouping, sorting and filtering closures see it: its collection and key, and its object and
 /// metadata decoded on demand (at most once per row).
-public final class ViewRow {
-    /// The row's address.
-    public let id: RowID
-    let codecName: String
-    /// Where the row's values come from: a row being written (its values and bytes), or a stored row (scanned or
-    /// read by key). No closure per row: a view handles one of these per written row and view.
-    private enum Source {
-        case written(RowChange)
-        case stored(StoredRow)
-    }
-    private let source: Source
-    private var decodedObject: Any?
-    private var decodedMetadata: Any??
-    private var accessEnded = false
-
-    func endAccess() { accessEnded = true }
-
-    private func checkAccess() throws {
-        guard accessEnded else { return }
-        throw CanopyError(
-            .transactionEnded,
-            "the row was used after the grouping, sorting or filtering closure it was passed to returned; keep values read from it, not the row",
-            collection: id.collection, key: id.key)
-    }
-
-    /// A row of the row scan (or read by stored key): object bytes from the store, metadata read on demand.
-    init(_ stored: StoredRow) {
-        id = stored.id
-        codecName = stored.codecName
-        source = .stored(stored)
-        if !stored.hasMetadata { decodedMetadata = .some(nil) }
-    }
-
-    /// A row being written: the writer's values when it passed them, the stored bytes otherwise.
-    init(_ row: RowChange) {
-        id = row.id
-        codecName = row.codecName
-        source = .written(row)
-    }
-
-    /// The row's attachment at `slot`: as set in the current write, or as the stored record carries it.
-    func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
-        switch source {
-        case .written(let written): return try written.attachment(at: slot)
-        case .stored(let stored): return try stored.attachment(at: slot)
-        }
-    }
-
-    /// The collection's name.
-    public var collection: String { id.collection }
-    /// The key.
-    public var key: String { id.key }
-
-    /// The object as `T` (decoded once and kept).
-    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
-    ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
-    public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
-        // A written row keeps the writer's value itself: asking it again costs one cast, not a second box. The stored
-        // case is apart so that this path does not request `T?`'s metadata (once per row, view and closure).
-        if case .written(let written) = source { return try written.object(as: T.self) }
-        return try storedObject(as: T.self)
-    }
-
-    @inline(never)
-    private func storedObject<T: Decodable>(as type: T.Type) throws -> T {
-        guard case .stored(let stored) = source else { throw CanopyError(.extensionFailed, "internal: a written row read as stored", collection: id.collection, key: id.key) }
-        if let value = decodedObject as? T { return value }
-        try checkAccess()
-        let value: T = try Self.decode(T.self, bytes: try stored.objectBytes(), codecName: codecName, id: id)
-        decodedObject = value
-        return value
-    }
-
-    /// The metadata as `T`, or `nil` when the row has none.
-    /// - Throws: ``/CanopyCore/CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
-    ///   ``/CanopyCore/CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
-    public func metadata<T: Decodable>(as type: T.Type = T.self) throws -> T? {
-        if case .some(.some(let value)) = decodedMetadata, let typed = value as? T { return typed }
-        if case .some(.none) = decodedMetadata { return nil }
-        switch source {
-        case .written(let written):
-            let value = try written.metadata(as: T.self)
-            decodedMetadata = .some(value)
-            return value
-        case .stored(let stored):
-            try checkAccess()
-            guard let bytes = try stored.metadataBytes() else {
-                decodedMetadata = .some(nil)
-                return nil
-            }
-            let value: T = try Self.decode(T.self, bytes: bytes, codecName: codecName, id: id)
-            decodedMetadata = .some(value)
-            return value
-        }
-    }
-
-    /// The object, decoded through `collection` (its types and codec).
-    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the row is in another collection;
-    ///   ``/CanopyCore/CanopyError/Code/codecMismatch`` when the collection was written with another codec; what
-    ///   ``object(as:)`` throws.
-    public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
-        return try object(as: Object.self)
-    }
-
-    /// The metadata, decoded through `collection`, or `nil` when the row has none.
-    /// - Throws: as ``object(in:)``.
-    public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
-        return try metadata(as: Metadata.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
-        guard let codec = Codecs.named(codecName) else {
-            throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec",
-                              collection: id.collection, key: id.key)
-        }
-        do {
-            return try bytes.withUnsafeBytes { try codec.decode(T.self, from: $0) }
-        } catch {
-            throw CanopyError(.decodingFailed, Codecs.explainDecodingFailure(error, decoding: T.self, codecName: codecName),
-                              collection: id.collection, key: id.key, underlying: error)
-        }
-    }
-}
+///
+/// The one row type of every extension, ``/CanopyCore/ExtensionRow``, under the name views have always used (kept so
+/// that code written against `ViewRow` compiles unchanged): see it for what a row reads and how long it may be used.
+public typealias ViewRow = ExtensionRow
 
 /// How a view puts rows into groups: a closure returning the group's name, or `nil` to leave the row out.
 ///
 /// The variants say what the closure reads, so that the view re-runs it only when that part of a row changes (as
 /// YapDatabase's withKey / withObject / withMetadata / withRow). The typed forms take a ``/CanopyCore/TypedCollection``: their
 /// closure sees only that collection's rows (the view holds no other), decoded with its types and codec. For rows of
-/// several collections, use ``byRow(_:)`` and decode each row by its collection (``ViewRow/object(in:)``).
+/// several collections, use ``byRow(_:)`` and decode each row by its collection (``/CanopyCore/ExtensionRow/object(in:)``).
 ///
 /// The `many…` forms (``manyByObject(_:_:)`` and its siblings) put a row in a set of groups — a note under each of its
 /// tags: see <doc:ManyGroups>.
@@ -199,7 +78,7 @@ public struct ViewGrouping: Sendable {
     }
 
     /// Groups rows of any collection by the whole row: the closure has the row's collection in hand and decodes what
-    /// it needs (``ViewRow/object(in:)``, ``ViewRow/metadata(in:)``). Limit the collections with
+    /// it needs (``/CanopyCore/ExtensionRow/object(in:)``, ``/CanopyCore/ExtensionRow/metadata(in:)``). Limit the collections with
     /// ``ViewOptions/allowedCollections``.
     public static func byRow(_ group: @escaping @Sendable (_ row: ViewRow) throws -> String?) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: nil, closure: group)

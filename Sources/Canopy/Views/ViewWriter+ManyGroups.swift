@@ -21,7 +21,7 @@ extension ViewWriter {
             }
             return .keep
         }
-        let row = ViewRow(change)
+        let row = ExtensionRow(change)
         let found: [View.Place]
         do {
             found = try view.places(of: row, rowKey: rowKey, in: transaction)

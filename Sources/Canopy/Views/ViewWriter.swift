@@ -255,7 +255,7 @@ public final class ViewWriter: ExtensionTransaction {
             }
             return .keep
         }
-        let row = ViewRow(change)
+        let row = ExtensionRow(change)
         let found: (group: String, sortKeyLength: Int, order: [UInt8])?
         do {
             found = try view.place(of: row, rowKey: rowKey, in: transaction)

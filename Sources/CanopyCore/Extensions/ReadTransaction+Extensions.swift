@@ -146,19 +146,23 @@ extension ReadTransaction {
                 while let current = entry {
                     let rowKey = current.key
                     let value = current.value
-                    guard rowKey.count >= 4, let flags = value.first else {
+                    // Every record is visited or refused: a row left out silently would leave an extension that
+                    // populates from the scan without it, and nothing would say so.
+                    guard rowKey.count >= 4 else {
+                        throw CanopyError(.corruptStore, "a stored row's key is \(rowKey.count) bytes, shorter than a collection id",
+                                          path: core.path)
+                    }
+                    let collection = names[rowKey.loadUnaligned(as: UInt32.self).bigEndian]
+                    guard let flags = value.first, let object = StoredRecord.objectBytes(value),
+                          let region = StoredRecord.attachmentBytes(value) else {
+                        throw CanopyError(.corruptStore, value.isEmpty ? "a stored row is empty" : "a stored row is malformed",
+                                          path: core.path, collection: collection?.name, key: String(decoding: rowKey.dropFirst(4), as: UTF8.self))
+                    }
+                    guard let collection, collections?.contains(collection.name) ?? true,
+                          let key = StoredRowKey(bytes: Array(rowKey)) else {
                         entry = try cursor.next()
                         continue
                     }
-                    guard let object = StoredRecord.objectBytes(value), let region = StoredRecord.attachmentBytes(value) else {
-                        throw CanopyError(.corruptStore, "a stored row is malformed", path: core.path, key: String(decoding: rowKey.dropFirst(4), as: UTF8.self))
-                    }
-                    let collectionID = rowKey.loadUnaligned(as: UInt32.self).bigEndian
-                    guard let collection = names[collectionID], collections?.contains(collection.name) ?? true else {
-                        entry = try cursor.next()
-                        continue
-                    }
-                    let key = StoredRowKey(bytes: Array(rowKey))!  // rowKey.count >= 4 was checked
                     var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
                     if let live = writable {
                         attach = { slot, bytes in
@@ -243,108 +247,6 @@ extension ReadWriteTransaction {
 
     /// Whether the extension `name` was rebuilt (its state reset) in this transaction.
     public func isRebuilt(extensionNamed name: String) -> Bool { rebuiltExtensions.contains(name) }
-}
-
-/// A stored row as an extension reads it: its address, codec, object bytes and (on demand) metadata bytes.
-///
-/// Rows from ``ReadTransaction/scanRows(inCollections:_:)`` lend their object bytes from the memory map for the
-/// visit only; using them afterwards throws ``CanopyError/Code/transactionEnded`` instead of reading reused memory.
-public final class StoredRow {
-    enum Object {
-        case borrowed(UnsafeRawBufferPointer)
-        case owned([UInt8])
-    }
-
-    /// The row's address.
-    public let id: RowID
-    /// The row's stored key.
-    public let storedKey: StoredRowKey
-    /// The codec of the row's collection.
-    public let codecName: String
-    /// Whether the row has metadata.
-    public let hasMetadata: Bool
-    private let object: Object
-    private let attachments: Object
-    private let transaction: ReadTransaction
-    private var accessEnded = false
-
-    private var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
-
-    init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
-         transaction: ReadTransaction, attach: ((AttachmentSlot, [UInt8]?) throws -> Void)? = nil) {
-        self.attach = attach
-        self.id = id
-        self.storedKey = storedKey
-        self.codecName = codecName
-        self.hasMetadata = hasMetadata
-        self.object = object
-        self.attachments = attachments
-        self.transaction = transaction
-    }
-
-    /// The row's attachment at `slot`, or `nil`.
-    /// - Throws: ``CanopyError/Code/transactionEnded`` after a scan visit; ``CanopyError/Code/corruptStore`` when
-    ///   the record's attachments are malformed.
-    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
-        let find = { (region: UnsafeRawBufferPointer) -> [UInt8]? in StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) } }
-        switch attachments {
-        case .owned(let bytes): return bytes.withUnsafeBytes(find)
-        case .borrowed(let bytes):
-            try checkAccess()
-            return find(bytes)
-        }
-    }
-
-    func endAccess() {
-        accessEnded = true
-        attach = nil
-    }
-
-    /// Sets (or with `nil` removes) the row's attachment at `slot`, rewriting the visited record in place: during a
-    /// scan visit in a read-write transaction only. The record's bytes lent to this row are invalid afterwards: read
-    /// what you need first.
-    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan.
-    public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) throws {
-        guard let attach else {
-            throw CanopyError(.transactionEnded, "a row's attachment can be set only during its visit of a read-write transaction's scan",
-                              collection: id.collection, key: id.key)
-        }
-        try attach(slot, bytes)
-        endAccess()
-    }
-
-    private func checkAccess() throws {
-        guard accessEnded else { return }
-        throw CanopyError(.transactionEnded, "a scanned row was used after its visit; copy what you need during the visit",
-                          collection: id.collection, key: id.key)
-    }
-
-    /// A copy of the object's stored bytes.
-    public func objectBytes() throws -> [UInt8] {
-        switch object {
-        case .owned(let bytes): return bytes
-        case .borrowed(let bytes):
-            try checkAccess()
-            return Array(bytes)
-        }
-    }
-
-    /// Calls `body` with the object's stored bytes, without copying them.
-    public func withObjectBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        switch object {
-        case .owned(let bytes): return try bytes.withUnsafeBytes(body)
-        case .borrowed(let bytes):
-            try checkAccess()
-            return try body(bytes)
-        }
-    }
-
-    /// The metadata's stored bytes, or `nil` when the row has none (read through the transaction, which refuses once
-    /// its closure has returned).
-    public func metadataBytes() throws -> [UInt8]? {
-        guard hasMetadata else { return nil }
-        return try transaction.guardedRead { try transaction.storage.value(forKey: storedKey.bytes, in: transaction.tables.metadata) }
-    }
 }
 
 extension DatabaseCore {

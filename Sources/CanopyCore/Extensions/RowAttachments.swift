@@ -51,7 +51,10 @@ extension ReadTransaction {
     func attachmentSlots() throws -> AttachmentSlots {
         if let attachmentSlotsCache { return attachmentSlotsCache }
         let storage = try storage
-        let slots = try guardedRead { try StoreInfoRecords.attachmentSlots.value(in: storage, info: tables.info, path: core.path) ?? AttachmentSlots() }
+        let slots = try guardedRead {
+            try StoreInfoRecords.attachmentSlots.value(in: storage, info: tables.info, path: core.path, cache: core.attachmentSlotsCache)
+                ?? AttachmentSlots()
+        }
         attachmentSlotsCache = slots
         return slots
     }

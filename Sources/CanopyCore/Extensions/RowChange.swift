@@ -201,11 +201,10 @@ public final class RowChange {
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
     ///   ``CanopyError/Code/invalidArgument`` for a removal.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
-        // The exact type compared first, then the value taken as it is: no dynamic cast, and no request for `T?`'s
-        // metadata, in this (unspecialized) generic code run once per row, view and closure.
-        if let value = objectValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) {
-            return Self.take(value, as: T.self)
-        }
+        // The exact type compared first, then the value taken as it is (``TypedValue/take(_:as:)``): no dynamic
+        // cast, and no request for `T?`'s metadata, in this (unspecialized) generic code run once per row, view and
+        // closure.
+        if let value = objectValue, let typed = TypedValue.take(value, as: T.self) { return typed }
         return try castOrDecodeObject(as: T.self)
     }
 
@@ -220,9 +219,7 @@ public final class RowChange {
     /// The metadata after the change as `T`, or `nil` when the row has none.
     /// - Throws: as ``object(as:)``.
     public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if let value = metadataValue, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(T.self) {
-            return Self.take(value, as: T.self)
-        }
+        if let value = metadataValue, let typed = TypedValue.take(value, as: T.self) { return typed }
         return try castOrDecodeMetadata(as: T.self)
     }
 
@@ -233,14 +230,6 @@ public final class RowChange {
         let value: T = try decode(T.self, bytes: bytes)
         metadataValue = value
         return value
-    }
-
-    /// `value` (an `Any` opened as `Value`, whose dynamic type the caller compared with `T`) as a `T`: copied as it
-    /// is when the types are the same, which the caller checked (the cast is the fallback, never slower than before).
-    @inline(__always)
-    private static func take<Value, T>(_ value: Value, as type: T.Type) -> T {
-        guard Value.self == T.self else { return value as! T }
-        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
     }
 
     private func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8]) throws -> T {

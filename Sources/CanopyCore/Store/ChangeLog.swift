@@ -27,16 +27,33 @@ struct ChangeLog {
     @inline(__always)
     private mutating func slot(_ collection: String) -> Int {
         if last >= 0, names[last] == collection { return last }
-        if let slot = slots[collection] {
+        return otherSlot(collection)
+    }
+
+    /// ``slot(_:)`` for a collection other than the last one: the few first collections by comparing names (a commit
+    /// usually writes one or two, and a dictionary would be allocated, filled and freed for each), more through the
+    /// index.
+    private mutating func otherSlot(_ collection: String) -> Int {
+        if names.count <= Self.scannedCollections {
+            for index in names.indices where names[index] == collection {
+                last = index
+                return index
+            }
+        } else if let slot = slots[collection] {
             last = slot
             return slot
         }
         names.append(collection)
         entries.append(Changes())
         last = names.count - 1
-        slots[collection] = last
+        if names.count > Self.scannedCollections {
+            if slots.isEmpty { for index in names.indices { slots[names[index]] = index } } else { slots[collection] = last }
+        }
         return last
     }
+
+    /// How many collections are found by comparing names before the index is built.
+    private static let scannedCollections = 8
 
     mutating func changed(_ key: String, in collection: String, object: Bool, metadata: Bool) {
         let slot = slot(collection)

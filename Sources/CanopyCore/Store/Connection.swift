@@ -301,9 +301,10 @@ public final class Connection: @unchecked Sendable {
         }
         do {
           return try core.environment.withAccess {
-            let storage = try core.environment.beginRead()
-            old.abort()
-            state.pinned = storage
+            // The pinned transaction moves to the latest snapshot keeping its reader slot (no new LMDB reader per
+            // advance); if that fails it is ended, and the next advance begins it anew.
+            try old.renew()
+            let storage = old
             let to = try core.readSnapshot(storage)
             state.pinnedSnapshot = to
             let notifications = try core.notifications(after: from, upTo: to, in: storage)

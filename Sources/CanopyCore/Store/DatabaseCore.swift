@@ -310,6 +310,9 @@ final class DatabaseCore: Sendable {
         try StoreInfoRecords.state.value(in: txn, info: tables.info, path: nil) ?? StoreState()
     }
 
+    /// The attachment slots last decoded, with their bytes (see ``DecodedRecordCache``).
+    let attachmentSlotsCache = DecodedRecordCache<AttachmentSlots>()
+
     /// Reads the snapshot number only (0 for a store that never committed: no state record).
     /// - Throws: ``CanopyError/Code/corruptStore`` when the state record is too short to hold a snapshot: reading it
     ///   as 0 would take every reader back to the empty store (observers would skip or replay commits).

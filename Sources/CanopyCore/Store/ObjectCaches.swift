@@ -89,7 +89,9 @@ final class CollectionCache {
     @exclusivity(unchecked) private(set) var keys: ObjectCache
     private let stride: Int
     private let alignment: Int
-    private var chunks: [UnsafeMutableRawPointer] = []
+    // Used under the connection's lock, never in overlapping accesses: without the runtime's exclusivity checks (one
+    // per value set or read otherwise).
+    @exclusivity(unchecked) private var chunks: [UnsafeMutableRawPointer] = []
     private let destroyValue: (UnsafeMutableRawPointer) -> Void
     private let moveValue: (_ from: UnsafeMutableRawPointer, _ to: UnsafeMutableRawPointer) -> Void
     private static let chunkShift = 8

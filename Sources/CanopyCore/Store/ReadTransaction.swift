@@ -100,9 +100,18 @@ public class ReadTransaction {
     final func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, key: String, collection: String
     ) throws -> T {
+        // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
+        try decode(T.self, from: bytes, codec: codec, isBinary: Swift.type(of: codec) == BinaryCodec.self, key: key, collection: collection)
+    }
+
+    /// ``decode(_:from:codec:key:collection:)`` for a caller that knows whether `codec` is the binary codec (the
+    /// dynamic type of an existential is a runtime call, about 50 instructions).
+    @inline(__always)
+    final func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, isBinary: Bool, key: String, collection: String
+    ) throws -> T {
         do {
-            // (A metatype comparison, not a dynamic cast; the binary codec has no state.)
-            guard Swift.type(of: codec) == BinaryCodec.self else { return try codec.decode(T.self, from: bytes) }
+            guard isBinary else { return try codec.decode(T.self, from: bytes) }
             // The binary codec's plan for the type decoded last, remembered by the connection (no lock).
             let state = cacheState
             if state.flatPlanType != ObjectIdentifier(T.self) {
@@ -123,11 +132,17 @@ public class ReadTransaction {
     }
 
     func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8], codecName: String, id: RowID) throws -> T {
+        try bytes.withUnsafeBytes { try decode(T.self, from: $0, codecName: codecName, id: id) }
+    }
+
+    /// Decodes row `id`'s stored `bytes` with the codec recorded for its collection.
+    /// - Throws: ``CanopyError/Code/codecMismatch`` for a codec that is not built in; ``CanopyError/Code/decodingFailed``.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, codecName: String, id: RowID) throws -> T {
         guard let codec = Codecs.named(codecName) else {
             throw CanopyError(.codecMismatch, "the collection's codec '\(codecName)' is not a built-in codec", path: core.path,
                               collection: id.collection, key: id.key)
         }
-        return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
+        return try decode(T.self, from: bytes, codec: codec, id: id)
     }
 
     @inline(__always)
@@ -216,9 +231,10 @@ public class ReadTransaction {
     @inline(never)
     private final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         guard let record = try collectionRecord(collection.name) else { return nil }
-        try checkCodec(record, collection.codec, collection: collection.name)
+        let isBinary = Swift.type(of: collection.codec) == BinaryCodec.self
+        if !isBinary || record.codec != BinaryCodec.codecName { try checkCodec(record, collection.codec, collection: collection.name) }
         guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
-        let object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
+        let object = try decode(Object.self, from: bytes, codec: collection.codec, isBinary: isBinary, key: key, collection: collection.name)
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
@@ -346,6 +362,8 @@ public class ReadTransaction {
 
     /// Visits the keys of `collection` in order while `body` returns `true`, with the same filters as
     /// ``keys(inCollection:prefix:after:limit:reverse:)``.
+    /// - Throws: ``CanopyError/Code/corruptStore`` naming the row whose record is empty or malformed; what `body`
+    ///   throws.
     public func enumerateKeys(
         inCollection collection: String, prefix: String = "", after: String? = nil, reverse: Bool = false,
         _ body: (String) throws -> Bool
@@ -356,6 +374,8 @@ public class ReadTransaction {
     }
 
     /// Visits rows of a collection in key order: key, object bytes, whether metadata exists.
+    /// - Throws: ``CanopyError/Code/corruptStore`` naming the row whose record is empty or malformed (it is not
+    ///   skipped: a key listing that left it out would be silently wrong).
     func enumerateRows(
         inCollection collection: String, prefix: String, after: String?, reverse: Bool,
         _ body: (String, UnsafeRawBufferPointer, Bool) throws -> Bool
@@ -371,7 +391,10 @@ public class ReadTransaction {
                     : after.utf8.lexicographicallyPrecedes(key.utf8)
                 if !beyond { return true }
             }
-            guard let flags = value.first, let object = StoredRecord.objectBytes(value) else { return true }
+            guard let flags = value.first, let object = StoredRecord.objectBytes(value) else {
+                throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
+                                  path: core.path, collection: collection, key: key)
+            }
             return try body(key, object, flags & 1 != 0)
         } }
     }
@@ -385,6 +408,39 @@ public class ReadTransaction {
     public func enumerateObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String = "", where filter: ((String) -> Bool)? = nil,
         _ body: (String, Object) throws -> Bool
+    ) throws {
+        try scanObjects(in: collection, prefix: prefix, where: filter, withKeys: true, body)
+    }
+
+    /// Visits the objects of `collection` in key order while `body` returns `true`, without their keys.
+    ///
+    /// The same scan as ``enumerateObjects(in:prefix:where:_:)``, with the same checks (every record's checksum, the
+    /// codec, each row decoded as its type's `Decodable` decodes it), for a caller that needs only the values: no key
+    /// `String` is made per row (a key of more than 15 bytes of UTF-8 is an allocation, a copy and a release). Errors
+    /// still name the row's key.
+    ///
+    /// ```swift
+    /// var open = 0
+    /// try txn.enumerateObjects(in: reminders) { reminder in
+    ///     if !reminder.done { open += 1 }
+    ///     return true
+    /// }
+    /// ```
+    /// - Throws: ``CanopyError/Code/decodingFailed`` naming the row whose bytes do not decode;
+    ///   ``CanopyError/Code/corruptStore`` naming the row whose record is malformed (it is not skipped);
+    ///   ``CanopyError/Code/codecMismatch``; what `body` throws.
+    public func enumerateObjects<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, prefix: String = "", _ body: (Object) throws -> Bool
+    ) throws {
+        try scanObjects(in: collection, prefix: prefix, where: nil, withKeys: false) { _, object in try body(object) }
+    }
+
+    /// The scan of both ``enumerateObjects(in:prefix:where:_:)`` forms: `body` gets each row's key (`withKeys`), or
+    /// an empty string in its place, and its object. Otherwise a key is made only when something asks for it: the
+    /// filter, a non-empty cache, an error. (The keyed form passes its closure as it is: no extra call per row.)
+    private final func scanObjects<Object, Metadata>(
+        in collection: TypedCollection<Object, Metadata>, prefix: String, where filter: ((String) -> Bool)?,
+        withKeys: Bool, _ body: (_ key: String, _ object: Object) throws -> Bool
     ) throws {
         guard let record = try collectionRecord(collection.name) else { return }
         try checkCodec(record, collection.codec, collection: collection.name)
@@ -400,14 +456,22 @@ public class ReadTransaction {
         defer { scratch.deallocate() }
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
         try guardedRead { try storage.forEach(in: tables.objects, prefix: rowPrefix) { rowKey, value in
-            let key = RowKey.key(of: rowKey)
-            if let filter, !filter(key) { return true }
+            // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
+            // string (no allocation) until then.
+            var key = withKeys ? RowKey.key(of: rowKey) : ""
+            var hasKey = withKeys
+            if let filter {
+                if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
+                guard filter(key) else { return true }
+            }
             guard let bytes = StoredRecord.objectBytes(value) else {
                 throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
-                                  path: core.path, collection: collection.name, key: key)
+                                  path: core.path, collection: collection.name, key: hasKey ? key : RowKey.key(of: rowKey))
             }
+            // The connection's cache is looked up by key: made here only when the cache holds something.
+            if !hasKey, let cache, cache.count > 0 { key = RowKey.key(of: rowKey); hasKey = true }
             let object: Object
-            if let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
+            if hasKey, let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                 object = cache.value(at: slot, as: Object.self)
             } else if let flat, flat.decode(into: scratch, from: bytes) {
                 object = scratch.assumingMemoryBound(to: Object.self).move()
@@ -415,14 +479,16 @@ public class ReadTransaction {
                 do {
                     object = try BinaryCodec().decode(Object.self, from: bytes, entry: entry)
                 } catch {
-                    throw decodingFailure(error, decoding: Object.self, codec: collection.codec, key: key, collection: collection.name)
+                    throw decodingFailure(error, decoding: Object.self, codec: collection.codec,
+                                          key: hasKey ? key : RowKey.key(of: rowKey), collection: collection.name)
                 }
                 if entry == nil {
                     entry = FlatDecodePlans.entry(for: Object.self)
                     flat = entry?.plan
                 }
             } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, key: key, collection: collection.name)
+                object = try decode(Object.self, from: bytes, codec: collection.codec, key: hasKey ? key : RowKey.key(of: rowKey),
+                                    collection: collection.name)
             }
             return try body(key, object)
         } }

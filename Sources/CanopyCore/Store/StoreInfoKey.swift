@@ -18,7 +18,14 @@ enum StoreInfoKey {
 
     /// An extension's state record.
     static func extensionState(of extensionName: String) -> [UInt8] {
-        Array(ExtensionTableName.state(of: extensionName).utf8)
+        // Appended byte by byte (the same bytes as ``ExtensionTableName/state(of:)``): views read and write their state
+        // several times per transaction, and an interpolated `String` copied into an array cost ~1k instructions.
+        var key: [UInt8] = []
+        key.reserveCapacity(ExtensionTableName.prefix.utf8.count + extensionName.utf8.count + 6)
+        key.append(contentsOf: ExtensionTableName.prefix.utf8)
+        key.append(contentsOf: extensionName.utf8)
+        key.append(contentsOf: ".state".utf8)
+        return key
     }
 
     /// The record of the rows an extension skipped.

@@ -74,10 +74,31 @@ struct StoreTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: Sendable {
 /// value, declared once (``StoreInfoRecords``). Failure modes are those of ``StoreTable``.
 struct StoreInfoRecord<ValueCoding: TableCoding>: Sendable {
     let key: [UInt8]
-    /// What the record is, for messages ("the state record").
-    let what: String
+    /// The extension whose state record this is, or `nil` for a record of the store's own (named by `fixedWhat`).
+    private let extensionName: String?
+    private let fixedWhat: String
     /// What to do about a malformed record.
     let remedy: String
+
+    /// A record of the store's own: `what` says what it is, for messages ("the state record").
+    init(key: [UInt8], what: String, remedy: String) {
+        self.key = key
+        self.extensionName = nil
+        self.fixedWhat = what
+        self.remedy = remedy
+    }
+
+    /// The state record of extension `name`. Its description is built only for an error message: every read and write
+    /// of a view's state makes one of these, and an interpolated string per call cost more than the LMDB read.
+    init(extensionStateOf name: String, key: [UInt8], remedy: String) {
+        self.key = key
+        self.extensionName = name
+        self.fixedWhat = ""
+        self.remedy = remedy
+    }
+
+    /// What the record is, for messages ("the state record").
+    var what: String { extensionName.map { "the state record of extension '\($0)'" } ?? fixedWhat }
 
     private func table(_ info: LMDB.Database) -> StoreTable<BytesCoding, ValueCoding> {
         StoreTable(database: info, name: StoreTableName.info, remedy: remedy)
@@ -90,6 +111,21 @@ struct StoreInfoRecord<ValueCoding: TableCoding>: Sendable {
             do { return try ValueCoding.decode(bytes) } catch {
                 throw CanopyError(.corruptStore, "\(what) (key '\(String(decoding: key, as: UTF8.self))' of \(StoreTableName.info)) is malformed (\(error)); \(remedy)",
                                   path: path, underlying: error)
+            }
+        }
+    }
+
+    /// The record's value, or `nil` when there is none, decoded only when its bytes differ from those `cache` decoded
+    /// last (see ``DecodedRecordCache``).
+    func value(in txn: LMDB.ReadTransaction, info: LMDB.Database, path: String?, cache: DecodedRecordCache<ValueCoding.Value>) throws -> ValueCoding.Value?
+    where ValueCoding.Value: Sendable {
+        try txn.withValue(forKey: key, in: info) { bytes in
+            guard let bytes else { return nil }
+            return try cache.value(of: bytes) { bytes in
+                do { return try ValueCoding.decode(bytes) } catch {
+                    throw CanopyError(.corruptStore, "\(what) (key '\(String(decoding: key, as: UTF8.self))' of \(StoreTableName.info)) is malformed (\(error)); \(remedy)",
+                                      path: path, underlying: error)
+                }
             }
         }
     }

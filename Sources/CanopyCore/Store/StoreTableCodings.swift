@@ -92,7 +92,7 @@ enum StoreInfoRecords {
 
     /// `ext.<name>.state` → an extension's state record (its own bytes).
     static func extensionState(of name: String) -> StoreInfoRecord<BytesCoding> {
-        StoreInfoRecord(key: StoreInfoKey.extensionState(of: name), what: "the state record of extension '\(name)'",
+        StoreInfoRecord(extensionStateOf: name, key: StoreInfoKey.extensionState(of: name),
                         remedy: "unregister the extension (dropStorage) and register it again")
     }
 }

@@ -62,7 +62,7 @@ extension SearchIndex {
 
     func highlights(of query: SearchQuery, forRow rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> [SearchHit.Field] {
         guard let stored = try transaction.storedRow(for: rowKey),
-              let texts = try texts(of: SearchRow(id: stored.id, source: .stored(stored, transaction))) else { return [] }
+              let texts = try texts(of: SearchRow(stored)) else { return [] }
         return zip(fields, texts).compactMap { field, text in
             guard let text else { return nil }
             return SearchHit.Field(name: field.name, text: text, ranges: SearchMatcher.highlightedRanges(of: query, in: SearchTokenizer.tokens(of: text)))

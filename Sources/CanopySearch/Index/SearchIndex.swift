@@ -135,7 +135,7 @@ public final class SearchIndex: StoreExtension, Sendable {
         // By word; each word's rows come in document order (numbers are given in scan order).
         var postings: [SearchTerm: SearchPostingRun] = [:]
         try transaction.scanRows(inCollections: collections) { stored in
-            let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
+            let row = SearchRow(stored)
             let texts: [String?]?
             do {
                 texts = try self.texts(of: row)
@@ -194,7 +194,7 @@ public final class SearchIndex: StoreExtension, Sendable {
         var problem: String?
         try transaction.scanRows(inCollections: collections) { stored in
             checked += 1
-            let row = SearchRow(id: stored.id, source: .stored(stored, transaction))
+            let row = SearchRow(stored)
             let texts: [String?]?
             do { texts = try self.texts(of: row) } catch { return checked < Self.spotCheckRows }
             let storedBytes = try opened.rows.value(forKey: stored.storedKey, in: transaction)

@@ -156,7 +156,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
         let wasSkipped = oldBytes != nil && old == nil
         let texts: [String?]?
         do {
-            texts = try index.texts(of: SearchRow(id: row.id, source: .written(row)))
+            texts = try index.texts(of: SearchRow(row))
         } catch let error as CanopyError where error.code == .decodingFailed {
             // Left out and recorded, as at population (a row written as bytes by a tool, say).
             guard !wasSkipped else { return }

@@ -207,7 +207,7 @@ public final class SearchResultsView: Sendable {
                                   extensionName: viewName)
             }
             guard let query = current.query, index.indexes(row.collection),
-                  let texts = try index.texts(of: SearchRow(id: row.id, source: .view(row))) else { return nil }
+                  let texts = try index.texts(of: row) else { return nil }
             let words = texts.map { $0.map { SearchTokenizer.terms(of: $0) } ?? [] }
             guard let occurrences = SearchMatcher.occurrences(of: query, in: words) else { return nil }
             return SearchRanking.score(occurrences: occurrences, length: words.reduce(0) { $0 + $1.count },

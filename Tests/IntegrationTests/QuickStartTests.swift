@@ -15,7 +15,7 @@ struct QuickStartTests {
         let end = try #require(afterMarker[start.upperBound...].range(of: "```"))
         let block = String(afterMarker[start.upperBound..<end.lowerBound])
         let compiled = try String(contentsOf: Self.testsFolder.appendingPathComponent("QuickStart.swift"), encoding: .utf8)
-        #expect(block == compiled, "README's quick start and Tests/CanopyTests/QuickStart.swift differ: copy one onto the other")
+        #expect(block == compiled, "README's quick start and Tests/IntegrationTests/QuickStart.swift differ: copy one onto the other")
     }
 
     /// Runs the quick start and checks that it prints what the README's comments promise.

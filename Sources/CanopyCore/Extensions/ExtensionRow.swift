@@ -1,0 +1,116 @@
+/// A row as every extension and every closure an extension runs sees it: a view's grouping, sorting and filter
+/// closures (`ViewRow` in module Canopy), a secondary index's indexer (`IndexedRow`), a search index's text closure
+/// (`SearchRow`). Those names are type aliases of this one type.
+///
+/// It is made from a row being written (a ``RowChange``) or a stored row (a ``StoredRow``: visited by the row scan,
+/// or read by its stored key), and reads through it:
+///
+/// - the row's address (``id``, ``collection``, ``key``, ``storedKey``) and its collection's codec (``codecName``);
+/// - its object and metadata, decoded on demand, at most once per row whichever extension or closure asks first
+///   (``object(as:)``, ``metadata(as:)``); for a written row, the value the writer passed when the type opts in to
+///   ``BinaryCodecSynthesizedDecoding`` (see ``RowChange``);
+/// - the same values through a typed collection handle, checked against the row's collection name and recorded codec
+///   (``object(in:)``, ``metadata(in:)``);
+/// - an extension's attachment at its slot, as the current write leaves it so far (``attachment(at:)``).
+///
+/// A row of the scan lends its bytes from the memory map for the visit only: read after the closure it was passed to
+/// returned, anything not decoded during the visit throws ``CanopyError/Code/transactionEnded`` instead of reading
+/// memory LMDB may have reused; keep the values read from a row, not the row. A written row holds its values
+/// itself, and reads what it does not hold through its transaction, which refuses once its closure has returned.
+///
+/// It is a value holding a reference to the row it reads: copying it is free, and every copy shares the decoded
+/// values.
+public struct ExtensionRow {
+    /// Where the values come from (no closure per row: an extension makes one of these per written row).
+    private enum Source {
+        case change(RowChange)
+        case stored(StoredRow)
+    }
+
+    private let source: Source
+
+    /// The row being written by `change` (its values after the change).
+    public init(_ change: RowChange) {
+        source = .change(change)
+    }
+
+    /// The stored row `stored`.
+    public init(_ stored: StoredRow) {
+        source = .stored(stored)
+    }
+
+    /// The row's address.
+    public var id: RowID {
+        switch source {
+        case .change(let change): change.id
+        case .stored(let stored): stored.id
+        }
+    }
+
+    /// The collection's name.
+    public var collection: String { id.collection }
+    /// The key.
+    public var key: String { id.key }
+
+    /// The row's stored key (its collection's id, then the key).
+    public var storedKey: StoredRowKey {
+        switch source {
+        case .change(let change): change.storedKey
+        case .stored(let stored): stored.storedKey
+        }
+    }
+
+    /// The codec recorded for the row's collection.
+    public var codecName: String {
+        switch source {
+        case .change(let change): change.codecName
+        case .stored(let stored): stored.codecName
+        }
+    }
+
+    /// The object as `T` (decoded once, then kept).
+    /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
+    ///   ``CanopyError/Code/transactionEnded`` when the row is used after the closure it was passed to returned.
+    public func object<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        switch source {
+        case .change(let change): try change.object(as: T.self)
+        case .stored(let stored): try stored.object(as: T.self)
+        }
+    }
+
+    /// The metadata as `T`, or `nil` when the row has none (decoded once, then kept).
+    /// - Throws: as ``object(as:)``.
+    public func metadata<T: Decodable>(as type: T.Type = T.self) throws -> T? {
+        switch source {
+        case .change(let change): try change.metadata(as: T.self)
+        case .stored(let stored): try stored.metadata(as: T.self)
+        }
+    }
+
+    /// The object, decoded through `collection` (its types and codec).
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is in another collection;
+    ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what ``object(as:)``
+    ///   throws.
+    public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
+        return try object(as: Object.self)
+    }
+
+    /// The metadata, decoded through `collection`, or `nil` when the row has none.
+    /// - Throws: as ``object(in:)``.
+    public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
+        return try metadata(as: Metadata.self)
+    }
+
+    /// The row's attachment at `slot` (an extension's per-row record): for a written row, as the extensions that
+    /// handled the change so far left it (a dependency's, for its dependents), otherwise as the record carries it.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the record's attachments are malformed;
+    ///   ``CanopyError/Code/transactionEnded`` after a scan visit.
+    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
+        switch source {
+        case .change(let change): try change.attachment(at: slot)
+        case .stored(let stored): try stored.attachment(at: slot)
+        }
+    }
+}

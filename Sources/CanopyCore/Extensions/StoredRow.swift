@@ -1,0 +1,146 @@
+/// A stored row as an extension reads it: its address, codec, object bytes and (on demand) metadata bytes. A closure
+/// sees it as an ``ExtensionRow``, which decodes its values (once).
+///
+/// Rows from ``ReadTransaction/scanRows(inCollections:_:)`` lend their object bytes from the memory map for the
+/// visit only; using them afterwards throws ``CanopyError/Code/transactionEnded`` instead of reading reused memory.
+public final class StoredRow {
+    enum Object {
+        case borrowed(UnsafeRawBufferPointer)
+        case owned([UInt8])
+    }
+
+    /// The row's address.
+    public let id: RowID
+    /// The row's stored key.
+    public let storedKey: StoredRowKey
+    /// The codec of the row's collection.
+    public let codecName: String
+    /// Whether the row has metadata.
+    public let hasMetadata: Bool
+    private let object: Object
+    private let attachments: Object
+    private let transaction: ReadTransaction
+    private var accessEnded = false
+
+    private var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
+    /// The object and metadata decoded so far (at most once each, whichever extension or closure asked first: see
+    /// ``ExtensionRow``); `metadataValue` is `.some(nil)` once the row is known to have none.
+    private var objectValue: Any?
+    private var metadataValue: Any??
+
+    init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
+         transaction: ReadTransaction, attach: ((AttachmentSlot, [UInt8]?) throws -> Void)? = nil) {
+        self.attach = attach
+        self.id = id
+        self.storedKey = storedKey
+        self.codecName = codecName
+        self.hasMetadata = hasMetadata
+        self.object = object
+        self.attachments = attachments
+        self.transaction = transaction
+        if !hasMetadata { metadataValue = .some(nil) }
+    }
+
+    /// The row's attachment at `slot`, or `nil`.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` after a scan visit (or ``endAccess()``);
+    ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
+    public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
+        try checkAccess()
+        let find = { (region: UnsafeRawBufferPointer) -> [UInt8]? in StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) } }
+        switch attachments {
+        case .owned(let bytes): return bytes.withUnsafeBytes(find)
+        case .borrowed(let bytes): return find(bytes)
+        }
+    }
+
+    /// Ends the row's access: reads of what was not decoded yet throw ``CanopyError/Code/transactionEnded`` from now
+    /// on. The scan ends each row's access after its visit; an extension that hands a row it read by key
+    /// (``ReadTransaction/storedRow(for:)``) to a closure of its user ends it when the closure returns, so that a row
+    /// the closure kept fails the same way in both cases.
+    public func endAccess() {
+        accessEnded = true
+        attach = nil
+    }
+
+    /// Sets (or with `nil` removes) the row's attachment at `slot`, rewriting the visited record in place: during a
+    /// scan visit in a read-write transaction only. The record's bytes lent to this row are invalid afterwards: read
+    /// what you need first.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan.
+    public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) throws {
+        guard let attach else {
+            throw CanopyError(.transactionEnded, "a row's attachment can be set only during its visit of a read-write transaction's scan",
+                              collection: id.collection, key: id.key)
+        }
+        try attach(slot, bytes)
+        endAccess()
+    }
+
+    private func checkAccess() throws {
+        guard accessEnded else { return }
+        throw CanopyError(.transactionEnded, "a row was used after its visit (or the closure it was passed to returned); keep the values read from it, not the row",
+                          collection: id.collection, key: id.key)
+    }
+
+    /// A copy of the object's stored bytes.
+    public func objectBytes() throws -> [UInt8] {
+        try checkAccess()
+        switch object {
+        case .owned(let bytes): return bytes
+        case .borrowed(let bytes): return Array(bytes)
+        }
+    }
+
+    /// Calls `body` with the object's stored bytes, without copying them.
+    public func withObjectBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try checkAccess()
+        switch object {
+        case .owned(let bytes): return try bytes.withUnsafeBytes(body)
+        case .borrowed(let bytes): return try body(bytes)
+        }
+    }
+
+    /// The metadata's stored bytes, or `nil` when the row has none (read through the transaction, which refuses once
+    /// its closure has returned).
+    public func metadataBytes() throws -> [UInt8]? {
+        guard hasMetadata else { return nil }
+        return try transaction.guardedRead { try transaction.storage.value(forKey: storedKey.bytes, in: transaction.tables.metadata) }
+    }
+
+    /// The object as `T`, decoded from the stored bytes with the collection's codec once, then kept (``ExtensionRow``
+    /// reads through it).
+    /// - Throws: ``CanopyError/Code/decodingFailed``; ``CanopyError/Code/transactionEnded`` when the bytes were lent by
+    ///   a scan visit that is over (a value decoded during the visit is still handed back).
+    func object<T: Decodable>(as type: T.Type) throws -> T {
+        if let value = objectValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        return try castOrDecodeObject(as: T.self)
+    }
+
+    @inline(never)
+    private func castOrDecodeObject<T: Decodable>(as type: T.Type) throws -> T {
+        if let value = objectValue as? T { return value }
+        let value: T = try withObjectBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
+        objectValue = value
+        return value
+    }
+
+    /// The metadata as `T`, or `nil` when the row has none; decoded once, then kept.
+    /// - Throws: as ``object(as:)``; ``CanopyError/Code/transactionEnded`` when the transaction's closure returned.
+    func metadata<T: Decodable>(as type: T.Type) throws -> T? {
+        if case .some(.some(let value)) = metadataValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        if case .some(.none) = metadataValue { return nil }
+        return try castOrDecodeMetadata(as: T.self)
+    }
+
+    @inline(never)
+    private func castOrDecodeMetadata<T: Decodable>(as type: T.Type) throws -> T? {
+        if case .some(.some(let value)) = metadataValue, let typed = value as? T { return typed }
+        try checkAccess()
+        guard let bytes = try metadataBytes() else {
+            metadataValue = .some(nil)
+            return nil
+        }
+        let value: T = try bytes.withUnsafeBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
+        metadataValue = .some(value)
+        return value
+    }
+}
