@@ -12,10 +12,14 @@ extension ViewIndex {
         /// Chunks per block, about the square root of the chunks of a million-row group.
         static let blockSize = 32
 
-        private(set) var blocks: [[Chunk]] = []
-        /// Per block, the entries of its chunks (the sum of their ``Chunk/total``): finding the chunk of an entry, or
-        /// the entries before a chunk, skips whole blocks.
-        private(set) var blockTotals: [Int] = []
+        /// A block: its chunks, and their entries (the sum of their ``Chunk/total``), so that finding the chunk of
+        /// an entry, or the entries before a chunk, skips whole blocks.
+        struct Block: Sendable {
+            var chunks: [Chunk]
+            var total: Int
+        }
+
+        private(set) var blocks: [Block] = []
         /// The number of chunks.
         private(set) var count = 0
 
@@ -30,9 +34,9 @@ extension ViewIndex {
         /// bookkeeping (never from a caller or from disk); an index out of range traps, as an array's does.
         private func position(of index: Int) -> (block: Int, offset: Int) {
             var remaining = index
-            for (block, chunks) in blocks.enumerated() {
-                if remaining < chunks.count { return (block, remaining) }
-                remaining -= chunks.count
+            for (block, contents) in blocks.enumerated() {
+                if remaining < contents.chunks.count { return (block, remaining) }
+                remaining -= contents.chunks.count
             }
             return (blocks.count, remaining)
         }
@@ -41,18 +45,18 @@ extension ViewIndex {
             // (_read, not get: reading a chunk's count or slots borrows it instead of copying it, two retains.)
             _read {
                 let (block, offset) = position(of: index)
-                yield blocks[block][offset]
+                yield blocks[block].chunks[offset]
             }
             _modify {
                 let (block, offset) = position(of: index)
-                let before = blocks[block][offset].total
-                yield &blocks[block][offset]
-                blockTotals[block] += blocks[block][offset].total - before
+                let before = blocks[block].chunks[offset].total
+                yield &blocks[block].chunks[offset]
+                blocks[block].total += blocks[block].chunks[offset].total - before
             }
             set {
                 let (block, offset) = position(of: index)
-                blockTotals[block] += newValue.total - blocks[block][offset].total
-                blocks[block][offset] = newValue
+                blocks[block].total += newValue.total - blocks[block].chunks[offset].total
+                blocks[block].chunks[offset] = newValue
             }
         }
 
@@ -61,13 +65,13 @@ extension ViewIndex {
         func chunk(containingEntry index: Int) -> (chunk: Int, remaining: Int)? {
             var remaining = index
             var first = 0
-            for (block, total) in blockTotals.enumerated() {
-                guard remaining < total else {
-                    remaining -= total
-                    first += blocks[block].count
+            for contents in blocks {
+                guard remaining < contents.total else {
+                    remaining -= contents.total
+                    first += contents.chunks.count
                     continue
                 }
-                for (offset, chunk) in blocks[block].enumerated() {
+                for (offset, chunk) in contents.chunks.enumerated() {
                     if remaining < chunk.total { return (first + offset, remaining) }
                     remaining -= chunk.total
                 }
@@ -80,27 +84,27 @@ extension ViewIndex {
         func entries(before index: Int) -> Int {
             var remaining = index
             var entries = 0
-            for (block, chunks) in blocks.enumerated() {
-                guard remaining >= chunks.count else {
-                    for chunk in chunks.prefix(remaining) { entries += chunk.total }
+            for contents in blocks {
+                guard remaining >= contents.chunks.count else {
+                    for chunk in contents.chunks.prefix(remaining) { entries += chunk.total }
                     return entries
                 }
-                remaining -= chunks.count
-                entries += blockTotals[block]
+                remaining -= contents.chunks.count
+                entries += contents.total
             }
             return entries
         }
 
         /// The chunks in order, block by block (no lookup per chunk).
         struct Iterator: IteratorProtocol {
-            fileprivate var blocks: IndexingIterator<[[Chunk]]>
+            fileprivate var blocks: IndexingIterator<[Block]>
             fileprivate var current: IndexingIterator<[Chunk]>?
 
             mutating func next() -> Chunk? {
                 while true {
                     if let chunk = current?.next() { return chunk }
                     guard let block = blocks.next() else { return nil }
-                    current = block.makeIterator()
+                    current = block.chunks.makeIterator()
                 }
             }
         }
@@ -109,19 +113,18 @@ extension ViewIndex {
 
         /// Runs `body` on the last chunk, in place (appending pages while a directory is loaded).
         mutating func modifyLast<R>(_ body: (inout Chunk) -> R) -> R? {
-            guard let block = blocks.indices.last, let offset = blocks[block].indices.last else { return nil }
-            let before = blocks[block][offset].total
-            defer { blockTotals[block] += blocks[block][offset].total - before }
-            return body(&blocks[block][offset])
+            guard let block = blocks.indices.last, let offset = blocks[block].chunks.indices.last else { return nil }
+            let before = blocks[block].chunks[offset].total
+            defer { blocks[block].total += blocks[block].chunks[offset].total - before }
+            return body(&blocks[block].chunks[offset])
         }
 
         mutating func append(_ chunk: Chunk) {
-            if let last = blocks.indices.last, blocks[last].count < Self.blockSize {
-                blocks[last].append(chunk)
-                blockTotals[last] += chunk.total
+            if let last = blocks.indices.last, blocks[last].chunks.count < Self.blockSize {
+                blocks[last].chunks.append(chunk)
+                blocks[last].total += chunk.total
             } else {
-                blocks.append([chunk])
-                blockTotals.append(chunk.total)
+                blocks.append(Block(chunks: [chunk], total: chunk.total))
             }
             count += 1
         }
@@ -129,29 +132,25 @@ extension ViewIndex {
         mutating func insert(_ chunk: Chunk, at index: Int) {
             guard index < count else { return append(chunk) }
             let (block, offset) = position(of: index)
-            blocks[block].insert(chunk, at: offset)
-            blockTotals[block] += chunk.total
+            blocks[block].chunks.insert(chunk, at: offset)
+            blocks[block].total += chunk.total
             count += 1
-            if blocks[block].count > 2 * Self.blockSize {
-                let upper = Array(blocks[block][Self.blockSize...])
-                blocks[block].removeSubrange(Self.blockSize...)
+            if blocks[block].chunks.count > 2 * Self.blockSize {
+                let upper = Array(blocks[block].chunks[Self.blockSize...])
+                blocks[block].chunks.removeSubrange(Self.blockSize...)
                 let upperTotal = upper.reduce(0) { $0 + $1.total }
-                blockTotals[block] -= upperTotal
-                blocks.insert(upper, at: block + 1)
-                blockTotals.insert(upperTotal, at: block + 1)
+                blocks[block].total -= upperTotal
+                blocks.insert(Block(chunks: upper, total: upperTotal), at: block + 1)
             }
         }
 
         @discardableResult
         mutating func remove(at index: Int) -> Chunk {
             let (block, offset) = position(of: index)
-            let chunk = blocks[block].remove(at: offset)
-            blockTotals[block] -= chunk.total
+            let chunk = blocks[block].chunks.remove(at: offset)
+            blocks[block].total -= chunk.total
             count -= 1
-            if blocks[block].isEmpty {
-                blocks.remove(at: block)
-                blockTotals.remove(at: block)
-            }
+            if blocks[block].chunks.isEmpty { blocks.remove(at: block) }
             return chunk
         }
     }
