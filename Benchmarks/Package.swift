@@ -49,10 +49,13 @@ let package = Package(
         // (`InstructionCounts/count.sh`): on a loaded machine they decide where timings cannot.
         .executableTarget(
             name: "InstructionCounts",
-            // (RawLMDB.swift is StoreBenchmarks' raw baseline, linked in: the `raw-*` workloads count it too.)
+            // (RawLMDB.swift is StoreBenchmarks' raw baseline, linked in: the `raw-*` workloads count it too;
+            // SearchFTS5Baseline.swift its GRDB side of the search comparison.)
             dependencies: [
                 .product(name: "Canopy", package: "Canopy"), .product(name: "CanopyCore", package: "Canopy"),
                 .product(name: "CanopySearch", package: "Canopy"), "CLMDBBench",
+                // The GRDB side of the search comparison (`search-index-grdb`, through StoreBenchmarks' FTS5Store).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "InstructionCounts",
             exclude: ["count.sh"]

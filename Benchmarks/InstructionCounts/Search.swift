@@ -52,3 +52,24 @@ func searchQuery(count: Int, iterations: Int) throws {
     }
     print("hits: \(hits)")
 }
+
+/// `search-index grdb`: the same 100k texts in one transaction into a new FTS5 table through GRDB (StoreBenchmarks'
+/// FTS5Store), the other side of `search-index-grdb-fts5-vs-canopy`.
+func searchIndexGRDB(iterations: Int) throws {
+    try FTS5Store(count: 0).insert(0..<1_000)  // warm-up
+    for _ in 0..<iterations {
+        let store = try FTS5Store(count: 0)
+        try measured { try store.insert(0..<SearchWorkload.textCount) }
+    }
+}
+
+/// The texts of `search-index` alone (made, not stored): what both sides of the comparison spend generating them.
+func searchTexts(iterations: Int) throws {
+    var bytes = 0
+    for _ in 0..<iterations {
+        try measured {
+            for index in 0..<SearchWorkload.textCount { bytes += SearchWorkload.text(index).utf8.count + SearchWorkload.key(index).utf8.count }
+        }
+    }
+    print("text bytes: \(bytes)")
+}

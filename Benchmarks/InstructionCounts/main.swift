@@ -330,6 +330,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "changeset-multigroup-300": multigroupChangesets(size: 300),
     "changeset-multigroup-10000": multigroupChangesets(size: 10_000),
     "search-index": searchIndex,
+    "search-index-grdb": searchIndexGRDB,
+    "search-texts": searchTexts,
     "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
     "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
     "raw-small-write-txn-none": rawSmallWrites,

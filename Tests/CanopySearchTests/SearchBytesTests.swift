@@ -1,3 +1,6 @@
+import Canopy
+import CanopyCore
+import CanopyTestSupport
 import Testing
 @testable import CanopySearch
 
@@ -55,5 +58,37 @@ struct SearchBytesTests {
         #expect(chunks.allSatisfy { $0.count <= SearchPostingBlock.maximumDocuments } && chunks.map(\.count).reduce(0, +) == 1_000)
         let row = SearchRowRecord(document: 9, length: 3, terms: [Array("milk".utf8), Array("oat".utf8)])
         #expect(try SearchRowRecord.decode(row.encoded) == row)
+    }
+}
+
+/// The counter of row numbers is written with the `documents` table; a damaged one (behind the table) must not make a
+/// new row take an indexed row's number (its postings would then be the other row's).
+@Suite("Search index: a damaged row counter")
+struct SearchCounterTests {
+    @Test("a counter behind the documents table: the next insert is corruptStore, nothing overwritten")
+    func counterBehind() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let index = makeNoteSearch()
+        try database.register(index)
+        let connection = database.newConnection()
+        try connection.readWrite { txn in
+            try txn.set(Note(title: "oat milk"), forKey: "a", in: notes)
+            try txn.set(Note(title: "bread"), forKey: "b", in: notes)
+        }
+        // The state record as a version 1 record whose next number is 1 (rows 1 and 2 are taken).
+        var damaged = ByteWriter()
+        damaged.bytes.append(1)
+        damaged.append(varint: 1)
+        damaged.append(varint: 2)
+        damaged.append(varint: 3)
+        try connection.readWrite { txn in try txn.setExtensionState(damaged.bytes, of: index.name) }
+        let error = #expect(throws: CanopyError.self) {
+            try connection.readWrite { txn in try txn.set(Note(title: "butter"), forKey: "c", in: notes) }
+        }
+        #expect(error?.code == .corruptStore)
+        let hits = try connection.read { txn in try index.search("milk", in: txn).map(\.id.key) }
+        #expect(hits == ["a"])
     }
 }

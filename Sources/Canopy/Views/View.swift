@@ -118,7 +118,7 @@ public final class View: StoreExtension {
     }
 
     /// The kind a manual view (``ManualView``) is recorded with. Its rows' records carry only a mark that they are in
-    /// the list (``ViewTables/listedMarker``), their order lives in the view's `order` table, so a move writes no row:
+    /// the list (`ViewTables.listedMarker`), their order lives in the view's `order` table, so a move writes no row:
     /// a build that reads entries from the rows' records (before this kind existed, manual views were recorded as
     /// `"view"`) does not know this kind and refuses to read the view rather than misplace its rows. A list recorded
     /// as `"view"` by such a build is rebuilt in this format when it is registered (the kind changed).
@@ -140,7 +140,7 @@ public final class View: StoreExtension {
     /// is registered (the kind changed). See <doc:ManyGroups>.
     public static let filteredManyGroupsKind = "filtered-many-groups-view"
 
-    /// The kinds views are recorded with (``StoreExtension/kind``): tools list and read the extensions of these kinds
+    /// The kinds views are recorded with (``/CanopyCore/StoreExtension/kind``): tools list and read the extensions of these kinds
     /// as views.
     public static let recordedKinds: Set<String> = ["view", "filtered-view", manualKind, manyGroupsKind, filteredManyGroupsKind]
 
@@ -156,7 +156,7 @@ public final class View: StoreExtension {
 
     /// Everything the view declares besides its closures, as recorded and compared at registration: allowed
     /// collections, touch behaviour, parent view, and what the grouping and sorting read (object, metadata). Recorded
-    /// as JSON with sorted keys, through `Codable` (``StoreExtension/recordedOptions()``). A difference at
+    /// as JSON with sorted keys, through `Codable` (``/CanopyCore/StoreExtension/recordedOptions()``). A difference at
     /// registration rebuilds the view, as a new version tag does.
     public var options: Definition { definition }
 

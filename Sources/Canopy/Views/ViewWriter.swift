@@ -1,5 +1,5 @@
 /// Keeps one view up to date during one write transaction, and records what happened to each row: the view's
-/// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``/CanopyCore/ReadTransaction/view(_:)``
+/// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``CanopyCore/ReadTransaction/view(_:)``
 /// inside a write transaction includes it); the store alone calls its methods.
 public final class ViewWriter: ExtensionTransaction {
     let view: View
@@ -22,7 +22,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// keeps a record per row and group.
     let manyGroups: Bool
     /// Rows this transaction left out because they do not decode (`error` set), or that were skipped and were
-    /// rewritten or removed (`error` nil): applied to the view's ``SkippedRows`` record at commit.
+    /// rewritten or removed (`error` nil): applied to the view's ``/CanopyCore/SkippedRows`` record at commit.
     var skippedChanges: [(row: RowID, error: String?)] = []
     /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
     /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
@@ -123,7 +123,7 @@ public final class ViewWriter: ExtensionTransaction {
     }
 
     /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
-    /// - Throws: ``CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
     func page(_ id: UInt64) throws -> ViewPage {
         if let page = dirtyPages[id] { return page }
         if let page = readPages[id] { return page }
@@ -295,7 +295,7 @@ public final class ViewWriter: ExtensionTransaction {
     // MARK: Catching up
 
     /// Brings the view up to date with rows written by processes that did not register it (see
-    /// ``ExtensionTransaction/catchUp(_:)``): each missed row is placed again from its current values. The row's old
+    /// ``/CanopyCore/ExtensionTransaction/catchUp(_:)``): each missed row is placed again from its current values. The row's old
     /// entry is its attachment when the record carries one (the view wrote it, and other processes keep it); a row
     /// without one was new, not in the view, or removed (and maybe written again) in the gap, so its entry, if any,
     /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed

@@ -69,12 +69,19 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     /// An index of the objects of `collection` (and only of them), with the fields `fields` read from each object.
+    ///
+    /// (Inlinable, so that the text closure is specialized for `Object` in the caller's module: it runs for every
+    /// row written.)
+    @inlinable
     public static func byObject<Object, Metadata>(
         name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>]
     ) -> SearchIndex where Object: SendableMetatype {
         SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field)) { row in
             let object = try row.object(in: collection)
-            return fields.map { $0.text(object) }
+            var texts: [String?] = []
+            texts.reserveCapacity(fields.count)
+            for field in fields { texts.append(field.text(object)) }
+            return texts
         }
     }
 
@@ -133,7 +140,8 @@ public final class SearchIndex: StoreExtension, Sendable {
         var state = SearchIndexState()
         var skipped = SkippedRows()
         // By word; each word's rows come in document order (numbers are given in scan order).
-        var postings: [SearchTerm: SearchPostingRun] = [:]
+        var postings = SearchPendingPostings()
+        var analysis = SearchDocumentAnalysis()
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(stored)
             let texts: [String?]?
@@ -145,27 +153,25 @@ public final class SearchIndex: StoreExtension, Sendable {
                 return true
             }
             guard let texts else { return true }
-            let analysis = SearchDocumentAnalysis(texts)
+            analysis.analyse(texts)
             let document = state.nextDocument
             state.nextDocument += 1
             state.documentCount += 1
             state.totalLength += analysis.length
-            for (term, word) in analysis.sortedTerms.enumerated() {
-                postings[SearchTerm(word), default: SearchPostingRun()].append(document) { analysis.encodePosting(term, into: &$0) }
+            analysis.forEachTerm { term, word in
+                postings.append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
-            let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
-            try tables.rows.put(record.encoded, forKey: stored.storedKey, in: transaction, appending: true)
+            try tables.rows.put(analysis.record(document: document), forKey: stored.storedKey, in: transaction, appending: true)
             try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
             return true
         }
         // Words in key order, each word's blocks in row order and its open block last: every key comes after the
         // table's last.
-        for term in postings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            guard let run = postings[term] else { continue }
+        try postings.forEachTerm { term, run in
             let chunks = SearchPostingBlock.chunks(of: run)
             for (position, chunk) in chunks.enumerated() {
                 let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
-                try tables.postings.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term.bytes, block: block), in: transaction, appending: true)
+                try tables.postings.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
             }
         }
         try transaction.setExtensionState(state.encoded, of: name)
@@ -310,56 +316,5 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// ``SearchResultsView/grouped(name:index:parentView:versionTag:)``), or `nil`.
     public func resultsView(named name: String) -> SearchResultsView? {
         resultsViews.withLock { $0[name] }
-    }
-}
-
-/// The words of one row, analysed once: its length, its distinct words in byte order, and each word's occurrences
-/// (field, position) in order — flat arrays sorted once, no table or array per word.
-struct SearchDocumentAnalysis {
-    /// Words in all fields.
-    private(set) var length = 0
-    /// The distinct words, sorted by bytes.
-    private(set) var sortedTerms: [[UInt8]] = []
-    /// `occurrences[ranges[i]]`: the occurrences of `sortedTerms[i]`, by field, then position.
-    private var ranges: [Range<Int>] = []
-    private var occurrences: [SearchPosting.Occurrence] = []
-
-    init(_ texts: [String?]) {
-        var words: [[UInt8]] = []
-        var places: [SearchPosting.Occurrence] = []
-        for (field, text) in texts.enumerated() {
-            guard let text, !text.isEmpty else { continue }
-            let fieldWords = SearchTokenizer.terms(of: text)
-            for position in fieldWords.indices { places.append(SearchPosting.Occurrence(field: field, position: position)) }
-            words.append(contentsOf: fieldWords)
-        }
-        length = words.count
-        // By word, then in text order (fields, then positions, ascending): the order of `places`.
-        let order = words.indices.sorted { a, b in
-            let (left, right) = (words[a], words[b])
-            return left == right ? a < b : left.lexicographicallyPrecedes(right)
-        }
-        occurrences.reserveCapacity(order.count)
-        var start = 0
-        for (rank, index) in order.enumerated() {
-            occurrences.append(places[index])
-            if rank + 1 == order.count || words[order[rank + 1]] != words[index] {
-                sortedTerms.append(words[index])
-                ranges.append(start..<(rank + 1))
-                start = rank + 1
-            }
-        }
-    }
-
-    /// Writes the posting body of `sortedTerms[term]` (``SearchPosting``).
-    func encodePosting(_ term: Int, into out: inout ByteWriter) {
-        SearchPosting.encode(length: length, occurrences: occurrences[ranges[term]], into: &out)
-    }
-
-    /// The posting body of `sortedTerms[term]`.
-    func posting(_ term: Int) -> [UInt8] {
-        var out = ByteWriter()
-        encodePosting(term, into: &out)
-        return out.bytes
     }
 }

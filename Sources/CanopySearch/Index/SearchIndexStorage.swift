@@ -80,14 +80,21 @@ struct SearchRowRecord: Hashable {
 
     var encoded: [UInt8] {
         var out = ByteWriter()
+        Self.appendHeader(document: document, length: length, termCount: terms.count, to: &out)
+        for term in terms { term.withUnsafeBufferPointer { Self.appendTerm($0, to: &out) } }
+        return out.bytes
+    }
+
+    /// Writes a record's start: then come its `termCount` words (``appendTerm(_:to:)``), sorted.
+    static func appendHeader(document: UInt64, length: Int, termCount: Int, to out: inout ByteWriter) {
         out.append(varint: document)
         out.append(varint: UInt64(length))
-        out.append(varint: UInt64(terms.count))
-        for term in terms {
-            out.append(varint: UInt64(term.count))
-            out.bytes.append(contentsOf: term)
-        }
-        return out.bytes
+        out.append(varint: UInt64(termCount))
+    }
+
+    static func appendTerm(_ term: UnsafeBufferPointer<UInt8>, to out: inout ByteWriter) {
+        SearchBytes.append(varint: UInt64(term.count), to: &out)
+        out.bytes.append(contentsOf: term)
     }
 
     /// The record of `bytes`, or `nil` for the skipped marker (empty).
@@ -134,7 +141,16 @@ struct SearchPosting {
 
     /// Writes the body of a row of `length` words where the word occurs at `occurrences` (by field, then position).
     static func encode(length: Int, occurrences: ArraySlice<Occurrence>, into out: inout ByteWriter) {
-        out.append(varint: UInt64(length))
+        SearchBytes.append(varint: UInt64(length), to: &out)
+        if occurrences.count == 1, let only = occurrences.first {
+            // The usual case (a word once in a row): one field, one position.
+            SearchBytes.append(varint: 1, to: &out)
+            SearchBytes.append(varint: UInt64(only.field), to: &out)
+            SearchBytes.append(varint: 1, to: &out)
+            SearchBytes.append(varint: UInt64(VarInt.size(of: UInt64(only.position))), to: &out)
+            SearchBytes.append(varint: UInt64(only.position), to: &out)
+            return
+        }
         var fieldCount = 0
         var positionBytes = 0
         var previous = Occurrence(field: -1, position: 0)
@@ -143,21 +159,21 @@ struct SearchPosting {
             positionBytes += VarInt.size(of: UInt64(occurrence.position - previous.position))
             previous = occurrence
         }
-        out.append(varint: UInt64(fieldCount))
+        SearchBytes.append(varint: UInt64(fieldCount), to: &out)
         var index = occurrences.startIndex
         while index < occurrences.endIndex {
             let field = occurrences[index].field
             var end = index
             while end < occurrences.endIndex, occurrences[end].field == field { end += 1 }
-            out.append(varint: UInt64(field))
-            out.append(varint: UInt64(end - index))
+            SearchBytes.append(varint: UInt64(field), to: &out)
+            SearchBytes.append(varint: UInt64(end - index), to: &out)
             index = end
         }
-        out.append(varint: UInt64(positionBytes))
+        SearchBytes.append(varint: UInt64(positionBytes), to: &out)
         previous = Occurrence(field: -1, position: 0)
         for occurrence in occurrences {
             if occurrence.field != previous.field { previous.position = 0 }
-            out.append(varint: UInt64(occurrence.position - previous.position))
+            SearchBytes.append(varint: UInt64(occurrence.position - previous.position), to: &out)
             previous = occurrence
         }
     }
@@ -206,21 +222,17 @@ struct SearchPosting {
     }
 }
 
-/// A word as a hash key: hashed as one run of bytes (an array of bytes hashes byte by byte).
-struct SearchTerm: Hashable {
-    var bytes: [UInt8]
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-}
-
 /// The index's values are written with CanopyCore's ``ByteWriter`` (its one variable-length integer code, ``VarInt``)
 /// and read through ``SearchBytes/Reader``: ``ByteReader`` plus counts and lengths bounded to what an `Int` holds, so
 /// damaged bytes throw ``SearchBytes/Malformed`` and never trap.
 enum SearchBytes {
+    /// Appends `value` as a ``VarInt`` to `out`: a value below 128 is its one byte, written here; larger ones by
+    /// ``ByteWriter/append(varint:)`` (a posting is mostly small numbers).
+    @inline(__always)
+    static func append(varint value: UInt64, to out: inout ByteWriter) {
+        if value < 0x80 { out.bytes.append(UInt8(truncatingIfNeeded: value)) } else { out.append(varint: value) }
+    }
+
     struct Malformed: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }

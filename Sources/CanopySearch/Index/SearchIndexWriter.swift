@@ -14,8 +14,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// changes: at commit (or before a search in this transaction reads the table) each word's blocks that they
     /// touch are read, merged and written once — a bulk write puts a few blocks per word instead of a value per row
     /// and word, as SQLite FTS5 writes a transaction's postings as segments.
-    private var pendingPostings: [SearchTerm: SearchPostingRun] = [:]
-    private var pendingCount = 0
+    private var pendingPostings = SearchPendingPostings()
+    /// The analysis of the row being indexed (its buffers reused from row to row).
+    private var analysis = SearchDocumentAnalysis()
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
 
@@ -68,13 +69,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// Writes the pending postings to the table, word by word in key order (for a word and row changed twice, the
     /// last change).
     func flushPostings() throws {
-        guard pendingCount > 0 else { return }
-        for term in pendingPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            guard let changes = pendingPostings[term] else { continue }
-            try write(changes.normalized(), term: term.bytes)
-        }
-        pendingPostings.removeAll(keepingCapacity: true)
-        pendingCount = 0
+        guard pendingPostings.count > 0 else { return }
+        try pendingPostings.forEachTerm { term, changes in try write(changes, term: term) }
+        pendingPostings.removeAll()
     }
 
     /// Applies `changes` (by row, each row once) to `term`'s blocks: each block they fall in is read, merged and
@@ -100,7 +97,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
             }
             var end = next
             while end < changes.count, changes.documents[end] <= blockKey { end += 1 }
-            let merged = SearchPostingBlock.merge(stored, changes, next..<end)
+            // A word without a block yet (every word of a new index): its changes, when none is a removal, are the
+            // block's entries.
+            let merged = !found && next == 0 && end == changes.count && !(0..<changes.count).contains(where: changes.isRemoval)
+                ? changes : SearchPostingBlock.merge(stored, changes, next..<end)
             let chunks = SearchPostingBlock.chunks(of: merged)
             if chunks.isEmpty, found {
                 try tables.postings.remove(SearchPostingBlock.key(term: term, block: blockKey), in: transaction)
@@ -116,10 +116,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
 
     /// Records row `document`'s posting of `term`, written by `encode` (nothing written: removed), for
     /// ``flushPostings()``.
-    private func setPosting(term: [UInt8], document: UInt64, _ encode: (inout ByteWriter) -> Void) throws {
-        pendingPostings[SearchTerm(term), default: SearchPostingRun()].append(document, encode)
-        pendingCount += 1
-        if pendingCount >= Self.pendingPostingsLimit { try flushPostings() }
+    private func setPosting(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) throws {
+        pendingPostings.append(term: term, document: document, encode)
+        if pendingPostings.count >= Self.pendingPostingsLimit { try flushPostings() }
     }
 
     /// Writes the pending postings and the index's counters; no payload.
@@ -142,8 +141,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
 
     /// Drops the pending postings.
     public func didRollback() {
-        pendingPostings = [:]
-        pendingCount = 0
+        pendingPostings = SearchPendingPostings()
     }
 
     // MARK: Maintaining
@@ -171,7 +169,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
             if oldBytes != nil { try tables.rows.remove(rowKey, in: transaction) }
             return
         }
-        let analysis = SearchDocumentAnalysis(texts)
+        analysis.analyse(texts)
+        let analysis = self.analysis
         let document: UInt64
         if let old {
             try removePostings(of: old)
@@ -179,23 +178,31 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } else {
             document = try currentState().nextDocument
             try changeState { $0.nextDocument += 1 }
-            try tables.documents.put(rowKey, forKey: document, in: transaction)
+            // Numbers are given in ascending order (the counter is written with the table, in the same
+            // transactions): a new row's number comes after every key of `documents`, so LMDB appends it without a
+            // search. Were that ever not so (a damaged counter), LMDB refuses it and nothing is overwritten.
+            do {
+                try tables.documents.put(rowKey, forKey: document, in: transaction, appending: true)
+            } catch let error as CanopyError {
+                throw error
+            } catch {
+                throw index.corrupt("its next row number (\(document)) is not above its last (\(error))")
+            }
         }
         try changeState {
             $0.documentCount += 1
             $0.totalLength += analysis.length
         }
-        for (term, word) in analysis.sortedTerms.enumerated() {
+        try analysis.forEachTerm { term, word in
             try setPosting(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
         }
-        let record = SearchRowRecord(document: document, length: analysis.length, terms: analysis.sortedTerms)
-        try tables.rows.put(record.encoded, forKey: rowKey, in: transaction)
+        try tables.rows.put(analysis.record(document: document), forKey: rowKey, in: transaction)
     }
 
     /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
     private func removePostings(of record: SearchRowRecord) throws {
         for term in record.terms {
-            try setPosting(term: term, document: record.document) { _ in }
+            try term.withUnsafeBufferPointer { try setPosting(term: $0, document: record.document) { _ in } }
         }
         try changeState {
             $0.documentCount -= 1

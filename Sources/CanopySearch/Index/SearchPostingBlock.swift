@@ -24,6 +24,12 @@ struct SearchPostingRun {
         encode(&writer)
     }
 
+    mutating func removeAll() {
+        documents.removeAll(keepingCapacity: true)
+        starts.removeAll(keepingCapacity: true)
+        writer.bytes.removeAll(keepingCapacity: true)
+    }
+
     mutating func append(_ document: UInt64, body: ArraySlice<UInt8>) {
         documents.append(document)
         starts.append(writer.bytes.count)
@@ -94,10 +100,12 @@ enum SearchPostingBlock {
         out.append(varint: UInt64(maximumOccurrences))
         out.append(varint: UInt64(range.isEmpty ? 0 : minimumLength))
         var previous: UInt64 = 0
-        for entry in range {
-            out.append(varint: run.documents[entry] - previous)
-            previous = run.documents[entry]
-            out.bytes.append(contentsOf: run.body(entry))
+        run.writer.bytes.withUnsafeBufferPointer { bodies in
+            for entry in range {
+                SearchBytes.append(varint: run.documents[entry] - previous, to: &out)
+                previous = run.documents[entry]
+                out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[run.starts[entry]..<run.end(entry)]))
+            }
         }
         return out.bytes
     }

@@ -27,7 +27,7 @@ public struct SearchField: Codable, Hashable, Sendable {
 public struct ObjectSearchField<Object>: Sendable {
     /// The name and weight.
     public let field: SearchField
-    let text: @Sendable (Object) -> String?
+    @usableFromInline let text: @Sendable (Object) -> String?
 
     /// A field whose text `text` reads from an object (`nil`: the object has none).
     public init(_ name: String, weight: Double = 1, _ text: @escaping @Sendable (Object) -> String?) {

@@ -42,10 +42,33 @@ public enum SearchTokenizer {
         return terms
     }
 
+    /// Appends the folded words of `text` to `arena`, back to back, and each word's end offset in `arena` to `ends`:
+    /// the words of ``terms(of:)`` without an array per word (the index analyses every written row's texts).
+    static func appendTerms(of text: String, to arena: inout [UInt8], ends: inout [Int]) {
+        scan(text) { kind, _, _, bytes in
+            if appendFolded(bytes, kind: kind, to: &arena) { ends.append(arena.count) }
+        }
+    }
+
+    /// The folded words of `text` through the Unicode path alone: every scalar classified by its properties, every
+    /// word folded through `String` (no ASCII shortcut). The tokenizer's shortcuts must give exactly these words;
+    /// the tests compare them over random texts.
+    static func referenceTerms(of text: String) -> [[UInt8]] {
+        var terms: [[UInt8]] = []
+        scan(text, asciiShortcut: false) { kind, _, _, bytes in
+            let term = foldThroughString(bytes, kind: kind)
+            if !term.isEmpty { terms.append(term) }
+        }
+        return terms
+    }
+
     enum Kind { case word, ideograph, emoji }
 
-    /// Calls `emit` with each word's kind, UTF-8 offsets and raw bytes.
-    static func scan(_ text: String, _ emit: (Kind, Int, Int, UnsafeBufferPointer<UInt8>) -> Void) {
+    /// Calls `emit` with each word's kind, UTF-8 offsets and raw bytes. With `asciiShortcut` (always, but in the
+    /// tests' reference path), ASCII bytes are classified inline: letters and digits are word bytes, every other
+    /// ASCII character separates, as ``classify(_:)`` says of them.
+    @inline(__always)
+    static func scan(_ text: String, asciiShortcut: Bool = true, _ emit: (Kind, Int, Int, UnsafeBufferPointer<UInt8>) -> Void) {
         var text = text
         text.withUTF8 { buffer in
             var i = 0
@@ -66,18 +89,20 @@ public enum SearchTokenizer {
             let count = buffer.count
             while i < count {
                 let lead = buffer[i]
-                if lead < 0x80 {
-                    // ASCII: letters and digits make words, everything else separates.
-                    let isWordByte = (lead >= 0x61 && lead <= 0x7A) || (lead >= 0x41 && lead <= 0x5A) || (lead >= 0x30 && lead <= 0x39)
-                    if isWordByte {
+                if asciiShortcut, lead < 0x80 {
+                    // ASCII: letters and digits make words, everything else separates. A run of word bytes is taken
+                    // in one tight loop.
+                    if isASCIIWordByte(lead) {
                         if start < 0 || kind != .word { finish(at: i); begin(.word, at: i) }
+                        i += 1
+                        while i < count, isASCIIWordByte(buffer[i]) { i += 1 }
                     } else {
                         finish(at: i)
+                        i += 1
                     }
-                    i += 1
                     continue
                 }
-                let (value, length) = decodeScalar(buffer, at: i)
+                let (value, length) = lead < 0x80 ? (UInt32(lead), 1) : decodeScalar(buffer, at: i)
                 let next = i + length
                 switch classify(value) {
                 case .letter:
@@ -105,6 +130,12 @@ public enum SearchTokenizer {
             }
             finish(at: count)
         }
+    }
+
+    /// An ASCII letter or digit.
+    @inline(__always)
+    static func isASCIIWordByte(_ byte: UInt8) -> Bool {
+        (byte | 0x20) &- 0x61 < 26 || byte &- 0x30 < 10
     }
 
     enum ScalarClass: Equatable {
@@ -147,14 +178,37 @@ public enum SearchTokenizer {
 
     /// The folded form of a word's bytes (see the type's rules), cut at ``maximumTermBytes``.
     static func fold(_ bytes: UnsafeBufferPointer<UInt8>, kind: Kind) -> [UInt8] {
-        if bytes.allSatisfy({ $0 < 0x80 }) {
-            var out = [UInt8](repeating: 0, count: min(bytes.count, maximumTermBytes))
-            for index in out.indices {
-                let byte = bytes[index]
-                out[index] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            }
-            return out
+        var out: [UInt8] = []
+        _ = appendFolded(bytes, kind: kind, to: &out)
+        return out
+    }
+
+    /// Appends the folded form of a word's bytes to `out` (see ``fold(_:kind:)``); returns whether it is not empty.
+    /// An ASCII word (its bytes are letters and digits: ``scan(_:asciiShortcut:_:)`` made it) folds to its lowercase
+    /// bytes, which is what the `String` path gives it; any other word takes that path.
+    @inline(__always)
+    static func appendFolded(_ bytes: UnsafeBufferPointer<UInt8>, kind: Kind, to out: inout [UInt8]) -> Bool {
+        var ascii = true
+        for byte in bytes where byte >= 0x80 {
+            ascii = false
+            break
         }
+        guard ascii else {
+            let folded = foldThroughString(bytes, kind: kind)
+            out.append(contentsOf: folded)
+            return !folded.isEmpty
+        }
+        // Copied at once, then lowercased in place.
+        let start = out.count
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes.prefix(maximumTermBytes)))
+        out.withUnsafeMutableBufferPointer { out in
+            for index in start..<out.count where out[index] &- 0x41 < 26 { out[index] |= 0x20 }
+        }
+        return !bytes.isEmpty
+    }
+
+    /// The folded form of any word's bytes through `String` and Foundation's folding (the Unicode path).
+    static func foldThroughString(_ bytes: UnsafeBufferPointer<UInt8>, kind: Kind) -> [UInt8] {
         let word = String(decoding: bytes, as: UTF8.self)
         var folded: String
         switch kind {

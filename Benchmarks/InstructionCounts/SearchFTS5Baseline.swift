@@ -1,0 +1,1 @@
+../Benchmarks/StoreBenchmarks/SearchFTS5Baseline.swift

@@ -1,0 +1,154 @@
+import CanopyCore
+
+/// Postings to be written to the `postings` table, in memory: a write transaction's changes (a posting per row and
+/// word, or a removal), or a population's postings. Words are numbered once (a hash table over their bytes, kept in
+/// one buffer); the postings are one log in the order they came (word number, row, body), so that adding one costs
+/// no allocation and no array per word. ``forEachTerm(_:)`` hands them out by word in byte order, each word's rows by
+/// document number, each row once (its last change).
+struct SearchPendingPostings {
+    /// The words, back to back: word `w` is `wordBytes[wordStarts[w]..<wordStarts[w + 1]]`.
+    private var wordBytes: [UInt8] = []
+    private var wordStarts: [Int] = [0]
+    private var wordHashes: [Int] = []
+    /// Open addressing over the words: `slots[i]` is a word's number + 1, or 0 (free). Its count is a power of two,
+    /// at least twice the words'.
+    private var slots: [Int] = Array(repeating: 0, count: 64)
+    /// The log: posting `p` is word `entryWords[p]`, row `entryDocuments[p]`, body
+    /// `bodies.bytes[entryStarts[p]..<entryStarts[p + 1]]` (empty: a removal).
+    private var entryWords: [Int] = []
+    private var entryDocuments: [UInt64] = []
+    private var entryStarts: [Int] = [0]
+    private var bodies = ByteWriter(capacity: 0)
+    private let seed: UInt64 = {
+        var hasher = Hasher()
+        hasher.combine(0x5EA2C4 as UInt64)
+        return UInt64(truncatingIfNeeded: hasher.finalize())
+    }()
+
+    /// The postings pending.
+    var count: Int { entryWords.count }
+
+    /// Records row `document`'s posting of `term`, its body written by `encode` (nothing written: a removal).
+    @inline(__always)
+    mutating func append(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) {
+        let word = number(of: term)
+        entryWords.append(word)
+        entryDocuments.append(document)
+        encode(&bodies)
+        entryStarts.append(bodies.bytes.count)
+    }
+
+    /// Forgets everything (keeping the memory for the next postings).
+    mutating func removeAll() {
+        wordBytes.removeAll(keepingCapacity: true)
+        wordStarts.removeAll(keepingCapacity: true)
+        wordStarts.append(0)
+        wordHashes.removeAll(keepingCapacity: true)
+        for index in slots.indices { slots[index] = 0 }
+        entryWords.removeAll(keepingCapacity: true)
+        entryDocuments.removeAll(keepingCapacity: true)
+        entryStarts.removeAll(keepingCapacity: true)
+        entryStarts.append(0)
+        bodies.bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Calls `body` with each word (in byte order) and its postings by document, each row once: the last posting
+    /// logged for it (a row changed twice in a transaction).
+    func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
+        let words = wordHashes.count
+        guard words > 0 else { return }
+        // The log by word, in log order within a word (a counting sort: stable).
+        var firsts = [Int](repeating: 0, count: words + 1)
+        for word in entryWords { firsts[word + 1] += 1 }
+        for word in 0..<words { firsts[word + 1] += firsts[word] }
+        var next = firsts
+        var byWord = [Int](repeating: 0, count: entryWords.count)
+        for (entry, word) in entryWords.enumerated() {
+            byWord[next[word]] = entry
+            next[word] += 1
+        }
+        let sortedWords = wordBytes.withUnsafeBufferPointer { bytes in
+            (0..<words).sorted { a, b in
+                SearchDocumentAnalysis.compare(
+                    UnsafeBufferPointer(rebasing: bytes[wordStarts[a]..<wordStarts[a + 1]]),
+                    UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
+            }
+        }
+        var run = SearchPostingRun()
+        try bodies.bytes.withUnsafeBufferPointer { bodies in
+            for word in sortedWords {
+                run.removeAll()
+                for entry in byWord[firsts[word]..<firsts[word + 1]] {
+                    run.documents.append(entryDocuments[entry])
+                    run.starts.append(run.writer.bytes.count)
+                    run.writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[entryStarts[entry]..<entryStarts[entry + 1]]))
+                }
+                try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
+            }
+        }
+    }
+
+    /// The number of `term`, given on first sight.
+    @inline(__always)
+    private mutating func number(of term: UnsafeBufferPointer<UInt8>) -> Int {
+        let hash = Self.hash(term, seed: seed)
+        let mask = slots.count - 1
+        var slot = hash & mask
+        while true {
+            let occupant = slots[slot]
+            if occupant == 0 { break }
+            let word = occupant - 1
+            if wordHashes[word] == hash, equals(word, term) { return word }
+            slot = (slot + 1) & mask
+        }
+        let word = wordHashes.count
+        wordBytes.append(contentsOf: term)
+        wordStarts.append(wordBytes.count)
+        wordHashes.append(hash)
+        slots[slot] = word + 1
+        if wordHashes.count * 2 > slots.count { grow() }
+        return word
+    }
+
+    /// A seeded multiply-and-shift hash of a word's bytes, 8 at a time (a word is a few bytes: `Hasher`'s SipHash
+    /// costs more than the rest of adding a posting). The seed is random per process (from `Hasher`'s), so that
+    /// texts cannot be chosen to collide.
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> Int {
+        let count = bytes.count
+        var hash = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
+        guard let base = bytes.baseAddress else { return Int(truncatingIfNeeded: hash) }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        while offset + 8 <= count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+            hash ^= hash >> 29
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        while offset < count {
+            tail = tail << 8 | UInt64(base[offset])
+            offset += 1
+        }
+        hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
+        hash ^= hash >> 31
+        return Int(truncatingIfNeeded: hash)
+    }
+
+    private func equals(_ word: Int, _ term: UnsafeBufferPointer<UInt8>) -> Bool {
+        wordBytes.withUnsafeBufferPointer { bytes in
+            SearchDocumentAnalysis.compare(UnsafeBufferPointer(rebasing: bytes[wordStarts[word]..<wordStarts[word + 1]]), term) == 0
+        }
+    }
+
+    private mutating func grow() {
+        var grown = [Int](repeating: 0, count: slots.count * 2)
+        let mask = grown.count - 1
+        for (word, hash) in wordHashes.enumerated() {
+            var slot = hash & mask
+            while grown[slot] != 0 { slot = (slot + 1) & mask }
+            grown[slot] = word + 1
+        }
+        slots = grown
+    }
+}
