@@ -146,22 +146,41 @@ func smallWrites(iterations: Int, durability: Durability) throws {
     }
 }
 
+/// A store whose manual view `manual` lists `count` rows (appended in key order, 100k per transaction). With
+/// MANUAL_LIST_DATABASE=DIR, the filled database is kept in DIR-<count> and copied from there by later runs: filling a
+/// million rows under callgrind takes an hour on a loaded machine, the moves a minute.
+func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirectory) {
+    let list = ManualView.make(name: "manual", collections: [benchRecords.name])
+    let saved = ProcessInfo.processInfo.environment["MANUAL_LIST_DATABASE"].map { "\($0)-\(count)" }
+    if let saved, FileManager.default.fileExists(atPath: saved) {
+        let directory = TemporaryDirectory("manual")
+        try FileManager.default.copyItem(atPath: saved, toPath: directory.child("db"))
+        var options = DatabaseOptions(durability: .none)
+        options.valueChecksums = checksums
+        let database = try Database(path: directory.child("db"), options: options)
+        try database.register(list)
+        return (database, database.newConnection(), directory)
+    }
+    let (database, connection, directory) = try openStore("manual", durability: .none, populated: false, views: [list])
+    for start in stride(from: 0, to: count, by: 100_000) {
+        try connection.readWrite { txn in
+            let list = try txn.manualList("manual")
+            for index in start..<min(count, start + 100_000) {
+                try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: benchRecords)
+                try list.append(key: "m\(index)", inCollection: benchRecords.name)
+            }
+        }
+    }
+    if let saved { try FileManager.default.copyItem(atPath: directory.child("db"), toPath: saved) }
+    return (database, connection, directory)
+}
+
 /// Single-move transactions without fsync in a manual list of `count` rows: `manual-move-<label> canopy`, 200 moves
 /// per iteration (random source and destination), each its own commit.
 func manualMoves(count: Int) -> (Int) throws -> Void {
     { iterations in
-        let list = ManualView.make(name: "manual", collections: [benchRecords.name])
-        let (database, connection, directory) = try openStore("manual", durability: .none, populated: false, views: [list])
+        let (database, connection, directory) = try manualListStore(count: count)
         defer { withExtendedLifetime((database, directory)) {} }
-        for start in stride(from: 0, to: count, by: 100_000) {
-            try connection.readWrite { txn in
-                let list = try txn.manualList("manual")
-                for index in start..<min(count, start + 100_000) {
-                    try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: benchRecords)
-                    try list.append(key: "m\(index)", inCollection: benchRecords.name)
-                }
-            }
-        }
         var generator = XorShift()
         for round in -1..<iterations {  // -1: warm-up
             let moves = {
@@ -173,6 +192,52 @@ func manualMoves(count: Int) -> (Int) throws -> Void {
             }
             if round >= 0 { try measured(moves) } else { try moves() }
         }
+    }
+}
+
+/// Bytes this process has passed to write calls so far (`wchar` of /proc/self/io): LMDB writes a commit's dirty
+/// pages with `pwrite`/`writev` (no write map), so the difference over a commit, in 4 KiB pages, is the pages it wrote.
+func bytesWritten() -> Int {
+    guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8),
+          let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") }),
+          let value = Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)) else { return 0 }
+    return value
+}
+
+/// The minor page faults of this process so far (a first touch of a page of the memory map, among others).
+func minorFaults() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_minflt
+}
+
+/// The pages a single-move commit writes in a manual list of `count` rows (`manual-move-pages-<label>`): the same
+/// moves as `manual-move-<label>`, each commit's written bytes counted (not instructions), averaged and printed. With
+/// KEEP_DATABASE=PATH, the database is copied there at the end.
+func manualMovePages(count: Int) -> (Int) throws -> Void {
+    { iterations in
+        let (database, connection, directory) = try manualListStore(count: count)
+        defer { withExtendedLifetime((database, directory)) {} }
+        var generator = XorShift()
+        var pages: [Double] = []
+        var faults = 0
+        let moves = 200 * max(1, iterations)
+        for move in 0..<moves {
+            let from = Int(generator.next() % UInt64(count))
+            let to = Int(generator.next() % UInt64(count))
+            let before = bytesWritten()
+            let faultsBefore = minorFaults()
+            try connection.readWrite { txn in try txn.manualList("manual").move(from: from, to: to) }
+            pages.append(Double(bytesWritten() - before) / 4_096)
+            if move >= moves / 2 { faults += minorFaults() - faultsBefore }
+        }
+        print("manual-move-pages: minor page faults per move (second half): \(Double(faults) / Double(moves - moves / 2))")
+        let steady = pages.dropFirst(pages.count / 2)  // after the free list has settled
+        if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
+            // For `canopy stat KEEP_DATABASE`: the tables' depths and page counts after the moves.
+            try FileManager.default.copyItem(atPath: directory.child("db"), toPath: keep)
+        }
+        print("manual-move-pages: \(count) rows, pages written per move commit: mean \(steady.reduce(0, +) / Double(steady.count)), min \(steady.min() ?? 0), max \(steady.max() ?? 0) (a commit also writes a meta page's header: a fraction of a page)")
     }
 }
 
@@ -256,6 +321,14 @@ let workloads: [String: (Int) throws -> Void] = [
     "manual-move-10k": manualMoves(count: 10_000),
     "manual-move-100k": manualMoves(count: 100_000),
     "manual-move-1m": manualMoves(count: 1_000_000),
+    "manual-move-pages-10k": manualMovePages(count: 10_000),
+    "manual-move-pages-1m": manualMovePages(count: 1_000_000),
+    "multigroup-insert-3": singleRowInserts("multigroup-insert-3", rows: 10_000, view: ManyGroupWorkload.threeGroups),
+    "multigroup-insert-1": singleRowInserts("multigroup-insert-1", rows: 10_000, view: byPriority),
+    "insert-multigroup-10k": singleRowInserts("insert-multigroup-10k", rows: 10_000, view: ManyGroupWorkload.threeGroups),
+    "insert-multigroup-1m": singleRowInserts("insert-multigroup-1m", rows: 1_000_000, view: ManyGroupWorkload.threeGroups),
+    "changeset-multigroup-300": multigroupChangesets(size: 300),
+    "changeset-multigroup-10000": multigroupChangesets(size: 10_000),
     "search-index": searchIndex,
     "search-index-grdb": searchIndexGRDB,
     "search-texts": searchTexts,

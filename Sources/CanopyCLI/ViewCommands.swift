@@ -56,7 +56,7 @@ extension CanopyCommand {
             discussion: """
                 Without --group, pages run through the groups in order. Example: canopy view ./db agenda --group 2024-05-01 \
                 --offset 20 --limit 20. Objects are summarised in plain output and complete in --json. In a view whose rows \
-                can be in many groups (KIND "many-groups-view", or "filtered-view, many groups" for a filtered view of one, \
+                can be in many groups (KIND "many-groups-view", or "filtered-many-groups-view" for a filtered view of one, \
                 in canopy views), a row appears under each of its groups.
                 """)
 

@@ -8,12 +8,12 @@ import Dispatch
 import Synchronization
 
 /// Rings when a database may have new commits — this process's (on the committing thread, at once) or another
-/// process's (through ``Database/watchCommits(_:)``: inotify on the commit signal file). A wake-up, not a change: the
+/// process's (through ``/CanopyCore/Database/watchCommits(_:)``: inotify on the commit signal file). A wake-up, not a change: the
 /// one woken reads the snapshot or advances.
 ///
 /// Three ways to wait, for three kinds of loops, none of which polls while the wake-up is ``isActive``:
-/// - `await` ``wait(after:timeout:)`` (async code; ``ViewDatasource/changes()`` uses it);
-/// - ``poll(2)`` on ``fileDescriptor``, which is readable after a ring until ``acknowledge()`` (a terminal loop that
+/// - `await` ``wait(after:timeout:)`` (async code; ``ViewDatasource/changes(pollInterval:)`` uses it);
+/// - `poll(2)` on ``fileDescriptor``, which is readable after a ring until ``acknowledge()`` (a terminal loop that
 ///   also waits for keys and signals; `TerminalRunner` uses it);
 /// - ``generation``, which moves at every ring.
 public final class CommitWakeup: Sendable {

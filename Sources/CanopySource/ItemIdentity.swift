@@ -5,7 +5,7 @@ import Canopy
 ///
 /// With an identity, assigning or mutating a ``StaticDatasource``'s items or a ``SectionedDatasource``'s sections
 /// computes the changes and applies them to the container as one checked batch: inserts, deletes, moves, and reloads
-/// of rows that stayed but changed (see ``ListDiff``). Without one, the container reloads.
+/// of rows that stayed but changed (see `ListDiff`). Without one, the container reloads.
 ///
 /// ```swift
 /// struct Task: Identifiable, Equatable { let id: Int; var title: String }

@@ -2,7 +2,7 @@ import Canopy
 
 extension ViewDatasource {
     /// Persists a move the user made in the list: moves the row shown at `source` to `destination` in the manual
-    /// view (``ManualView``) the data source shows, in a write transaction of its own. Use it as the
+    /// view (``/Canopy/ManualView``) the data source shows, in a write transaction of its own. Use it as the
     /// ``Editing/commitMove`` closure; the next ``advance()`` brings the move as a changeset, as for any write.
     ///
     /// ```swift
@@ -15,7 +15,7 @@ extension ViewDatasource {
     /// at `source`: advance the data source and let the user try again. Don't call it inside
     /// ``withConsistentReads(_:)``.
     /// - Throws: ``SourceError/Code/editingNotAllowed`` when an index path is out of range, the two are in different
-    ///   groups, or the list changed since the snapshot; ``CanopyError/Code/invalidArgument`` when the view is not a
+    ///   groups, or the list changed since the snapshot; ``/CanopyCore/CanopyError/Code/invalidArgument`` when the view is not a
     ///   manual view.
     public func commitManualMove(from source: ViewIndexPath, to destination: ViewIndexPath) throws {
         let mappings = self.mappings

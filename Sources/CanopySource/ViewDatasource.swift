@@ -18,7 +18,7 @@ import Canopy
 /// ```
 ///
 /// Pushes: the data source's ``wakeup`` rings when any process commits; ``applyPendingChanges()`` then applies what
-/// arrived. A `TerminalRunner` (CanopyTerminal) follows it without polling; async code iterates ``changes()``, the
+/// arrived. A `TerminalRunner` (CanopyTerminal) follows it without polling; async code iterates ``changes(pollInterval:)``, the
 /// applied changesets, and ``didApply`` is called after each one:
 ///
 /// ```swift

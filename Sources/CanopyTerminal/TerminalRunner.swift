@@ -14,7 +14,7 @@ nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
 ///
 /// ``run()`` puts the terminal in raw mode on the alternate screen and restores both when it returns: on `q`, at the
 /// end of input, on SIGINT or SIGTERM, and when a key binding throws. It waits in one `poll(2)` on the keyboard,
-/// the signals and every followed data source's ``CommitWakeup``: an idle list costs nothing, and a commit of any
+/// the signals and every followed data source's ``/CanopySource/CommitWakeup``: an idle list costs nothing, and a commit of any
 /// process shows at once. Keys: ↑ ↓ PgUp PgDn Home End move the selection, `q` quits, Ctrl-L repaints; ``bind(_:_:)``
 /// adds (or replaces) keys. SIGWINCH lays the list out again for the new size and repaints the whole screen.
 ///
@@ -182,7 +182,7 @@ public final class TerminalRunner {
     /// Runs the list until `q`, the end of input, SIGINT or SIGTERM, restoring the terminal before it returns.
     ///
     /// - Returns: why it stopped (``Outcome/exitStatus`` is the process's exit status).
-    /// - Throws: `SourceError` ``SourceError/Code/runnerUnavailable`` when there is no terminal (``terminalSize`` is
+    /// - Throws: `SourceError` ``CanopySource/SourceError/Code/runnerUnavailable`` when there is no terminal (``terminalSize`` is
     ///   `nil`), another runner is running in this process (one terminal, one loop) or the loop can't wait; errors of
     ///   key bindings and pushes show on the status line.
     public func run() throws -> Outcome {

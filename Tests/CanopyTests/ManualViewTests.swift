@@ -241,6 +241,21 @@ struct ManualViewTests {
             try expectInvalid("move to 3") { try $0.move(from: 0, to: 3) }
             try expectInvalid("move from -1") { try $0.move(from: -1, to: 0) }
             try expectInvalid("remove at 3") { try $0.remove(at: 3) }
+            try expectInvalid("insert at Int.max") { try $0.insert(key: "loose", inCollection: notes.name, at: .max) }
+            try expectInvalid("move from Int.min") { try $0.move(from: .min, to: 0) }
+            try expectInvalid("remove at Int.max") { try $0.remove(at: .max) }
+            // Removing a row that is not in the list, or is of a collection the list does not hold, answers false and
+            // changes nothing (nor does it write a commit).
+            try database.newConnection().readWrite { txn throws in
+                let list = try txn.manualList("focus")
+                #expect(try list.remove(key: "loose", inCollection: notes.name) == false)
+                #expect(try list.remove(key: "missing", inCollection: notes.name) == false)
+                #expect(try list.remove(key: "x", inCollection: jsonNotes.name) == false)
+            }
+            try database.newConnection().read { txn throws in
+                #expect(try Self.keys(txn) == ["a", "b", "c"])
+                #expect(txn.snapshot == before)
+            }
             // Inside one transaction, a refused call leaves the list as it was and the transaction usable.
             try database.newConnection().readWrite { txn throws in
                 let list = try txn.manualList("focus")

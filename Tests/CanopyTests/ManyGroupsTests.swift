@@ -246,9 +246,10 @@ struct ManyGroupsTests {
                 try txn.set(TaggedNote(title: "a", tags: ["x", "y", "z"]), forKey: "k1", in: taggedNotes)
                 try txn.set(TaggedNote(title: "b", tags: ["x"], pinned: true), forKey: "k2", in: taggedNotes)
             }
-            try database.register(makeByTagView())
+            let byTag = makeByTagView()
+            try database.register(byTag)
             // Keeps pinned notes, and every note in group "y".
-            let filtered = FilteredView.make(name: "pinned", parentView: "by-tag") { group, row in
+            let filtered = FilteredView.make(name: "pinned", parent: byTag) { group, row in
                 try group == "y" || row.object(in: taggedNotes).pinned
             }
             try database.register(filtered)
@@ -280,8 +281,9 @@ struct ManyGroupsTests {
         let path = directory.appending("db")
         do {
             let database = try Database(path: path, options: .init(durability: .none))
-            try database.register(makeByTagView())
-            try database.register(FilteredView.make(name: "pinned", parentView: "by-tag") { _, row in try row.object(in: taggedNotes).pinned })
+            let byTag = makeByTagView()
+            try database.register(byTag)
+            try database.register(FilteredView.make(name: "pinned", parent: byTag) { _, row in try row.object(in: taggedNotes).pinned })
             try database.newConnection().readWrite { txn throws in
                 try txn.set(TaggedNote(title: "a", tags: ["x", "y"], pinned: true), forKey: "k1", in: taggedNotes)
                 try txn.set(TaggedNote(title: "b", tags: ["y"]), forKey: "k2", in: taggedNotes)

@@ -60,6 +60,7 @@ struct FocusTests {
                 (["focus", "add", "99"], 1, "no event or reminder has ID 99"),
                 (["focus", "add", "3", "--at", "0"], 1, "position 0 is out of range: give 1 to 2"),
                 (["focus", "add", "3", "--at", "3"], 1, "position 3 is out of range: give 1 to 2"),
+                (["focus", "add", "3", "--at", "-1"], 1, "position -1 is out of range: give 1 to 2"),
                 (["focus", "move", "1", "2"], 1, "position 2 is out of range: give 1 to 1"),
                 (["focus", "move", "3", "1"], 1, "#3 is not in focus; `reminders focus add 3` adds it"),
                 (["focus", "remove", "3"], 1, "#3 is not in focus"),

@@ -109,7 +109,8 @@ struct FocusAdd: ContextualCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a reminder to the focus list.")
     @OptionGroup var options: DatabaseOptions
     @Argument(help: "The reminder's ID.") var id: String
-    @Option(help: "Its position, from 1 (default: the end).") var at: Int?
+    // (Unconditional: "-1" is a position out of range, said so, rather than a missing value.)
+    @Option(parsing: .unconditional, help: "Its position, from 1 (default: the end).") var at: Int?
 
     func run(in context: RemindersContext) throws {
         let store = try options.open(context, create: false)

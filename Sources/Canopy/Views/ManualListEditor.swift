@@ -1,9 +1,9 @@
 extension ReadWriteTransaction {
     /// The editor of the manual view named `name` (see ``ManualView``) in this transaction.
     ///
-    /// Valid only inside this transaction's closure. Read the list as any view, with ``ReadTransaction/view(_:)``.
-    /// - Throws: ``CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process;
-    ///   ``CanopyError/Code/invalidArgument`` when the view is not a manual view.
+    /// Valid only inside this transaction's closure. Read the list as any view, with ``CanopyCore/ReadTransaction/view(_:)``.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionNotRegistered`` when no view of that name is registered in this process;
+    ///   ``/CanopyCore/CanopyError/Code/invalidArgument`` when the view is not a manual view.
     public func manualList(_ name: String) throws -> ManualListEditor {
         guard let view = registeredExtension(named: name, as: View.self) else {
             throw CanopyError(.extensionNotRegistered, "no manual view named '\(name)' is registered; register ManualView.make(name:collections:) first",
@@ -20,9 +20,9 @@ extension ReadWriteTransaction {
 /// Inserts, moves and removes the rows of one manual view (``ManualView``) in one write transaction.
 ///
 /// Positions are indexes in the list as it is when the call is made (the view's one group, as
-/// ``ReadTransaction/view(_:)`` reads it). Every call checks its input first: a position out of range, a row that is
+/// ``CanopyCore/ReadTransaction/view(_:)`` reads it). Every call checks its input first: a position out of range, a row that is
 /// not in the store or not in the view's collections, or a row already in the list is a
-/// ``CanopyError/Code/invalidArgument`` and changes nothing.
+/// ``/CanopyCore/CanopyError/Code/invalidArgument`` and changes nothing.
 public struct ManualListEditor {
     let view: View
     /// The list's one group.
@@ -38,7 +38,7 @@ public struct ManualListEditor {
     }
 
     /// Inserts the row (`key`, `collection`) at `index` (`0...count()`): the rows from `index` on move down by one.
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when the row is not in the store or not in the view's
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when the row is not in the store or not in the view's
     ///   collections, is already in the list, or `index` is out of range; nothing is changed.
     public func insert(key: String, inCollection collection: String, at index: Int) throws {
         let rowKey = try checkedNewRow(key: key, collection: collection)
@@ -57,7 +57,7 @@ public struct ManualListEditor {
 
     /// Moves the row at `source` to `destination` (both in `0..<count()`), as a list UI's move does: the row is taken
     /// out, then inserted at `destination` of the remaining rows.
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when a position is out of range; nothing is changed.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when a position is out of range; nothing is changed.
     public func move(from source: Int, to destination: Int) throws {
         let count = try count()
         guard (0..<count).contains(source), (0..<count).contains(destination) else {
@@ -72,7 +72,7 @@ public struct ManualListEditor {
     }
 
     /// Removes the row at `index` (`0..<count()`) from the list (not from the store) and returns its id.
-    /// - Throws: ``CanopyError/Code/invalidArgument`` when `index` is out of range; nothing is changed.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when `index` is out of range; nothing is changed.
     @discardableResult
     public func remove(at index: Int) throws -> RowID {
         let count = try count()

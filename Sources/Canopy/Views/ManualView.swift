@@ -1,8 +1,8 @@
 /// Creates manual views: lists in the order the app (its user) gives them, rather than an order computed from rows.
 ///
 /// A manual view is a ``View`` with one group: the app inserts rows at positions, moves them and removes them with a
-/// ``ManualListEditor`` (``ReadWriteTransaction/manualList(_:)``). Everything that reads views works on it unchanged:
-/// ``ReadTransaction/view(_:)`` and its position queries (as cheap as in any view), ``ViewMappings``,
+/// ``ManualListEditor`` (``CanopyCore/ReadWriteTransaction/manualList(_:)``). Everything that reads views works on it unchanged:
+/// ``CanopyCore/ReadTransaction/view(_:)`` and its position queries (as cheap as in any view), ``ViewMappings``,
 /// ``ViewObserver`` and its changesets (a move is a move), data sources, and the `canopy` tool.
 ///
 /// ```swift
@@ -25,7 +25,7 @@
 ///    gap is left only a few rows around the place are renumbered) and survives reopening and rebuilding the view.
 /// 4. A move writes no row: the list's `order` table and pages change, the row's record (which carries only a mark
 ///    that the row is in the list) does not, so other views report nothing and caches keep the row. An insertion or
-///    removal sets or clears that mark through ``ReadWriteTransaction/placeAgain(_:inExtension:asUpdated:)``, which
+///    removal sets or clears that mark through ``/CanopyCore/ReadWriteTransaction/placeAgain(_:inExtension:asUpdated:)``, which
 ///    tells no other extension.
 /// 5. The view is recorded with the kind ``View/manualKind``; a list recorded as `"view"` by an earlier build (order
 ///    keys in the rows' records) is rebuilt in this format when it is registered. A filtered view over a manual list

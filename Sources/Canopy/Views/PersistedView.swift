@@ -41,7 +41,8 @@ extension ReadTransaction {
 }
 
 extension ViewReader {
-    /// The view's kind: `"view"` or `"filtered-view"`.
+    /// The view's kind, as recorded: `"view"`, `"filtered-view"`, ``View/manualKind``, ``View/manyGroupsKind`` or
+    /// ``View/filteredManyGroupsKind``.
     public var kind: String { view.kind }
 
     /// The parent view of a filtered view, or `nil`.
@@ -121,9 +122,9 @@ enum PersistedView {
             return View(manualName: record.name, group: options.manualGroup ?? record.name, versionTag: record.versionTag,
                         collections: options.viewOptions.allowedCollections ?? [])
         }
-        if record.kind == "filtered-view" {
+        if record.kind == "filtered-view" || record.kind == View.filteredManyGroupsKind {
             return View(name: record.name, parent: options.parent ?? "", versionTag: record.versionTag, options: options.viewOptions,
-                        filter: { _, _ in throw unavailable }, progress: nil)
+                        kind: record.kind, filter: { _, _ in throw unavailable }, progress: nil)
         }
         let grouping = options.manyGroups
             ? ViewGrouping(dependsOnObject: false, dependsOnMetadata: false, collection: nil, groups: { _ in throw unavailable })

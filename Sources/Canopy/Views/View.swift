@@ -42,7 +42,7 @@ public final class View: StoreExtension {
 
     /// The view's name, unique among the database's extensions.
     public let name: String
-    /// `"view"`, `"filtered-view"`, ``manualKind`` or ``manyGroupsKind``.
+    /// `"view"`, `"filtered-view"`, ``manualKind``, ``manyGroupsKind`` or ``filteredManyGroupsKind``.
     public let kind: String
     /// Changing the tag rebuilds the view at registration.
     public let versionTag: String
@@ -95,10 +95,10 @@ public final class View: StoreExtension {
         self.progress = progress
     }
 
-    init(name: String, parent: String, versionTag: String, options: ViewOptions,
+    init(name: String, parent: String, versionTag: String, options: ViewOptions, kind: String = "filtered-view",
          filter: @escaping @Sendable (String, ViewRow) throws -> Bool, progress: (@Sendable (Int, Int) -> Void)?) {
         self.name = name
-        self.kind = "filtered-view"
+        self.kind = kind
         self.versionTag = versionTag
         self.viewOptions = options
         self.definitionError = nil
@@ -118,7 +118,7 @@ public final class View: StoreExtension {
     }
 
     /// The kind a manual view (``ManualView``) is recorded with. Its rows' records carry only a mark that they are in
-    /// the list (``ViewTables/listedMarker``), their order lives in the view's `order` table, so a move writes no row:
+    /// the list (`ViewTables.listedMarker`), their order lives in the view's `order` table, so a move writes no row:
     /// a build that reads entries from the rows' records (before this kind existed, manual views were recorded as
     /// `"view"`) does not know this kind and refuses to read the view rather than misplace its rows. A list recorded
     /// as `"view"` by such a build is rebuilt in this format when it is registered (the kind changed).
@@ -131,9 +131,22 @@ public final class View: StoreExtension {
     /// is rebuilt when it is registered (the kind changed). See <doc:ManyGroups>.
     public static let manyGroupsKind = "many-groups-view"
 
-    /// The kinds views are recorded with (``StoreExtension/kind``): tools list and read the extensions of these kinds
+    /// The kind a filtered view over a view whose rows can be in many groups (a ``manyGroupsKind`` view, or a filtered
+    /// view of this kind) is recorded with: its rows' records can hold an entry per group too, so builds that read
+    /// such entries as one (before many-group views) or that do not know the kind refuse it rather than answer no
+    /// position for a row in several groups. Make such a view with
+    /// ``FilteredView/make(name:parent:versionTag:options:progress:filter:)``, which knows the parent's kind; a filtered
+    /// view over a many-group view recorded as `"filtered-view"` (by the builds before this kind) is rebuilt when it
+    /// is registered (the kind changed). See <doc:ManyGroups>.
+    public static let filteredManyGroupsKind = "filtered-many-groups-view"
+
+    /// The kinds views are recorded with (``/CanopyCore/StoreExtension/kind``): tools list and read the extensions of these kinds
     /// as views.
-    public static let recordedKinds: Set<String> = ["view", "filtered-view", manualKind, manyGroupsKind]
+    public static let recordedKinds: Set<String> = ["view", "filtered-view", manualKind, manyGroupsKind, filteredManyGroupsKind]
+
+    /// Whether the kind says that a row can be in several groups of the view (``manyGroupsKind``,
+    /// ``filteredManyGroupsKind``).
+    var kindHasManyGroups: Bool { kind == Self.manyGroupsKind || kind == Self.filteredManyGroupsKind }
 
     /// A filtered view depends on its parent view: registered after it, told of each change after it, rebuilt with it.
     public var dependencies: [String] {
@@ -143,7 +156,7 @@ public final class View: StoreExtension {
 
     /// Everything the view declares besides its closures, as recorded and compared at registration: allowed
     /// collections, touch behaviour, parent view, and what the grouping and sorting read (object, metadata). Recorded
-    /// as JSON with sorted keys, through `Codable` (``StoreExtension/recordedOptions()``). A difference at
+    /// as JSON with sorted keys, through `Codable` (``/CanopyCore/StoreExtension/recordedOptions()``). A difference at
     /// registration rebuilds the view, as a new version tag does.
     public var options: Definition { definition }
 
@@ -222,7 +235,7 @@ public final class View: StoreExtension {
         if let definitionError {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
-        try refuseManualParent(in: transaction)
+        try checkParent(in: transaction)
         let tables = try ViewTables.open(in: transaction, view: name)
         state.withLock { $0.tables = tables }
         if case .manual = source {
@@ -247,7 +260,7 @@ public final class View: StoreExtension {
         if let definitionError {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
-        try refuseManualParent(in: transaction)
+        try checkParent(in: transaction)
         if case .manual = source {
             guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
             state.withLock { $0.order = order }
@@ -281,12 +294,24 @@ public final class View: StoreExtension {
         state.withLock { $0.tables = nil; $0.indexes = []; $0.order = nil }
     }
 
-    /// A filtered view over a manual list is refused: the list moves rows without telling other extensions (a move
-    /// writes no row), so the filtered view's places would fall behind its parent's.
-    func refuseManualParent(in transaction: ReadTransaction) throws {
-        guard case .filtered(let parent, _) = source, let parentView = transaction.registeredExtension(named: parent, as: View.self),
-              case .manual = parentView.source else { return }
-        throw CanopyError(.invalidArgument, "the filtered view's parent '\(parent)' is a manual list, which cannot be filtered: its moves reach no other view; filter the rows when you read the list, or keep a second manual list",
+    /// Checks a filtered view's parent as registered in this process. A manual list is refused: the list moves rows
+    /// without telling other extensions (a move writes no row), so the filtered view's places would fall behind its
+    /// parent's. A parent whose rows can be in many groups needs the kind ``filteredManyGroupsKind`` (older builds
+    /// refuse it), and only that parent: a filtered view made from the parent's name has the kind `"filtered-view"`,
+    /// which those builds would read wrongly, so it is refused with what to do.
+    func checkParent(in transaction: ReadTransaction) throws {
+        guard case .filtered(let parent, _) = source, let parentView = transaction.registeredExtension(named: parent, as: View.self) else { return }
+        if case .manual = parentView.source {
+            throw CanopyError(.invalidArgument, "the filtered view's parent '\(parent)' is a manual list, which cannot be filtered: its moves reach no other view; filter the rows when you read the list, or keep a second manual list",
+                              path: transaction.databasePath, extensionName: name)
+        }
+        let parentHasManyGroups = parentView.rowsInManyGroups(in: transaction)
+        guard parentHasManyGroups != kindHasManyGroups else { return }
+        if parentHasManyGroups {
+            throw CanopyError(.invalidArgument, "the filtered view's parent '\(parent)' puts rows in many groups, and a filtered view made from the parent's name cannot say so in its recorded kind (builds before many-group views would read its rows wrongly); make it with FilteredView.make(name:parent:…), passing the parent view, so that it is recorded as '\(Self.filteredManyGroupsKind)'",
+                              path: transaction.databasePath, extensionName: name)
+        }
+        throw CanopyError(.invalidArgument, "the filtered view was made from a parent view whose rows can be in many groups, but the view registered as '\(parent)' puts each row in one group; pass the view registered under that name",
                           path: transaction.databasePath, extensionName: name)
     }
 
@@ -363,12 +388,39 @@ public enum FilteredView {
     ///
     /// Register the parent first. Changing the filter's behaviour needs a new `versionTag`; the rebuild then walks the
     /// parent's rows in order and only re-runs the filter (no grouping, sorting or re-sorting).
+    ///
+    /// A parent whose rows can be in many groups (a `many…` grouping) needs
+    /// ``make(name:parent:versionTag:options:progress:filter:)``, which records the filtered view with a kind older
+    /// builds refuse: made from the name, registering it throws ``/CanopyCore/CanopyError/Code/invalidArgument``.
     public static func make(
         name: String, parentView: String, versionTag: String = "1", options: ViewOptions = .init(),
         progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
         filter: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> Bool
     ) -> View {
         View(name: name, parent: parentView, versionTag: versionTag, options: options, filter: filter, progress: progress)
+    }
+
+    /// A view with the groups and order of `parent`, keeping the rows for which `filter` returns `true`.
+    ///
+    /// As ``make(name:parentView:versionTag:options:progress:filter:)``, with the parent view itself rather than its
+    /// name: the filtered view then knows whether the parent's rows can be in many groups, and is recorded with the
+    /// kind that says so (``View/filteredManyGroupsKind``, which older builds refuse). A filtered view over a
+    /// many-group view must be made this way (the name-only form is refused at registration). Register `parent`, this
+    /// very view, first: a different view registered under its name is refused at registration.
+    ///
+    /// ```swift
+    /// let byTag = View(name: "by-tag", grouping: .manyByObject(notes) { _, note in Set(note.tags) },
+    ///                  sorting: .byObject(notes) { _, _, note in SortKey(.ascending(note.title)) })
+    /// try database.register(byTag)
+    /// try database.register(FilteredView.make(name: "pinned", parent: byTag) { _, row in try row.object(in: notes).pinned })
+    /// ```
+    public static func make(
+        name: String, parent: View, versionTag: String = "1", options: ViewOptions = .init(),
+        progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
+        filter: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> Bool
+    ) -> View {
+        View(name: name, parent: parent.name, versionTag: versionTag, options: options,
+             kind: parent.kindHasManyGroups ? View.filteredManyGroupsKind : "filtered-view", filter: filter, progress: progress)
     }
 }
 

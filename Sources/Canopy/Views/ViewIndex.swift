@@ -4,10 +4,11 @@
 /// It answers position queries without scanning a group: finding the page for an entry is two binary searches
 /// (over chunks, then pages in a chunk) comparing first-entry bytes; the rank of a page is the sum of the chunk totals
 /// before it plus the page counts before it in its chunk. With pages of up to 64 entries and chunks of up to 128 pages,
-/// a group of a million rows has about 120 chunks, so every query touches a few hundred integers at most.
+/// a group of a million rows has about 250 to 500 chunks, so every query touches a few hundred integers at most.
 ///
 /// It is a value (copy-on-write): a write transaction mutates its own copy, and the committed copy is kept per view
-/// version for readers at that version. It is rebuilt from the page table when a reader meets a version it has not
+/// version for readers at that version. A transaction's first change to a group copies the block of chunks it changes
+/// and the chunk itself (``ChunkList``), not every chunk of the group. It is rebuilt from the page table when a reader meets a version it has not
 /// seen (another process wrote).
 struct ViewIndex: Sendable {
     /// A page as it is added to the directory.
@@ -115,29 +116,47 @@ struct ViewIndex: Sendable {
             slots[position].firstLength = length
         }
 
-        /// Moves the upper half of the pages into a new chunk, returned.
+        /// Moves the upper half of the pages into a new chunk, returned. Copies slots and first entries as they are
+        /// (no array per page): a directory loaded from storage has full chunks, which a write's first insertion
+        /// splits.
         mutating func splitUpperHalf() -> Chunk {
-            let upper = Chunk(pages: pages[(slots.count / 2)...])
-            let lower = Chunk(pages: pages[..<(slots.count / 2)])
-            self = lower
+            let half = slots.count / 2
+            let upper = Chunk(slots: slots[half...], arena: firstBytes)
+            self = Chunk(slots: slots[..<half], arena: firstBytes)
             return upper
+        }
+
+        /// A chunk of `source`'s pages, whose first entries are in `arena`.
+        private init(slots source: ArraySlice<Slot>, arena: [UInt8]) {
+            slots.reserveCapacity(source.count)
+            firstBytes.reserveCapacity(source.reduce(0) { $0 + Int($1.firstLength) })
+            arena.withUnsafeBufferPointer { arena in
+                for var slot in source {
+                    let start = Int(slot.firstStart)
+                    slot.firstStart = Int32(firstBytes.count)
+                    firstBytes.append(contentsOf: arena[start..<(start + Int(slot.firstLength))])
+                    total += Int(slot.count)
+                    slots.append(slot)
+                }
+            }
         }
     }
 
     struct Group: Sendable {
         var id: UInt32
-        var chunks: [Chunk] = []
+        var chunks = ChunkList()
         var count = 0
 
         mutating func append(_ page: PageRef) {
-            if chunks.isEmpty || chunks[chunks.count - 1].pageCount >= ViewIndex.maxPagesPerChunk {
+            if chunks.modifyLast({ $0.pageCount }) ?? ViewIndex.maxPagesPerChunk >= ViewIndex.maxPagesPerChunk {
                 chunks.append(Chunk())
             }
-            chunks[chunks.count - 1].append(page)
+            chunks.modifyLast { $0.append(page) }
             count += page.count
         }
     }
 
+    /// The most pages a chunk holds before it splits in two.
     static let maxPagesPerChunk = 128
 
     /// The view's version: advanced by every commit that changed the view.
@@ -182,8 +201,7 @@ struct ViewIndex: Sendable {
 
     /// The number of entries of `group` before the page at `location`.
     func rank(of location: Location, in group: Group) -> Int {
-        var total = 0
-        for c in 0..<location.chunk { total += group.chunks[c].total }
+        var total = group.chunks.entries(before: location.chunk)
         let slots = group.chunks[location.chunk].slots
         for p in 0..<location.page { total += Int(slots[p].count) }
         return total
@@ -192,16 +210,11 @@ struct ViewIndex: Sendable {
     /// The page holding the entry at `index` of `group`, and the entry's offset in that page.
     func location(ofIndex index: Int, in group: Group) -> (Location, offset: Int)? {
         guard index >= 0, index < group.count else { return nil }
-        var remaining = index
-        for (c, chunk) in group.chunks.enumerated() {
-            if remaining >= chunk.total {
-                remaining -= chunk.total
-                continue
-            }
-            for (p, slot) in chunk.slots.enumerated() {
-                if remaining < Int(slot.count) { return (Location(chunk: c, page: p), remaining) }
-                remaining -= Int(slot.count)
-            }
+        guard let (c, entry) = group.chunks.chunk(containingEntry: index) else { return nil }
+        var remaining = entry
+        for (p, slot) in group.chunks[c].slots.enumerated() {
+            if remaining < Int(slot.count) { return (Location(chunk: c, page: p), remaining) }
+            remaining -= Int(slot.count)
         }
         return nil
     }

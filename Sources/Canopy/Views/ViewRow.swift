@@ -164,9 +164,9 @@ public struct ViewOptions: Sendable, Hashable {
     public var rerunOnTouch: Bool
     /// Fail instead of skipping rows the closures cannot decode.
     ///
-    /// By default a row whose object or metadata does not decode (``CanopyError/Code/decodingFailed``, such as a row
-    /// written by an older model) is left out of the view and recorded (``SkippedRows``, read with
-    /// ``ReadTransaction/skippedRows(ofExtension:)``) while the view populates or is written, so that one such row does
+    /// By default a row whose object or metadata does not decode (``/CanopyCore/CanopyError/Code/decodingFailed``, such as a row
+    /// written by an older model) is left out of the view and recorded (``/CanopyCore/SkippedRows``, read with
+    /// ``/CanopyCore/ReadTransaction/skippedRows(ofExtension:)``) while the view populates or is written, so that one such row does
     /// not fail the registration; it enters the view once it is rewritten. With `strictDecoding` the registration or
     /// the write fails with that error instead. Other errors a closure throws always fail.
     public var strictDecoding: Bool

@@ -1,5 +1,5 @@
 /// Keeps one view up to date during one write transaction, and records what happened to each row: the view's
-/// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``/CanopyCore/ReadTransaction/view(_:)``
+/// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``CanopyCore/ReadTransaction/view(_:)``
 /// inside a write transaction includes it); the store alone calls its methods.
 public final class ViewWriter: ExtensionTransaction {
     let view: View
@@ -22,7 +22,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// keeps a record per row and group.
     let manyGroups: Bool
     /// Rows this transaction left out because they do not decode (`error` set), or that were skipped and were
-    /// rewritten or removed (`error` nil): applied to the view's ``SkippedRows`` record at commit.
+    /// rewritten or removed (`error` nil): applied to the view's ``/CanopyCore/SkippedRows`` record at commit.
     var skippedChanges: [(row: RowID, error: String?)] = []
     /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
     /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
@@ -38,6 +38,12 @@ public final class ViewWriter: ExtensionTransaction {
     /// Pages this transaction emptied, deleted at the next flush.
     private var deletedPages: Set<UInt64> = []
     static let pageCacheLimit = 4_096
+    /// Pages this transaction read and has not changed, decoded once: a move in a manual list reads the page at its
+    /// source, its destination's neighbours, then changes both (each a B-tree descent and a decode, which in a list
+    /// of a million rows also misses the CPU's caches). Only this writer changes the view's pages in its transaction,
+    /// and a page it changes leaves this cache for ``dirtyPages``, so a cached page is the page as stored.
+    private var readPages: [UInt64: ViewPage] = [:]
+    static let readPageCacheLimit = 64
 
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
@@ -117,9 +123,18 @@ public final class ViewWriter: ExtensionTransaction {
     }
 
     /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
-    /// - Throws: ``CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
     func page(_ id: UInt64) throws -> ViewPage {
         if let page = dirtyPages[id] { return page }
+        if let page = readPages[id] { return page }
+        let page = try storedPage(id)
+        if readPages.count >= Self.readPageCacheLimit { readPages.removeAll(keepingCapacity: true) }
+        readPages[id] = page
+        return page
+    }
+
+    /// The page `id` as stored (not changed by this transaction), read from LMDB.
+    private func storedPage(_ id: UInt64) throws -> ViewPage {
         if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
         return try tables.readPage(id, transaction)
     }
@@ -130,7 +145,8 @@ public final class ViewWriter: ExtensionTransaction {
         // One hash lookup when the page is already dirty (a bulk write's common case), and the page mutated in place.
         if let slot = dirtyPages.index(forKey: id) { return try body(&dirtyPages.values[slot]) }
         if dirtyPages.count >= Self.pageCacheLimit { try flushPages() }
-        let page = try page(id)
+        // Taken out of the read cache, so that the page's bytes are not shared (no copy when it changes).
+        let page = try readPages.removeValue(forKey: id) ?? storedPage(id)
         if !deletedPages.isEmpty { deletedPages.remove(id) }
         dirtyPages[id] = page
         return try body(&dirtyPages[id, default: ViewPage(groupID: 0)])
@@ -145,6 +161,7 @@ public final class ViewWriter: ExtensionTransaction {
     }
 
     private func store(_ page: ViewPage, id: UInt64) throws {
+        readPages[id] = nil
         dirtyPages[id] = page
         deletedPages.remove(id)
         try flushIfFull()
@@ -156,6 +173,7 @@ public final class ViewWriter: ExtensionTransaction {
 
     private func drop(pageID id: UInt64) {
         dirtyPages[id] = nil
+        readPages[id] = nil
         deletedPages.insert(id)
     }
 
@@ -277,7 +295,7 @@ public final class ViewWriter: ExtensionTransaction {
     // MARK: Catching up
 
     /// Brings the view up to date with rows written by processes that did not register it (see
-    /// ``ExtensionTransaction/catchUp(_:)``): each missed row is placed again from its current values. The row's old
+    /// ``/CanopyCore/ExtensionTransaction/catchUp(_:)``): each missed row is placed again from its current values. The row's old
     /// entry is its attachment when the record carries one (the view wrote it, and other processes keep it); a row
     /// without one was new, not in the view, or removed (and maybe written again) in the gap, so its entry, if any,
     /// is looked up in the pages — one pass over them, only when there are such rows. Whole collections removed

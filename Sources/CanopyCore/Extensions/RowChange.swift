@@ -97,9 +97,19 @@ public final class RowChange {
     /// (``ExtensionTransaction/handle(_:)``) on its own. Parts left `nil` read as absent.
     ///
     /// - Parameters:
+    ///   - id: the row's address.
+    ///   - storedKey: the row's stored key (collection number and key bytes).
+    ///   - kind: what the change is (insert, update, touch or remove).
+    ///   - codecName: the codec recorded for the row's collection.
+    ///   - objectChanged: whether the object changed.
+    ///   - metadataChanged: whether the metadata changed.
+    ///   - removesCollection: whether the change is part of removing the whole collection.
     ///   - previousAttachments: the attachments the row's record carried before the change, by slot.
-    ///   - object: the object after the change, as the type the writer asks for; `objectBytes` its stored bytes.
-    ///   - metadata: the metadata after the change, or `nil`; `metadataBytes` its stored bytes.
+    ///   - object: the object after the change, as the type the writer asks for.
+    ///   - objectBytes: the object's stored bytes, as ``objectBytes()`` returns them (`nil` reads as empty: such a change
+    ///     has no database to read them from).
+    ///   - metadata: the metadata after the change, or `nil`.
+    ///   - metadataBytes: the metadata's stored bytes, or `nil` when the row has none.
     public convenience init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String = "binary", objectChanged: Bool, metadataChanged: Bool,
         removesCollection: Bool = false, previousAttachments: [AttachmentSlot: [UInt8]] = [:],

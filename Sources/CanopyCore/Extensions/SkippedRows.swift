@@ -8,7 +8,7 @@ import Logging
 /// starting. The rows stay in the store, untouched; once one is rewritten (with the app's current type, or by a
 /// migration step) the extension places it like any other and it leaves this record. Read it with
 /// ``ReadTransaction/skippedRows(ofExtension:)``; `canopy info` and `canopy views` print the count, `canopy verify`
-/// lists the rows. An extension can refuse to skip (a view's ``strictDecoding`` option): then the registration fails
+/// lists the rows. An extension can refuse to skip (a view's `strictDecoding` option): then the registration fails
 /// with ``CanopyError/Code/decodingFailed`` as before.
 public struct SkippedRows: Codable, Sendable, Hashable {
     /// How many rows are skipped now.

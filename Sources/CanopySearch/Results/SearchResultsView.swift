@@ -79,6 +79,18 @@ public final class SearchResultsView: Sendable {
         return SearchResultsView(view: view, index: index, box: box)
     }
 
+    /// Results in the groups and order of the view `parent`, as ``grouped(name:index:parentView:versionTag:)``, made
+    /// from the parent view itself: needed when the parent's rows can be in many groups (a `many…` grouping), so that
+    /// the results view is recorded with the kind older builds refuse (``/Canopy/View/filteredManyGroupsKind``).
+    public static func grouped(name: String, index: SearchIndex, parent: View, versionTag: String = "1") -> SearchResultsView {
+        let box = QueryBox(index: index, viewName: name)
+        let view = FilteredView.make(name: name, parent: parent, versionTag: tag(versionTag, index),
+                                     options: ViewOptions(allowedCollections: index.collections, rerunOnTouch: true)) { _, row in
+            try box.score(of: row) != nil
+        }
+        return SearchResultsView(view: view, index: index, box: box)
+    }
+
     /// The view's version tag: the caller's, with the index's name, tag and a hash of its options (fields, weights,
     /// collections): a changed index definition changes which rows match, so the view is rebuilt with it.
     static func tag(_ versionTag: String, _ index: SearchIndex) -> String {
