@@ -68,6 +68,10 @@ final class DatabaseCore: Sendable {
     // MARK: Opening
 
     private static let registry = Mutex<[String: Weak]>([:])
+    /// The cores open in this process, for lookups by error messages (``openCore(path:)``): a copy of the registry's
+    /// entries whose lock is only ever held for a dictionary read or write, never during an open, so a lookup can wait
+    /// for it (the registry's own lock is held while an environment opens, which may itself describe damage).
+    private static let openCores = Mutex<[String: Weak]>([:])
 
     private struct Weak: @unchecked Sendable {
         // @unchecked: a weak reference to a Sendable class, only read and written under the registry's Mutex.
@@ -89,14 +93,25 @@ final class DatabaseCore: Sendable {
             }
             let core = try DatabaseCore(path: canonical, options: options)
             registry[canonical] = Weak(core: core)
+            openCores.withLock { $0[canonical] = Weak(core: core) }
             return core
         }
     }
 
-    /// The core open on `path` (canonical) in this process, if any (`nil` while the registry is busy: this serves
-    /// error messages, which must never wait for the lock of an open in progress).
+    /// Runs `body` while holding the registry's lock, as an open in progress on another thread does (tests only).
+    static func withRegistryLocked<R>(_ body: () throws -> R) rethrows -> R {
+        try registry.withLock { _ in try body() }
+    }
+
+    /// The core open on `path` (canonical) in this process, if any. Serves error messages: it never waits for an open
+    /// in progress (another thread opening a database used to make this `nil`, and the message lost its collection's
+    /// name under load).
     static func openCore(path: String) -> DatabaseCore? {
-        registry.withLockIfAvailable { $0[path]?.core } ?? nil
+        openCores.withLock { cores in
+            guard let entry = cores[path] else { return nil }
+            if entry.core == nil { cores[path] = nil }
+            return entry.core
+        }
     }
 
     /// Creates the database directory if needed (not its parents) and returns its absolute, resolved path.
