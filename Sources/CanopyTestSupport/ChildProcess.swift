@@ -69,6 +69,9 @@ public final class ChildProcess: Sendable {
     /// The child's process id.
     public var processID: Int32 { process.processIdentifier }
 
+    /// Whether the child has exited (without waiting, and without killing it).
+    public var hasExited: Bool { !process.isRunning }
+
     /// The next line the child printed; `nil` at the end of its output or when none comes within `seconds`.
     public func nextLine(seconds: Int = 60) -> String? {
         guard available.wait(timeout: .now() + .seconds(seconds)) == .success else { return nil }
