@@ -108,6 +108,18 @@ uint32_t canopy_crc32c(uint32_t crc, const void *data, size_t length) {
     return ~crc;
 }
 
+uint32_t canopy_crc32c_pair(const void *first, size_t first_length, const void *second, size_t second_length) {
+    uint32_t crc = ~0u;
+    if (use_hardware) {
+        crc = crc32c_hardware(crc, first, first_length);
+        crc = crc32c_hardware(crc, second, second_length);
+    } else {
+        crc = crc32c_table(crc, first, first_length);
+        crc = crc32c_table(crc, second, second_length);
+    }
+    return ~crc;
+}
+
 int canopy_crc32c_is_hardware(void) { return use_hardware; }
 
 uint32_t canopy_crc32c_portable(uint32_t crc, const void *data, size_t length) {

@@ -37,7 +37,7 @@ public enum ValueChecksum {
     /// The checksum of `payload` stored under `key`.
     @usableFromInline
     static func compute(key: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> UInt32 {
-        CRC32C.checksum(payload, continuing: CRC32C.checksum(key))
+        canopy_crc32c_pair(key.baseAddress, key.count, payload.baseAddress, payload.count)
     }
 
     /// Writes the trailer into the last ``size`` bytes of `stored`, whose other bytes are the payload.

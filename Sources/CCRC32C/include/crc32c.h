@@ -11,6 +11,10 @@
 uint32_t canopy_crc32c(uint32_t crc, const void *data, size_t length);
 
 /// 1 when canopy_crc32c uses a CPU instruction, 0 when it uses the table.
+// The CRC32C of `first` followed by `second` (as canopy_crc32c(canopy_crc32c(0, first), second)), in one call: a
+// checksummed value's trailer covers its key and its bytes, and every read verifies one.
+uint32_t canopy_crc32c_pair(const void *first, size_t first_length, const void *second, size_t second_length);
+
 int canopy_crc32c_is_hardware(void);
 
 /// canopy_crc32c computed with the table only (tests compare it with the instruction).
