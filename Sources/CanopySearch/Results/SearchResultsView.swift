@@ -71,21 +71,27 @@ public final class SearchResultsView: Sendable {
     /// Results in the groups and order of the view `parentView` (a filtered view of it: register the parent and the
     /// index first).
     public static func grouped(name: String, index: SearchIndex, parentView: String, versionTag: String = "1") -> SearchResultsView {
-        let box = QueryBox(index: index, viewName: name)
-        let view = FilteredView.make(name: name, parentView: parentView, versionTag: tag(versionTag, index),
-                                     options: ViewOptions(allowedCollections: index.collections, rerunOnTouch: true)) { _, row in
-            try box.score(of: row) != nil
+        filtered(name: name, index: index) { options, filter in
+            FilteredView.make(name: name, parentView: parentView, versionTag: tag(versionTag, index), options: options, filter: filter)
         }
-        return SearchResultsView(view: view, index: index, box: box)
     }
 
     /// Results in the groups and order of the view `parent`, as ``grouped(name:index:parentView:versionTag:)``, made
     /// from the parent view itself: needed when the parent's rows can be in many groups (a `many…` grouping), so that
     /// the results view is recorded with the kind older builds refuse (``/Canopy/View/filteredManyGroupsKind``).
     public static func grouped(name: String, index: SearchIndex, parent: View, versionTag: String = "1") -> SearchResultsView {
+        filtered(name: name, index: index) { options, filter in
+            FilteredView.make(name: name, parent: parent, versionTag: tag(versionTag, index), options: options, filter: filter)
+        }
+    }
+
+    /// A results view filtering a parent view to the query's matches: `make` builds the filtered view from the options
+    /// and the filter every such view has.
+    private static func filtered(
+        name: String, index: SearchIndex, _ make: (ViewOptions, @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> Bool) -> View
+    ) -> SearchResultsView {
         let box = QueryBox(index: index, viewName: name)
-        let view = FilteredView.make(name: name, parent: parent, versionTag: tag(versionTag, index),
-                                     options: ViewOptions(allowedCollections: index.collections, rerunOnTouch: true)) { _, row in
+        let view = make(ViewOptions(allowedCollections: index.collections, rerunOnTouch: true)) { _, row in
             try box.score(of: row) != nil
         }
         return SearchResultsView(view: view, index: index, box: box)
