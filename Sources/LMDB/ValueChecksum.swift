@@ -51,11 +51,9 @@ public enum ValueChecksum {
     /// The payload of `stored` (the value without its trailer), or `nil` when the value is shorter than a trailer or
     /// its trailer does not match the key and payload.
     public static func payload(of stored: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard stored.count >= size else { return nil }
-        let payloadCount = stored.count - size
-        let payload = UnsafeRawBufferPointer(rebasing: stored[..<payloadCount])
-        let recorded = UInt32(bigEndian: stored.loadUnaligned(fromByteOffset: payloadCount, as: UInt32.self))
-        return recorded == compute(key: key, payload: payload) ? payload : nil
+        let payloadCount = canopy_crc32c_sealed_payload_length(key.baseAddress, key.count, stored.baseAddress, stored.count)
+        guard payloadCount >= 0, let base = stored.baseAddress else { return nil }
+        return UnsafeRawBufferPointer(start: base, count: payloadCount)
     }
 
     /// `payload` followed by its trailer for `key`: the bytes a checksummed database stores.

@@ -15,6 +15,10 @@ uint32_t canopy_crc32c(uint32_t crc, const void *data, size_t length);
 // checksummed value's trailer covers its key and its bytes, and every read verifies one.
 uint32_t canopy_crc32c_pair(const void *first, size_t first_length, const void *second, size_t second_length);
 
+// The length of the payload of `stored` (a value followed by the big-endian CRC32C of `key` and that value), or -1
+// when `stored` is shorter than the trailer or the trailer does not match: a checksummed read's whole check, one call.
+long canopy_crc32c_sealed_payload_length(const void *key, size_t key_length, const void *stored, size_t stored_length);
+
 int canopy_crc32c_is_hardware(void);
 
 /// canopy_crc32c computed with the table only (tests compare it with the instruction).
