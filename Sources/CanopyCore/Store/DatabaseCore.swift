@@ -67,11 +67,13 @@ final class DatabaseCore: Sendable {
 
     // MARK: Opening
 
+    /// Held while a database opens, so that two threads opening one path get one core (LMDB allows one environment
+    /// per file and process). Opening an environment can take a while and can itself describe damage, so the
+    /// registry below is a lock of its own.
+    private static let opening = Mutex<Void>(())
+    /// The cores open in this process, by canonical path. Its lock is only ever held for a dictionary read or write,
+    /// never during an open, so that error messages can look a core up (``openCore(path:)``) from any thread.
     private static let registry = Mutex<[String: Weak]>([:])
-    /// The cores open in this process, for lookups by error messages (``openCore(path:)``): a copy of the registry's
-    /// entries whose lock is only ever held for a dictionary read or write, never during an open, so a lookup can wait
-    /// for it (the registry's own lock is held while an environment opens, which may itself describe damage).
-    private static let openCores = Mutex<[String: Weak]>([:])
 
     private struct Weak: @unchecked Sendable {
         // @unchecked: a weak reference to a Sendable class, only read and written under the registry's Mutex.
@@ -81,8 +83,8 @@ final class DatabaseCore: Sendable {
     /// The core for `path`: the one already open in this process, or a new one.
     static func open(path: String, options: DatabaseOptions) throws -> DatabaseCore {
         let canonical = try canonicalPath(path, options: options)
-        return try registry.withLock { registry in
-            if let existing = registry[canonical]?.core {
+        return try opening.withLock { _ in
+            if let existing = registry.withLock({ $0[canonical]?.core }) {
                 guard existing.options == options else {
                     throw CanopyError(
                         .alreadyOpen,
@@ -92,26 +94,23 @@ final class DatabaseCore: Sendable {
                 return existing
             }
             let core = try DatabaseCore(path: canonical, options: options)
-            registry[canonical] = Weak(core: core)
-            openCores.withLock { $0[canonical] = Weak(core: core) }
+            registry.withLock { registry in
+                registry = registry.filter { $0.value.core != nil }  // databases closed since
+                registry[canonical] = Weak(core: core)
+            }
             return core
         }
     }
 
-    /// Runs `body` while holding the registry's lock, as an open in progress on another thread does (tests only).
-    static func withRegistryLocked<R>(_ body: () throws -> R) rethrows -> R {
-        try registry.withLock { _ in try body() }
+    /// Runs `body` while an open holds its lock, as an open in progress on another thread does (tests only).
+    static func whileOpening<R>(_ body: () throws -> R) rethrows -> R {
+        try opening.withLock { _ in try body() }
     }
 
     /// The core open on `path` (canonical) in this process, if any. Serves error messages: it never waits for an open
-    /// in progress (another thread opening a database used to make this `nil`, and the message lost its collection's
-    /// name under load).
+    /// in progress (it did, through one lock for both, and under load a message lost its collection's name).
     static func openCore(path: String) -> DatabaseCore? {
-        openCores.withLock { cores in
-            guard let entry = cores[path] else { return nil }
-            if entry.core == nil { cores[path] = nil }
-            return entry.core
-        }
+        registry.withLock { $0[path]?.core }
     }
 
     /// Creates the database directory if needed (not its parents) and returns its absolute, resolved path.
