@@ -69,8 +69,16 @@ public final class RowChange {
     /// The attachments region of the record before the change (empty for a new row), parsed on first use.
     private let previousRegion: [UInt8]
     private var previousParsed: [UInt32: [UInt8]]?
-    /// The attachments set by the writers that handled the change so far (a dependency's, for its dependents).
-    private(set) var edits: [UInt32: AttachmentEdit] = [:]
+    /// The attachments set by the writers that handled the change so far (a dependency's, for its dependents), by
+    /// slot, each slot once: a few entries (one per extension), searched in order — a dictionary allocated and grown
+    /// per written row cost more than the search.
+    private(set) var edits: [(slot: UInt32, edit: AttachmentEdit)] = []
+
+    /// The edit recorded at `slot`, or `nil`.
+    private func edit(at slot: UInt32) -> AttachmentEdit? {
+        for entry in edits where entry.slot == slot { return entry.edit }
+        return nil
+    }
 
     init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String, objectChanged: Bool, metadataChanged: Bool,
@@ -137,7 +145,7 @@ public final class RowChange {
     /// (a dependency), otherwise as the record carried it before.
     /// - Throws: ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
     public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
-        switch edits[slot.number] {
+        switch edit(at: slot.number) {
         case .set(let bytes)?: return bytes.isEmpty ? nil : bytes
         case .remove?: return nil
         case .keep?, nil: return try previous()[slot.number]
@@ -146,7 +154,12 @@ public final class RowChange {
 
     func record(_ edit: AttachmentEdit, at slot: UInt32) {
         if case .keep = edit { return }
-        edits[slot] = edit
+        if let index = edits.firstIndex(where: { $0.slot == slot }) {
+            edits[index].edit = edit
+        } else {
+            if edits.isEmpty { edits.reserveCapacity(4) }
+            edits.append((slot, edit))
+        }
     }
 
     private func previous() throws -> [UInt32: [UInt8]] {
@@ -165,8 +178,10 @@ public final class RowChange {
             guard !edits.isEmpty else { return nil }
             // A new row (or one without attachments): only what the writers set, without a merged dictionary.
             var out = ByteWriter(capacity: 32)
-            for slot in edits.keys.sorted() {
-                guard case .set(let bytes)? = edits[slot] else { continue }
+            // By ascending slot (writers usually answer in slot order already: then nothing is sorted).
+            let ordered = zip(edits, edits.dropFirst()).allSatisfy { $0.slot < $1.slot } ? edits : edits.sorted { $0.slot < $1.slot }
+            for (slot, edit) in ordered {
+                guard case .set(let bytes) = edit else { continue }
                 StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
             }
             return out.bytes

@@ -8,11 +8,20 @@ public struct CommitNotification: Sendable, Hashable {
     /// The snapshot the commit produced.
     public var snapshot: UInt64
     /// Keys whose object was set, replaced or touched, by collection.
-    public var changedObjects: [String: Set<String>]
+    public var changedObjects: [String: Set<String>] {
+        get { keySets.maps.changedObjects }
+        set { setMaps { $0.changedObjects = newValue } }
+    }
     /// Keys whose metadata was set, replaced, removed or touched, by collection.
-    public var changedMetadata: [String: Set<String>]
+    public var changedMetadata: [String: Set<String>] {
+        get { keySets.maps.changedMetadata }
+        set { setMaps { $0.changedMetadata = newValue } }
+    }
     /// Keys that were removed, by collection.
-    public var removedKeys: [String: Set<String>]
+    public var removedKeys: [String: Set<String>] {
+        get { keySets.maps.removedKeys }
+        set { setMaps { $0.removedKeys = newValue } }
+    }
     /// Collections all of whose keys were removed.
     public var removedCollections: Set<String>
     /// Whether every row of every collection was removed.
@@ -24,6 +33,9 @@ public struct CommitNotification: Sendable, Hashable {
     public var extensionPayloads: [String: [UInt8]]
     /// The typed values behind ``extensionPayloads`` of a commit made in this process.
     var typedExtensionChanges = TypedExtensionChanges()
+    /// The keys of ``changedObjects``, ``changedMetadata`` and ``removedKeys``: for a commit made in this process, as
+    /// its change log left them, made into sets only when asked for (shared by copies; never changed in place).
+    private(set) var keySets: CommitKeySets
 
     /// Creates a notification.
     public init(
@@ -31,14 +43,44 @@ public struct CommitNotification: Sendable, Hashable {
         removedKeys: [String: Set<String>] = [:], removedCollections: Set<String> = [], removedAll: Bool = false,
         customPayload: [UInt8]? = nil, extensionPayloads: [String: [UInt8]] = [:]
     ) {
+        self.init(
+            snapshot: snapshot,
+            keySets: CommitKeySets(CommitKeySets.Maps(changedObjects: changedObjects, changedMetadata: changedMetadata, removedKeys: removedKeys)),
+            removedCollections: removedCollections, removedAll: removedAll, customPayload: customPayload, extensionPayloads: extensionPayloads)
+    }
+
+    init(
+        snapshot: UInt64, keySets: CommitKeySets, removedCollections: Set<String>, removedAll: Bool, customPayload: [UInt8]?,
+        extensionPayloads: [String: [UInt8]]
+    ) {
         self.snapshot = snapshot
-        self.changedObjects = changedObjects
-        self.changedMetadata = changedMetadata
-        self.removedKeys = removedKeys
+        self.keySets = keySets
         self.removedCollections = removedCollections
         self.removedAll = removedAll
         self.customPayload = customPayload
         self.extensionPayloads = extensionPayloads
+    }
+
+    /// Replaces the key sets with a changed copy (the shared ones stay as they are for other copies).
+    private mutating func setMaps(_ change: (inout CommitKeySets.Maps) -> Void) {
+        var maps = keySets.maps
+        change(&maps)
+        keySets = CommitKeySets(maps)
+    }
+
+    public static func == (lhs: CommitNotification, rhs: CommitNotification) -> Bool {
+        lhs.snapshot == rhs.snapshot && lhs.removedCollections == rhs.removedCollections && lhs.removedAll == rhs.removedAll
+            && lhs.customPayload == rhs.customPayload && lhs.extensionPayloads == rhs.extensionPayloads
+            && (lhs.keySets === rhs.keySets || lhs.keySets.maps == rhs.keySets.maps)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(snapshot)
+        hasher.combine(keySets.maps)
+        hasher.combine(removedCollections)
+        hasher.combine(removedAll)
+        hasher.combine(customPayload)
+        hasher.combine(extensionPayloads)
     }
 
     /// Whether the commit may have changed the object of (`collection`, `key`) — set, replaced, touched or removed.
@@ -61,8 +103,8 @@ public struct CommitNotification: Sendable, Hashable {
 
     /// Whether nothing is recorded (no row change, no payload).
     public var isEmpty: Bool {
-        changedObjects.isEmpty && changedMetadata.isEmpty && removedKeys.isEmpty && removedCollections.isEmpty
-            && !removedAll && customPayload == nil && extensionPayloads.isEmpty
+        keySets.isEmpty(.changedObjects) && keySets.isEmpty(.changedMetadata) && keySets.isEmpty(.removedKeys)
+            && removedCollections.isEmpty && !removedAll && customPayload == nil && extensionPayloads.isEmpty
     }
 }
 
@@ -75,12 +117,14 @@ extension CommitNotification {
         out.append(byte: Self.encodingVersion)
         out.append(bigEndian: snapshot)
         out.append(byte: removedAll ? 1 : 0)
-        for map in [changedObjects, changedMetadata, removedKeys] {
-            out.append(varint: UInt64(map.count))
-            for (collection, keys) in map {
-                out.append(string: collection)
-                out.append(varint: UInt64(keys.count))
-                for key in keys { out.append(string: key) }
+        // The keys as the commit's change log holds them (no sets built for the bytes); the same bytes either way.
+        for kind in CommitKeySets.Kind.allCases {
+            let parts = keySets.parts(kind)
+            out.append(varint: UInt64(parts.count))
+            for part in parts {
+                out.append(string: part.collection)
+                out.append(varint: UInt64(part.count))
+                part.forEach { out.append(string: $0) }
             }
         }
         out.append(varint: UInt64(removedCollections.count))
@@ -123,9 +167,7 @@ extension CommitNotification {
                 }
                 maps.append(map)
             }
-            changedObjects = maps[0]
-            changedMetadata = maps[1]
-            removedKeys = maps[2]
+            keySets = CommitKeySets(CommitKeySets.Maps(changedObjects: maps[0], changedMetadata: maps[1], removedKeys: maps[2]))
             removedCollections = []
             for _ in 0..<(try reader.readVarint()) { removedCollections.insert(try reader.readString()) }
             customPayload = try reader.readByte() != 0 ? try reader.readBlob() : nil

@@ -447,17 +447,13 @@ final class ConnectionState {
                 objectCache.removeAll(inCollection: collection)
                 metadataCache.removeAll(inCollection: collection)
             }
-            for (collection, keys) in notification.changedObjects {
-                for key in keys { objectCache.remove(key: key, in: collection) }
-            }
-            for (collection, keys) in notification.changedMetadata {
-                for key in keys { metadataCache.remove(key: key, in: collection) }
-            }
-            for (collection, keys) in notification.removedKeys {
-                for key in keys {
-                    objectCache.remove(key: key, in: collection)
-                    metadataCache.remove(key: key, in: collection)
-                }
+            // Key by key as the commit listed them (a bulk commit's sets are not built for this).
+            let keys = notification.keySets
+            if objectCache.count > 0 { keys.forEachKey(in: .changedObjects) { objectCache.remove(key: $1, in: $0) } }
+            if metadataCache.count > 0 { keys.forEachKey(in: .changedMetadata) { metadataCache.remove(key: $1, in: $0) } }
+            keys.forEachKey(in: .removedKeys) { collection, key in
+                objectCache.remove(key: key, in: collection)
+                metadataCache.remove(key: key, in: collection)
             }
         }
     }

@@ -172,6 +172,25 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
 
+    /// Objects this transaction put in the connection's object cache (see ``cacheWritten(_:forKey:in:)``).
+    @exclusivity(unchecked) private var objectsCached = 0
+
+    /// Caches an object this transaction wrote, as later reads return it — unless the transaction already cached as
+    /// many objects as the cache holds. Past that, each written object would only evict one written a moment before
+    /// (an LRU insert and eviction: about 1,100 instructions a row of a bulk write, for values the cache drops again),
+    /// so a write only removes what the cache holds for its key (a value cached earlier in the transaction, or by a
+    /// read since). A read finds nothing stale either way: the cache holds a key's value as written, or nothing.
+    @inline(__always)
+    func cacheWritten<Object>(_ object: Object, forKey key: String, in collection: String) {
+        let cache = cacheState.objectCache
+        if objectsCached < cache.limit {
+            objectsCached += 1
+            cache.set(object, forKey: key, in: collection)
+        } else {
+            cache.remove(key: key, in: collection)
+        }
+    }
+
     // MARK: Writing rows
 
     /// Stores `object` for `key` in `collection`, with `metadata` (or none: existing metadata is removed).
@@ -206,7 +225,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
         try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: nil)
-        cacheState.objectCache.set(readObject, forKey: key, in: collection.name)
+        cacheWritten(readObject, forKey: key, in: collection.name)
         cacheState.metadataCache.remove(key: key, in: collection.name)
     }
 
@@ -222,7 +241,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
         let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
         try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
-        cacheState.objectCache.set(readObject, forKey: key, in: collection.name)
+        cacheWritten(readObject, forKey: key, in: collection.name)
         cacheState.metadataCache.set(readMetadata, forKey: key, in: collection.name)
     }
 
@@ -284,7 +303,11 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         didWrite = true
         bytesWritten += objectBytes.count + (metadataBytes?.count ?? 0)
-        changes.changed(id.key, in: id.collection, object: true, metadata: metadataBytes != nil || hadMetadata == true)
+        if let hadMetadata {
+            changes.changed(id.key, in: id.collection, object: true, metadata: metadataBytes != nil || hadMetadata)
+        } else {
+            changes.created(id.key, in: id.collection, metadata: metadataBytes != nil)
+        }
     }
 
     /// Writes a row when no extension is registered in this process: a new row is inserted as it is, in one put; an
@@ -349,7 +372,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                 attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? attachments
             }
             try objectBytes.withUnsafeBytes { try putRecord(rowKey, hasMetadata: previous.hasMetadata, attachments: attachments, object: $0) }
-            cacheState.objectCache.set(object, forKey: key, in: collection.name)
+            cacheWritten(object, forKey: key, in: collection.name)
             return true
         }
         guard replaced else { return false }

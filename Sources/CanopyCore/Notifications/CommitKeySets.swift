@@ -1,0 +1,128 @@
+import Synchronization
+
+/// The keys a commit changed, by collection — a ``CommitNotification``'s ``CommitNotification/changedObjects``,
+/// ``CommitNotification/changedMetadata`` and ``CommitNotification/removedKeys`` — either as those sets, or as the
+/// committing transaction's change log left them, turned into sets only when someone asks for them.
+///
+/// A bulk write's commit lists every key it wrote: building 100,000 `String`s into hashed sets cost about 550
+/// instructions a row (and random memory accesses) at every such commit, while what the commit itself needs — the
+/// persisted log's bytes, other connections' cache invalidation — walks the keys once. So the sets are built on first
+/// use (a public accessor, equality), once, under a lock; the walks (``forEachKey(in:_:)``, the persisted bytes) read
+/// the log as it is. Both give the same keys, each once.
+final class CommitKeySets: Sendable {
+    /// The three maps of a notification.
+    struct Maps: Sendable, Hashable {
+        var changedObjects: [String: Set<String>]
+        var changedMetadata: [String: Set<String>]
+        var removedKeys: [String: Set<String>]
+
+        subscript(kind: Kind) -> [String: Set<String>] {
+            switch kind {
+            case .changedObjects: changedObjects
+            case .changedMetadata: changedMetadata
+            case .removedKeys: removedKeys
+            }
+        }
+    }
+
+    /// Which map.
+    enum Kind: CaseIterable {
+        case changedObjects, changedMetadata, removedKeys
+    }
+
+    /// One collection's keys of one map as the change log kept them: `listed` (rows the transaction created, without
+    /// a hash) and `hashed` (every other change). No key is in both, and none is listed twice (``ChangeLog`` sees to it).
+    struct LoggedKeys: Sendable {
+        var collection: String
+        var listed: [String]
+        var hashed: Set<CacheKey>
+
+        var isEmpty: Bool { listed.isEmpty && hashed.isEmpty }
+        var count: Int { listed.count + hashed.count }
+
+        /// The keys, each once.
+        func forEach(_ body: (String) throws -> Void) rethrows {
+            for key in listed { try body(key) }
+            for key in hashed { try body(key.key) }
+        }
+
+        var strings: Set<String> {
+            var set = Set<String>(minimumCapacity: count)
+            forEach { set.insert($0) }
+            return set
+        }
+    }
+
+    /// The change log's keys: per map, per collection (collections without keys left out).
+    struct Logged: Sendable {
+        var changedObjects: [LoggedKeys] = []
+        var changedMetadata: [LoggedKeys] = []
+        var removedKeys: [LoggedKeys] = []
+
+        subscript(kind: Kind) -> [LoggedKeys] {
+            switch kind {
+            case .changedObjects: changedObjects
+            case .changedMetadata: changedMetadata
+            case .removedKeys: removedKeys
+            }
+        }
+
+        var maps: Maps {
+            func map(_ parts: [LoggedKeys]) -> [String: Set<String>] {
+                var map: [String: Set<String>] = [:]
+                map.reserveCapacity(parts.count)
+                for part in parts { map[part.collection] = part.strings }
+                return map
+            }
+            return Maps(changedObjects: map(changedObjects), changedMetadata: map(changedMetadata), removedKeys: map(removedKeys))
+        }
+    }
+
+    private let logged: Logged?
+    private let built: Mutex<Maps?>
+
+    /// Key sets given as sets.
+    init(_ maps: Maps) {
+        logged = nil
+        built = Mutex(maps)
+    }
+
+    /// Key sets kept as the change log left them, built into sets on first use.
+    init(logged: Logged) {
+        self.logged = logged
+        built = Mutex(nil)
+    }
+
+    /// The three maps (built on first use).
+    var maps: Maps {
+        built.withLock { maps in
+            if let maps { return maps }
+            let made = logged?.maps ?? Maps(changedObjects: [:], changedMetadata: [:], removedKeys: [:])
+            maps = made
+            return made
+        }
+    }
+
+    /// The map `kind` by collection, each collection's keys once: from the change log without building sets when the
+    /// notification was made from one.
+    func parts(_ kind: Kind) -> [LoggedKeys] {
+        if let logged { return logged[kind] }
+        return maps[kind].map { LoggedKeys(collection: $0.key, listed: Array($0.value), hashed: []) }
+    }
+
+    /// Calls `body` with each collection and key of the map `kind` (each key once per collection), without building
+    /// sets.
+    func forEachKey(in kind: Kind, _ body: (_ collection: String, _ key: String) -> Void) {
+        if let logged {
+            for part in logged[kind] { part.forEach { body(part.collection, $0) } }
+            return
+        }
+        for (collection, keys) in maps[kind] { for key in keys { body(collection, key) } }
+    }
+
+    /// Whether the map `kind` lists no collection (no set is built).
+    func isEmpty(_ kind: Kind) -> Bool {
+        if let logged { return logged[kind].isEmpty }
+        return maps[kind].isEmpty
+    }
+}

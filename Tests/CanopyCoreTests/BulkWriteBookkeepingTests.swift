@@ -1,0 +1,221 @@
+@testable import CanopyCore
+import CanopyCoreTestFixtures
+import CanopyTestSupport
+import Foundation
+import Testing
+
+private let archive = TypedCollection<Note, NoteInfo>("archive")
+
+/// What a write transaction keeps per row besides the row — the change log behind its commit notification, and the
+/// connection's object cache — takes shortcuts in a big transaction (created rows' keys listed without a hash, the key
+/// sets built only when asked for, written objects no longer cached past the cache's size). These tests hold those
+/// shortcuts to what the plain paths give.
+@Suite("Bulk writes: the change log and the object cache keep their meaning")
+struct BulkWriteBookkeepingTests {
+    /// A model of what a commit must report, kept beside random mutations: per collection, the keys whose object or
+    /// metadata changed and the keys removed, as ``CommitNotification`` documents them.
+    private struct Expected {
+        var objects: [String: Set<String>] = [:]
+        var metadata: [String: Set<String>] = [:]
+        var removed: [String: Set<String>] = [:]
+        var removedCollections: Set<String> = []
+
+        mutating func changed(_ key: String, _ collection: String, object: Bool, metadata changedMetadata: Bool) {
+            if object { objects[collection, default: []].insert(key) }
+            if changedMetadata { metadata[collection, default: []].insert(key) }
+            removed[collection]?.remove(key)
+        }
+
+        mutating func removedRow(_ key: String, _ collection: String) {
+            objects[collection]?.remove(key)
+            metadata[collection]?.remove(key)
+            removed[collection, default: []].insert(key)
+        }
+
+        mutating func removedAll(_ collection: String) {
+            objects[collection] = nil
+            metadata[collection] = nil
+            removed[collection] = nil
+            removedCollections.insert(collection)
+        }
+
+        func trimmed(_ map: [String: Set<String>]) -> [String: Set<String>] { map.filter { !$0.value.isEmpty } }
+    }
+
+    @Test("A transaction's notification lists exactly the rows it created, changed and removed, in memory and as persisted (seeded)",
+          arguments: [1, 2, 3, 42, 1_919] as [UInt64])
+    func notificationsMatchTheModel(seed: UInt64) throws {
+        try withDatabase { database, _ in
+            var random = SeededRandom(seed: seed)
+            let recorder = NotificationRecorder()
+            let token = database.addCommitObserver { recorder.record($0) }
+            defer { database.removeObserver(token) }
+            let connection = database.newConnection(options: .init(objectCacheLimit: 8, metadataCacheLimit: 8))
+            let collections = [notes, archive]
+            // Rows that exist, with whether they have metadata.
+            var rows: [String: [String: Bool]] = [:]
+            try connection.readWrite { txn throws in
+                for collection in collections {
+                    for index in 0..<15 {
+                        let withMetadata = index % 3 == 0
+                        try txn.set(Note(title: "first \(index)"), forKey: "k\(index)", in: collection, metadata: withMetadata ? NoteInfo(color: "c") : nil)
+                        rows[collection.name, default: [:]]["k\(index)"] = withMetadata
+                    }
+                }
+            }
+            var expected = Expected()
+            try connection.readWrite { txn throws in
+                for step in 0..<400 {
+                    let collection = collections[Int.random(in: 0..<2, using: &random)]
+                    let name = collection.name
+                    let key = "k\(Int.random(in: 0..<40, using: &random))"
+                    let exists = rows[name]?[key] != nil
+                    let hadMetadata = rows[name]?[key] == true
+                    switch Int.random(in: 0..<100, using: &random) {
+                    case 0..<40:
+                        try txn.set(Note(title: "s\(step)"), forKey: key, in: collection)
+                        expected.changed(key, name, object: true, metadata: hadMetadata)
+                        rows[name, default: [:]][key] = false
+                    case 40..<55:
+                        try txn.set(Note(title: "m\(step)"), forKey: key, in: collection, metadata: NoteInfo(color: "\(step)"))
+                        expected.changed(key, name, object: true, metadata: true)
+                        rows[name, default: [:]][key] = true
+                    case 55..<62:
+                        #expect(try txn.replace(Note(title: "r\(step)"), forKey: key, in: collection) == exists)
+                        if exists { expected.changed(key, name, object: true, metadata: false) }
+                    case 62..<70:
+                        let metadata: NoteInfo? = step % 2 == 0 ? NoteInfo(color: "r\(step)") : nil
+                        #expect(try txn.replaceMetadata(metadata, forKey: key, in: collection) == exists)
+                        if exists {
+                            expected.changed(key, name, object: false, metadata: true)
+                            rows[name, default: [:]][key] = metadata != nil
+                        }
+                    case 70..<74:
+                        #expect(try txn.touchRow(forKey: key, inCollection: name) == exists)
+                        if exists { expected.changed(key, name, object: true, metadata: true) }
+                    case 74..<99:
+                        #expect(try txn.remove(key: key, in: collection) == exists)
+                        if exists { expected.removedRow(key, name) }
+                        rows[name]?[key] = nil
+                    default:
+                        _ = try txn.removeAll(inCollection: name)
+                        expected.removedAll(name)
+                        rows[name] = [:]
+                    }
+                }
+            }
+            let received = recorder.wait(for: 2)
+            guard received.count == 2 else {
+                Issue.record("seed \(seed): \(received.count) notifications")
+                return
+            }
+            let notification = received[1]
+            let persisted = try notification.encoded.withUnsafeBytes { try CommitNotification(decoding: $0) }
+            for (label, found) in [("delivered", notification), ("persisted", persisted)] {
+                #expect(found.changedObjects == expected.trimmed(expected.objects), "seed \(seed), \(label): changed objects")
+                #expect(found.changedMetadata == expected.trimmed(expected.metadata), "seed \(seed), \(label): changed metadata")
+                #expect(found.removedKeys == expected.trimmed(expected.removed), "seed \(seed), \(label): removed keys")
+                #expect(found.removedCollections == expected.removedCollections, "seed \(seed), \(label): removed collections")
+            }
+            #expect(persisted == notification, "seed \(seed): the persisted notification differs from the delivered one")
+            // The walk other connections' caches use gives the same keys as the sets.
+            var walked: [String: Set<String>] = [:]
+            notification.keySets.forEachKey(in: .changedObjects) { walked[$0, default: []].insert($1) }
+            #expect(walked == notification.changedObjects, "seed \(seed): the key walk differs from the sets")
+            // The committed rows are what the model says.
+            try connection.read { txn throws in
+                for collection in collections {
+                    for index in 0..<40 {
+                        let exists = try txn.object(forKey: "k\(index)", in: collection) != nil
+                        #expect(exists == (rows[collection.name]?["k\(index)"] != nil), "seed \(seed): \(collection.name)/k\(index)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("A bulk insert's notification lists every created key once, without a hashed set, and encodes them all")
+    func bulkInsertListsEveryKey() throws {
+        try withDatabase { database, _ in
+            let recorder = NotificationRecorder()
+            let token = database.addCommitObserver { recorder.record($0) }
+            defer { database.removeObserver(token) }
+            let connection = database.newConnection()
+            try connection.readWrite { txn throws in
+                for index in 0..<5_000 { try txn.set(Note(title: "\(index)"), forKey: "key-\(index)", in: notes) }
+                // Created, then changed again: still listed once.
+                _ = try txn.replace(Note(title: "again"), forKey: "key-7", in: notes)
+            }
+            guard let notification = recorder.wait(for: 1).first else {
+                Issue.record("no notification")
+                return
+            }
+            let parts = notification.keySets.parts(.changedObjects)
+            #expect(parts.map(\.collection) == ["notes"])
+            #expect(parts.first?.count == 5_000)
+            #expect(notification.changedObjects["notes"]?.count == 5_000)
+            let decoded = try notification.encoded.withUnsafeBytes { try CommitNotification(decoding: $0) }
+            #expect(decoded.changedObjects == notification.changedObjects)
+            #expect(decoded.changedMetadata.isEmpty && decoded.removedKeys.isEmpty)
+        }
+    }
+
+    @Test("Past the object cache's size, a write removes its key's cached value: nothing read in or after the transaction is stale")
+    func writesPastTheCacheLimitLeaveNothingStale() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection(options: .init(objectCacheLimit: 3, metadataCacheLimit: 3))
+            try connection.readWrite { txn throws in
+                for index in 0..<6 { try txn.set(Note(title: "v1"), forKey: "k\(index)", in: notes) }
+                // k0...k2 were cached as written; k3...k5 were not. A read caches k4 now.
+                #expect(try txn.object(forKey: "k4", in: notes)?.title == "v1")
+                #expect(connection.state.objectCache.count(inCollection: "notes") == 3)
+                // Written again past the limit: the cached values of k1 and k4 must go (not stay "v1").
+                try txn.set(Note(title: "v2"), forKey: "k1", in: notes)
+                try txn.set(Note(title: "v2"), forKey: "k4", in: notes)
+                #expect(try txn.object(forKey: "k1", in: notes)?.title == "v2")
+                #expect(try txn.object(forKey: "k4", in: notes)?.title == "v2")
+                _ = try txn.replace(Note(title: "v3"), forKey: "k0", in: notes)
+                #expect(try txn.object(forKey: "k0", in: notes)?.title == "v3")
+                #expect(connection.state.objectCache.checkInvariants())
+            }
+            try connection.read { txn throws in
+                let titles = try (0..<6).map { try txn.object(forKey: "k\($0)", in: notes)?.title }
+                #expect(titles == ["v3", "v2", "v1", "v1", "v2", "v1"])
+            }
+            #expect(connection.state.objectCache.checkInvariants())
+            #expect(connection.cachedCounts.objects <= 3)
+        }
+    }
+
+    @Test("Another connection's cached values of rows a bulk commit changed or removed are dropped when it reads next")
+    func otherConnectionsCatchUpAfterABulkCommit() throws {
+        try withDatabase { database, _ in
+            let writer = database.newConnection(options: .init(objectCacheLimit: 10, metadataCacheLimit: 10))
+            let reader = database.newConnection(options: .init(objectCacheLimit: 1_000, metadataCacheLimit: 1_000))
+            try writer.readWrite { txn throws in
+                for index in 0..<50 { try txn.set(Note(title: "old"), forKey: "k\(index)", in: notes, metadata: NoteInfo(color: "old")) }
+            }
+            try reader.read { txn throws in
+                for index in 0..<50 {
+                    #expect(try txn.object(forKey: "k\(index)", in: notes)?.title == "old")
+                    #expect(try txn.metadata(forKey: "k\(index)", in: notes)?.color == "old")
+                }
+            }
+            try writer.readWrite { txn throws in
+                for index in 0..<10 { _ = try txn.remove(key: "k\(index)", in: notes) }
+                for index in 0..<300 { try txn.set(Note(title: "new"), forKey: "n\(index)", in: notes) }
+                for index in 10..<50 { try txn.set(Note(title: "new"), forKey: "k\(index)", in: notes, metadata: NoteInfo(color: "new")) }
+            }
+            try reader.read { txn throws in
+                for index in 0..<10 {
+                    #expect(try txn.object(forKey: "k\(index)", in: notes) == nil)
+                    #expect(try txn.metadata(forKey: "k\(index)", in: notes) == nil)
+                }
+                for index in 10..<50 {
+                    #expect(try txn.object(forKey: "k\(index)", in: notes)?.title == "new")
+                    #expect(try txn.metadata(forKey: "k\(index)", in: notes)?.color == "new")
+                }
+            }
+        }
+    }
+}
