@@ -94,6 +94,43 @@ func insertRows(_ order: ArraySlice<Int>, views: [View], measuring: Bool) throws
     directory.remove()
 }
 
+/// A view registered over the 100,000 rows of a store without views (`Durability.none`, loaded in key order as
+/// `population-1m` loads its million): `population-1m view` at a tenth of its size. Each iteration registers a new
+/// view (its own name) over the same rows.
+func population(iterations: Int) throws {
+    let (database, connection, directory) = try openStore("population", durability: .none, cacheLimit: 0, populated: false)
+    defer { withExtendedLifetime((database, directory)) {} }
+    try connection.readWrite { txn in
+        for index in 0..<Workload.rowCount { try txn.set(Workload.records[index], forKey: Workload.keys[index], in: benchRecords) }
+    }
+    func view(_ name: String) -> View {
+        View(name: name, grouping: .byObject(benchRecords) { _, record in "p\(record.priority)" },
+             sorting: .byObject(benchRecords) { _, _, record in SortKey(.ascending(record.created)) }, versionTag: "1")
+    }
+    try database.register(view("warm-up"))
+    for iteration in 0..<iterations {
+        let next = view("by-priority-\(iteration)")
+        try measured { try database.register(next) }
+        guard next.lastPopulation?.rowsIndexed == Workload.rowCount else { throw DriverError("population indexed \(next.lastPopulation?.rowsIndexed ?? 0) rows") }
+    }
+}
+
+/// The denominator of `population-100k`: the same 100,000 rows inserted in key order into a new store without
+/// views, in one `Durability.none` transaction, cache off (`population-1m insert` at a tenth of its size).
+func populationInsert(iterations: Int) throws {
+    for iteration in -1..<iterations {  // -1: warm-up
+        let (database, connection, directory) = try openStore("population-insert", durability: .none, cacheLimit: 0, populated: false)
+        let insert = {
+            try connection.readWrite { txn in
+                for index in 0..<Workload.rowCount { try txn.set(Workload.records[index], forKey: Workload.keys[index], in: benchRecords) }
+            }
+        }
+        if iteration >= 0 { try measured(insert) } else { try insert() }
+        withExtendedLifetime((database, connection)) {}
+        directory.remove()
+    }
+}
+
 /// Every row decoded through a cursor, cache off, values only: `full-scan canopy`; with `keyed`, the scan that also
 /// hands each row's key to the closure (`full-scan-keyed`).
 func fullScan(keyed: Bool) -> (Int) throws -> Void {
@@ -342,6 +379,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "raw-full-scan": rawFullScan,
     "raw-point-read": rawPointReads,
     "bulk-insert-encode": bulkEncode,
+    "population-100k": population,
+    "population-insert-100k": populationInsert,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

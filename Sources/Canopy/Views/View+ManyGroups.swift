@@ -20,7 +20,8 @@ extension View {
                   let parentSlot = try transaction.attachmentSlot(for: parentName) else { return [] }
             let entries = try parent.tables.rowEntries(try row.attachment(at: parentSlot))
             guard !entries.isEmpty else { return [] }
-            let parentIndex = try transaction.writer(of: parent)?.currentIndex() ?? parent.index(in: transaction)
+            // Group names only: the parent's pages may still wait for this transaction's new entries.
+            let parentIndex = try transaction.writer(of: parent)?.loadedIndex() ?? parent.index(in: transaction)
             var places: [Place] = []
             for entry in entries {
                 guard let group = parentIndex.groupNames[entry.groupID], try filter(group, row) else { continue }

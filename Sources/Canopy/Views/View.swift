@@ -357,8 +357,10 @@ public final class View: StoreExtension {
             // The parent's entry for the row: set earlier in this write (the parent hears of it first), or stored.
             guard let parentSlot = try transaction.attachmentSlot(for: parentName),
                   let entry = try parentTables.rowEntry(try row.attachment(at: parentSlot)) else { return nil }
-            let parentIndex = try transaction.writer(of: parent)?.currentIndex() ?? parent.index(in: transaction)
-            guard let group = parentIndex.groupNames[entry.groupID] else { return nil }
+            // The group's name only: the parent's pages may still wait for this transaction's new entries.
+            let group = try transaction.writer(of: parent).map { try $0.groupName(forID: entry.groupID) }
+                ?? parent.index(in: transaction).groupNames[entry.groupID]
+            guard let group else { return nil }
             guard try filter(group, row) else { return nil }
             return (group, entry.sortKey.count, entry.order(rowKey: rowKey))
         case .manual(let group):

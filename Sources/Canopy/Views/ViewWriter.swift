@@ -6,7 +6,8 @@ public final class ViewWriter: ExtensionTransaction {
     let transaction: ReadWriteTransaction
     let tables: ViewTables
     private var index: ViewIndex?
-    private var dirty = false
+    /// Whether this transaction changed the view's pages or directory (its state is written at commit).
+    var dirty = false
 
     /// Per row: where it was at the start of the transaction, where it is now, and what happened.
     struct RowLog {
@@ -44,6 +45,12 @@ public final class ViewWriter: ExtensionTransaction {
     /// and a page it changes leaves this cache for ``dirtyPages``, so a cached page is the page as stored.
     private var readPages: [UInt64: ViewPage] = [:]
     static let readPageCacheLimit = 64
+    /// Entries of rows this transaction placed that had none, not yet in the pages: inserted together, sorted, at
+    /// the first read of the view's pages or directory, or at commit (``insertPendingEntries()``).
+    var pendingInserts: [PendingInsert] = []
+    /// The groups pending entries went to lately, with their ids: found by comparing names (a few, usually small
+    /// strings) rather than by hashing the name into the directory per row.
+    var recentGroups: [(name: String, id: UInt32)] = []
 
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
@@ -63,16 +70,36 @@ public final class ViewWriter: ExtensionTransaction {
         }
     }
 
-    /// The view's index as this transaction has made it so far.
+    /// The view's index as this transaction has made it so far (its pending entries inserted first).
     func currentIndex() throws -> ViewIndex {
+        if !pendingInserts.isEmpty { try insertPendingEntries() }
+        return try loadedIndex()
+    }
+
+    /// The view's index, without inserting the pending entries: its group names and ids are current (a pending
+    /// entry's group has its id), its pages and counts may lack those entries.
+    func loadedIndex() throws -> ViewIndex {
         if let index { return index }
         let loaded = try view.index(in: transaction)
         index = loaded
         return loaded
     }
 
+    /// The name of group `id` of the view as this transaction has made it so far (without inserting the pending
+    /// entries), or `nil`.
+    func groupName(forID id: UInt32) throws -> String? {
+        try loadedIndex().groupNames[id]
+    }
+
     private func withIndex<R>(_ body: (inout ViewIndex) throws -> R) throws -> R {
-        var current = try currentIndex()
+        if !pendingInserts.isEmpty { try insertPendingEntries() }
+        return try withLoadedIndex(body)
+    }
+
+    /// ``withIndex(_:)`` without inserting the pending entries first (for group ids, new page ids, and the pending
+    /// entries' own insertion).
+    func withLoadedIndex<R>(_ body: (inout ViewIndex) throws -> R) throws -> R {
+        var current = try loadedIndex()
         index = nil  // keep the index uniquely referenced while mutating
         defer { index = current }
         return try body(&current)
@@ -125,6 +152,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// The page `id` as this transaction has made it: from the dirty pages, or from LMDB.
     /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when the page is missing (or was deleted) or malformed.
     func page(_ id: UInt64) throws -> ViewPage {
+        if !pendingInserts.isEmpty { try insertPendingEntries() }
         if let page = dirtyPages[id] { return page }
         if let page = readPages[id] { return page }
         let page = try storedPage(id)
@@ -154,13 +182,14 @@ public final class ViewWriter: ExtensionTransaction {
 
     /// How many pages the table will gain (or lose, if negative) when the dirty pages are flushed.
     func unflushedPageDelta() throws -> Int {
+        if !pendingInserts.isEmpty { try insertPendingEntries() }
         var delta = 0
         for id in dirtyPages.keys where try !tables.hasPage(id, transaction) { delta += 1 }
         for id in deletedPages where try tables.hasPage(id, transaction) { delta -= 1 }
         return delta
     }
 
-    private func store(_ page: ViewPage, id: UInt64) throws {
+    func store(_ page: ViewPage, id: UInt64) throws {
         readPages[id] = nil
         dirtyPages[id] = page
         deletedPages.remove(id)
@@ -171,7 +200,7 @@ public final class ViewWriter: ExtensionTransaction {
         if dirtyPages.count > Self.pageCacheLimit { try flushPages() }
     }
 
-    private func drop(pageID id: UInt64) {
+    func drop(pageID id: UInt64) {
         dirtyPages[id] = nil
         readPages[id] = nil
         deletedPages.insert(id)
@@ -196,6 +225,7 @@ public final class ViewWriter: ExtensionTransaction {
             try transaction.setSkippedRows(record, ofExtension: view.name)
             skippedChanges = []
         }
+        if !pendingInserts.isEmpty { try insertPendingEntries() }
         guard dirty || !log.isEmpty || reset else { return nil }
         try flushPages()
         if dirty {
@@ -247,7 +277,7 @@ public final class ViewWriter: ExtensionTransaction {
         _ change: RowChange, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, wasSkipped: Bool
     ) throws -> AttachmentEdit {
         let rowKey = change.storedKey
-        let index = try currentIndex()
+        let index = try loadedIndex()
         let existing = entry(stored, rowKey: rowKey, index)
         guard rerun || wasSkipped else {
             if existing != nil {
@@ -284,10 +314,14 @@ public final class ViewWriter: ExtensionTransaction {
             if !attached, let stored { return .set(stored.encoded) }
             return .keep
         }
+        let groupID: UInt32
         if let stored, let existing {
             try removeEntry(existing, groupID: stored.groupID)
+            groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
+        } else {
+            // A row entering the view: its entry joins the pages later, with the transaction's other new entries.
+            groupID = try deferInsert(newEntry, sortKeyLength: place.sortKeyLength)
         }
-        let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
         note(change.id, original: existing, current: newEntry, object: change.objectChanged, metadata: change.metadataChanged)
         return .set(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.order[..<place.sortKeyLength]))
     }
