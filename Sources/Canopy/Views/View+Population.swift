@@ -21,11 +21,23 @@ extension View {
         var skippedKeys: [StoredRowKey] = []
         let manyGroups = rowsInManyGroups(in: transaction)
 
-        func add(group: String, sortKeyLength: Int, order: [UInt8]) {
-            let groupID = index.groupID(for: group)
+        // The groups met lately with their ids, found by comparing names rather than hashing each row's group.
+        var recentGroups: [(name: String, id: UInt32)] = []
+        func groupID(for group: String) -> UInt32 {
+            for recent in recentGroups where recent.name == group { return recent.id }
+            let id = index.groupID(for: group)
+            if recentGroups.count >= 16 { recentGroups.removeFirst() }
+            recentGroups.append((group, id))
+            return id
+        }
+
+        @discardableResult
+        func add(group: String, sortKeyLength: Int, order: [UInt8]) -> UInt32 {
+            let groupID = groupID(for: group)
             let start = arena.count
             arena.append(contentsOf: order)
             items.append(Item(groupID: groupID, sortKeyLength: Int32(sortKeyLength), start: start, length: Int32(arena.count - start)))
+            return groupID
         }
 
         /// Attaches each row's entry to its record (one cursor walk; in stored-key order for the closures' scan).
@@ -79,8 +91,8 @@ extension View {
                     }
                     var entries: [ViewTables.RowEntry] = []
                     for place in places {
-                        add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
-                        entries.append(ViewTables.RowEntry(groupID: index.groupID(for: place.group), sortKey: Array(place.order[..<place.sortKeyLength])))
+                        let groupID = add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
+                        entries.append(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])))
                     }
                     if !entries.isEmpty { try stored.setAttachment(ViewTables.attachment(holding: entries), at: slot) }
                     return true
@@ -96,14 +108,13 @@ extension View {
                     return true
                 }
                 guard let place = found else { return true }
-                add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
+                let groupID = add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
                 // The entry goes into the visited record at once (the scan's cursor rewrites it in place); a manual
                 // list's rows carry only its mark (their order keys are in its order table).
-                let groupID = index.groupID(for: place.group)
                 if case .manual = source {
                     try stored.setAttachment(ViewTables.listedMarker, at: slot)
                 } else {
-                    try stored.setAttachment(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])).encoded, at: slot)
+                    try stored.setAttachment(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.order[..<place.sortKeyLength]), at: slot)
                 }
                 return true
             }
