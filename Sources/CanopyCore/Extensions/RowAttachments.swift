@@ -170,8 +170,16 @@ extension ReadWriteTransaction {
 
     /// `value` with the attachment at `slot` replaced, and attachments of retired slots dropped.
     static func record(_ value: UnsafeRawBufferPointer, setting bytes: [UInt8]?, at slot: UInt32, live: Set<UInt32>, key: StoredRowKey) throws -> [UInt8] {
-        guard let flags = value.first, let region = StoredRecord.attachmentBytes(value),
-              var attachments = StoredRecord.attachments(region), let object = StoredRecord.objectBytes(value) else {
+        guard let flags = value.first, let region = StoredRecord.attachmentBytes(value), let object = StoredRecord.objectBytes(value) else {
+            throw CanopyError(.corruptStore, "a row's stored record is malformed", key: key.key)
+        }
+        if region.isEmpty {
+            // A record without attachments (a population's usual row): the one attachment, without a dictionary.
+            var out = ByteWriter(capacity: (bytes?.count ?? 0) + 4)
+            if let bytes { StoredRecord.appendAttachment(bytes, slot: slot, to: &out) }
+            return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: out.bytes, object: object)
+        }
+        guard var attachments = StoredRecord.attachments(region) else {
             throw CanopyError(.corruptStore, "a row's stored record is malformed", key: key.key)
         }
         attachments = attachments.filter { live.contains($0.key) }

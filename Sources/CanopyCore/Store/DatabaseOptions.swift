@@ -124,6 +124,10 @@ public struct DatabaseOptions: Sendable, Hashable {
 /// Options for one ``Connection``.
 public struct ConnectionOptions: Sendable, Hashable {
     /// How many decoded objects the connection keeps (least recently used are evicted). 0 turns the cache off.
+    ///
+    /// A write transaction caches the objects it writes until it has cached this many; a bigger write (a bulk insert)
+    /// caches no more of them — each would only evict one written a moment before — and removes what the cache held
+    /// for each key it writes after that, so a read never finds a stale value.
     public var objectCacheLimit: Int
     /// How many decoded metadata values the connection keeps. 0 turns the cache off.
     public var metadataCacheLimit: Int
