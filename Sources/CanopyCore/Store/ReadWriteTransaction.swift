@@ -604,8 +604,9 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try StoreInfoRecords.state.put(state, in: writeStorage, info: tables.info)
-            try tables.commitsTable.put(notification, forKey: snapshot, in: writeStorage)
+            // One record for the commit: its log entry carries the store's new state (canopy/5), so the commit dirties
+            // the rows' tables and the log, not also `canopy.info`.
+            try tables.commitsTable.put(CommitLogEntry(notification: notification, state: state), forKey: snapshot, in: writeStorage)
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).
             let limit = UInt64(max(1, core.options.commitLogLimit))
@@ -677,7 +678,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// between them (longer keys) stay: the feed prunes its own.
     private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
         try writeStorage.withCursor(in: tables.commits) { cursor in
-            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
+            // (From 0 in the first batch: a store's log begins with the entry of snapshot 0.)
+            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first <= 1 ? 0 : first))
             while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
                 if current.key.count == 8 {
                     try cursor.deleteCurrent()
