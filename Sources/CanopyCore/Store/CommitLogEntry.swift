@@ -31,8 +31,10 @@ struct CommitLogEntry: Sendable, Hashable {
     private static let changesUnknownFlag: UInt8 = 2
 
     /// The entry's bytes (always version 2; `state` must be present, its snapshot the notification's).
-    var encoded: [UInt8] {
-        let notification = notification
+    var encoded: [UInt8] { Self.encode(notification, state: state, changesUnknown: changesUnknown) }
+
+    /// The bytes of the entry of `notification` with `state` (version 2).
+    static func encode(_ notification: CommitNotification, state: StoreState?, changesUnknown: Bool = false) -> [UInt8] {
         var out = ByteWriter(capacity: 96)
         out.append(byte: Self.version)
         out.append(bigEndian: notification.snapshot)

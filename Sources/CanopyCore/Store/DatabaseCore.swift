@@ -334,11 +334,38 @@ final class DatabaseCore: Sendable {
     /// The attachment slots last decoded, with their bytes (see ``DecodedRecordCache``).
     let attachmentSlotsCache = DecodedRecordCache<AttachmentSlots>()
 
+    /// The store's state as of one committed LMDB transaction (its id): every transaction that begins after it, with
+    /// no commit between, sees that state, so it is read from the commit log once per commit, not once per
+    /// transaction. LMDB numbers every commit that changes the file (by any process), so an id names one state of
+    /// the file; a transaction with another id reads the state.
+    let committedState = Mutex<(transaction: Int, state: StoreState)?>(nil)
+
+    /// The store's state as of the committed transaction `committed`, read through `txn` (which sees it: a read
+    /// transaction whose id it is, or a write transaction that began right after it) unless it is known.
+    func readState(_ txn: LMDB.ReadTransaction, committed: Int) throws -> StoreState {
+        if let known = committedState.withLock({ $0 }), known.transaction == committed { return known.state }
+        let state = try tables.state(in: txn, path: path)
+        committedState.withLock { $0 = (committed, state) }
+        return state
+    }
+
+    /// Whether the change feed is on, as of one committed transaction (see ``feedEnabledSince(_:committed:)``).
+    let committedFeed = Mutex<(transaction: Int, enabledSince: UInt64?)?>(nil)
+
+    /// Records the state a commit of this process made, as of its transaction id.
+    func rememberCommittedState(_ state: StoreState, transaction: Int) {
+        committedState.withLock { $0 = (transaction, state) }
+    }
+
     /// Reads the snapshot number only (0 for a store that never committed).
     /// - Throws: ``CanopyError/Code/corruptStore`` when the state is malformed: reading it as 0 would take every
     ///   reader back to the empty store (observers would skip or replay commits).
     func readSnapshot(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
-        try tables.snapshot(in: txn, path: path)
+        // A write transaction's id is the one it will commit as, not the state it sees: read it.
+        if txn is LMDB.WriteTransaction { return try tables.snapshot(in: txn, path: path) }
+        let id = txn.id
+        if let snapshot = committedState.withLock({ $0?.transaction == id ? $0?.state.snapshot : nil }) { return snapshot }
+        return try readState(txn, committed: id).snapshot
     }
 
     // MARK: Collections
