@@ -93,6 +93,36 @@ struct StateInCommitLogUpgradeTests {
         }
     }
 
+    @Test("A canopy/4 log that lost the state's own commit: the upgrade's entry says its changes are unknown, so an observer reloads (snapshotMismatch), never reads 'nothing changed'")
+    func lostNewestEntryIsAGap() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try extractCanopy4Fixture(into: directory)
+        // A tool removes the entry of commit 15 (the state's) from the canopy/4 log, without the app's code.
+        do {
+            let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
+            let commits = try environment.openDatabase(named: "canopy.commits")
+            let deleted = try environment.write { txn in try txn.delete(withUnsafeBytes(of: UInt64(15).bigEndian) { Array($0) }, in: commits) }
+            #expect(deleted)
+        }
+        let database = try Database(path: path)
+        #expect(database.upgradedFromFormat == "canopy/4")
+        #expect(try database.currentSnapshot() == 15)
+        try database.newConnection().read { txn throws in
+            #expect(try txn.extensionSnapshots().extensions.values.allSatisfy { $0 == 15 })
+            #expect(try txn.checkStoredRows().problems == [])
+        }
+        let observer = database.newConnection()
+        try observer.pin()
+        let error = #expect(throws: CanopyError.self) { _ = try observer.advance(since: 13) }
+        #expect(error?.code == .snapshotMismatch, "\(String(describing: error))")
+        // Commits after the upgrade are read as usual.
+        try database.newConnection().readWrite { txn in
+            try txn.setStoredRow(objectBytes: Array("{}".utf8), metadataBytes: nil, forKey: "new", inCollection: "json-things", codecName: "json")
+        }
+        #expect(try observer.advance(since: 15).map(\.snapshot) == [16])
+    }
+
     @Test("A canopy/4 file open read-only here while another process upgrades it: the next read is incompatibleFormat, never a frozen snapshot",
           .timeLimit(.minutes(2)))
     func upgradedUnderAReadOnlyOpen() throws {
