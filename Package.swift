@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "CCRC32C"),
         // Guarded calls into LMDB: a crash inside liblmdb on a damaged page (SIGSEGV or SIGBUS in the map, a failed
         // assertion) returns an error code instead of ending the process.
-        .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
+        .target(name: "CLMDBGuard", dependencies: ["CLMDB", "CCRC32C"]),
         // A thin, safe Swift wrapper over LMDB (values of checksummed databases carry a CRC32C; calls that read pages
         // are guarded). Knows nothing of collections, codecs or views.
         .target(name: "LMDB", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C"]),
