@@ -202,9 +202,16 @@ final class FlatDecodePlan: @unchecked Sendable {
             // arithmetic cannot overflow.
             let remaining = end &- position
             if slot.headLength > 0 {
-                // The entry's head (key length, key, tag) compared as two words, which must hold the whole head.
-                guard remaining >= slot.headLength else { return (written, false) }
-                let (low, high) = Self.words(base, at: position, end: end)
+                // The entry's head (key length, key, tag) compared as two words, which must hold the whole head (a
+                // head is at most 16 bytes: only near the end can the bytes be shorter).
+                let low: UInt64, high: UInt64
+                if remaining >= 16 {
+                    low = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                    high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position &+ 8, as: UInt64.self))
+                } else {
+                    guard remaining >= slot.headLength else { return (written, false) }
+                    (low, high) = Self.tailWords(base, at: position, end: end)
+                }
                 guard (low ^ slot.headLow) & slot.maskLow == 0, (high ^ slot.headHigh) & slot.maskHigh == 0 else {
                     return (written, false)
                 }
@@ -300,15 +307,11 @@ final class FlatDecodePlan: @unchecked Sendable {
         return (written, position == end)
     }
 
-    /// The 16 bytes at `position` as two little-endian words, bytes past `end` read as zero.
+    /// The fewer than 16 bytes from `position` to `end` as two little-endian words, the bytes past `end` zero.
     @inline(__always)
-    private static func words(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, UInt64) {
-        if end &- position >= 16 {
-            return (UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self)),
-                    UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position &+ 8, as: UInt64.self)))
-        }
+    private static func tailWords(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, UInt64) {
         if end >= 16 {
-            // Near the end: the 16 bytes that end there, shifted down to start at `position`.
+            // The 16 bytes that end at `end`, shifted down to start at `position`.
             let window = UInt128(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end &- 8, as: UInt64.self))) << 64
                 | UInt128(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end &- 16, as: UInt64.self)))
             let shifted = window >> (8 &* (16 &- (end &- position)))
