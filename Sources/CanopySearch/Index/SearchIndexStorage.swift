@@ -8,10 +8,13 @@ import CanopyCore
 ///   `varint(occurrences)` of its densest row (fewest words per occurrence), then per row, by
 ///   document number: `varint(document − previous)` and its posting body (``SearchPosting``: the row's length, its
 ///   count per field, its positions). A prefix query walks the keys that start with the prefix.
-/// - `rows`: the row's stored key → `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
-///   word): the row's distinct words, to remove its postings; an empty value marks a row skipped because it does not
-///   decode.
-/// - `documents`: document number (8 bytes) → the row's stored key.
+/// - the row's attachment (its per-row record, kept in the row's own record at the index's attachment slot, written
+///   with the row in the same put): `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
+///   word): the row's distinct words, to remove its postings; a single 0 byte (no document is numbered 0) marks a row
+///   skipped because it does not decode. A row the index leaves out has none. (Format 3 kept this record in a table
+///   of its own, `rows`, keyed by the row's stored key: a second read and put per written row.)
+/// - `documents`: document number (8 bytes) → the row's stored key: a result's row. Numbers only ascend, so a
+///   transaction's new rows are appended at commit, after every key of the table.
 /// - `queries`: a live results view's name → its query and frozen statistics (JSON).
 /// - `prefixes` (only for an index with ``SearchIndex/prefixLengths``): per word prefix of those lengths (in Unicode
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
@@ -19,7 +22,6 @@ import CanopyCore
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
-    let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
     let documents: ExtensionTable<UInt64BigEndianCoding, StoredRowKeyCoding>
     let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
     /// The prefix lists; `nil` for an index without prefix lengths (its files have no such table).
@@ -29,7 +31,6 @@ struct SearchIndexTables: Sendable {
     static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
         SearchIndexTables(
             postings: try transaction.openTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-            rows: try transaction.openTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
             documents: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
             queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
             prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
@@ -38,7 +39,6 @@ struct SearchIndexTables: Sendable {
     /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
     static func existing(in transaction: ReadTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables? {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-              let rows = try transaction.existingTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
               let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
               let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self)
         else { return nil }
@@ -47,7 +47,7 @@ struct SearchIndexTables: Sendable {
             guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) else { return nil }
             prefixes = table
         }
-        return SearchIndexTables(postings: postings, rows: rows, documents: documents, queries: queries, prefixes: prefixes)
+        return SearchIndexTables(postings: postings, documents: documents, queries: queries, prefixes: prefixes)
     }
 }
 
@@ -83,8 +83,11 @@ struct SearchIndexState: Hashable, Sendable {
     }
 }
 
-/// A row's record in the `rows` table.
+/// A row's record: its attachment (see ``SearchIndexTables``).
 struct SearchRowRecord: Hashable {
+    /// The attachment of a row skipped because the text closure cannot decode it.
+    static let skippedMarker: [UInt8] = [0]
+
     var document: UInt64
     var length: Int
     /// The row's distinct words, sorted.
@@ -109,18 +112,20 @@ struct SearchRowRecord: Hashable {
         out.bytes.append(contentsOf: term)
     }
 
-    /// The record of `bytes`, or `nil` for the skipped marker (empty).
+    /// The record of `bytes`, or `nil` for the skipped marker.
     static func decode(_ bytes: [UInt8]) throws -> SearchRowRecord? {
-        guard !bytes.isEmpty else { return nil }
+        guard bytes != skippedMarker else { return nil }
         return try bytes.withUnsafeBytes { raw in
             var reader = SearchBytes.Reader(raw)
             let document = try reader.varint()
+            guard document > 0 else { throw SearchBytes.Malformed("a row record numbered 0") }
             let length = try reader.int()
             let count = try reader.int()
             guard count <= raw.count else { throw SearchBytes.Malformed("a word count larger than the record") }
             var terms: [[UInt8]] = []
             terms.reserveCapacity(count)
             for _ in 0..<count { terms.append(try reader.bytes(try reader.int())) }
+            guard reader.isAtEnd else { throw SearchBytes.Malformed("bytes after a row record's words") }
             return SearchRowRecord(document: document, length: length, terms: terms)
         }
     }
