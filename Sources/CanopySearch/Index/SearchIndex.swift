@@ -155,7 +155,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// Empties the tables and indexes every row of the indexed collections.
     func populate(in transaction: ReadWriteTransaction, tables: SearchIndexTables) throws {
         try tables.postings.removeAll(in: transaction)
-        try tables.documents.removeAll(in: transaction)
+        try tables.documents.table.removeAll(in: transaction)
         try tables.prefixes?.removeAll(in: transaction)
         // Format 3's table of row records (the records are the rows' attachments now).
         try Self.dropFormat3Rows(of: name, in: transaction)
@@ -167,6 +167,9 @@ public final class SearchIndex: StoreExtension, Sendable {
         var postings = SearchPendingPostings()
         var prefixPostings = SearchPendingPostings()
         var analysis = SearchDocumentAnalysis()
+        // The rows numbered and not yet in `documents` (written 64k at a time).
+        var documents: [StoredRowKey?] = []
+        var firstDocument = state.nextDocument
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(stored)
             let texts: [String?]?
@@ -189,11 +192,17 @@ public final class SearchIndex: StoreExtension, Sendable {
             analysis.forEachPrefix(ofLengths: prefixLengths) { prefix, encode in
                 prefix.withUnsafeBufferPointer { prefixPostings.append(term: $0, document: document, encode) }
             }
-            try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
+            documents.append(stored.storedKey)
+            if documents.count == 1 << 16 {
+                try tables.documents.append(documents, first: firstDocument, in: transaction)
+                documents.removeAll(keepingCapacity: true)
+                firstDocument = state.nextDocument
+            }
             // Last: the row's bytes lent by the scan are invalid once its record is rewritten.
             try stored.setAttachment(analysis.record(document: document), at: slot)
             return true
         }
+        try tables.documents.append(documents, first: firstDocument, in: transaction)
         try Self.append(postings, to: tables.postings, in: transaction)
         if let prefixes = tables.prefixes { try Self.append(prefixPostings, to: prefixes, in: transaction) }
         try transaction.setExtensionState(state.encoded, of: name)
@@ -275,7 +284,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     public func dropStorage(in transaction: ReadWriteTransaction) throws {
         let opened = try SearchIndexTables.open(in: transaction, index: name, withPrefixes: false)
         try opened.postings.drop(in: transaction)
-        try opened.documents.drop(in: transaction)
+        try opened.documents.table.drop(in: transaction)
         try Self.dropFormat3Rows(of: name, in: transaction)
         try opened.queries.drop(in: transaction)
         // Whatever the definition says now, an earlier one may have made it.

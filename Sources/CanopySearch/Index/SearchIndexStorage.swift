@@ -13,8 +13,8 @@ import CanopyCore
 ///   word): the row's distinct words, to remove its postings; a single 0 byte (no document is numbered 0) marks a row
 ///   skipped because it does not decode. A row the index leaves out has none. (Format 3 kept this record in a table
 ///   of its own, `rows`, keyed by the row's stored key: a second read and put per written row.)
-/// - `documents`: document number (8 bytes) → the row's stored key: a result's row. Numbers only ascend, so a
-///   transaction's new rows are appended at commit, after every key of the table.
+/// - `documents`: which row each document number is (a result's row), 64 numbers to a value
+///   (``SearchDocumentTable``). Numbers only ascend, so a transaction's new rows are appended at commit.
 /// - `queries`: a live results view's name → its query and frozen statistics (JSON).
 /// - `prefixes` (only for an index with ``SearchIndex/prefixLengths``): per word prefix of those lengths (in Unicode
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
@@ -22,7 +22,7 @@ import CanopyCore
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
-    let documents: ExtensionTable<UInt64BigEndianCoding, StoredRowKeyCoding>
+    let documents: SearchDocumentTable
     let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
     /// The prefix lists; `nil` for an index without prefix lengths (its files have no such table).
     let prefixes: ExtensionTable<BytesCoding, BytesCoding>?
@@ -31,7 +31,8 @@ struct SearchIndexTables: Sendable {
     static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
         SearchIndexTables(
             postings: try transaction.openTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-            documents: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
+            documents: SearchDocumentTable(
+                table: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self), index: index),
             queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
             prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
     }
@@ -39,7 +40,7 @@ struct SearchIndexTables: Sendable {
     /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
     static func existing(in transaction: ReadTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables? {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-              let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
+              let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
               let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self)
         else { return nil }
         var prefixes: ExtensionTable<BytesCoding, BytesCoding>?
@@ -47,7 +48,7 @@ struct SearchIndexTables: Sendable {
             guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) else { return nil }
             prefixes = table
         }
-        return SearchIndexTables(postings: postings, documents: documents, queries: queries, prefixes: prefixes)
+        return SearchIndexTables(postings: postings, documents: SearchDocumentTable(table: documents, index: index), queries: queries, prefixes: prefixes)
     }
 }
 

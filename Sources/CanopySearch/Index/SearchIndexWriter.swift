@@ -105,7 +105,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
             if (try transaction.skippedRows(ofExtension: index.name)?.count ?? 0) > 0 { return nil }
             try flushDocuments()
             var indexedBefore = false
-            try tables.documents.forEachBytes(in: transaction) { _, rowKey in
+            try tables.documents.forEachRowKey(in: transaction) { rowKey in
                 indexedBefore = unattached.contains(Array(rowKey))
                 return !indexedBefore
             }
@@ -212,20 +212,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// Appends the rows numbered in this transaction to `documents` (their numbers come after every key there).
     private func flushDocuments() throws {
         guard !pendingDocuments.isEmpty else { return }
-        for (offset, rowKey) in pendingDocuments.enumerated() {
-            guard let rowKey else { continue }
-            let document = firstPendingDocument + UInt64(offset)
-            // Numbers are given in ascending order (the counter is written with the table, in the same transactions):
-            // LMDB appends without a search. Were that ever not so (a damaged counter), LMDB refuses it and nothing
-            // is overwritten.
-            do {
-                try tables.documents.put(rowKey, forKey: document, in: transaction, appending: true)
-            } catch let error as CanopyError {
-                throw error
-            } catch {
-                throw index.corrupt("its next row number (\(document)) is not above its last (\(error))")
-            }
-        }
+        // Numbers are given in ascending order (the counter is written with the table, in the same transactions):
+        // they are appended. Were that ever not so (a damaged counter), the table refuses them and nothing is
+        // overwritten.
+        try tables.documents.append(pendingDocuments, first: firstPendingDocument, in: transaction)
         pendingDocuments.removeAll(keepingCapacity: true)
     }
 

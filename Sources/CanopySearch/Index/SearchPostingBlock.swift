@@ -85,12 +85,15 @@ enum SearchPostingBlock {
     }
 
     /// The value of the block of `run`'s entries `range` (no removals).
+    ///
+    /// (Written at once into an array of its exact size: a bulk write encodes every posting it adds once here.)
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
         var maximumOccurrences = 0
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
         var densest = (length: 0, occurrences: 0)
         var size = 0
+        var previous: UInt64 = 0
         for entry in range {
             let summary = SearchPosting.summary(of: run.body(entry))
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
@@ -98,23 +101,31 @@ enum SearchPostingBlock {
             if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
                 densest = (summary.length, summary.occurrences)
             }
-            size += run.end(entry) - run.starts[entry] + 5
+            size += VarInt.size(of: run.documents[entry] - previous) + run.end(entry) - run.starts[entry]
+            previous = run.documents[entry]
         }
-        var out = ByteWriter(capacity: size + 24)
-        out.append(varint: UInt64(range.count))
-        out.append(varint: UInt64(maximumOccurrences))
-        out.append(varint: UInt64(range.isEmpty ? 0 : minimumLength))
-        out.append(varint: UInt64(densest.length))
-        out.append(varint: UInt64(densest.occurrences))
-        var previous: UInt64 = 0
-        run.writer.bytes.withUnsafeBufferPointer { bodies in
-            for entry in range {
-                SearchBytes.append(varint: run.documents[entry] - previous, to: &out)
-                previous = run.documents[entry]
-                out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[run.starts[entry]..<run.end(entry)]))
+        let header: [UInt64] = [
+            UInt64(range.count), UInt64(maximumOccurrences), UInt64(range.isEmpty ? 0 : minimumLength), UInt64(densest.length),
+            UInt64(densest.occurrences),
+        ]
+        for value in header { size += VarInt.size(of: value) }
+        return run.writer.bytes.withUnsafeBufferPointer { bodies in
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                guard let out = buffer.baseAddress else { return }
+                var offset = 0
+                for value in header { offset += VarInt.write(value, to: out + offset) }
+                var previous: UInt64 = 0
+                for entry in range {
+                    offset += VarInt.write(run.documents[entry] - previous, to: out + offset)
+                    previous = run.documents[entry]
+                    let start = run.starts[entry]
+                    let bytes = run.end(entry) - start
+                    if bytes > 0, let source = bodies.baseAddress { (out + offset).initialize(from: source + start, count: bytes) }
+                    offset += bytes
+                }
+                count = offset
             }
         }
-        return out.bytes
     }
 
     /// The entries of a stored block, to rewrite it.
