@@ -58,6 +58,17 @@ public final class SearchIndexWriter: ExtensionTransaction {
         }
     }
 
+    /// The last collection asked about and whether the index indexes it (rows mostly come in runs of one collection).
+    private var lastCollection: (name: String, indexed: Bool)?
+
+    /// Whether the index indexes the rows of `collection`.
+    private func indexes(_ collection: String) -> Bool {
+        if let lastCollection, lastCollection.name == collection { return lastCollection.indexed }
+        let indexed = index.indexes(collection)
+        lastCollection = (collection, indexed)
+        return indexed
+    }
+
     /// The row's record as its attachment held it before `change` (a new row has none).
     private func previousRecordBytes(_ change: RowChange) throws -> [UInt8]? {
         guard change.kind != .insert, let slot = try slot else { return nil }
@@ -244,7 +255,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
 
     /// Indexes `row` (its old record, the attachment, in `previous`) and returns its new attachment.
     private func reindex(_ row: RowChange, previous oldBytes: [UInt8]?) throws -> AttachmentEdit {
-        guard index.indexes(row.collection) else { return .keep }
+        guard indexes(row.collection) else { return .keep }
         let old = try oldBytes.flatMap { try index.decodeRecord($0) }
         let wasSkipped = oldBytes != nil && old == nil
         let texts: [String?]?
@@ -263,7 +274,6 @@ public final class SearchIndexWriter: ExtensionTransaction {
             return oldBytes == nil ? .keep : .remove
         }
         analysis.analyse(texts)
-        let analysis = self.analysis
         let document: UInt64
         if let old {
             try removePostings(of: old)
@@ -271,16 +281,20 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } else {
             document = try newDocument(for: row.storedKey)
         }
+        let length = analysis.length
         try changeState {
             $0.documentCount += 1
-            $0.totalLength += analysis.length
+            $0.totalLength += length
         }
-        try analysis.forEachTerm { term, word in
-            try setPosting(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
+        // All the row's postings in one call (not one access to the writer's state per word).
+        pendingPostings.append(wordsOf: analysis, document: document)
+        if !index.prefixLengths.isEmpty {
+            let analysis = self.analysis
+            try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
+                try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: document, prefix: true, encode) }
+            }
         }
-        try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
-            try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: document, prefix: true, encode) }
-        }
+        if pendingPostings.count + pendingPrefixPostings.count >= Self.pendingPostingsLimit { try flushPostings() }
         return .set(analysis.record(document: document))
     }
 

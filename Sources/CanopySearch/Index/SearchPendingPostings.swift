@@ -38,6 +38,13 @@ struct SearchPendingPostings {
         entryStarts.append(bodies.bytes.count)
     }
 
+    /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
+    mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
+        analysis.forEachTerm { term, word in
+            append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
+        }
+    }
+
     /// Forgets everything (keeping the memory for the next postings).
     mutating func removeAll() {
         wordBytes.removeAll(keepingCapacity: true)
