@@ -159,6 +159,16 @@ struct SearchPosting {
 
     /// Writes the body of a row of `length` words where the word occurs at `occurrences` (by field, then position).
     static func encode(length: Int, occurrences: ArraySlice<Occurrence>, into out: inout ByteWriter) {
+        if occurrences.count == 1, let only = occurrences.first, length < 0x80, only.field < 0x80, only.position < 0x80 {
+            // The usual case (a word once in a short row): six one-byte varints.
+            out.bytes.append(UInt8(truncatingIfNeeded: length))
+            out.bytes.append(1)
+            out.bytes.append(UInt8(truncatingIfNeeded: only.field))
+            out.bytes.append(1)
+            out.bytes.append(1)
+            out.bytes.append(UInt8(truncatingIfNeeded: only.position))
+            return
+        }
         SearchBytes.append(varint: UInt64(length), to: &out)
         if occurrences.count == 1, let only = occurrences.first {
             // The usual case (a word once in a row): one field, one position.
@@ -196,18 +206,38 @@ struct SearchPosting {
         }
     }
 
-    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``.
+    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``
+    /// ((0, 0) for malformed bytes).
     static func summary(of body: ArraySlice<UInt8>) -> (length: Int, occurrences: Int) {
-        body.withUnsafeBytes { raw in
-            var reader = SearchBytes.Reader(raw)
-            guard let length = try? reader.int(), let fields = try? reader.int() else { return (0, 0) }
+        body.withUnsafeBufferPointer { summary(of: $0) }
+    }
+
+    /// The same, of the body's bytes.
+    @inline(__always)
+    static func summary(of body: UnsafeBufferPointer<UInt8>) -> (length: Int, occurrences: Int) {
+        // Most values are below 128 (one byte each): read inline; anything else through the checked reader.
+        let count = body.count
+        if count >= 2, body[0] < 0x80, body[1] < 0x80 {
+            let length = Int(body[0])
+            let fields = Int(body[1])
+            var offset = 2
             var occurrences = 0
+            var fast = true
             for _ in 0..<fields {
-                guard (try? reader.int()) != nil, let count = try? reader.int() else { break }
-                occurrences += count
+                guard offset + 1 < count, body[offset] < 0x80, body[offset + 1] < 0x80 else { fast = false; break }
+                occurrences += Int(body[offset + 1])
+                offset += 2
             }
-            return (length, occurrences)
+            if fast { return (length, occurrences) }
         }
+        var reader = SearchBytes.Reader(UnsafeRawBufferPointer(body))
+        guard let length = try? reader.int(), let fields = try? reader.int() else { return (0, 0) }
+        var occurrences = 0
+        for _ in 0..<fields {
+            guard (try? reader.int()) != nil, let count = try? reader.int() else { break }
+            occurrences += count
+        }
+        return (length, occurrences)
     }
 
     /// Reads the row length and per-field counts (and, with `positions`, the positions) of a body.

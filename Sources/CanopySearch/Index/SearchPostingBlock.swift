@@ -86,8 +86,22 @@ enum SearchPostingBlock {
 
     /// The value of the block of `run`'s entries `range` (no removals).
     ///
-    /// (Written at once into an array of its exact size: a bulk write encodes every posting it adds once here.)
+    /// (Read and written through pointers, into an array of the value's exact size: a bulk write encodes every
+    /// posting it adds once here.)
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
+        run.documents.withUnsafeBufferPointer { documents in
+            run.starts.withUnsafeBufferPointer { starts in
+                run.writer.bytes.withUnsafeBufferPointer { bodies in
+                    encode(documents: documents, starts: starts, bodies: bodies, range)
+                }
+            }
+        }
+    }
+
+    private static func encode(
+        documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
+    ) -> [UInt8] {
+        func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodies.count }
         var maximumOccurrences = 0
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
@@ -95,36 +109,44 @@ enum SearchPostingBlock {
         var size = 0
         var previous: UInt64 = 0
         for entry in range {
-            let summary = SearchPosting.summary(of: run.body(entry))
+            let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
             if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
                 densest = (summary.length, summary.occurrences)
             }
-            size += VarInt.size(of: run.documents[entry] - previous) + run.end(entry) - run.starts[entry]
-            previous = run.documents[entry]
+            size += VarInt.size(of: documents[entry] - previous) + end(entry) - starts[entry]
+            previous = documents[entry]
         }
-        let header: [UInt64] = [
+        let header: (UInt64, UInt64, UInt64, UInt64, UInt64) = (
             UInt64(range.count), UInt64(maximumOccurrences), UInt64(range.isEmpty ? 0 : minimumLength), UInt64(densest.length),
-            UInt64(densest.occurrences),
-        ]
-        for value in header { size += VarInt.size(of: value) }
-        return run.writer.bytes.withUnsafeBufferPointer { bodies in
-            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                guard let out = buffer.baseAddress else { return }
-                var offset = 0
-                for value in header { offset += VarInt.write(value, to: out + offset) }
-                var previous: UInt64 = 0
-                for entry in range {
-                    offset += VarInt.write(run.documents[entry] - previous, to: out + offset)
-                    previous = run.documents[entry]
-                    let start = run.starts[entry]
-                    let bytes = run.end(entry) - start
-                    if bytes > 0, let source = bodies.baseAddress { (out + offset).initialize(from: source + start, count: bytes) }
-                    offset += bytes
+            UInt64(densest.occurrences))
+        size += VarInt.size(of: header.0) + VarInt.size(of: header.1) + VarInt.size(of: header.2) + VarInt.size(of: header.3)
+            + VarInt.size(of: header.4)
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            guard let out = buffer.baseAddress else { return }
+            var offset = VarInt.write(header.0, to: out)
+            offset += VarInt.write(header.1, to: out + offset)
+            offset += VarInt.write(header.2, to: out + offset)
+            offset += VarInt.write(header.3, to: out + offset)
+            offset += VarInt.write(header.4, to: out + offset)
+            var previous: UInt64 = 0
+            for entry in range {
+                let delta = documents[entry] - previous
+                if delta < 0x80 {
+                    out[offset] = UInt8(truncatingIfNeeded: delta)
+                    offset += 1
+                } else {
+                    offset += VarInt.write(delta, to: out + offset)
                 }
-                count = offset
+                previous = documents[entry]
+                // Bodies are a few bytes: copied byte by byte (no call per posting).
+                for index in starts[entry]..<end(entry) {
+                    out[offset] = bodies[index]
+                    offset += 1
+                }
             }
+            count = offset
         }
     }
 
