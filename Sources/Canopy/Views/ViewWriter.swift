@@ -51,6 +51,9 @@ public final class ViewWriter: ExtensionTransaction {
     /// The groups pending entries went to lately, with their ids: found by comparing names (a few, usually small
     /// strings) rather than by hashing the name into the directory per row.
     var recentGroups: [(name: String, id: UInt32)] = []
+    /// The pages the commit that made the view's version at the start of this transaction wrote
+    /// (``ViewIndex/committedPages``): as stored until this writer flushes pages of its own.
+    private var startPages: [UInt64: ViewPage] = [:]
 
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
@@ -80,7 +83,10 @@ public final class ViewWriter: ExtensionTransaction {
     /// entry's group has its id), its pages and counts may lack those entries.
     func loadedIndex() throws -> ViewIndex {
         if let index { return index }
-        let loaded = try view.index(in: transaction)
+        var loaded = try view.index(in: transaction)
+        // The committed pages describe the version this transaction starts from, not the one it will make.
+        startPages = loaded.committedPages
+        loaded.committedPages = [:]
         index = loaded
         return loaded
     }
@@ -164,6 +170,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// The page `id` as stored (not changed by this transaction), read from LMDB.
     private func storedPage(_ id: UInt64) throws -> ViewPage {
         if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
+        if let page = startPages[id] { return page }
         return try tables.readPage(id, transaction)
     }
 
@@ -206,12 +213,14 @@ public final class ViewWriter: ExtensionTransaction {
         deletedPages.insert(id)
     }
 
-    /// Writes the dirty pages and deletes the emptied ones.
-    private func flushPages() throws {
+    /// Writes the dirty pages and deletes the emptied ones. `final`: the commit's flush, after which the writer
+    /// changes no page (its dictionaries are not kept for more, and the committed index may share the dirty pages').
+    private func flushPages(final: Bool = false) throws {
+        startPages = [:]  // LMDB now holds this transaction's pages
         for (id, page) in dirtyPages { try tables.writePage(page, id: id, transaction) }
         for id in deletedPages { try tables.deletePage(id, transaction) }
-        dirtyPages.removeAll(keepingCapacity: true)
-        deletedPages.removeAll(keepingCapacity: true)
+        dirtyPages.removeAll(keepingCapacity: !final)
+        deletedPages.removeAll(keepingCapacity: !final)
     }
 
     /// Writes the changed pages and the view's state; returns the rows' before and after entries (the view's changes).
@@ -227,12 +236,14 @@ public final class ViewWriter: ExtensionTransaction {
         }
         if !pendingInserts.isEmpty { try insertPendingEntries() }
         guard dirty || !log.isEmpty || reset else { return nil }
-        try flushPages()
+        let written = dirty && dirtyPages.count <= ViewIndex.committedPageLimit ? dirtyPages : [:]
+        try flushPages(final: true)
         if dirty {
             try withIndex { index in
                 // Unique per committed state without a system random call per commit: the commit's snapshot, with the
                 // top bit set (population versions are random with it clear).
                 index.version = commit.snapshot | (1 << 63)
+                index.committedPages = written
                 try tables.writeState(index, in: transaction)
             }
         }
