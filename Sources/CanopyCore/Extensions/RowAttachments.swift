@@ -173,12 +173,41 @@ extension ReadWriteTransaction {
         guard let flags = value.first, let region = StoredRecord.attachmentBytes(value), let object = StoredRecord.objectBytes(value) else {
             throw CanopyError(.corruptStore, "a row's stored record is malformed", key: key.key)
         }
-        if region.isEmpty {
-            // A record without attachments (a population's usual row): the one attachment, without a dictionary.
-            var out = ByteWriter(capacity: (bytes?.count ?? 0) + 4)
-            if let bytes { StoredRecord.appendAttachment(bytes, slot: slot, to: &out) }
-            return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: out.bytes, object: object)
+        // One pass over the region (ascending slots), copying the live attachments and putting `bytes` at its slot's
+        // place: no dictionary of attachments per row (a population rewrites every row this way).
+        var out = ByteWriter(capacity: region.count + (bytes?.count ?? 0) + 4)
+        var placed = false
+        var offset = 0
+        var previous: Int?
+        while offset < region.count {
+            guard let found = StoredRecord.readVarint(region, &offset), found <= Int(UInt32.max),
+                  let length = StoredRecord.readVarint(region, &offset), length <= region.count - offset else {
+                throw CanopyError(.corruptStore, "a row's attachments are malformed", key: key.key)
+            }
+            // Slots out of order (never written so): rebuilt through a dictionary, in order.
+            if let previous, found <= previous { return try recordRebuilt(value, flags: flags, region: region, object: object, setting: bytes, at: slot, live: live, key: key) }
+            previous = found
+            let current = UInt32(found)
+            let start = offset
+            offset += length
+            if !placed, current >= slot {
+                if let bytes { StoredRecord.appendAttachment(bytes, slot: slot, to: &out) }
+                placed = true
+                if current == slot { continue }
+            }
+            guard live.contains(current), length > 0 else { continue }
+            out.append(varint: UInt64(current))
+            out.append(varint: UInt64(length))
+            out.bytes.append(contentsOf: region[start..<offset])
         }
+        if !placed, let bytes { StoredRecord.appendAttachment(bytes, slot: slot, to: &out) }
+        return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: out.bytes, object: object)
+    }
+
+    private static func recordRebuilt(
+        _ value: UnsafeRawBufferPointer, flags: UInt8, region: UnsafeRawBufferPointer, object: UnsafeRawBufferPointer,
+        setting bytes: [UInt8]?, at slot: UInt32, live: Set<UInt32>, key: StoredRowKey
+    ) throws -> [UInt8] {
         guard var attachments = StoredRecord.attachments(region) else {
             throw CanopyError(.corruptStore, "a row's stored record is malformed", key: key.key)
         }

@@ -171,7 +171,10 @@ public final class RowChange {
                 return StoredRecord.attachmentRegion(holding: bytes, slot: edits[0].slot)
             }
             var out = ByteWriter(capacity: 32)
-            for (slot, edit) in edits.sorted(by: { $0.slot < $1.slot }) {
+            // By ascending slot: writers answer in registration order, usually the slots' order already (then no
+            // sorted copy is made: about 1k instructions a row of a bulk insert with two views).
+            let inOrder = zip(edits, edits.dropFirst()).allSatisfy { $0.slot < $1.slot }
+            for (slot, edit) in inOrder ? edits : edits.sorted(by: { $0.slot < $1.slot }) {
                 guard case .set(let bytes) = edit else { continue }
                 StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
             }

@@ -45,9 +45,9 @@ struct CommitLogEntry: Sendable, Hashable {
             out.append(string: name)
             out.append(varint: snapshot)
         }
-        Self.append(notification.changedObjects, to: &out)
-        Self.append(notification.changedMetadata, to: &out)
-        Self.append(notification.removedKeys, to: &out)
+        // The keys as the commit's change log holds them (a bulk commit's sets of strings are not built for the
+        // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.
+        for kind in CommitKeySets.Kind.allCases { Self.append(notification.keySets.parts(kind), to: &out) }
         out.append(varint: UInt64(notification.removedCollections.count))
         for collection in notification.removedCollections { out.append(string: collection) }
         if let customPayload = notification.customPayload {
@@ -64,12 +64,12 @@ struct CommitLogEntry: Sendable, Hashable {
         return out.bytes
     }
 
-    private static func append(_ map: [String: Set<String>], to out: inout ByteWriter) {
-        out.append(varint: UInt64(map.count))
-        for (collection, keys) in map {
-            out.append(string: collection)
-            out.append(varint: UInt64(keys.count))
-            for key in keys { out.append(string: key) }
+    private static func append(_ parts: [CommitKeySets.LoggedKeys], to out: inout ByteWriter) {
+        out.append(varint: UInt64(parts.count))
+        for part in parts {
+            out.append(string: part.collection)
+            out.append(varint: UInt64(part.count))
+            part.forEach { out.append(string: $0) }
         }
     }
 
