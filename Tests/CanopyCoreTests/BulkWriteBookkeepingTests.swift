@@ -219,3 +219,40 @@ struct BulkWriteBookkeepingTests {
         }
     }
 }
+
+/// A row's attachments are rewritten in one pass over its record (population and catch-up set one slot of every
+/// row): the result must be what the dictionary of attachments gave — live slots kept, retired ones dropped, the slot
+/// set or cleared, ascending — for any region, including one whose slots are out of order.
+@Suite("Attachments rewritten in one pass")
+struct AttachmentRewriteTests {
+    @Test("One pass gives the dictionary's record (seeded regions, live sets, set and cleared slots)", arguments: [5, 6, 7, 8] as [UInt64])
+    func onePassMatchesTheDictionary(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let key = StoredRowKey(collectionID: 1, key: "k")
+        for round in 0..<300 {
+            var attachments: [UInt32: [UInt8]] = [:]
+            for _ in 0..<Int.random(in: 0..<5, using: &random) {
+                attachments[UInt32.random(in: 0..<8, using: &random)] = (0..<Int.random(in: 1..<6, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            }
+            let live = Set((0..<8).filter { _ in Bool.random(using: &random) }.map(UInt32.init))
+            let slot = UInt32.random(in: 0..<8, using: &random)
+            let bytes: [UInt8]? = Bool.random(using: &random) ? [UInt8(round % 256), 7] : nil
+            let object: [UInt8] = [9, 8, 7]
+            let hasMetadata = Bool.random(using: &random)
+            // In order, as every writer writes them; or out of order (a region built by hand).
+            var region = StoredRecord.encode(attachments)
+            let shuffled = round % 5 == 0 && attachments.count > 1
+            if shuffled {
+                var out = ByteWriter()
+                for slot in attachments.keys.sorted(by: >) { StoredRecord.appendAttachment(attachments[slot] ?? [], slot: slot, to: &out) }
+                region = out.bytes
+            }
+            let value = object.withUnsafeBytes { StoredRecord.value(hasMetadata: hasMetadata, attachments: region, object: $0) }
+            var expected = attachments.filter { live.contains($0.key) }
+            expected[slot] = bytes
+            let want = object.withUnsafeBytes { StoredRecord.value(hasMetadata: hasMetadata, attachments: StoredRecord.encode(expected), object: $0) }
+            let got = try value.withUnsafeBytes { try ReadWriteTransaction.record($0, setting: bytes, at: slot, live: live, key: key) }
+            #expect(got == want, "seed \(seed), round \(round): slot \(slot), live \(live.sorted()), shuffled \(shuffled)")
+        }
+    }
+}
