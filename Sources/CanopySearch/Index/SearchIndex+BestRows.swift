@@ -1,20 +1,10 @@
 import CanopyCore
 
 extension SearchIndex {
-    /// The header of one stored posting block: its key and what bounds its rows' scores.
-    struct PostingBlockHeader {
-        /// The block's key (its last row, or ``SearchPostingBlock/openBlock``).
-        var block: UInt64
-        var count: Int
-        var maximumOccurrences: Int
-        var minimumLength: Int
-        var densestLength: Int
-        var densestOccurrences: Int
-    }
-
-    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`.
+    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`, their headers in `directory`.
     struct PostingList {
         var table: ExtensionTable<BytesCoding, BytesCoding>
+        var directory: ExtensionTable<BytesCoding, BytesCoding>
         var word: [UInt8]
     }
 
@@ -27,7 +17,7 @@ extension SearchIndex {
         let tables = try tables()
         let list: PostingList
         if !term.isPrefix {
-            list = PostingList(table: tables.postings, word: term.wordBytes[0])
+            list = PostingList(table: tables.postings, directory: tables.postingsDirectory, word: term.wordBytes[0])
         } else if let prefixList = prefixList(for: term, in: tables) {
             list = prefixList
         } else {
@@ -41,9 +31,9 @@ extension SearchIndex {
 
     /// The merged list of `term` when it is one word's prefix of one of ``prefixLengths``, else `nil`.
     func prefixList(for term: SearchQuery.Term, in tables: SearchIndexTables) -> PostingList? {
-        guard term.isPrefix, term.words.count == 1, let prefixes = tables.prefixes, let word = term.words.first,
-              prefixLengths.contains(word.unicodeScalars.count) else { return nil }
-        return PostingList(table: prefixes, word: Array(word.utf8))
+        guard term.isPrefix, term.words.count == 1, let prefixes = tables.prefixes, let directory = tables.prefixesDirectory,
+              let word = term.words.first, prefixLengths.contains(word.unicodeScalars.count) else { return nil }
+        return PostingList(table: prefixes, directory: directory, word: Array(word.utf8))
     }
 
     /// The best `limit` rows of a query whose single term is one posting list (a word), by score and then row key,
@@ -75,6 +65,12 @@ extension SearchIndex {
             let header = headers[block]
             try withBlock(header.block, of: list, in: transaction) { raw in
                 var reader = try SearchPostingBlock.Reader(raw)
+                // The directory's bound holds only if the block is the one it describes.
+                guard reader.count == header.count, reader.maximumOccurrences == header.maximumOccurrences,
+                      reader.minimumLength == header.minimumLength, reader.densestLength == header.densestLength,
+                      reader.densestOccurrences == header.densestOccurrences else {
+                    throw SearchBytes.Malformed("block \(header.block)'s header differs from the directory's")
+                }
                 while let document = try reader.next() {
                     for field in 0..<fieldCount { counts[field] = 0 }
                     var rowLength = 0
@@ -112,7 +108,7 @@ extension SearchIndex {
     /// weighted frequency `f` is at most the largest weight times its occurrences `o`, so `1 / f ≥ 1 / (w · o_max)`
     /// and `d / f ≥ (d / o) / w ≥ (densest d / o) / w` (the header's most occurrences and densest row): a bound tighter
     /// than the most occurrences with the shortest row, which may be two different rows. The margin covers rounding.
-    static func bound(of header: PostingBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
+    static func bound(of header: SearchBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
         guard header.maximumOccurrences > 0, header.densestOccurrences > 0 else { return .infinity }
         let k1 = SearchRanking.k1
         let b = SearchRanking.b
@@ -121,22 +117,13 @@ extension SearchIndex {
         return idf * (k1 + 1) / (1 + k1 * (1 - b) * inverseFrequency + k1 * b / averageLength * lengthPerFrequency) * (1 + 1e-9)
     }
 
-    /// The headers of `list`'s blocks, in key order.
-    func blockHeaders(of list: PostingList, in transaction: ReadTransaction) throws -> [PostingBlockHeader] {
-        var headers: [PostingBlockHeader] = []
+    /// The headers of `list`'s blocks, in key order, from its directory (a few chunks, not a read per block).
+    func blockHeaders(of list: PostingList, in transaction: ReadTransaction) throws -> [SearchBlockHeader] {
         do {
-            try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
-                let reader = try SearchPostingBlock.Reader(value)
-                headers.append(PostingBlockHeader(
-                    block: try SearchPostingBlock.block(ofKey: key), count: reader.count,
-                    maximumOccurrences: reader.maximumOccurrences, minimumLength: reader.minimumLength,
-                    densestLength: reader.densestLength, densestOccurrences: reader.densestOccurrences))
-                return true
-            }
+            return try SearchBlockDirectory.headers(of: list.word, in: list.directory, transaction)
         } catch let error as SearchBytes.Malformed {
-            throw corrupt("a posting block is malformed (\(error))")
+            throw corrupt("a block directory is malformed (\(error))")
         }
-        return headers
     }
 
     /// Calls `body` with the stored bytes of `list`'s block `block`.

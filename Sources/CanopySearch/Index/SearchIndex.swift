@@ -48,8 +48,9 @@ public final class SearchIndex: StoreExtension, Sendable {
     let resultsViews = Mutex<[String: SearchResultsView]>([:])
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
-    /// (3: block headers name their densest row, which bounds the scores of their rows.)
-    static let formatVersion = 3
+    /// (3: block headers name their densest row, which bounds the scores of their rows. 5: each posting table has a
+    /// directory of its blocks' headers, ``SearchBlockDirectory``.)
+    static let formatVersion = 5
 
     /// Creates an index whose texts `text` reads from each row.
     /// - Parameters:
@@ -157,6 +158,8 @@ public final class SearchIndex: StoreExtension, Sendable {
         try tables.rows.removeAll(in: transaction)
         try tables.documents.removeAll(in: transaction)
         try tables.prefixes?.removeAll(in: transaction)
+        try tables.postingsDirectory.removeAll(in: transaction)
+        try tables.prefixesDirectory?.removeAll(in: transaction)
         var state = SearchIndexState()
         var skipped = SkippedRows()
         // By word; each word's rows come in document order (numbers are given in scan order).
@@ -189,22 +192,32 @@ public final class SearchIndex: StoreExtension, Sendable {
             try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
             return true
         }
-        try Self.append(postings, to: tables.postings, in: transaction)
-        if let prefixes = tables.prefixes { try Self.append(prefixPostings, to: prefixes, in: transaction) }
+        try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, in: transaction)
+        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
+            try Self.append(prefixPostings, to: prefixes, directory: directory, in: transaction)
+        }
         try transaction.setExtensionState(state.encoded, of: name)
         try transaction.setSkippedRows(skipped, ofExtension: name)
         transaction.markWritten()
     }
 
-    /// Writes `postings` into the empty `table`, as blocks: words in key order, each word's blocks in row order and
-    /// its open block last, so every key comes after the table's last.
-    private static func append(_ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
+    /// Writes `postings` into the empty `table`, as blocks, and their headers into its empty `directory`: words in
+    /// key order, each word's blocks in row order and its open block last, so every key comes after the table's last.
+    private static func append(
+        _ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>,
+        directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction
+    ) throws {
+        var headers: [SearchBlockHeader] = []
         try postings.forEachTerm { term, run in
             let chunks = SearchPostingBlock.chunks(of: run)
+            headers.removeAll(keepingCapacity: true)
             for (position, chunk) in chunks.enumerated() {
                 let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
-                try table.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
+                let encoded = SearchPostingBlock.encode(run, chunk, key: block)
+                try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
+                headers.append(encoded.header)
             }
+            try SearchBlockDirectory.append(headers, term: term, to: directory, in: transaction)
         }
     }
 
@@ -272,8 +285,10 @@ public final class SearchIndex: StoreExtension, Sendable {
         try opened.rows.drop(in: transaction)
         try opened.documents.drop(in: transaction)
         try opened.queries.drop(in: transaction)
-        // Whatever the definition says now, an earlier one may have made it.
+        try opened.postingsDirectory.drop(in: transaction)
+        // Whatever the definition says now, an earlier one may have made them.
         try transaction.existingTable("prefixes", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
+        try transaction.existingTable("prefixes-directory", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
         try transaction.setExtensionState(nil, of: name)
         tablesState.withLock { $0 = nil }
     }

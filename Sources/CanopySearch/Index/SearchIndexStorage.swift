@@ -16,6 +16,8 @@ import CanopyCore
 /// - `prefixes` (only for an index with ``SearchIndex/prefixLengths``): per word prefix of those lengths (in Unicode
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
 ///   with the occurrences of all of them (the union a prefix query would merge, stored merged).
+/// - `postings-directory` and (with prefix lengths) `prefixes-directory`: per list of `postings` (`prefixes`), its
+///   blocks' headers in chunks of 64 (``SearchBlockDirectory``), rewritten with the blocks.
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
@@ -24,6 +26,10 @@ struct SearchIndexTables: Sendable {
     let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
     /// The prefix lists; `nil` for an index without prefix lengths (its files have no such table).
     let prefixes: ExtensionTable<BytesCoding, BytesCoding>?
+    /// The directory of `postings`' blocks (``SearchBlockDirectory``).
+    let postingsDirectory: ExtensionTable<BytesCoding, BytesCoding>
+    /// The directory of `prefixes`' blocks; `nil` with `prefixes`.
+    let prefixesDirectory: ExtensionTable<BytesCoding, BytesCoding>?
 
     /// Opens (creating) the tables; the `prefixes` table only `withPrefixes`.
     static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
@@ -32,7 +38,10 @@ struct SearchIndexTables: Sendable {
             rows: try transaction.openTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
             documents: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
             queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
-            prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
+            prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil,
+            postingsDirectory: try transaction.openTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+            prefixesDirectory: withPrefixes
+                ? try transaction.openTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
     }
 
     /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
@@ -40,14 +49,21 @@ struct SearchIndexTables: Sendable {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
               let rows = try transaction.existingTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
               let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
-              let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self)
+              let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
+              let postingsDirectory = try transaction.existingTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
         else { return nil }
         var prefixes: ExtensionTable<BytesCoding, BytesCoding>?
+        var prefixesDirectory: ExtensionTable<BytesCoding, BytesCoding>?
         if withPrefixes {
-            guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) else { return nil }
+            guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+                  let directory = try transaction.existingTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
+            else { return nil }
             prefixes = table
+            prefixesDirectory = directory
         }
-        return SearchIndexTables(postings: postings, rows: rows, documents: documents, queries: queries, prefixes: prefixes)
+        return SearchIndexTables(
+            postings: postings, rows: rows, documents: documents, queries: queries, prefixes: prefixes, postingsDirectory: postingsDirectory,
+            prefixesDirectory: prefixesDirectory)
     }
 }
 

@@ -86,6 +86,11 @@ enum SearchPostingBlock {
 
     /// The value of the block of `run`'s entries `range` (no removals).
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
+        encode(run, range, key: 0).value
+    }
+
+    /// The value of the block keyed `key` of `run`'s entries `range` (no removals), and its header for the directory.
+    static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) -> (value: [UInt8], header: SearchBlockHeader) {
         var maximumOccurrences = 0
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
@@ -114,7 +119,10 @@ enum SearchPostingBlock {
                 out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[run.starts[entry]..<run.end(entry)]))
             }
         }
-        return out.bytes
+        let header = SearchBlockHeader(
+            block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
+            densestLength: densest.length, densestOccurrences: densest.occurrences)
+        return (out.bytes, header)
     }
 
     /// The entries of a stored block, to rewrite it.
