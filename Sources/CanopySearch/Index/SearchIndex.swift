@@ -313,9 +313,8 @@ public final class SearchIndex: StoreExtension, Sendable {
                 guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
                 var reader = try SearchPostingBlock.Reader(value)
                 while let next = try reader.next(), next <= document {
-                    let start = reader.bodyStart
+                    if next == document { body = Array(UnsafeRawBufferPointer(rebasing: value[reader.bodyStart..<reader.bodyEnd])) }
                     try reader.skipBody()
-                    if next == document { body = Array(UnsafeRawBufferPointer(rebasing: value[start..<reader.offset])) }
                 }
                 return false
             }

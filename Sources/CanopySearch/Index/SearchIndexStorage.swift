@@ -6,8 +6,9 @@ import CanopyCore
 ///   hold one), the block's key (8 bytes, big-endian: its last row's document number, or `UInt64.max` for the word's
 ///   open block) → `varint(rows)`, `varint(most occurrences in a row)`, `varint(shortest row)`, `varint(length)` and
 ///   `varint(occurrences)` of its densest row (fewest words per occurrence), then per row, by
-///   document number: `varint(document − previous)` and its posting body (``SearchPosting``: the row's length, its
-///   count per field, its positions). A prefix query walks the keys that start with the prefix.
+///   document number: `varint(document − previous)`, `varint(body size)` and its posting body (``SearchPosting``: the
+///   row's length, its count per field, its positions; a query passes over a body it does not need without reading
+///   it). A prefix query walks the keys that start with the prefix.
 /// - `rows`: the row's stored key → `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
 ///   word): the row's distinct words, to remove its postings; an empty value marks a row skipped because it does not
 ///   decode.

@@ -103,7 +103,7 @@ enum SearchPostingBlock {
             if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
                 densest = (summary.length, summary.occurrences)
             }
-            size += run.end(entry) - run.starts[entry] + 5
+            size += run.end(entry) - run.starts[entry] + 7
         }
         var out = ByteWriter(capacity: size + 24)
         out.append(varint: UInt64(range.count))
@@ -116,6 +116,7 @@ enum SearchPostingBlock {
             for entry in range {
                 SearchBytes.append(varint: run.documents[entry] - previous, to: &out)
                 previous = run.documents[entry]
+                SearchBytes.append(varint: UInt64(run.end(entry) - run.starts[entry]), to: &out)
                 out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[run.starts[entry]..<run.end(entry)]))
             }
         }
@@ -131,9 +132,8 @@ enum SearchPostingBlock {
         run.writer.bytes.reserveCapacity(raw.count)
         var reader = try Reader(raw)
         while let document = try reader.next() {
-            let start = reader.bodyStart
+            run.append(document, body: ArraySlice(UnsafeRawBufferPointer(rebasing: raw[reader.bodyStart..<reader.bodyEnd])))
             try reader.skipBody()
-            run.append(document, body: ArraySlice(UnsafeRawBufferPointer(rebasing: raw[start..<reader.offset])))
         }
         return run
     }
@@ -164,7 +164,7 @@ enum SearchPostingBlock {
         var start = 0
         var size = 0
         for entry in 0..<run.count {
-            let entrySize = run.end(entry) - run.starts[entry] + 5
+            let entrySize = run.end(entry) - run.starts[entry] + 7
             if entry > start, entry - start == maximumDocuments || size + entrySize > targetBytes {
                 chunks.append(start..<entry)
                 start = entry
@@ -174,6 +174,19 @@ enum SearchPostingBlock {
         }
         if start < run.count { chunks.append(start..<run.count) }
         return chunks
+    }
+
+    /// Reads the length and per-field counts of the entry whose body starts at `start` in the block `raw` (a place
+    /// ``Reader/bodyStart`` gave for this block).
+    static func readCounts(in raw: UnsafeRawBufferPointer, bodyAt start: Int, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
+        guard start >= 0, start <= raw.count else { throw SearchBytes.Malformed("a body outside its block") }
+        var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[start...]))
+        let length = try reader.int()
+        let fields = try reader.int()
+        for _ in 0..<fields {
+            let field = try reader.int()
+            visit(length, field, try reader.int())
+        }
     }
 
     /// Reads a block's entries in order.
@@ -191,7 +204,9 @@ enum SearchPostingBlock {
         let densestOccurrences: Int
         private var remaining: Int
         private var document: UInt64 = 0
+        /// Where the current entry's body starts and ends in the block.
         private(set) var bodyStart = 0
+        private(set) var bodyEnd = 0
 
         var offset: Int { reader.offset }
 
@@ -219,18 +234,21 @@ enum SearchPostingBlock {
             let (sum, overflow) = document.addingReportingOverflow(delta)
             guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
             document = sum
+            let size = try reader.int()
             bodyStart = reader.offset
+            bodyEnd = bodyStart + size
+            guard bodyEnd <= reader.buffer.count else { throw SearchBytes.Malformed("an entry's body runs past its block") }
             return document
         }
 
+        /// Passes over the entry's body (its size is known: no byte of it is read).
+        @inline(__always)
         mutating func skipBody() throws {
-            _ = try reader.int()
-            let fields = try reader.int()
-            for _ in 0..<fields { _ = try reader.int(); _ = try reader.int() }
-            try reader.skip(try reader.int())
+            try reader.skip(bodyEnd - reader.offset)
         }
 
         /// Reads the entry's length and calls `visit` with each field's count; skips the positions.
+        @inline(__always)
         mutating func readCounts(_ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
             let length = try reader.int()
             let fields = try reader.int()
@@ -238,14 +256,15 @@ enum SearchPostingBlock {
                 let field = try reader.int()
                 visit(length, field, try reader.int())
             }
-            try reader.skip(try reader.int())
+            guard reader.offset <= bodyEnd else { throw SearchBytes.Malformed("an entry's counts run past its body") }
+            try skipBody()
         }
 
         /// Reads the entry's body with its positions.
         mutating func readPosting() throws -> SearchPosting.Decoded {
-            let start = reader.offset
+            let start = bodyStart
             try skipBody()
-            return try SearchPosting.decode(UnsafeRawBufferPointer(rebasing: reader.buffer[start..<reader.offset]), positions: true)
+            return try SearchPosting.decode(UnsafeRawBufferPointer(rebasing: reader.buffer[start..<bodyEnd]), positions: true)
         }
     }
 }
