@@ -33,14 +33,17 @@ struct SearchBytesTests {
             #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchPostingBlock.decode($0) } }
         }
         // Directory chunks (keyed by their last block, 9 here): two blocks 4 and 9 of 3 and 2 rows. Damaged: a total
-        // that is not the rows' sum, keys that do not ascend, a last key other than the chunk's, no block, a cut.
-        let chunk: [UInt8] = [2, 5, 4, 3, 1, 2, 2, 1, 5, 2, 1, 3, 3, 1]
+        // that is not the rows' sum, keys that do not ascend, a last key other than the chunk's, no block, a cut, a
+        // chunk bound other than its blocks'.
+        // (Start: 2 blocks, 5 rows, at most 1 occurrence, densest row 2 words for 1.)
+        let chunk: [UInt8] = [2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 5, 2, 1, 3, 3, 1]
         var headers: [SearchBlockHeader] = []
         #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 5)
         #expect(headers.map(\.block) == [4, 9] && headers.map(\.count) == [3, 2])
         #expect(SearchBlockDirectory.encode(headers[...]) == chunk)
         let chunks: [(bytes: [UInt8], key: UInt64)] = [
-            ([2, 6] + chunk.dropFirst(2), 9), ([2, 5, 4, 3, 1, 2, 2, 1, 0, 2, 1, 3, 3, 1], 4), (chunk, 10), ([0, 0], 0), (Array(chunk.dropLast()), 9),
+            ([2, 6] + chunk.dropFirst(2), 9), ([2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 0, 2, 1, 3, 3, 1], 4), (chunk, 10), ([0, 0, 0, 0, 0], 0),
+            (Array(chunk.dropLast()), 9), ([2, 5, 1, 3, 1] + chunk.dropFirst(5), 9),
         ]
         for (bytes, key) in chunks {
             var read: [SearchBlockHeader] = []

@@ -18,7 +18,9 @@ struct SearchBlockHeader: Hashable {
 ///
 /// A chunk holds the headers of up to ``maximumBlocks`` consecutive blocks of one list, keyed `word 0 K` where `K` is
 /// its last block's key: as blocks partition a list's rows, chunks partition its blocks, so the chunk naming block
-/// `k` is the first key `>= word 0 k`. Value: `varint(blocks)`, `varint(rows in all)`, then per block, by key:
+/// `k` is the first key `>= word 0 k`. Value: `varint(blocks)`, `varint(rows in all)`, the chunk's bound inputs
+/// (`varint(most occurrences)` of its blocks, `varint(length)` and `varint(occurrences)` of its densest row: a bound
+/// of every block's, so a query decodes only the chunks whose bound reaches its best scores), then per block, by key:
 /// `varint(key − previous key)` (the first from 0), `varint(rows)`, `varint(most occurrences)`, `varint(shortest
 /// row)`, `varint(length)` and `varint(occurrences)` of its densest row. Every write of a block rewrites its chunk
 /// in the same transaction (``apply(removing:adding:term:to:in:)``); a block read through the directory is checked
@@ -27,11 +29,40 @@ enum SearchBlockDirectory {
     /// Blocks per chunk (a chunk is then at most about 1 KB).
     static let maximumBlocks = 64
 
+    /// A chunk as a query first reads it: its rows in all and what bounds its blocks' rows, its blocks' headers
+    /// decoded only if that bound reaches the best scores (``decode(_:chunkKey:into:)``).
+    struct ChunkSummary {
+        var key: UInt64
+        var blocks: Int
+        var rows: Int
+        /// The most occurrences and the densest row of all its blocks (``SearchBlockHeader/minimumLength`` unused).
+        var bound: SearchBlockHeader
+    }
+
+    /// What bounds the rows of all of `headers`: their most occurrences and their densest row.
+    static func summary(of headers: ArraySlice<SearchBlockHeader>) -> SearchBlockHeader {
+        var result = SearchBlockHeader(block: headers.last?.block ?? 0, count: 0, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0)
+        for header in headers {
+            result.count += header.count
+            result.maximumOccurrences = max(result.maximumOccurrences, header.maximumOccurrences)
+            if result.densestOccurrences == 0
+                || header.densestLength * result.densestOccurrences < result.densestLength * header.densestOccurrences {
+                result.densestLength = header.densestLength
+                result.densestOccurrences = header.densestOccurrences
+            }
+        }
+        return result
+    }
+
     /// The value of a chunk of `headers` (ascending keys, at most ``maximumBlocks``).
     static func encode(_ headers: ArraySlice<SearchBlockHeader>) -> [UInt8] {
-        var out = ByteWriter(capacity: 4 + headers.count * 12)
+        var out = ByteWriter(capacity: 8 + headers.count * 12)
+        let summary = summary(of: headers)
         out.append(varint: UInt64(headers.count))
-        out.append(varint: UInt64(headers.reduce(0) { $0 + $1.count }))
+        out.append(varint: UInt64(summary.count))
+        out.append(varint: UInt64(summary.maximumOccurrences))
+        out.append(varint: UInt64(summary.densestLength))
+        out.append(varint: UInt64(summary.densestOccurrences))
         var previous: UInt64 = 0
         for header in headers {
             out.append(varint: header.block - previous)
@@ -52,9 +83,10 @@ enum SearchBlockDirectory {
     @discardableResult
     static func decode(_ raw: UnsafeRawBufferPointer, chunkKey: UInt64, into headers: inout [SearchBlockHeader]) throws -> Int {
         var reader = SearchBytes.Reader(raw)
-        let count = try reader.int()
-        let total = try reader.int()
-        guard count > 0, count <= maximumBlocks else { throw SearchBytes.Malformed("a directory chunk of \(count) blocks") }
+        let chunk = try readSummary(&reader, chunkKey: chunkKey)
+        let count = chunk.blocks
+        let total = chunk.rows
+        let first = headers.count
         var previous = headers.last?.block ?? 0
         var key: UInt64 = 0
         var sum = 0
@@ -72,10 +104,27 @@ enum SearchBlockDirectory {
             sum += header.count
             headers.append(header)
         }
-        guard reader.isAtEnd, key == chunkKey, sum == total else {
-            throw SearchBytes.Malformed("a directory chunk does not add up (its key, its last block, its rows or its length)")
+        guard reader.isAtEnd, key == chunkKey, sum == total, summary(of: headers[first...]) == chunk.bound else {
+            throw SearchBytes.Malformed("a directory chunk does not add up (its key, its last block, its rows, its bound or its length)")
         }
         return total
+    }
+
+    /// Reads a chunk's start: its blocks and rows in all and its bound; then `reader` is at its first block.
+    private static func readSummary(_ reader: inout SearchBytes.Reader, chunkKey: UInt64) throws -> ChunkSummary {
+        let count = try reader.int()
+        guard count > 0, count <= maximumBlocks else { throw SearchBytes.Malformed("a directory chunk of \(count) blocks") }
+        let rows = try reader.int()
+        let bound = SearchBlockHeader(
+            block: chunkKey, count: rows, maximumOccurrences: try reader.int(), minimumLength: 0, densestLength: try reader.int(),
+            densestOccurrences: try reader.int())
+        return ChunkSummary(key: chunkKey, blocks: count, rows: rows, bound: bound)
+    }
+
+    /// The summary of a chunk's value (``ChunkSummary``), without its blocks.
+    static func summary(_ raw: UnsafeRawBufferPointer, chunkKey: UInt64) throws -> ChunkSummary {
+        var reader = SearchBytes.Reader(raw)
+        return try readSummary(&reader, chunkKey: chunkKey)
     }
 
     /// The headers of `term`'s blocks, by key, from `directory`.
@@ -86,6 +135,16 @@ enum SearchBlockDirectory {
             return true
         }
         return headers
+    }
+
+    /// The summaries of `term`'s chunks, by key, with a copy of each chunk's value (to decode its blocks later).
+    static func summaries(of term: [UInt8], in directory: ExtensionTable<BytesCoding, BytesCoding>, _ transaction: ReadTransaction) throws -> [(summary: ChunkSummary, value: [UInt8])] {
+        var chunks: [(summary: ChunkSummary, value: [UInt8])] = []
+        try directory.forEachBytes(in: transaction, prefix: term + [0]) { key, value in
+            chunks.append((try summary(value, chunkKey: try SearchPostingBlock.block(ofKey: key)), Array(value)))
+            return true
+        }
+        return chunks
     }
 
     /// Applies a write of `term`'s blocks to its directory: the blocks keyed `removed` are gone or rewritten, those of

@@ -24,8 +24,7 @@ extension SearchIndex {
             try writer.flushPostings()  // this transaction's postings, before the table is read
         }
         let state = try state(in: transaction)
-        let headers = try lists.map { try blockHeaders(of: $0, in: transaction) }
-        let documentCounts = headers.map { $0.reduce(0) { $0 + $1.count } }
+        let documentCounts = try lists.map { try documentCount(of: $0, in: transaction) }
         let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: documentCounts)
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }

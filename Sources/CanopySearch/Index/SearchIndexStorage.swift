@@ -276,8 +276,9 @@ enum SearchBytes {
         var buffer: UnsafeRawBufferPointer { reader.buffer }
         var isAtEnd: Bool { reader.isAtEnd }
 
+        @inline(__always)
         mutating func skip(_ count: Int) throws {
-            do { try reader.need(count) } catch { throw Malformed("the value ends early") }
+            guard count >= 0, count <= reader.buffer.count - reader.offset else { throw Malformed("the value ends early") }
             reader.offset += count
         }
 
@@ -288,6 +289,15 @@ enum SearchBytes {
         /// (Through ``VarInt``'s inlinable reader: a query reads several per posting.)
         @inline(__always)
         mutating func varint() throws -> UInt64 {
+            // Most values of a posting are below 128: one byte, read here.
+            let offset = reader.offset
+            if offset < reader.buffer.count {
+                let byte = reader.buffer[offset]
+                if byte < 0x80 {
+                    reader.offset = offset + 1
+                    return UInt64(byte)
+                }
+            }
             guard let base = reader.buffer.baseAddress else { throw Malformed("the value ends early") }
             do { return try VarInt.read(base, at: &reader.offset, limit: reader.buffer.count) } catch { throw Malformed("a varint is malformed (\(error))") }
         }

@@ -223,6 +223,7 @@ enum SearchPostingBlock {
 
         /// The next entry's row, its body to be read (``skipBody()``, ``readCounts(_:)``) before the next call; `nil`
         /// after the last.
+        @inline(__always)
         mutating func next() throws -> UInt64? {
             guard remaining > 0 else {
                 guard reader.isAtEnd else { throw SearchBytes.Malformed("bytes after a block's last entry") }
