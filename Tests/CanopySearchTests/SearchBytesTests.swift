@@ -41,6 +41,12 @@ struct SearchBytesTests {
         #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 5)
         #expect(headers.map(\.block) == [4, 9] && headers.map(\.count) == [3, 2])
         #expect(SearchBlockDirectory.encode(headers[...]) == chunk)
+        // A query opens chunks best bound first, not in key order: a chunk of lower keys decodes after a higher one.
+        let later = SearchBlockDirectory.encode([SearchBlockHeader(block: 30, count: 1, maximumOccurrences: 2, minimumLength: 1, densestLength: 1, densestOccurrences: 2)])
+        var opened: [SearchBlockHeader] = []
+        try later.withUnsafeBytes { _ = try SearchBlockDirectory.decode($0, chunkKey: 30, into: &opened) }
+        try chunk.withUnsafeBytes { _ = try SearchBlockDirectory.decode($0, chunkKey: 9, into: &opened) }
+        #expect(opened.map(\.block) == [30, 4, 9])
         let chunks: [(bytes: [UInt8], key: UInt64)] = [
             ([2, 6] + chunk.dropFirst(2), 9), ([2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 0, 2, 1, 3, 3, 1], 4), (chunk, 10), ([0, 0, 0, 0, 0], 0),
             (Array(chunk.dropLast()), 9), ([2, 5, 1, 3, 1] + chunk.dropFirst(5), 9),

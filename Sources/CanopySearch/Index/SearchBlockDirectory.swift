@@ -76,7 +76,7 @@ enum SearchBlockDirectory {
         return out.bytes
     }
 
-    /// Appends the headers of the chunk keyed `chunkKey` to `headers` (whose last key, if any, precedes the chunk's);
+    /// Appends the headers of the chunk keyed `chunkKey` to `headers`;
     /// returns its rows in all.
     /// - Throws: ``SearchBytes/Malformed`` when the chunk is damaged: keys that do not ascend past the previous
     ///   chunk's, a last key other than the chunk's, rows that do not add up to its total.
@@ -87,7 +87,7 @@ enum SearchBlockDirectory {
         let count = chunk.blocks
         let total = chunk.rows
         let first = headers.count
-        var previous = headers.last?.block ?? 0
+        var previous: UInt64 = 0
         var key: UInt64 = 0
         var sum = 0
         for _ in 0..<count {
