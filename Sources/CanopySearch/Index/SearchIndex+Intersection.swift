@@ -37,6 +37,9 @@ extension SearchIndex {
         var bodyStarts: [Int32] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
+        documents.reserveCapacity(documentCounts[driver])
+        bodyBlocks.reserveCapacity(documentCounts[driver])
+        bodyStarts.reserveCapacity(documentCounts[driver])
         do {
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockIndex = Int32(clamping: driverBlocks.count)
@@ -114,6 +117,7 @@ extension SearchIndex {
     ) throws {
         var kept: [Int] = []  // positions in `survivors` found in the list, ascending
         var termCounts: [Int] = []
+        let candidates = survivors.map { documents[$0] }
         var next = 0  // the first survivor not yet passed
         var previousKey: UInt64 = 0
         try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
@@ -121,14 +125,14 @@ extension SearchIndex {
             guard blockKey > previousKey || previousKey == 0 else { throw SearchBytes.Malformed("a word's blocks are out of order") }
             defer { previousKey = blockKey }
             // The block holds rows after the previous key, up to its own: skip it when no survivor is in between.
-            while next < survivors.count, documents[survivors[next]] <= previousKey { next += 1 }
-            guard next < survivors.count else { return false }
-            guard documents[survivors[next]] <= blockKey else { return true }
+            while next < candidates.count, candidates[next] <= previousKey { next += 1 }
+            guard next < candidates.count else { return false }
+            guard candidates[next] <= blockKey else { return true }
             var block = try SearchPostingBlock.Reader(value)
             while let document = try block.next() {
                 guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
-                while next < survivors.count, documents[survivors[next]] < document { next += 1 }
-                guard next < survivors.count, documents[survivors[next]] == document else {
+                while next < candidates.count, candidates[next] < document { next += 1 }
+                guard next < candidates.count, candidates[next] == document else {
                     try block.skipBody()
                     continue
                 }

@@ -289,13 +289,21 @@ enum SearchBytes {
         /// (Through ``VarInt``'s inlinable reader: a query reads several per posting.)
         @inline(__always)
         mutating func varint() throws -> UInt64 {
-            // Most values of a posting are below 128: one byte, read here.
+            // Most values of a posting are below 2^14 (a row-number delta, a count): one or two bytes, read here.
             let offset = reader.offset
             if offset < reader.buffer.count {
                 let byte = reader.buffer[offset]
                 if byte < 0x80 {
                     reader.offset = offset + 1
                     return UInt64(byte)
+                }
+                if offset + 1 < reader.buffer.count {
+                    let second = reader.buffer[offset + 1]
+                    // (A zero second byte is a non-minimal encoding: the general reader decides.)
+                    if second < 0x80, second > 0 {
+                        reader.offset = offset + 2
+                        return UInt64(byte & 0x7F) | UInt64(second) << 7
+                    }
                 }
             }
             guard let base = reader.buffer.baseAddress else { throw Malformed("the value ends early") }
