@@ -43,15 +43,13 @@ extension SearchIndex {
         do {
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockIndex = Int32(clamping: driverBlocks.count)
-                driverBlocks.append(try SearchPostingBlock.block(ofKey: key))
-                var block = try SearchPostingBlock.Reader(value)
-                while let document = try block.next() {
-                    guard documents.last.map({ $0 < document }) ?? true else { throw SearchBytes.Malformed("a word's blocks are out of order") }
-                    documents.append(document)
-                    bodyBlocks.append(blockIndex)
-                    bodyStarts.append(Int32(clamping: block.bodyStart))
-                    try block.skipBody()
-                }
+                let blockKey = try SearchPostingBlock.block(ofKey: key)
+                let previousKey = driverBlocks.last ?? 0
+                guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
+                driverBlocks.append(blockKey)
+                let first = documents.count
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, bodyStarts: &bodyStarts)
+                for _ in first..<documents.count { bodyBlocks.append(blockIndex) }
                 return true
             }
             var survivors = Array(documents.indices)
@@ -128,21 +126,15 @@ extension SearchIndex {
             while next < candidates.count, candidates[next] <= previousKey { next += 1 }
             guard next < candidates.count else { return false }
             guard candidates[next] <= blockKey else { return true }
-            var block = try SearchPostingBlock.Reader(value)
-            while let document = try block.next() {
-                guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
-                while next < candidates.count, candidates[next] < document { next += 1 }
-                guard next < candidates.count, candidates[next] == document else {
-                    try block.skipBody()
-                    continue
+            try candidates.withUnsafeBufferPointer { candidates in
+                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, start, _ in
+                    kept.append(slot)
+                    let base = termCounts.count
+                    for _ in 0..<fieldCount { termCounts.append(0) }
+                    try SearchPostingBlock.readCounts(in: value, bodyAt: start) { _, field, count in
+                        if field < fieldCount { termCounts[base + field] += count }
+                    }
                 }
-                kept.append(next)
-                let base = termCounts.count
-                for _ in 0..<fieldCount { termCounts.append(0) }
-                try block.readCounts { _, field, count in
-                    if field < fieldCount { termCounts[base + field] += count }
-                }
-                next += 1
             }
             return true
         }

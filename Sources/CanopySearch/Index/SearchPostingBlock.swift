@@ -176,6 +176,80 @@ enum SearchPostingBlock {
         return chunks
     }
 
+    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, and
+    /// where each one's body starts to `bodyStarts`, reading no body: a tight loop over raw bytes (an intersection
+    /// reads every row of its rarest list this way).
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block (as ``Reader`` does) or a row outside its block's range.
+    static func appendRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], bodyStarts: inout [Int32]
+    ) throws {
+        try scanRows(of: raw, after: previousKey, upTo: blockKey) { document, start, _ in
+            documents.append(document)
+            bodyStarts.append(Int32(clamping: start))
+            return true
+        }
+    }
+
+    /// Calls `matched(slot, bodyStart, bodyEnd)` for each row of the block `raw` (keyed `blockKey`, after the block
+    /// keyed `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the
+    /// last candidate the block could hold); reads no other body.
+    /// - Throws: as ``appendRows(of:after:upTo:to:bodyStarts:)``, and what `matched` throws.
+    static func matchRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
+        next: inout Int, _ matched: (_ slot: Int, _ bodyStart: Int, _ bodyEnd: Int) throws -> Void
+    ) throws {
+        var slot = next
+        defer { next = slot }
+        try scanRows(of: raw, after: previousKey, upTo: blockKey) { document, start, end in
+            while slot < candidates.count, candidates[slot] < document { slot += 1 }
+            guard slot < candidates.count else { return false }
+            if candidates[slot] == document {
+                try matched(slot, start, end)
+                slot += 1
+            }
+            return true
+        }
+    }
+
+    /// The rows of a block with their bodies' places, while `visit` returns `true`; checks what ``Reader`` checks.
+    @inline(__always)
+    private static func scanRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64,
+        _ visit: (_ document: UInt64, _ bodyStart: Int, _ bodyEnd: Int) throws -> Bool
+    ) throws {
+        let header = try Reader(raw)
+        guard let base = raw.baseAddress else { return }
+        let count = raw.count
+        var offset = header.offset
+        var remaining = header.count
+        var document: UInt64 = 0
+        @inline(__always)
+        func varint() throws -> UInt64 {
+            if offset < count {
+                let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+                if byte < 0x80 {
+                    offset += 1
+                    return UInt64(byte)
+                }
+            }
+            do { return try VarInt.read(base, at: &offset, limit: count) } catch { throw SearchBytes.Malformed("a varint is malformed (\(error))") }
+        }
+        while remaining > 0 {
+            remaining -= 1
+            let delta = try varint()
+            let (sum, overflow) = document.addingReportingOverflow(delta)
+            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+            document = sum
+            let size = try varint()
+            guard size <= UInt64(count - offset) else { throw SearchBytes.Malformed("an entry's body runs past its block") }
+            let start = offset
+            offset += Int(size)
+            guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
+            guard try visit(document, start, offset) else { return }
+        }
+        guard offset == count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
+    }
+
     /// Reads the length and per-field counts of the entry whose body starts at `start` in the block `raw` (a place
     /// ``Reader/bodyStart`` gave for this block).
     static func readCounts(in raw: UnsafeRawBufferPointer, bodyAt start: Int, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
@@ -208,6 +282,7 @@ enum SearchPostingBlock {
         private(set) var bodyStart = 0
         private(set) var bodyEnd = 0
 
+        /// Where the next entry starts.
         var offset: Int { reader.offset }
 
         init(_ raw: UnsafeRawBufferPointer) throws {
