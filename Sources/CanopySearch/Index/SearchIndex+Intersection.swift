@@ -127,7 +127,7 @@ extension SearchIndex {
             guard next < candidates.count else { return false }
             guard candidates[next] <= blockKey else { return true }
             try candidates.withUnsafeBufferPointer { candidates in
-                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, start, _ in
+                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, start in
                     kept.append(slot)
                     let base = termCounts.count
                     for _ in 0..<fieldCount { termCounts.append(0) }

@@ -177,77 +177,100 @@ enum SearchPostingBlock {
     }
 
     /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, and
-    /// where each one's body starts to `bodyStarts`, reading no body: a tight loop over raw bytes (an intersection
-    /// reads every row of its rarest list this way).
+    /// where each one's body starts to `bodyStarts`, reading no body (an intersection reads every row of its rarest
+    /// list this way).
     /// - Throws: ``SearchBytes/Malformed`` for a damaged block (as ``Reader`` does) or a row outside its block's range.
     static func appendRows(
         of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], bodyStarts: inout [Int32]
     ) throws {
-        try scanRows(of: raw, after: previousKey, upTo: blockKey) { document, start, _ in
-            documents.append(document)
-            bodyStarts.append(Int32(clamping: start))
-            return true
+        var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
+        documents.reserveCapacity(documents.count + rows.remaining)
+        bodyStarts.reserveCapacity(bodyStarts.count + rows.remaining)
+        while try rows.next() {
+            documents.append(rows.document)
+            bodyStarts.append(Int32(clamping: rows.bodyStart))
         }
     }
 
-    /// Calls `matched(slot, bodyStart, bodyEnd)` for each row of the block `raw` (keyed `blockKey`, after the block
-    /// keyed `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the
-    /// last candidate the block could hold); reads no other body.
+    /// Calls `matched(slot, bodyStart)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
+    /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
+    /// candidate the block could hold); reads no other body.
     /// - Throws: as ``appendRows(of:after:upTo:to:bodyStarts:)``, and what `matched` throws.
     static func matchRows(
         of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
-        next: inout Int, _ matched: (_ slot: Int, _ bodyStart: Int, _ bodyEnd: Int) throws -> Void
+        next: inout Int, _ matched: (_ slot: Int, _ bodyStart: Int) throws -> Void
     ) throws {
         var slot = next
-        defer { next = slot }
-        try scanRows(of: raw, after: previousKey, upTo: blockKey) { document, start, end in
+        var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
+        while slot < candidates.count, try rows.next() {
+            let document = rows.document
             while slot < candidates.count, candidates[slot] < document { slot += 1 }
-            guard slot < candidates.count else { return false }
-            if candidates[slot] == document {
-                try matched(slot, start, end)
+            if slot < candidates.count, candidates[slot] == document {
+                try matched(slot, rows.bodyStart)
                 slot += 1
             }
-            return true
         }
+        next = slot
     }
 
-    /// The rows of a block with their bodies' places, while `visit` returns `true`; checks what ``Reader`` checks.
-    @inline(__always)
-    private static func scanRows(
-        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64,
-        _ visit: (_ document: UInt64, _ bodyStart: Int, _ bodyEnd: Int) throws -> Bool
-    ) throws {
-        let header = try Reader(raw)
-        guard let base = raw.baseAddress else { return }
-        let count = raw.count
-        var offset = header.offset
-        var remaining = header.count
-        var document: UInt64 = 0
+    /// A block's rows and their bodies' places, over its raw bytes (no body read); checks what ``Reader`` checks.
+    struct RowScanner {
+        private let base: UnsafeRawPointer?
+        private let count: Int
+        private var offset: Int
+        private(set) var remaining: Int
+        private let previousKey: UInt64
+        private let blockKey: UInt64
+        private(set) var document: UInt64 = 0
+        private(set) var bodyStart = 0
+
+        init(_ raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64) throws {
+            let header = try Reader(raw)
+            base = raw.baseAddress
+            count = raw.count
+            offset = header.offset
+            remaining = header.count
+            self.previousKey = previousKey
+            self.blockKey = blockKey
+        }
+
+        /// Moves to the next row (``document``, ``bodyStart``); `false` after the last.
         @inline(__always)
-        func varint() throws -> UInt64 {
-            if offset < count {
-                let byte = base.load(fromByteOffset: offset, as: UInt8.self)
-                if byte < 0x80 {
+        mutating func next() throws -> Bool {
+            guard remaining > 0, let base else {
+                guard offset == count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
+                return false
+            }
+            remaining -= 1
+            let delta = try Self.varint(base, &offset, count)
+            let (sum, overflow) = document.addingReportingOverflow(delta)
+            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+            document = sum
+            let size = try Self.varint(base, &offset, count)
+            guard size <= UInt64(count - offset) else { throw SearchBytes.Malformed("an entry's body runs past its block") }
+            bodyStart = offset
+            offset += Int(size)
+            guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
+            return true
+        }
+
+        /// A varint at `offset`: one or two bytes here, longer ones by ``VarInt``.
+        @inline(__always)
+        private static func varint(_ base: UnsafeRawPointer, _ offset: inout Int, _ count: Int) throws -> UInt64 {
+            if offset + 1 < count {
+                let first = base.load(fromByteOffset: offset, as: UInt8.self)
+                if first < 0x80 {
                     offset += 1
-                    return UInt64(byte)
+                    return UInt64(first)
+                }
+                let second = base.load(fromByteOffset: offset + 1, as: UInt8.self)
+                if second < 0x80, second > 0 {
+                    offset += 2
+                    return UInt64(first & 0x7F) | UInt64(second) << 7
                 }
             }
             do { return try VarInt.read(base, at: &offset, limit: count) } catch { throw SearchBytes.Malformed("a varint is malformed (\(error))") }
         }
-        while remaining > 0 {
-            remaining -= 1
-            let delta = try varint()
-            let (sum, overflow) = document.addingReportingOverflow(delta)
-            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
-            document = sum
-            let size = try varint()
-            guard size <= UInt64(count - offset) else { throw SearchBytes.Malformed("an entry's body runs past its block") }
-            let start = offset
-            offset += Int(size)
-            guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
-            guard try visit(document, start, offset) else { return }
-        }
-        guard offset == count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
     }
 
     /// Reads the length and per-field counts of the entry whose body starts at `start` in the block `raw` (a place
