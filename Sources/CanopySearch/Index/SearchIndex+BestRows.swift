@@ -67,6 +67,7 @@ extension SearchIndex {
             order.push(Self.bound(of: chunk.summary.bound, largestWeight: largestWeight, idf: idf, averageLength: averageLength), item: -1 - index)
         }
         var headers: [SearchBlockHeader] = []
+        headers.reserveCapacity(chunks.reduce(0) { $0 + $1.summary.blocks })
         var best = BestScores(limit: limit)
         var candidates: [(document: UInt64, score: Double)] = []
         let fieldCount = fields.count
@@ -84,7 +85,10 @@ extension SearchIndex {
                     throw corrupt("a block directory is malformed (\(error))")
                 }
                 for block in first..<headers.count {
-                    order.push(Self.bound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength), item: block)
+                    let blockBound = Self.bound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
+                    // A block below the scores kept now stays below them (they only rise): it would never be read.
+                    if best.isFull, blockBound < best.threshold { continue }
+                    order.push(blockBound, item: block)
                 }
                 continue
             }
