@@ -32,8 +32,9 @@ let package = Package(
         // CRC32C in C: the CPU's crc32 instruction (SSE4.2, ARMv8 CRC) where there is one, a table otherwise.
         .target(name: "CCRC32C"),
         // Guarded calls into LMDB: a crash inside liblmdb on a damaged page (SIGSEGV or SIGBUS in the map, a failed
-        // assertion) returns an error code instead of ending the process.
-        .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
+        // assertion) returns an error code instead of ending the process. Its checked reads also check what they found
+        // (inside the data file; a value's checksum, hence CCRC32C), so that a read or a scan's step is one call.
+        .target(name: "CLMDBGuard", dependencies: ["CLMDB", "CCRC32C"]),
         // A thin, safe Swift wrapper over LMDB (values of checksummed databases carry a CRC32C; calls that read pages
         // are guarded). Knows nothing of collections, codecs or views.
         .target(name: "LMDB", dependencies: ["CLMDB", "CLMDBGuard", "CCRC32C"]),

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "lmdb_guard.h"
 
+#include "crc32c.h"
+
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -325,6 +327,48 @@ int canopy_mdb_cursor_open(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, 
 
 int canopy_mdb_cursor_get(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op) {
     GUARDED(guard, mdb_cursor_get(cursor, key, data, op));
+}
+
+/// The checks of a checked read that found an entry (see lmdb_guard.h), after its guarded call: the key and value
+/// were found inside the data file, so reading them for the checksum cannot fault.
+__attribute__((always_inline))
+static inline int check_entry(canopy_lmdb_guard *guard, const MDB_val *key, MDB_val *data, int check_key, int checks) {
+    int writing = (checks & CANOPY_LMDB_CHECK_WRITING) != 0;
+    if (check_key && !canopy_lmdb_guard_readable(guard, key->mv_data, key->mv_size, writing)) return CANOPY_LMDB_KEY_OUTSIDE;
+    if (!canopy_lmdb_guard_readable(guard, data->mv_data, data->mv_size, writing)) return CANOPY_LMDB_VALUE_OUTSIDE;
+    if (checks & CANOPY_LMDB_CHECK_CHECKSUMMED) {
+        long payload = canopy_crc32c_sealed_payload_length(key->mv_data, key->mv_size, data->mv_data, data->mv_size);
+        if (payload < 0) return CANOPY_LMDB_CHECKSUM_MISMATCH;
+        data->mv_size = (size_t)payload;
+    }
+    return 0;
+}
+
+// The checked reads make their guarded call themselves (GUARDED returns from the function): one call from Swift per
+// read or scan step, with the checks after it.
+
+int canopy_mdb_cursor_get_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op, int checks) {
+    if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) return CANOPY_LMDB_REFUSED;
+    struct thread_guard *thread = &current_thread;
+    sigjmp_buf jump;
+    if (sigsetjmp(jump, 0) != 0) return CANOPY_LMDB_CONTAINED;
+    thread->guard = guard;
+    thread->jump = &jump;
+    int rc = mdb_cursor_get(cursor, key, data, op);
+    thread->jump = NULL;
+    return rc != 0 ? rc : check_entry(guard, key, data, 1, checks);
+}
+
+int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, int checks) {
+    if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) return CANOPY_LMDB_REFUSED;
+    struct thread_guard *thread = &current_thread;
+    sigjmp_buf jump;
+    if (sigsetjmp(jump, 0) != 0) return CANOPY_LMDB_CONTAINED;
+    thread->guard = guard;
+    thread->jump = &jump;
+    int rc = mdb_get(txn, dbi, key, data);
+    thread->jump = NULL;
+    return rc != 0 ? rc : check_entry(guard, key, data, 0, checks);
 }
 
 int canopy_mdb_cursor_put(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsigned int flags) {

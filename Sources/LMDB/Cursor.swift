@@ -12,13 +12,23 @@ public final class Cursor {
         public let key: UnsafeRawBufferPointer
         /// The value's bytes.
         public let value: UnsafeRawBufferPointer
+
+        @usableFromInline
+        init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+            self.key = key
+            self.value = value
+        }
     }
 
     // Without the runtime's exclusivity check on every step (see ReadTransaction.handle): one thread at a time.
     @usableFromInline @exclusivity(unchecked) var handle: OpaquePointer?
     /// The database the cursor moves in.
     public let database: Database
-    let transaction: ReadTransaction
+    @usableFromInline let transaction: ReadTransaction
+    /// The environment's guard, and the checks each step makes (`CANOPY_LMDB_CHECK_*`): read once here, so that a
+    /// step touches no reference-counted object.
+    @usableFromInline let containment: UnsafeMutablePointer<canopy_lmdb_guard>
+    @usableFromInline let checks: Int32
 
     init(transaction: ReadTransaction, database: Database) throws {
         var cursor: OpaquePointer?
@@ -27,6 +37,8 @@ public final class Cursor {
         self.handle = cursor
         self.database = database
         self.transaction = transaction
+        containment = transaction.environment.containment
+        checks = transaction.entryChecks(database)
     }
 
     /// The open handle, or `nil` once the cursor is closed.
@@ -51,30 +63,21 @@ public final class Cursor {
     }
 
     /// ``get(_:key:value:)`` on the cursor's open `handle`: for a loop that reads the handle once (a class property's
-    /// read is an exclusivity check at run time, on every row of a scan otherwise).
-    @inline(__always)
+    /// read is an exclusivity check at run time, on every row of a scan otherwise). One C call moves the cursor and
+    /// checks what it found: key and value inside the data file, the value's checksum.
+    @inlinable @inline(__always)
     func step(_ handle: OpaquePointer, _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
-        let environment = transaction.environment
-        let rc = canopy_mdb_cursor_get(environment.containment, handle, &k, &v, op)
+        let rc = canopy_mdb_cursor_get_checked(containment, handle, &k, &v, op, checks)
+        if rc == 0 {
+            return Entry(key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        }
         if rc == MDB_NOTFOUND { return nil }
         // LMDB answers EINVAL for the current entry of a cursor that was never positioned (or whose database lost
         // its last entry): there is no current entry.
         if rc == LMDBError.Code.invalidArgument.rawValue && op == MDB_GET_CURRENT { return nil }
-        if rc != 0 { throw transaction.failure(rc, "mdb_cursor_get", database) }
-        let writing = !transaction.isReadOnly
-        try environment.checkReadable(k, writing: writing, "key", "mdb_cursor_get", database: database, key: nil)
-        // (The key was checked first: it can be read.)
-        try environment.checkReadable(v, writing: writing, "value", "mdb_cursor_get", database: database,
-                                      key: Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)))
-        let foundKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
-        let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-        guard database.checksummed else { return Entry(key: foundKey, value: stored) }
-        guard let payload = ValueChecksum.payload(of: stored, key: foundKey) else {
-            throw ValueChecksum.mismatch("mdb_cursor_get", path: transaction.environment.path, database: database, key: foundKey)
-        }
-        return Entry(key: foundKey, value: payload)
+        throw transaction.checkedReadFailure(rc, "mdb_cursor_get", database, key: k, value: v, lookupKey: nil)
     }
 
     /// Moves to the first entry. `nil` when the database is empty.
@@ -82,7 +85,12 @@ public final class Cursor {
     /// Moves to the last entry. `nil` when the database is empty.
     public func last() throws -> Entry? { try get(MDB_LAST) }
     /// Moves to the next entry. `nil` past the end.
-    public func next() throws -> Entry? { try get(MDB_NEXT) }
+    @inlinable @inline(__always)
+    public func next() throws -> Entry? {
+        // (Not through `get`: a scan's step, without its optional arguments.)
+        guard let handle else { return try get(MDB_NEXT) }
+        return try step(handle, MDB_NEXT)
+    }
     /// Moves to the previous entry. `nil` before the start.
     public func previous() throws -> Entry? { try get(MDB_PREV) }
     /// The entry at the cursor, or `nil` when the cursor is not positioned.

@@ -143,6 +143,33 @@ public class ReadTransaction {
         environment.failure(rc, operation, database: database?.name)
     }
 
+    /// The checks a read of `database` makes of what it finds (`CANOPY_LMDB_CHECK_*`, for the C reads that make them).
+    @usableFromInline
+    func entryChecks(_ database: Database) -> Int32 {
+        (isReadOnly ? 0 : CANOPY_LMDB_CHECK_WRITING) | (database.checksummed ? CANOPY_LMDB_CHECK_CHECKSUMMED : 0)
+    }
+
+    /// The error of a checked read (`canopy_mdb_get_checked`, `canopy_mdb_cursor_get_checked`) that returned `rc`,
+    /// neither 0 nor `MDB_NOTFOUND`: a key or value past the end of the data file, a checksum that does not match, or
+    /// LMDB's error. `key` and `value` are what LMDB returned; `lookupKey` the key a `mdb_get` was given.
+    @usableFromInline @inline(never)
+    func checkedReadFailure(
+        _ rc: Int32, _ operation: String, _ database: Database, key: MDB_val, value: MDB_val, lookupKey: UnsafeRawBufferPointer?
+    ) -> LMDBError {
+        // (The key was checked before the value: it can be read when the value is the one outside.)
+        let foundKey = lookupKey ?? UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
+        switch rc {
+        case CANOPY_LMDB_KEY_OUTSIDE:
+            return environment.unreadable(key, "key", operation, database: database, key: nil)
+        case CANOPY_LMDB_VALUE_OUTSIDE:
+            return environment.unreadable(value, "value", operation, database: database, key: Array(foundKey))
+        case CANOPY_LMDB_CHECKSUM_MISMATCH:
+            return ValueChecksum.mismatch(operation, path: environment.path, database: database, key: foundKey)
+        default:
+            return failure(rc, operation, database)
+        }
+    }
+
     // MARK: Databases
 
     /// Opens a named database (or the unnamed one with `name == nil`) in this transaction.
@@ -189,18 +216,11 @@ public class ReadTransaction {
     ) throws -> R {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
-        let rc = canopy_mdb_get(environment.containment, try liveHandle, database.handle, &k, &v)
-        if rc == 0 {
-            try environment.checkReadable(v, writing: !isReadOnly, "value", "mdb_get", database: database, key: Array(key))
-            let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-            guard database.checksummed else { return try body(stored) }
-            guard let payload = ValueChecksum.payload(of: stored, key: key) else {
-                throw ValueChecksum.mismatch("mdb_get", path: environment.path, database: database, key: key)
-            }
-            return try body(payload)
-        }
+        // One C call finds the value and checks it (inside the data file; its checksum, which is cut off).
+        let rc = canopy_mdb_get_checked(environment.containment, try liveHandle, database.handle, &k, &v, entryChecks(database))
+        if rc == 0 { return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) }
         if rc == MDB_NOTFOUND { return try body(nil) }
-        throw failure(rc, "mdb_get", database)
+        throw checkedReadFailure(rc, "mdb_get", database, key: k, value: v, lookupKey: key)
     }
 
     /// Calls `body` with the value stored for `key`, or `nil`, without copying it.
@@ -286,8 +306,8 @@ public class ReadTransaction {
 extension ReadTransaction {
     /// Whether `key` starts with `prefix`: a prefix of 4 bytes (a Canopy collection's rows) is compared as one word,
     /// without a call to `memcmp` on every entry of a scan.
-    @inline(__always)
-    static func key(_ key: UnsafeRawBufferPointer, startsWith prefix: UnsafeRawBufferPointer) -> Bool {
+    @inlinable @inline(__always)
+    public static func key(_ key: UnsafeRawBufferPointer, startsWith prefix: UnsafeRawBufferPointer) -> Bool {
         guard key.count >= prefix.count else { return false }
         switch prefix.count {
         case 0: return true

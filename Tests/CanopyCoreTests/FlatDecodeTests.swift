@@ -99,6 +99,12 @@ private struct NotOptedIn: Codable, Equatable {
     var count: Int
 }
 
+/// A flat struct whose bytes are shorter than the 16 the fast path compares an entry's head against.
+private struct Tiny: Codable, Equatable, BinaryCodecSynthesizedDecoding {
+    var on: Bool
+    var n: UInt8
+}
+
 private struct WrongShape: Codable, Sendable, BinaryCodecSynthesizedDecoding {
     var id: String
     var title: Int
@@ -112,6 +118,16 @@ private func isPlan(_ type: Any.Type) -> Bool {
 private func isGeneral(_ type: Any.Type) -> Bool {
     if case .general? = FlatDecodePlans.entry(for: type) { return true }
     return false
+}
+
+/// Whether the fast path itself (not the general path it falls back to) decodes `bytes` as `T`, which has a plan.
+private func fastPathAccepts<T>(_ bytes: [UInt8], as type: T.Type) -> Bool {
+    guard let plan = FlatDecodePlans.entry(for: T.self)?.plan else { return false }
+    let out = UnsafeMutablePointer<T>.allocate(capacity: 1)
+    defer { out.deallocate() }
+    guard bytes.withUnsafeBytes({ plan.decode(into: UnsafeMutableRawPointer(out), from: $0) }) else { return false }
+    out.deinitialize(count: 1)
+    return true
 }
 
 @Suite("Binary codec: fast path for flat structs")
@@ -167,6 +183,83 @@ struct FlatDecodeTests {
             ratio: value.ratio, score: value.score, note: value.note, title: value.title, id: value.id)
         let bytes = try codec.encode(reordered)
         #expect(try bytes.withUnsafeBytes { try codec.decode(Flat.self, from: $0) } == value)
+    }
+
+    /// Strings of every length around the small string's 15 bytes and the 8-byte words the ASCII check loads, in
+    /// ASCII and not; integers whose varints take 1 to 10 bytes; an entry's head read near the end of the bytes, and
+    /// bytes shorter than a head's 16: the fast path decodes what the general path decodes.
+    @Test func boundariesOfStringsIntegersAndHeads() throws {
+        var random = SeededRandom(seed: 0xB0B)
+        _ = try codec.encode(Flat.random(using: &random)).withUnsafeBytes { try codec.decode(Flat.self, from: $0) }
+        #expect(isPlan(Flat.self))
+        func check(_ value: Flat, _ context: String) throws {
+            let bytes = try codec.encode(value)
+            let fast = try bytes.withUnsafeBytes { try codec.decode(Flat.self, from: $0) }
+            let general = try bytes.withUnsafeBytes { try codec.decodeGeneral(Flat.self, from: $0) }
+            #expect(fast == value && general == value, "\(context)")
+            #expect(fastPathAccepts(bytes, as: Flat.self), "the fast path itself decodes \(context)")
+        }
+        var value = Flat.random(using: &random)
+        for length in 0...40 {
+            value.title = String((0..<length).map { Character(UnicodeScalar(UInt8(0x21 + ($0 * 7) % 94))) })
+            value.note = String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)
+            try check(value, "string length \(length)")
+            value.title = String(repeating: "a", count: max(0, length - 1)) + "😀"
+            try check(value, "string length \(length) ending in a 4-byte scalar")
+        }
+        var integers: [Int] = [0, 1, -1, 63, -64, 64, -65, .max, .min]
+        for bits in 1...62 { integers += [1 << bits, -(1 << bits), (1 << bits) - 1] }
+        for integer in integers {
+            value.id = integer
+            value.big = UInt64(bitPattern: Int64(integer))
+            value.count = UInt32(truncatingIfNeeded: integer)
+            value.small = Int8(truncatingIfNeeded: integer)
+            value.delta = Int16(truncatingIfNeeded: integer)
+            try check(value, "integer \(integer)")
+        }
+        // Bytes shorter than 16: every head is read from fewer bytes than two words.
+        for tiny in [Tiny(on: true, n: 0), Tiny(on: false, n: 255)] {
+            let bytes = try codec.encode(tiny)
+            #expect(bytes.count < 16)
+            for _ in 0..<2 { #expect(try bytes.withUnsafeBytes { try codec.decode(Tiny.self, from: $0) } == tiny) }
+            #expect(isPlan(Tiny.self))
+            #expect(fastPathAccepts(bytes, as: Tiny.self))
+            for length in 0..<bytes.count {
+                #expect(throws: DecodingError.self) { try Array(bytes.prefix(length)).withUnsafeBytes { try codec.decode(Tiny.self, from: $0) } }
+            }
+        }
+    }
+
+    /// Bytes that are not UTF-8 in a string the fast path reads (short or long, at its start, middle or end) fail as
+    /// the general path fails: a typed error, never a string with U+FFFD in it.
+    @Test func invalidUTF8FailsAsTheGeneralPathDoes() throws {
+        var random = SeededRandom(seed: 0x0FF)
+        _ = try codec.encode(Flat.random(using: &random)).withUnsafeBytes { try codec.decode(Flat.self, from: $0) }
+        let invalid: [[UInt8]] = [[0xFF], [0xC0, 0x80], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x80]]
+        for length in [4, 11, 15, 16, 27, 40] {
+            var value = Flat.random(using: &random)
+            value.note = String(repeating: "Q", count: length)
+            let bytes = try codec.encode(value)
+            let marker = Array(repeating: UInt8(ascii: "Q"), count: length)
+            guard let start = (0...(bytes.count - length)).first(where: { Array(bytes[$0..<($0 + length)]) == marker }) else {
+                Issue.record("the note's bytes are not in the encoding")
+                continue
+            }
+            for sequence in invalid where sequence.count <= length {
+                for offset in Set([0, (length - sequence.count) / 2, length - sequence.count]) {
+                    var damaged = bytes
+                    damaged.replaceSubrange((start + offset)..<(start + offset + sequence.count), with: sequence)
+                    let fast = Result { try damaged.withUnsafeBytes { try codec.decode(Flat.self, from: $0) } }
+                    let general = Result { try damaged.withUnsafeBytes { try codec.decodeGeneral(Flat.self, from: $0) } }
+                    switch (fast, general) {
+                    case (.failure(let a), .failure(let b)):
+                        #expect(String(describing: a) == String(describing: b), "length \(length), \(sequence) at \(offset)")
+                    default:
+                        Issue.record("invalid UTF-8 decoded: \(fast) / \(general); length \(length), \(sequence) at \(offset)")
+                    }
+                }
+            }
+        }
     }
 
     @Test func typesThatDoNotQualifyTakeTheGeneralPath() throws {

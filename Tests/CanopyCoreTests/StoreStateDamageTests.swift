@@ -16,10 +16,11 @@ struct StoreStateDamageTests {
             let connection = database.newConnection()
             try connection.readWrite { txn in try txn.set(Item(title: "a"), forKey: "a", in: items) }
             #expect(try database.currentSnapshot() == 1)
-            // Three bytes where the snapshot's eight are expected, through the store's own (checksummed) handle, in a
-            // transaction that writes nothing else (so its commit does not rewrite the record).
+            // Three bytes where the state's entry is expected (canopy/5: the newest commit-log entry is the state),
+            // through the store's own (checksummed) handle, in a transaction that writes nothing else (so its commit
+            // does not write another entry).
             try connection.readWrite { txn in
-                try txn.writeStorage.put([0, 0, 1], forKey: StoreInfoKey.state, in: txn.tables.info)
+                try txn.writeStorage.put([0, 0, 1], forKey: SnapshotKey.bytes(1), in: txn.tables.commits)
             }
             let error = #expect(throws: CanopyError.self) { _ = try database.currentSnapshot() }
             #expect(error?.code == .corruptStore)

@@ -47,6 +47,47 @@ struct SearchRulesTests {
         }
     }
 
+    /// Rows the index had indexed, changed by a process that does not register it: rewritten (their records keep
+    /// the index's attachment: the old words), removed, or removed and written again (the attachment is gone with the
+    /// record; their old postings are found through `documents` only by a rebuild).
+    @Test("Another process rewrites, removes, or removes and writes again rows the index holds: after catch-up every word finds exactly its rows",
+          .timeLimit(.minutes(5)), arguments: [["--churn"], ["--regroup", "7"], ["--churn", "--regroup", "11"]])
+    func catchUpOfIndexedRows(_ mode: [String]) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: .init(durability: .none))
+        let index = Self.entrySearch()
+        try database.register(index)
+        // The writer's own key scheme and counter: its commits remove and rewrite these rows.
+        try database.newConnection().readWrite { txn in
+            for number in 1...10 {
+                for part in ["a", "b"] { try txn.set(CrashWriterEntry(number: number, part: part), forKey: "\(number)-\(part)", in: crashWriterEntries) }
+            }
+            try txn.set(10, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter"))
+        }
+        let writer = try #require(builtExecutable(named: "CrashWriter"), "the CrashWriter executable was not built")
+        let child = try ChildProcess(writer, [path, "none", "--commits", "6"] + mode)
+        _ = child.remainingLines(seconds: 120)
+        #expect(child.waitForExit(seconds: 120) == 0)
+        try database.newConnection().readWrite { txn in
+            try txn.set(CrashWriterEntry(number: 100, part: "b"), forKey: "mine", in: crashWriterEntries)
+        }
+        try database.newConnection().read { txn in
+            var byWord: [String: [String]] = [:]
+            for key in try txn.keys(inCollection: crashWriterEntries.name) {
+                guard let entry = try txn.object(forKey: key, in: crashWriterEntries) else { continue }
+                byWord[entry.part, default: []].append(key)
+                byWord["n\(entry.number)", default: []].append(key)
+            }
+            let words = ["a", "b", "c"] + (0...100).map { "n\($0)" }
+            for word in words {
+                let found = try index.search(word, in: txn, limit: 10_000, highlights: false).map(\.id.key).sorted()
+                #expect(found == (byWord[word] ?? []).sorted(), "\(mode): \(word)")
+            }
+        }
+    }
+
     @Test("A changed field weight rebuilds (definition fingerprint); a changed closure without a new tag is caught by the spot check")
     func definition() throws {
         let directory = try TemporaryDirectory()

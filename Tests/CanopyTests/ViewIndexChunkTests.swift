@@ -3,7 +3,7 @@ import CanopyTestSupport
 import Testing
 
 /// The page directory against a model, through chunk and block splits and removals at the real sizes (a group needs
-/// more than ``ViewIndex/maxPagesPerChunk`` × ``ViewIndex/ChunkList/blockSize`` pages, about 260k rows, before its
+/// more than ``ViewIndex/maxPagesPerChunk`` × ``ViewIndex/ChunkList/blockSize`` pages, about 130k rows, before its
 /// chunks take a second block: too many for the views' own tests, so the directory is driven directly here).
 @Suite("View index: chunks and blocks split, empty and answer position queries as the model does")
 struct ViewIndexChunkTests {

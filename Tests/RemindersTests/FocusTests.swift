@@ -65,7 +65,10 @@ struct FocusTests {
                 (["focus", "move", "3", "1"], 1, "#3 is not in focus; `reminders focus add 3` adds it"),
                 (["focus", "remove", "3"], 1, "#3 is not in focus"),
                 (["focus", "move", "1"], 2, "Missing expected argument '<position>'"),
-                (["focus", "move", "1", "first"], 2, "first"),
+                (["focus", "move", "1", "first"], 2, "give one position, a whole number from 1 (got first)"),
+                (["focus", "move", "1", "1", "2"], 2, "give one position, a whole number from 1 (got 1 2)"),
+                // A negative position is a position (out of range), not an unknown option.
+                (["focus", "move", "1", "-1"], 1, "position -1 is out of range: give 1 to 1"),
             ]
             for (arguments, status, message) in cases {
                 let result = reminders(arguments + ["--db", path])

@@ -69,4 +69,47 @@ struct SearchFormatUpgradeTests {
         #expect(reminders(["add", "reminder", "Milk milk", "--db", path]).status == 0)
         #expect(ids("milk").sorted() == ["#1 ", "#4 ", "#6 ", "#7 ", "#8 "])
     }
+
+    /// The third format (each row's record — its document number and words — in a `rows` table), written by the
+    /// `reminders` of b46f9c5 (`add` ×7, `delete 3`, `edit 7 --title`): the records are the rows' attachments now, so
+    /// an index of format 3 read as format 4 would find no record for its rows and leave a deleted or edited row's
+    /// postings behind. The recorded format rebuilds it first, and the `rows` table goes.
+    @Test("a format-3 index is rebuilt (its rows table dropped); searches answer what the old build answered; deletes and edits leave no posting behind")
+    func formatThreeRebuilt() throws {
+        let directory = try TemporaryDirectory(prefix: "reminders-search-format3")
+        defer { directory.remove() }
+        let path = try unpackGzippedDatabase(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format3-reminders.data.mdb.gz"),
+            into: directory)
+        #expect(try recordedOptions(path)?.contains("\"format\":3") == true, "the fixture holds the third format")
+        func ids(_ query: String) -> [String] {
+            let result = reminders(["search", query, "--db", path])
+            #expect(result.status == 0, "\(query): \(result.err)")
+            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
+        }
+        func rowsTable() throws -> Bool {
+            let database = try Database(path: path, options: .init(readOnly: true))
+            return try database.newConnection().read { txn in
+                try txn.existingTable("rows", of: "search", keys: BytesCoding.self, values: BytesCoding.self) != nil
+            }
+        }
+        #expect(try rowsTable(), "the fixture has format 3's rows table")
+        // What the old build answered on this file.
+        #expect(ids("milk") == ["#4 ", "#6 ", "#1 ", "#7 "])
+        #expect(ids("milk*") == ["#4 ", "#6 ", "#2 ", "#1 ", "#7 "])
+        #expect(ids("\"oat milk\"") == ["#4 ", "#1 "])
+        #expect(ids("mil* oat") == ["#4 ", "#1 "])
+        #expect(ids("東京") == ["#5 "])
+        #expect(ids("creme") == ["#1 "])
+        #expect(reminders(["search", "delivery", "--db", path]).out.contains("No event or reminder matches"), "the edit replaced #7's words")
+        #expect(try recordedOptions(path)?.contains("\"format\":\(Schema.searchIndex().options.format)") == true, "rebuilt in this build's format")
+        #expect(try !rowsTable(), "the rebuild dropped the rows table")
+        // Rows of the fixture, removed and edited after the rebuild: their words go with them (from their attachments).
+        #expect(reminders(["delete", "4", "--db", path]).status == 0)
+        #expect(reminders(["edit", "6", "--title", "Feed the goats", "--db", path]).status == 0)
+        #expect(reminders(["add", "reminder", "Milk milk", "--db", path]).status == 0)
+        #expect(ids("milk").sorted() == ["#1 ", "#7 ", "#8 "])
+        #expect(ids("goats") == ["#6 "])
+        #expect(ids("oat") == ["#1 "])
+    }
 }

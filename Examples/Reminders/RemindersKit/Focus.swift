@@ -120,13 +120,33 @@ struct FocusAdd: ContextualCommand {
 }
 
 struct FocusMove: ContextualCommand {
-    static let configuration = CommandConfiguration(commandName: "move", abstract: "Move a reminder to another position of the focus list.")
+    static let configuration = CommandConfiguration(
+        commandName: "move", abstract: "Move a reminder to another position of the focus list.",
+        usage: "reminders focus move [--db <db>] <id> <position>")
     @OptionGroup var options: DatabaseOptions
     @Argument(help: "The reminder's ID.") var id: String
-    @Argument(help: "Its new position, from 1.") var position: Int
+    // (Captured as text, unrecognized dashes included: "-1" is a position out of range, said so, rather than an
+    // unknown option and a missing position.)
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Its new position, from 1.", valueName: "position"))
+    var positionText: [String] = []
+
+    /// The one position given, as a number.
+    var position: Int {
+        get throws {
+            guard positionText.count == 1, let position = Int(positionText[0]) else {
+                throw ValidationError(positionText.isEmpty
+                    ? "Missing expected argument '<position>'"
+                    : "give one position, a whole number from 1 (got \(positionText.joined(separator: " ")))")
+            }
+            return position
+        }
+    }
+
+    func validate() throws { _ = try position }
 
     func run(in context: RemindersContext) throws {
         let store = try options.open(context, create: false)
+        let position = try position
         let count = try store.moveInFocus(id, to: position)
         context.print("Moved #\(id) to \(position) of \(count).")
     }

@@ -28,6 +28,20 @@
 /// Returned by a guarded call refused without entering LMDB: an earlier call on the same environment crashed.
 #define CANOPY_LMDB_REFUSED (-30703)
 
+/// Returned by the checked reads below for a key LMDB returned that runs past the data file (a damaged node).
+#define CANOPY_LMDB_KEY_OUTSIDE (-30704)
+
+/// Returned by the checked reads below for a value LMDB returned that runs past the data file (a damaged node).
+#define CANOPY_LMDB_VALUE_OUTSIDE (-30705)
+
+/// Returned by the checked reads below for a value of a checksummed table that fails its checksum.
+#define CANOPY_LMDB_CHECKSUM_MISMATCH (-30706)
+
+/// Flags of the checked reads below: the read is in a write transaction (its own pages live outside the map).
+#define CANOPY_LMDB_CHECK_WRITING 1
+/// Flags of the checked reads below: the table's values end with a checksum trailer, verified and cut off.
+#define CANOPY_LMDB_CHECK_CHECKSUMMED 2
+
 /// One environment's guard: where its map is, how much of the data file exists, and the first contained crash.
 /// Created with canopy_lmdb_guard_create; read its fields only through the functions below.
 typedef struct canopy_lmdb_guard {
@@ -126,6 +140,19 @@ int canopy_mdb_cursor_get(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val 
 int canopy_mdb_cursor_put(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsigned int flags);
 int canopy_mdb_cursor_del(canopy_lmdb_guard *guard, MDB_cursor *cursor, unsigned int flags);
 int canopy_mdb_env_copyfd2(canopy_lmdb_guard *guard, mdb_filehandle_t fd, unsigned int flags);
+
+// Checked reads: the guarded call, then, when it found an entry, the checks every read makes (each in one call, so a
+// scan's step is one call from Swift): the key and the value lie inside the data file (canopy_lmdb_guard_readable,
+// with CANOPY_LMDB_CHECK_WRITING as `may_be_private`), and with CANOPY_LMDB_CHECK_CHECKSUMMED the value's trailer
+// matches the key and the value (canopy_crc32c_sealed_payload_length), `data` then covering the value without it.
+// They return what the guarded call returns, or CANOPY_LMDB_KEY_OUTSIDE, CANOPY_LMDB_VALUE_OUTSIDE or
+// CANOPY_LMDB_CHECKSUM_MISMATCH (checked in that order), `key` and `data` then holding what LMDB returned.
+
+/// canopy_mdb_cursor_get, then the checks.
+int canopy_mdb_cursor_get_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op, int checks);
+/// canopy_mdb_get, then the checks (of the value: `key` is the caller's).
+int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, int checks);
+
 /// mdb_env_set_mapsize, then canopy_lmdb_guard_refresh_map.
 int canopy_mdb_env_set_mapsize(canopy_lmdb_guard *guard, size_t size);
 

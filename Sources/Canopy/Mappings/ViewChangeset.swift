@@ -175,21 +175,28 @@ extension ViewChangeset {
         }
 
         var after = mappings
-        try after.update(with: reader)
-
         var records: [ViewChangeKey: ViewRowChange] = [:]
+        // Every group a row came to or left in the span (some twice): the only groups whose counts changed, since the
+        // view's writer records every entry it inserts or removes.
+        var changedGroups: [String] = []
         for notification in notifications {
             // This process's commits carry the view's changes as values; other processes' are decoded from the log.
             guard let changes = try notification.extensionChange(named: mappings.view, coding: ViewCommitChanges.PayloadCoding.self) else {
                 continue
             }
-            if changes.isReset { return .reload(from: from, mappings: after) }
+            if changes.isReset {
+                try after.update(with: reader)
+                return .reload(from: from, mappings: after)
+            }
             for row in changes.rows {
                 // A row in several groups has a record per group: each consolidates on its own.
                 let key = ViewChangeKey(row, perGroup: changes.recordsPerGroup)
                 records[key] = records[key].map { $0.followed(by: row) } ?? row
+                if let group = row.original?.group { changedGroups.append(group) }
+                if let group = row.final?.group, group != row.original?.group { changedGroups.append(group) }
             }
         }
+        try after.update(with: reader, changedGroups: changedGroups)
         records = records.filter { $0.value.original != nil || $0.value.final != nil }
         var computation = ChangesetComputation(before: mappings, after: after, reader: reader, records: records)
         try computation.moveFlexibleWindows()
@@ -303,12 +310,19 @@ struct ChangesetComputation {
         self.reader = reader
         self.records = records
         self.perGroup = reader.rowsInManyGroups || records.keys.contains { $0.group != nil }
+        originalOrders.reserveCapacity(records.count)
+        finalOrders.reserveCapacity(records.count)
         for record in records.values {
             if let original = record.original { originalOrders[original.group, default: []].append(original.orderBytes) }
             if let final = record.final { finalOrders[final.group, default: []].append(final.orderBytes) }
         }
-        for key in originalOrders.keys { originalOrders[key]?.sort { $0.lexicographicallyPrecedes($1) } }
-        for key in finalOrders.keys { finalOrders[key]?.sort { $0.lexicographicallyPrecedes($1) } }
+        // Sorted in place (no lookup per group; a group of one changed row, the common case, is sorted already).
+        for slot in originalOrders.indices where originalOrders.values[slot].count > 1 {
+            originalOrders.values[slot].sort { $0.lexicographicallyPrecedes($1) }
+        }
+        for slot in finalOrders.indices where finalOrders.values[slot].count > 1 {
+            finalOrders.values[slot].sort { $0.lexicographicallyPrecedes($1) }
+        }
     }
 
     /// The number of elements of sorted `orders` that precede `order`.
@@ -486,11 +500,13 @@ struct ChangesetComputation {
             case .consolidated: mappings.consolidatedSectionName
             }
         }
-        let beforeList = before.sectionKeys
-        let afterList = after.sectionKeys
-        sameSections = beforeList == afterList
+        // Unconsolidated sections are the visible groups: compared without making their keys (the common case).
+        sameSections = !before.isConsolidated && !after.isConsolidated
+            ? before.visibleGroups == after.visibleGroups : before.sectionKeys == after.sectionKeys
         var sections: [ViewChangeset.SectionChange] = []
         if !sameSections {
+            let beforeList = before.sectionKeys
+            let afterList = after.sectionKeys
             beforeKeys = Set(beforeList)
             afterKeys = Set(afterList)
             for (index, key) in beforeList.enumerated() where !afterKeys.contains(key) {

@@ -135,6 +135,32 @@ public struct ViewMappings: Sendable {
         refreshLayout()
     }
 
+    /// Moves the mappings to `reader`'s snapshot when the commits since theirs changed the counts of `changedGroups`
+    /// only: the caller knows every group a row came to or left in the span (the view's consolidated changes: a
+    /// group whose count changed holds the original or final entry of a changed row). Those groups' counts are read
+    /// again; the list of groups is read again (``update(with:)``) only when one of them appeared or emptied in
+    /// filtered mappings, whose groups are the view's non-empty ones. Same groups and counts as ``update(with:)``.
+    mutating func update(with reader: ViewReader, changedGroups: [String]) throws {
+        guard reader.name == view else { return try update(with: reader) }
+        switch source {
+        case .fixed:
+            // Every listed group has a count (0 when empty); other groups are not shown.
+            for group in changedGroups where counts[group] != nil { counts[group] = try reader.count(inGroup: group) }
+        case .filtered(let filter, _):
+            for group in changedGroups {
+                let count = try reader.count(inGroup: group)
+                if counts[group] != nil {
+                    guard count > 0 else { return try update(with: reader) }  // the group emptied: it leaves
+                    counts[group] = count
+                } else if count > 0, filter(group) {
+                    return try update(with: reader)  // a new group: the sections' order is decided again
+                }
+            }
+        }
+        snapshot = reader.snapshot
+        refreshLayout()
+    }
+
     /// Moves the mappings to `reader`'s snapshot when no commit since theirs changed the view (the caller knows it from
     /// the commits' changes): the groups and counts read there would be the ones the mappings hold.
     mutating func moveUnchanged(to reader: ViewReader) {
@@ -157,8 +183,10 @@ public struct ViewMappings: Sendable {
             states[group] = state.normalized(count: count, definition: definition)
         }
         flexibleStates = states
-        visibleGroups = allGroups.filter { group in
-            options(forGroup: group).sectionKind == .static || (counts[group] ?? 0) > 0
+        var visible: [String] = []
+        visible.reserveCapacity(allGroups.count)  // (one allocation, where a filter grows the array as it goes)
+        for group in allGroups where options(forGroup: group).sectionKind == .static || (counts[group] ?? 0) > 0 {
+            visible.append(group)
         }
         // A consolidated section named like one of the groups would name a real group while showing every group's
         // rows: as YapDatabase does, such a name switches consolidation off (see setConsolidation).
@@ -166,6 +194,18 @@ public struct ViewMappings: Sendable {
             consolidationThreshold = 0
             consolidatedSectionName = ""
         }
+        if consolidationThreshold == 0 {
+            // One section per visible group: when they are the sections already (an update that changed counts
+            // only, the common case), the section numbers stand.
+            let unchanged = !isConsolidated && visible == visibleGroups
+            visibleGroups = visible
+            isConsolidated = false
+            if unchanged { return }
+            rowOffsetsByGroup = [:]
+            sectionsByGroup = Dictionary(uniqueKeysWithValues: visibleGroups.enumerated().map { ($1, $0) })
+            return
+        }
+        visibleGroups = visible
         let shown = visibleGroups.map { windowRange(inGroup: $0).count }
         isConsolidated = consolidationThreshold > 0 && !visibleGroups.isEmpty && shown.reduce(0, +) < consolidationThreshold
         rowOffsetsByGroup = [:]

@@ -42,11 +42,12 @@ public struct ManualListEditor {
     ///   collections, is already in the list, or `index` is out of range; nothing is changed.
     public func insert(key: String, inCollection collection: String, at index: Int) throws {
         let rowKey = try checkedNewRow(key: key, collection: collection)
-        let count = try count()
+        let reader = try reader()
+        let count = try reader.count(inGroup: group)
         guard (0...count).contains(index) else {
             throw invalid("position \(index) is out of range: the list has \(count) rows, so a row can be inserted at 0...\(count)", collection, key)
         }
-        try place(RowID(collection: collection, key: key), rowKey: rowKey, at: index, excluding: nil)
+        try place(RowID(collection: collection, key: key), rowKey: rowKey, at: index, excluding: nil, reader)
     }
 
     /// Adds the row (`key`, `collection`) at the end of the list.
@@ -59,16 +60,17 @@ public struct ManualListEditor {
     /// out, then inserted at `destination` of the remaining rows.
     /// - Throws: ``/CanopyCore/CanopyError/Code/invalidArgument`` when a position is out of range; nothing is changed.
     public func move(from source: Int, to destination: Int) throws {
-        let count = try count()
+        // One reader for the checks and the lookups: each call reads the list as it is before this move writes.
+        let reader = try reader()
+        let count = try reader.count(inGroup: group)
         guard (0..<count).contains(source), (0..<count).contains(destination) else {
             throw invalid("a move from \(source) to \(destination) is out of range: the list has \(count) rows (positions 0..<\(count))", nil, nil)
         }
         guard source != destination else { return }
-        let reader = try reader()
         guard let id = try reader.rowID(at: source, inGroup: group), let rowKey = try transaction.storedRowKey(for: id) else {
             throw corrupt(view.name, "position \(source) of the list has no row")
         }
-        try place(id, rowKey: rowKey, at: destination, excluding: source)
+        try place(id, rowKey: rowKey, at: destination, excluding: source, reader)
     }
 
     /// Removes the row at `index` (`0..<count()`) from the list (not from the store) and returns its id.
@@ -127,9 +129,9 @@ public struct ManualListEditor {
 
     /// Gives row `id` the order key that puts it at `position` of the list without the row at `excluding` (the row's
     /// own place when it is moved). When its neighbours leave no gap, the rows of the smallest key range around the
-    /// place that is sparse enough are renumbered (``OrderRelabeling``): a few rows, not the list.
-    private func place(_ id: RowID, rowKey: StoredRowKey, at position: Int, excluding: Int?) throws {
-        let reader = try reader()
+    /// place that is sparse enough are renumbered (``OrderRelabeling``): a few rows, not the list. `reader` reads the
+    /// list as it is before this call writes.
+    private func place(_ id: RowID, rowKey: StoredRowKey, at position: Int, excluding: Int?, _ reader: ViewReader) throws {
         let before = try orderKey(at: position - 1, excluding: excluding, reader)
         let after = try orderKey(at: position, excluding: excluding, reader)
         if let order = Self.orderKey(between: before, and: after) {

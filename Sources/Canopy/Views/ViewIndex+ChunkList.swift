@@ -9,8 +9,11 @@ extension ViewIndex {
     /// (``blockSize`` chunks): about the square root of the chunks. Looking a chunk up walks the blocks' counts (a few
     /// dozen at most); iteration walks the blocks in order.
     struct ChunkList: RandomAccessCollection, MutableCollection, Sendable {
-        /// Chunks per block, about the square root of the chunks of a million-row group.
-        static let blockSize = 32
+        /// Chunks per block. A change copies the array of blocks (a reference per block) and one block (two
+        /// references per chunk), and dropping the old version releases them: about chunks / blockSize + 2 × blockSize
+        /// references, least near the square root of half the chunks — 16 for the 250 to 500 chunks of a
+        /// million-row group (32 cost a one-row move there about 3k more instructions).
+        static let blockSize = 16
 
         /// A block: its chunks, and their entries (the sum of their ``Chunk/total``), so that finding the chunk of
         /// an entry, or the entries before a chunk, skips whole blocks.

@@ -168,6 +168,14 @@ struct ViewIndex: Sendable {
     /// Every group name ever given an id (ids are kept so that pages need no rewriting).
     var groupIDs: [String: UInt32] = [:]
     var groupNames: [UInt32: String] = [:]
+    /// The pages the commit that made this version wrote, decoded, exactly as it wrote them (none when it wrote more
+    /// than ``committedPageLimit``, or when the index was loaded from the tables): a reader at this version, and the
+    /// next write transaction, take a page from here instead of reading and decoding it again. The pages a commit
+    /// changed are the ones its observers look up (where its rows went and came from). Valid for this version only,
+    /// like the rest of the index: a write transaction's copy starts without them (``ViewWriter``).
+    var committedPages: [UInt64: ViewPage] = [:]
+    /// The most pages a commit leaves in ``committedPages`` (a bulk write keeps none: 2 KiB each, per cached version).
+    static let committedPageLimit = 16
 
     var totalCount: Int { groups.values.reduce(0) { $0 + $1.count } }
 

@@ -9,7 +9,7 @@
 /// write), and so that two full pages fill one 4 KiB LMDB page: a node is 8 bytes of header, the 8-byte page id and
 /// the value (with the store's 4-byte checksum), plus a 2-byte pointer, and a leaf holds 4,080 bytes
 /// (2 × (2 + 8 + 8 + 2,016 + 4) = 4,076).
-struct ViewPage {
+struct ViewPage: Sendable {
     static let maxEntries = 64
     static let maxBytes = 2_016
     static let headerSize = 6

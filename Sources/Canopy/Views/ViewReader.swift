@@ -67,6 +67,7 @@ public struct ViewReader {
     func page(_ id: UInt64) throws -> ViewPage {
         try transaction.checkActive()
         if let writer { return try writer.page(id) }
+        if let page = index.committedPages[id] { return page }
         return try tables.readPage(id, transaction)
     }
 
@@ -145,7 +146,9 @@ public struct ViewReader {
 
     /// The row id of entry `offset` of `page`.
     func rowID(ofEntryAt offset: Int, in page: ViewPage) throws -> RowID? {
-        guard let key = StoredRowKey(page.rowKey(at: offset)) else { throw corrupt(view.name, "an entry's row key is malformed") }
+        // (Through an array made here: CanopyCore's initializer over any collection is generic, unspecialized across
+        // the module boundary, and cost ten times the copy.)
+        guard let key = StoredRowKey(bytes: Array(page.rowKey(at: offset))) else { throw corrupt(view.name, "an entry's row key is malformed") }
         return try transaction.rowID(for: key)
     }
 

@@ -44,6 +44,9 @@ public final class ViewWriter: ExtensionTransaction {
     /// and a page it changes leaves this cache for ``dirtyPages``, so a cached page is the page as stored.
     private var readPages: [UInt64: ViewPage] = [:]
     static let readPageCacheLimit = 64
+    /// The pages the commit that made the view's version at the start of this transaction wrote
+    /// (``ViewIndex/committedPages``): as stored until this writer flushes pages of its own.
+    private var startPages: [UInt64: ViewPage] = [:]
 
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
@@ -66,7 +69,10 @@ public final class ViewWriter: ExtensionTransaction {
     /// The view's index as this transaction has made it so far.
     func currentIndex() throws -> ViewIndex {
         if let index { return index }
-        let loaded = try view.index(in: transaction)
+        var loaded = try view.index(in: transaction)
+        // The committed pages describe the version this transaction starts from, not the one it will make.
+        startPages = loaded.committedPages
+        loaded.committedPages = [:]
         index = loaded
         return loaded
     }
@@ -136,6 +142,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// The page `id` as stored (not changed by this transaction), read from LMDB.
     private func storedPage(_ id: UInt64) throws -> ViewPage {
         if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
+        if let page = startPages[id] { return page }
         return try tables.readPage(id, transaction)
     }
 
@@ -177,12 +184,14 @@ public final class ViewWriter: ExtensionTransaction {
         deletedPages.insert(id)
     }
 
-    /// Writes the dirty pages and deletes the emptied ones.
-    private func flushPages() throws {
+    /// Writes the dirty pages and deletes the emptied ones. `final`: the commit's flush, after which the writer
+    /// changes no page (its dictionaries are not kept for more, and the committed index may share the dirty pages').
+    private func flushPages(final: Bool = false) throws {
+        startPages = [:]  // LMDB now holds this transaction's pages
         for (id, page) in dirtyPages { try tables.writePage(page, id: id, transaction) }
         for id in deletedPages { try tables.deletePage(id, transaction) }
-        dirtyPages.removeAll(keepingCapacity: true)
-        deletedPages.removeAll(keepingCapacity: true)
+        dirtyPages.removeAll(keepingCapacity: !final)
+        deletedPages.removeAll(keepingCapacity: !final)
     }
 
     /// Writes the changed pages and the view's state; returns the rows' before and after entries (the view's changes).
@@ -197,12 +206,14 @@ public final class ViewWriter: ExtensionTransaction {
             skippedChanges = []
         }
         guard dirty || !log.isEmpty || reset else { return nil }
-        try flushPages()
+        let written = dirty && dirtyPages.count <= ViewIndex.committedPageLimit ? dirtyPages : [:]
+        try flushPages(final: true)
         if dirty {
             try withIndex { index in
                 // Unique per committed state without a system random call per commit: the commit's snapshot, with the
                 // top bit set (population versions are random with it clear).
                 index.version = commit.snapshot | (1 << 63)
+                index.committedPages = written
                 try tables.writeState(index, in: transaction)
             }
         }

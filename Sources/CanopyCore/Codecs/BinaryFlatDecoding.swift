@@ -163,11 +163,10 @@ final class FlatDecodePlan: @unchecked Sendable {
     /// Decodes `bytes` into the struct at `out` (uninitialized, `size` bytes). Returns `false`, leaving `out`
     /// uninitialized, when the bytes are anything but this plan's map.
     func decode(into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer) -> Bool {
-        var written = 0
-        let decoded = slots.withUnsafeBufferPointer { slots in
-            keyBytes.withUnsafeBytes { keys in decodeFields(into: out, from: bytes, slots: slots, keys: keys, written: &written) }
+        let (written, complete) = slots.withUnsafeBufferPointer { slots in
+            keyBytes.withUnsafeBytes { keys in decodeFields(into: out, from: bytes, slots: slots, keys: keys) }
         }
-        if decoded { return true }
+        if complete { return true }
         // Gave up: release the strings written so far.
         for field in fields.prefix(written) where field.kind == .string {
             (out + field.offset).assumingMemoryBound(to: String.self).deinitialize(count: 1)
@@ -176,63 +175,169 @@ final class FlatDecodePlan: @unchecked Sendable {
     }
 
     /// The loop of ``decode(into:from:)``, over the slots and key bytes in place (no bounds checks or reference
-    /// counting per field: `slots` and `keys` are this plan's own, consistent by construction). `written` counts the
-    /// fields initialized.
+    /// counting per field: `slots` and `keys` are this plan's own, consistent by construction). Returns the number of
+    /// fields initialized, and whether the bytes were the plan's map.
+    ///
+    /// It reads what the general path's readers read, with the same bounds checks, but only the one encoding the
+    /// binary encoder writes for each kind (the tag compared as part of the head) and without throwing: anything
+    /// else is `false`, and the general path reads the bytes again (and accepts them, or throws its typed error).
+    /// (The position and the count are locals passed by value, so that they stay in registers.)
     @inline(__always)
     private func decodeFields(
         into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<Slot>,
-        keys: UnsafeRawBufferPointer, written: inout Int
-    ) -> Bool {
-        let reader = BinaryReader(bytes)
+        keys: UnsafeRawBufferPointer
+    ) -> (written: Int, complete: Bool) {
         let count = bytes.count
-        do throws(BinaryReadError) {
-            guard count > BinaryFormat.headerSize, bytes[0] == BinaryFormat.version,
-                  try reader.tag(at: BinaryFormat.headerSize, limit: count) == BinaryFormat.Tag.map
-            else { return false }
-            let (start, end) = try reader.containerPayload(at: BinaryFormat.headerSize, limit: count)
-            guard end == count else { return false }
-            var position = start
-            let base = bytes.baseAddress.unsafelyUnwrapped
-            let keyBase = keys.baseAddress
-            for slot in slots {
-                if slot.headLength > 0, end - position >= 16 {
-                    // The entry's head (key length, key, tag) in two loads; the value reader checks the tag again.
-                    let low = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-                    let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self))
-                    guard (low ^ slot.headLow) & slot.maskLow == 0, (high ^ slot.headHigh) & slot.maskHigh == 0 else { return false }
-                    position += 1 + slot.keyLength
+        // The version byte, the root map's tag and its size, which must end with the bytes.
+        guard count >= 1 &+ BinaryFormat.containerHeaderSize, let base = bytes.baseAddress,
+              base.load(as: UInt8.self) == BinaryFormat.version,
+              base.load(fromByteOffset: 1, as: UInt8.self) == BinaryFormat.Tag.map,
+              Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 2, as: UInt32.self))) == count &- (1 &+ BinaryFormat.containerHeaderSize)
+        else { return (0, false) }
+        let end = count
+        var position = 1 &+ BinaryFormat.containerHeaderSize
+        var written = 0
+        for slot in slots {
+            // Every offset below stays within 0...end (each step checks the bytes it takes against `end`), so the
+            // arithmetic cannot overflow.
+            let remaining = end &- position
+            if slot.headLength > 0 {
+                // The entry's head (key length, key, tag) compared as two words, which must hold the whole head (a
+                // head is at most 16 bytes: only near the end can the bytes be shorter).
+                let low: UInt64, high: UInt64
+                if remaining >= 16 {
+                    low = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                    high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position &+ 8, as: UInt64.self))
                 } else {
-                    // The key: its length (checked against the container by `length`), then its bytes.
-                    let length = try reader.length(&position, limit: end)
-                    guard length == slot.keyLength,
-                          length == 0 || memcmp(base + position, keyBase.unsafelyUnwrapped + slot.keyStart, length) == 0
-                    else { return false }
-                    position += length
+                    guard remaining >= slot.headLength else { return (written, false) }
+                    (low, high) = Self.tailWords(base, at: position, end: end)
                 }
-                let target = out + slot.offset
-                switch slot.kind {
-                case .string: target.initializeMemory(as: String.self, to: try reader.readString(&position, limit: end))
-                case .bool: target.initializeMemory(as: Bool.self, to: try reader.readBool(&position, limit: end))
-                case .double: target.initializeMemory(as: Double.self, to: try reader.readDouble(&position, limit: end))
-                case .float: target.initializeMemory(as: Float.self, to: try reader.readFloat(&position, limit: end))
-                case .date: target.initializeMemory(as: Date.self, to: try reader.readDate(&position, limit: end))
-                case .int: target.initializeMemory(as: Int.self, to: try reader.readInteger(Int.self, &position, limit: end))
-                case .int8: target.initializeMemory(as: Int8.self, to: try reader.readInteger(Int8.self, &position, limit: end))
-                case .int16: target.initializeMemory(as: Int16.self, to: try reader.readInteger(Int16.self, &position, limit: end))
-                case .int32: target.initializeMemory(as: Int32.self, to: try reader.readInteger(Int32.self, &position, limit: end))
-                case .int64: target.initializeMemory(as: Int64.self, to: try reader.readInteger(Int64.self, &position, limit: end))
-                case .uint: target.initializeMemory(as: UInt.self, to: try reader.readInteger(UInt.self, &position, limit: end))
-                case .uint8: target.initializeMemory(as: UInt8.self, to: try reader.readInteger(UInt8.self, &position, limit: end))
-                case .uint16: target.initializeMemory(as: UInt16.self, to: try reader.readInteger(UInt16.self, &position, limit: end))
-                case .uint32: target.initializeMemory(as: UInt32.self, to: try reader.readInteger(UInt32.self, &position, limit: end))
-                case .uint64: target.initializeMemory(as: UInt64.self, to: try reader.readInteger(UInt64.self, &position, limit: end))
+                guard (low ^ slot.headLow) & slot.maskLow == 0, (high ^ slot.headHigh) & slot.maskHigh == 0 else {
+                    return (written, false)
                 }
-                written += 1
+                position &+= slot.headLength
+            } else {
+                // A key of 128 bytes or more (or a head longer than 16): its length, its bytes, then the tag.
+                guard let (length, next) = Self.varint(base, at: position, end: end), length == UInt64(slot.keyLength),
+                      slot.keyLength <= end &- next,
+                      slot.keyLength == 0 || memcmp(base + next, keys.baseAddress.unsafelyUnwrapped + slot.keyStart, slot.keyLength) == 0
+                else { return (written, false) }
+                position = next &+ slot.keyLength
+                if let tag = slot.kind.tag {
+                    guard position < end, base.load(fromByteOffset: position, as: UInt8.self) == tag else { return (written, false) }
+                    position &+= 1
+                }
             }
-            return position == end
-        } catch {
-            return false
+            // `position` is at the value's payload (after its tag; at the tag itself for a Bool).
+            let target = out + slot.offset
+            switch slot.kind {
+            case .string:
+                guard let (length, next) = Self.varint(base, at: position, end: end), length <= UInt64(end &- next),
+                      let string = BinaryReader.validUTF8String(base + next, count: Int(length))
+                else { return (written, false) }
+                target.initializeMemory(as: String.self, to: string)
+                position = next &+ Int(length)
+            case .bool:
+                guard position < end else { return (written, false) }
+                switch base.load(fromByteOffset: position, as: UInt8.self) {
+                case BinaryFormat.Tag.false: target.initializeMemory(as: Bool.self, to: false)
+                case BinaryFormat.Tag.true: target.initializeMemory(as: Bool.self, to: true)
+                default: return (written, false)
+                }
+                position &+= 1
+            case .double:
+                guard end &- position >= 8 else { return (written, false) }
+                let bits = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                target.initializeMemory(as: Double.self, to: Double(bitPattern: bits))
+                position &+= 8
+            case .date:
+                guard end &- position >= 8 else { return (written, false) }
+                let bits = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                target.initializeMemory(as: Date.self, to: Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+                position &+= 8
+            case .float:
+                guard end &- position >= 4 else { return (written, false) }
+                let bits = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt32.self))
+                target.initializeMemory(as: Float.self, to: Float(bitPattern: bits))
+                position &+= 4
+            case .int, .int64:
+                guard let (value, next) = Self.varint(base, at: position, end: end) else { return (written, false) }
+                target.initializeMemory(as: Int64.self, to: BinaryFormat.unzigzag(value))
+                position = next
+            case .int8:
+                guard let (value, next) = Self.varint(base, at: position, end: end),
+                      let narrow = Int8(exactly: BinaryFormat.unzigzag(value)) else { return (written, false) }
+                target.initializeMemory(as: Int8.self, to: narrow)
+                position = next
+            case .int16:
+                guard let (value, next) = Self.varint(base, at: position, end: end),
+                      let narrow = Int16(exactly: BinaryFormat.unzigzag(value)) else { return (written, false) }
+                target.initializeMemory(as: Int16.self, to: narrow)
+                position = next
+            case .int32:
+                guard let (value, next) = Self.varint(base, at: position, end: end),
+                      let narrow = Int32(exactly: BinaryFormat.unzigzag(value)) else { return (written, false) }
+                target.initializeMemory(as: Int32.self, to: narrow)
+                position = next
+            case .uint, .uint64:
+                guard let (value, next) = Self.varint(base, at: position, end: end) else { return (written, false) }
+                target.initializeMemory(as: UInt64.self, to: value)
+                position = next
+            case .uint8:
+                guard let (value, next) = Self.varint(base, at: position, end: end), let narrow = UInt8(exactly: value) else {
+                    return (written, false)
+                }
+                target.initializeMemory(as: UInt8.self, to: narrow)
+                position = next
+            case .uint16:
+                guard let (value, next) = Self.varint(base, at: position, end: end), let narrow = UInt16(exactly: value) else {
+                    return (written, false)
+                }
+                target.initializeMemory(as: UInt16.self, to: narrow)
+                position = next
+            case .uint32:
+                guard let (value, next) = Self.varint(base, at: position, end: end), let narrow = UInt32(exactly: value) else {
+                    return (written, false)
+                }
+                target.initializeMemory(as: UInt32.self, to: narrow)
+                position = next
+            }
+            written &+= 1
         }
+        return (written, position == end)
+    }
+
+    /// The fewer than 16 bytes from `position` to `end` as two little-endian words, the bytes past `end` zero.
+    @inline(__always)
+    private static func tailWords(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, UInt64) {
+        if end >= 16 {
+            // The 16 bytes that end at `end`, shifted down to start at `position`.
+            let window = UInt128(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end &- 8, as: UInt64.self))) << 64
+                | UInt128(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end &- 16, as: UInt64.self)))
+            let shifted = window >> (8 &* (16 &- (end &- position)))
+            return (UInt64(truncatingIfNeeded: shifted), UInt64(truncatingIfNeeded: shifted >> 64))
+        }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.baseAddress.unsafelyUnwrapped.copyMemory(from: base + position, byteCount: end &- position) }
+        return (UInt64(littleEndian: words.0), UInt64(littleEndian: words.1))
+    }
+
+    /// The varint at `position` and the position after it, or `nil` when it runs past `end` or overflows: what
+    /// ``VarInt/read(_:at:limit:)`` reads, inline (the position stays in a register).
+    @inline(__always)
+    private static func varint(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, Int)? {
+        var next = position
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while next < end {
+            let byte = base.load(fromByteOffset: next, as: UInt8.self)
+            next &+= 1
+            if shift == 63 && byte > 1 { return nil }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return (result, next) }
+            shift &+= 7
+        }
+        return nil
     }
 
     /// The plan for `T`, learned from the calls `recorder` saw while `value` was decoded; `nil` when `T` does not

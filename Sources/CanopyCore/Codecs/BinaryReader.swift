@@ -256,27 +256,65 @@ struct BinaryReader {
     @inline(__always)
     func utf8String(_ offset: inout Int, limit: Int, start: Int) throws(BinaryReadError) -> String {
         let length = try length(&offset, limit: limit)
-        if length == 0 { return "" }
-        let bytes = UnsafeRawBufferPointer(start: base.unsafelyUnwrapped + offset, count: length)
-        // String(decoding:) replaces invalid UTF-8 with U+FFFD, so the bytes were valid exactly when the string's
-        // UTF-8 is the same bytes. (String(validating:) is several times slower: it is generic over the encoding.)
-        // ASCII is valid as it is: checked 8 bytes at a time, it needs no comparison.
-        var string = bytes.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
-        var highBits: UInt64 = 0
-        var index = 0
-        while index + 8 <= length {
-            highBits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < length {
-            highBits |= UInt64(bytes[index])
-            index += 1
-        }
-        guard highBits & 0x8080_8080_8080_8080 == 0 || self.bytes(at: offset, length: length, equal: &string) else {
+        guard let string = Self.validUTF8String(base.unsafelyUnwrapped + offset, count: length) else {
             throw .malformed("A string is not valid UTF-8.", offset: start)
         }
         offset += length
         return string
+    }
+
+    /// The string of the `count` bytes at `start`, or `nil` when they are not valid UTF-8: the one place where the
+    /// binary codec makes a string of stored bytes (both decode paths and the conversions without types use it).
+    ///
+    /// ASCII is valid as it is (checked a word at a time); a string of it that fits in a small string (15 bytes) is
+    /// made by copying its bytes in, without a second look at them. Other bytes go through `String(decoding:)`, which
+    /// replaces invalid UTF-8 with U+FFFD, so they were valid exactly when the string's UTF-8 is the same bytes.
+    /// (`String(validating:)` is several times slower: it is generic over the encoding.)
+    @inline(__always)
+    static func validUTF8String(_ start: UnsafeRawPointer, count: Int) -> String? {
+        if count == 0 { return "" }
+        if isASCII(start, count: count) {
+            if count <= 15 {
+                // A small string: `String(unsafeUninitializedCapacity:)` takes ASCII without validating it again.
+                return String(unsafeUninitializedCapacity: count) { buffer in
+                    let destination = UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped)
+                    if count >= 8 {
+                        // Two words, the second overlapping the first: no call to `memcpy`.
+                        destination.storeBytes(of: start.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                        destination.storeBytes(of: start.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self),
+                                               toByteOffset: count &- 8, as: UInt64.self)
+                    } else {
+                        destination.copyMemory(from: start, byteCount: count)
+                    }
+                    return count
+                }
+            }
+            // Longer: one allocation either way, and `String(decoding:)` copies and checks ASCII in fewer instructions.
+            return String(decoding: UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count), as: UTF8.self)
+        }
+        var string = String(decoding: UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count), as: UTF8.self)
+        let same = string.withUTF8 { utf8 in utf8.count == count && memcmp(start, utf8.baseAddress.unsafelyUnwrapped, count) == 0 }
+        return same ? string : nil
+    }
+
+    /// Whether the `count` (> 0) bytes at `start` are all ASCII: words of 8 (the last one overlapping the one before
+    /// it), else of 4, else bytes; never a load outside the bytes.
+    @inline(__always)
+    static func isASCII(_ start: UnsafeRawPointer, count: Int) -> Bool {
+        var highBits: UInt64 = 0
+        if count >= 8 {
+            var index = 0
+            while index &+ 8 <= count {
+                highBits |= start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index &+= 8
+            }
+            highBits |= start.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 {
+            highBits = UInt64(start.loadUnaligned(as: UInt32.self)) | UInt64(start.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+        } else {
+            for index in 0..<count { highBits |= UInt64(start.load(fromByteOffset: index, as: UInt8.self)) }
+        }
+        return highBits & 0x8080_8080_8080_8080 == 0
     }
 
     /// Whether the `length` bytes at `offset` are the UTF-8 of `string`.

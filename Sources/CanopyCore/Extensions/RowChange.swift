@@ -69,8 +69,10 @@ public final class RowChange {
     /// The attachments region of the record before the change (empty for a new row), parsed on first use.
     private let previousRegion: [UInt8]
     private var previousParsed: [UInt32: [UInt8]]?
-    /// The attachments set by the writers that handled the change so far (a dependency's, for its dependents).
-    private(set) var edits: [UInt32: AttachmentEdit] = [:]
+    /// The attachments set by the writers that handled the change so far (a dependency's, for its dependents), by
+    /// slot, each slot once. A few at most (one per extension that attaches): an array, not a dictionary allocated
+    /// and hashed for every written row.
+    private(set) var edits: [(slot: UInt32, edit: AttachmentEdit)] = []
 
     init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String, objectChanged: Bool, metadataChanged: Bool,
@@ -137,7 +139,7 @@ public final class RowChange {
     /// (a dependency), otherwise as the record carried it before.
     /// - Throws: ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
     public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
-        switch edits[slot.number] {
+        switch edits.first(where: { $0.slot == slot.number })?.edit {
         case .set(let bytes)?: return bytes.isEmpty ? nil : bytes
         case .remove?: return nil
         case .keep?, nil: return try previous()[slot.number]
@@ -146,7 +148,7 @@ public final class RowChange {
 
     func record(_ edit: AttachmentEdit, at slot: UInt32) {
         if case .keep = edit { return }
-        edits[slot] = edit
+        if let index = edits.firstIndex(where: { $0.slot == slot }) { edits[index].edit = edit } else { edits.append((slot, edit)) }
     }
 
     private func previous() throws -> [UInt32: [UInt8]] {
@@ -163,10 +165,14 @@ public final class RowChange {
     func attachmentsAfter(live: () throws -> Set<UInt32>) throws -> [UInt8]? {
         if previousRegion.isEmpty {
             guard !edits.isEmpty else { return nil }
-            // A new row (or one without attachments): only what the writers set, without a merged dictionary.
+            // A new row (or one without attachments): only what the writers set, by slot, without a merged
+            // dictionary.
+            if edits.count == 1, case .set(let bytes) = edits[0].edit {
+                return StoredRecord.attachmentRegion(holding: bytes, slot: edits[0].slot)
+            }
             var out = ByteWriter(capacity: 32)
-            for slot in edits.keys.sorted() {
-                guard case .set(let bytes)? = edits[slot] else { continue }
+            for (slot, edit) in edits.sorted(by: { $0.slot < $1.slot }) {
+                guard case .set(let bytes) = edit else { continue }
                 StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
             }
             return out.bytes

@@ -31,6 +31,23 @@ struct FeedTables: Sendable {
     }
 }
 
+extension DatabaseCore {
+    /// Whether the feed is on (the snapshot it was enabled at) as of the committed transaction `committed`, read
+    /// through `txn` (a write transaction that began right after it) unless known: as ``committedState``, the record
+    /// is read once per commit that changed the file, not once per commit of this process.
+    func feedEnabledSince(_ txn: LMDB.ReadTransaction, committed: Int) throws -> UInt64? {
+        if let known = committedFeed.withLock({ $0 }), known.transaction == committed { return known.enabledSince }
+        let enabledSince = try ChangeFeedLog.enabledSince(txn, info: tables.info)
+        committedFeed.withLock { $0 = (committed, enabledSince) }
+        return enabledSince
+    }
+
+    /// Records whether the feed was on after a commit of this process, as of its transaction id.
+    func rememberFeedEnabled(since enabledSince: UInt64?, transaction: Int) {
+        committedFeed.withLock { $0 = (transaction, enabledSince) }
+    }
+}
+
 /// Reading and writing the feed's records inside LMDB transactions (the store's side; the public API is in
 /// Database+ChangeFeed.swift).
 enum ChangeFeedLog {

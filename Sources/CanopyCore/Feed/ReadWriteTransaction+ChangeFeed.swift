@@ -4,9 +4,14 @@ extension ReadWriteTransaction {
     /// Records `notification`'s commit in the change feed, with the values of the rows it set, when the feed is
     /// enabled; every ``ChangeFeedLog/pruneInterval`` commits, prunes the records no consumer needs any more.
     ///
-    /// Runs in ``commit()`` after the commit log entry: one read of `canopy.info` when the feed is off.
+    /// Runs in ``commit()`` after the commit log entry. Whether the feed is on is read from `canopy.info` once per
+    /// commit of another process (``DatabaseCore/feedEnabledSince(_:committed:)``); only enabling and disabling the
+    /// feed write that record, each in a transaction of its own that commits no log entry.
     func recordInChangeFeed(_ notification: CommitNotification) throws {
-        guard let feedTables = core.feedTables, try ChangeFeedLog.enabledSince(storage, info: tables.info) != nil else { return }
+        guard let feedTables = core.feedTables else { return }
+        let enabledSince = try core.feedEnabledSince(storage, committed: storage.id - 1)
+        feedEnabledSince = .some(enabledSince)
+        guard enabledSince != nil else { return }
         var changes: [FeedChange] = []
         if notification.removedAll { changes.append(FeedChange(kind: .removeAll, collection: "")) }
         for collection in notification.removedCollections.sorted() {

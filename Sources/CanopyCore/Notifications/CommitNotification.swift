@@ -67,77 +67,10 @@ public struct CommitNotification: Sendable, Hashable {
 }
 
 extension CommitNotification {
-    static let encodingVersion: UInt8 = 1
-
-    /// The notification as bytes for the persisted commit log.
-    var encoded: [UInt8] {
-        var out = ByteWriter(capacity: 128)
-        out.append(byte: Self.encodingVersion)
-        out.append(bigEndian: snapshot)
-        out.append(byte: removedAll ? 1 : 0)
-        for map in [changedObjects, changedMetadata, removedKeys] {
-            out.append(varint: UInt64(map.count))
-            for (collection, keys) in map {
-                out.append(string: collection)
-                out.append(varint: UInt64(keys.count))
-                for key in keys { out.append(string: key) }
-            }
-        }
-        out.append(varint: UInt64(removedCollections.count))
-        for collection in removedCollections { out.append(string: collection) }
-        if let customPayload {
-            out.append(byte: 1)
-            out.append(blob: customPayload)
-        } else {
-            out.append(byte: 0)
-        }
-        out.append(varint: UInt64(extensionPayloads.count))
-        for (name, payload) in extensionPayloads {
-            out.append(string: name)
-            out.append(blob: payload)
-        }
-        return out.bytes
-    }
-
-    /// Decodes a persisted notification.
-    /// - Throws: ``CanopyError/Code/corruptStore`` when the bytes are malformed.
+    /// Decodes the notification of a persisted commit-log entry (``CommitLogEntry``, either version).
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the bytes are malformed; ``CanopyError/Code/incompatibleFormat``
+    ///   for an entry version this build does not read.
     init(decoding bytes: UnsafeRawBufferPointer) throws {
-        do {
-            var reader = ByteReader(bytes)
-            let version = try reader.readByte()
-            guard version == Self.encodingVersion else {
-                throw CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.encodingVersion)")
-            }
-            snapshot = try reader.readBigEndianUInt64()
-            removedAll = try reader.readByte() != 0
-            var maps: [[String: Set<String>]] = []
-            for _ in 0..<3 {
-                var map: [String: Set<String>] = [:]
-                let count = try reader.readVarint()
-                for _ in 0..<count {
-                    let collection = try reader.readString()
-                    let keyCount = try reader.readVarint()
-                    var keys = Set<String>(minimumCapacity: Int(min(keyCount, 1 << 20)))
-                    for _ in 0..<keyCount { keys.insert(try reader.readString()) }
-                    map[collection] = keys
-                }
-                maps.append(map)
-            }
-            changedObjects = maps[0]
-            changedMetadata = maps[1]
-            removedKeys = maps[2]
-            removedCollections = []
-            for _ in 0..<(try reader.readVarint()) { removedCollections.insert(try reader.readString()) }
-            customPayload = try reader.readByte() != 0 ? try reader.readBlob() : nil
-            extensionPayloads = [:]
-            for _ in 0..<(try reader.readVarint()) {
-                let name = try reader.readString()
-                extensionPayloads[name] = try reader.readBlob()
-            }
-        } catch let error as CanopyError {
-            throw error
-        } catch {
-            throw CanopyError(.corruptStore, "a commit log entry is malformed", underlying: error)
-        }
+        self = try CommitLogEntry(decoding: bytes).notification
     }
 }

@@ -84,21 +84,38 @@ struct ChangeLog {
     /// The changed objects', changed metadata's and removed keys by collection (collections without any left out),
     /// built in one pass over the collections written. (Set by set, not through a key path: projecting a key path and
     /// instantiating its generic metadata cost more than building the sets of a one-row commit.)
+    ///
+    /// A collection whose changed objects and changed metadata are the same keys (every `set` changes both) shares one
+    /// set of strings between the two maps (copy on write): built and hashed once. (The maps are not created with a
+    /// minimum capacity: that initializer is not specialized, and cost more than the growth it saves.)
     private func keyStrings() -> (objects: [String: Set<String>], metadata: [String: Set<String>], removed: [String: Set<String>]) {
         var objects: [String: Set<String>] = [:]
         var metadata: [String: Set<String>] = [:]
         var removed: [String: Set<String>] = [:]
         for slot in entries.indices {
             let changes = entries[slot]
-            if !changes.objects.isEmpty { objects[names[slot]] = Self.strings(changes.objects) }
-            if !changes.metadata.isEmpty { metadata[names[slot]] = Self.strings(changes.metadata) }
+            var objectStrings: Set<String>?
+            if !changes.objects.isEmpty {
+                let strings = Self.strings(changes.objects)
+                objects[names[slot]] = strings
+                objectStrings = strings
+            }
+            if !changes.metadata.isEmpty {
+                if let objectStrings, changes.metadata == changes.objects {
+                    metadata[names[slot]] = objectStrings
+                } else {
+                    metadata[names[slot]] = Self.strings(changes.metadata)
+                }
+            }
             if !changes.removed.isEmpty { removed[names[slot]] = Self.strings(changes.removed) }
         }
         return (objects, metadata, removed)
     }
 
     private static func strings(_ keys: Set<CacheKey>) -> Set<String> {
-        var set = Set<String>(minimumCapacity: keys.count)
+        // One key (a one-row commit) without `init(minimumCapacity:)`, which is not specialized: an empty set grows
+        // to hold it.
+        var set: Set<String> = keys.count == 1 ? [] : Set(minimumCapacity: keys.count)
         for key in keys { set.insert(key.key) }
         return set
     }

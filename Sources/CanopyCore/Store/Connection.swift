@@ -155,7 +155,7 @@ public final class Connection: @unchecked Sendable {
                     let waitStart = core.logger.logLevel <= .debug ? ContinuousClock.now : nil
                     let storage = try core.environment.beginWrite()
                     if let waitStart { core.didWaitForWriteLock(since: waitStart) }
-                    let state = try DatabaseCore.readState(storage, core.tables)
+                    let state = try core.readState(storage, committed: storage.id - 1)
                     do {
                         try self.state.synchronizeCaches(to: state.snapshot, core: core, txn: storage)
                         txn = try ReadWriteTransaction(storage: storage, connection: self, state: state)

@@ -19,8 +19,8 @@ final class DatabaseCore: Sendable {
     let metrics: DatabaseMetrics
     let path: String
     let maxKeySize: Int
-    /// The records sealed when this open upgraded the file from `canopy/3` (see ``FormatUpgrade``), or `nil`.
-    let upgradedRecordCount: Int?
+    /// The records rewritten when this open upgraded the file, and the format it had (see ``FormatUpgrade``), or `nil`.
+    let upgradedRecordCount: (records: Int, from: String)?
 
     /// Serializes this process's write transactions, so that commit notifications are delivered in snapshot order.
     let writeLock = Mutex<Void>(())
@@ -191,14 +191,15 @@ final class DatabaseCore: Sendable {
 
         let tables: StoreTables
         var initialState = StoreState()
-        var upgraded: Int?
+        var upgraded: (records: Int, from: String)?
         var feedTables: FeedTables?
         do {
             if options.readOnly {
-                tables = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
-                feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn, commitLog: tables.commits) }
-                try environment.read { txn in try Self.checkFormat(txn, tables, path: path, readOnly: true) }
-                initialState = try environment.read { txn in try Self.readState(txn, tables) }
+                var opened = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
+                feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn, commitLog: opened.commits) }
+                opened.stateInCommitLog = try environment.read { txn in try Self.checkFormat(txn, opened, path: path, readOnly: true) }
+                tables = opened
+                initialState = try environment.read { txn in try tables.state(in: txn, path: path) }
             } else {
                 (tables, initialState) = try Self.writeGrowingMap(environment, options: options, path: path) { txn in
                     try Self.refuseForeignEnvironment(txn, path: path, options: options)
@@ -206,14 +207,16 @@ final class DatabaseCore: Sendable {
                     switch try tables.format(in: txn) {
                     case nil:
                         try tables.writeFormat(in: txn)
-                        try StoreInfoRecords.state.put(StoreState(), in: txn, info: tables.info)
+                        try FormatUpgrade.writeFirstLogEntry(txn, tables: tables)
                     case StoreTables.upgradableFormatTag? where tables.checksummed:
-                        upgraded = try FormatUpgrade.upgrade(txn, tables: tables, path: path)
+                        upgraded = (try FormatUpgrade.upgrade(txn, tables: tables, path: path), StoreTables.upgradableFormatTag)
+                    case tables.previousFormatTag?:
+                        upgraded = (try FormatUpgrade.moveState(txn, tables: tables, path: path), tables.previousFormatTag)
                     default:
-                        try Self.checkFormat(txn, tables, path: path, readOnly: false)
+                        _ = try Self.checkFormat(txn, tables, path: path, readOnly: false)
                     }
                     feedTables = try FeedTables.create(in: txn, commitLog: tables.commits)
-                    return (tables, try Self.readState(txn, tables))
+                    return (tables, try tables.state(in: txn, path: path))
                 }
             }
         } catch let error as CanopyError {
@@ -290,9 +293,12 @@ final class DatabaseCore: Sendable {
             path: path)
     }
 
-    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws {
+    /// Checks the format record; returns whether the state is in the commit log (``StoreTables/stateInCommitLog``):
+    /// `true` for this build's format, `false` for a `canopy/4` file opened read-only (read as it is).
+    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws -> Bool {
         let format = try tables.format(in: txn)
-        if format == tables.expectedFormatTag { return }
+        if format == tables.expectedFormatTag { return true }
+        if readOnly && format == tables.previousFormatTag { return false }
         if format == StoreTables.upgradableFormatTag && readOnly {
             throw CanopyError(
                 .incompatibleFormat,
@@ -301,7 +307,7 @@ final class DatabaseCore: Sendable {
         }
         throw CanopyError(
             .incompatibleFormat,
-            "the store format is '\(format ?? "none")'; this build reads '\(tables.expectedFormatTag)' and upgrades '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
+            "the store format is '\(format ?? "none")'; this build reads '\(tables.expectedFormatTag)' (and '\(tables.previousFormatTag)' read-only) and upgrades '\(tables.previousFormatTag)' and '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
             path: path)
     }
 
@@ -320,27 +326,46 @@ final class DatabaseCore: Sendable {
         }
     }
 
+    /// The store's state as `txn` sees it (see ``StoreTables/state(in:path:)``).
     static func readState(_ txn: LMDB.ReadTransaction, _ tables: StoreTables) throws -> StoreState {
-        try StoreInfoRecords.state.value(in: txn, info: tables.info, path: nil) ?? StoreState()
+        try tables.state(in: txn, path: nil)
     }
 
     /// The attachment slots last decoded, with their bytes (see ``DecodedRecordCache``).
     let attachmentSlotsCache = DecodedRecordCache<AttachmentSlots>()
 
-    /// Reads the snapshot number only (0 for a store that never committed: no state record).
-    /// - Throws: ``CanopyError/Code/corruptStore`` when the state record is too short to hold a snapshot: reading it
-    ///   as 0 would take every reader back to the empty store (observers would skip or replay commits).
+    /// The store's state as of one committed LMDB transaction (its id): every transaction that begins after it, with
+    /// no commit between, sees that state, so it is read from the commit log once per commit, not once per
+    /// transaction. LMDB numbers every commit that changes the file (by any process), so an id names one state of
+    /// the file; a transaction with another id reads the state.
+    let committedState = Mutex<(transaction: Int, state: StoreState)?>(nil)
+
+    /// The store's state as of the committed transaction `committed`, read through `txn` (which sees it: a read
+    /// transaction whose id it is, or a write transaction that began right after it) unless it is known.
+    func readState(_ txn: LMDB.ReadTransaction, committed: Int) throws -> StoreState {
+        if let known = committedState.withLock({ $0 }), known.transaction == committed { return known.state }
+        let state = try tables.state(in: txn, path: path)
+        committedState.withLock { $0 = (committed, state) }
+        return state
+    }
+
+    /// Whether the change feed is on, as of one committed transaction (see ``feedEnabledSince(_:committed:)``).
+    let committedFeed = Mutex<(transaction: Int, enabledSince: UInt64?)?>(nil)
+
+    /// Records the state a commit of this process made, as of its transaction id.
+    func rememberCommittedState(_ state: StoreState, transaction: Int) {
+        committedState.withLock { $0 = (transaction, state) }
+    }
+
+    /// Reads the snapshot number only (0 for a store that never committed).
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the state is malformed: reading it as 0 would take every
+    ///   reader back to the empty store (observers would skip or replay commits).
     func readSnapshot(_ txn: LMDB.ReadTransaction) throws -> UInt64 {
-        try StoreInfoRecords.state.withValue(in: txn, info: tables.info) { bytes in
-                guard let bytes else { return 0 }
-                guard let snapshot = StoreState.snapshot(in: bytes) else {
-                    throw CanopyError(
-                        .corruptStore,
-                        "the store's state record is malformed (\(bytes.count) bytes, at least 8 expected); run `canopy verify` on the database and restore it from a backup",
-                        path: path)
-                }
-                return snapshot
-        }
+        // A write transaction's id is the one it will commit as, not the state it sees: read it.
+        if txn is LMDB.WriteTransaction { return try tables.snapshot(in: txn, path: path) }
+        let id = txn.id
+        if let snapshot = committedState.withLock({ $0?.transaction == id ? $0?.state.snapshot : nil }) { return snapshot }
+        return try readState(txn, committed: id).snapshot
     }
 
     // MARK: Collections
@@ -415,7 +440,14 @@ final class DatabaseCore: Sendable {
                 complete = false
                 return false
             }
-            result.append(try CommitNotification(decoding: value))
+            let entry = try CommitLogEntry(decoding: value)
+            // An entry whose changes are unknown (the format upgrade's, for a commit the old log no longer held) is
+            // a gap: the caller reloads.
+            if entry.changesUnknown || entry.notification.snapshot != snapshot {
+                complete = false
+                return false
+            }
+            result.append(entry.notification)
             expected += 1
             return true
         }

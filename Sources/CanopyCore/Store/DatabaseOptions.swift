@@ -84,7 +84,7 @@ public struct DatabaseOptions: Sendable, Hashable {
     public var noLock: Bool
     /// Whether every record carries its CRC32C checksum (default `true`; see the README's "LMDB's limits"). Switched
     /// off only to measure what the checksums cost (the benchmarks' `checksum-cost-*` lines): such a store is tagged
-    /// `canopy/4-without-checksums`, which an ordinary open refuses (and such an open refuses ordinary stores) with
+    /// `canopy/5-without-checksums`, which an ordinary open refuses (and such an open refuses ordinary stores) with
     /// ``CanopyError/Code/incompatibleFormat``. Not part of the API: a store without checksums reads a changed byte
     /// as data.
     @_spi(Benchmarks) public var valueChecksums = true

@@ -1,22 +1,72 @@
 import LMDB
 
-/// Upgrades a `canopy/3` store to `canopy/4` in place: every value of the store's tables (`canopy.*`) and of the
-/// extensions' tables (`ext.*`) gets its CRC32C trailer, the format record says `canopy/4`.
+/// Upgrades a store of an earlier format to `canopy/5` in place, in the write transaction that opens it, so the
+/// upgrade commits whole or not at all (a process killed during it leaves the file as it was):
 ///
-/// Runs in the write transaction that opens the database, so the upgrade commits whole or not at all (a process
-/// killed during it leaves the `canopy/3` file as it was). Values are rewritten as they are, trailers aside: rows,
-/// attachments, view pages and the commit log keep their meaning, so nothing is rebuilt and observers' snapshots
-/// carry on. A read-only open of a `canopy/3` file is refused instead (``CanopyError/Code/incompatibleFormat`` naming
-/// `canopy upgrade`).
+/// - `canopy/4` → `canopy/5` (``moveState(_:tables:path:)``): the store's state moves from `canopy.info`'s `state`
+///   record into the commit log's newest entry (``CommitLogEntry``), which is rewritten with it. Nothing else changes:
+///   older entries keep their version (readers take both), observers' snapshots carry on. A read-only open of a
+///   `canopy/4` file reads it as it is.
+/// - `canopy/3` → `canopy/5` (``upgrade(_:tables:path:)``): first every value of the store's tables (`canopy.*`) and of
+///   the extensions' tables (`ext.*`) gets its CRC32C trailer (`canopy/4`), then the state moves. Values are
+///   rewritten as they are, trailers aside: rows, attachments, view pages and the commit log keep their meaning, so
+///   nothing is rebuilt. A read-only open of a `canopy/3` file is refused instead
+///   (``CanopyError/Code/incompatibleFormat`` naming `canopy upgrade`).
 enum FormatUpgrade {
-    /// Seals every value and writes the new format record. Returns the number of values sealed.
+    /// The first entry of a new store's commit log: the state of snapshot 0, so that an empty log always means a
+    /// damaged one (``StoreTables/state(in:path:)``).
+    static func writeFirstLogEntry(_ txn: LMDB.WriteTransaction, tables: StoreTables) throws {
+        try tables.commitsTable.put(CommitLogEntry(notification: CommitNotification(snapshot: 0), state: StoreState()), forKey: 0, in: txn)
+    }
+
+    /// Moves the state of a `canopy/4` store into its commit log and writes the `canopy/5` format record. Returns the
+    /// number of records rewritten (the log's newest entry and the old state record).
+    ///
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the log holds an entry newer than the state record (the
+    ///   file is damaged: nothing is changed).
+    static func moveState(_ txn: LMDB.WriteTransaction, tables: StoreTables, path: String) throws -> Int {
+        var old = tables
+        old.stateInCommitLog = false
+        let state = try old.state(in: txn, path: path)
+        var newest: (snapshot: UInt64, notification: CommitNotification)?
+        try txn.withCursor(in: tables.commits) { cursor in
+            var entry = try cursor.last()
+            while let current = entry, current.key.count != 8 { entry = try cursor.previous() }
+            if let current = entry {
+                newest = (current.key.loadBigEndianUInt64(at: 0), try CommitNotification(decoding: current.value))
+            }
+        }
+        if let newest, newest.snapshot > state.snapshot {
+            throw CanopyError(
+                .corruptStore,
+                "the commit log holds commit \(newest.snapshot), newer than the store's state record (snapshot \(state.snapshot)); nothing was changed. Run `canopy verify` with the release that wrote the file and restore it from a backup",
+                path: path)
+        }
+        // The entry of the state's own commit carries the state from now on. When the log no longer holds that commit
+        // (a store that never committed has none), the entry says its changes are unknown: observers reload rather
+        // than read it as a commit that changed nothing.
+        let entry: CommitLogEntry
+        if let newest, newest.snapshot == state.snapshot {
+            entry = CommitLogEntry(notification: newest.notification, state: state)
+        } else {
+            entry = CommitLogEntry(notification: CommitNotification(snapshot: state.snapshot), state: state, changesUnknown: state.snapshot > 0)
+        }
+        try tables.commitsTable.put(entry, forKey: state.snapshot, in: txn)
+        try txn.put(StoreTables.movedStateRecord, forKey: StoreInfoKey.state, in: tables.info)
+        try tables.writeFormat(in: txn)
+        return 2
+    }
+
+    /// Upgrades a `canopy/3` store: seals every value, then moves the state (``moveState(_:tables:path:)``). Returns
+    /// the number of values sealed and rewritten.
     ///
     /// - Throws: ``CanopyError/Code/incompatibleFormat`` when LMDB refuses a transaction that large
     ///   (`MDB_TXN_FULL`); nothing is changed.
     @discardableResult
     static func upgrade(_ txn: LMDB.WriteTransaction, tables: StoreTables, path: String) throws -> Int {
         do {
-            return try sealEverything(txn, tables: tables)
+            let sealed = try sealEverything(txn, tables: tables)
+            return sealed + (try moveState(txn, tables: tables, path: path))
         } catch let error as LMDBError where error.code == .transactionFull {
             throw CanopyError(
                 .incompatibleFormat,
@@ -52,7 +102,6 @@ enum FormatUpgrade {
                 }
             }
         }
-        try tables.writeFormat(in: txn)
         return sealed
     }
 }

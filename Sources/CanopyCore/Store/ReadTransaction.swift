@@ -449,49 +449,64 @@ public class ReadTransaction {
         // each row's value in one buffer for the whole scan (no per-row set-up), or the binary codec with what it
         // knows of the type (looked up again after the first row, which lays out its plan), or the handle's codec.
         let binary = Swift.type(of: collection.codec) == BinaryCodec.self
-        var entry = binary ? FlatDecodePlans.entry(for: Object.self) : nil
-        var flat = entry?.plan
+        var planEntry = binary ? FlatDecodePlans.entry(for: Object.self) : nil
+        // (Unmanaged: `planEntry` holds the plan to the end of the scan, so a row's decode needs no retain and release
+        // of it.)
+        var flat = planEntry?.plan.map(Unmanaged.passUnretained)
+        defer { withExtendedLifetime(planEntry) {} }
         let scratch = UnsafeMutableRawPointer.allocate(
             byteCount: max(1, MemoryLayout<Object>.size), alignment: max(1, MemoryLayout<Object>.alignment))
         defer { scratch.deallocate() }
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
-        try guardedRead { try storage.forEach(in: tables.objects, prefix: rowPrefix) { rowKey, value in
-            // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
-            // string (no allocation) until then.
-            var key = withKeys ? RowKey.key(of: rowKey) : ""
-            var hasKey = withKeys
-            if let filter {
-                if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
-                guard filter(key) else { return true }
-            }
-            guard let bytes = StoredRecord.objectBytes(value) else {
-                throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
-                                  path: core.path, collection: collection.name, key: hasKey ? key : RowKey.key(of: rowKey))
-            }
-            // The connection's cache is looked up by key: made here only when the cache holds something.
-            if !hasKey, let cache, cache.count > 0 { key = RowKey.key(of: rowKey); hasKey = true }
-            let object: Object
-            if hasKey, let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
-                object = cache.value(at: slot, as: Object.self)
-            } else if let flat, flat.decode(into: scratch, from: bytes) {
-                object = scratch.assumingMemoryBound(to: Object.self).move()
-            } else if binary {
-                do {
-                    object = try BinaryCodec().decode(Object.self, from: bytes, entry: entry)
-                } catch {
-                    throw decodingFailure(error, decoding: Object.self, codec: collection.codec,
-                                          key: hasKey ? key : RowKey.key(of: rowKey), collection: collection.name)
+        // The cursor is stepped here rather than through a closure per row (`forEach`): a row costs one call into LMDB
+        // (which checks the entry and its checksum in the same call), the decode and `body`.
+        try guardedRead { try storage.withCursor(in: tables.objects) { cursor in try rowPrefix.withUnsafeBytes { rowPrefix in
+            var entry = try cursor.seek(atOrAfter: rowPrefix)
+            while let found = entry, LMDB.ReadTransaction.key(found.key, startsWith: rowPrefix) {
+                let rowKey = found.key, value = found.value
+                // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
+                // string (no allocation) until then.
+                var key = withKeys ? RowKey.key(of: rowKey) : ""
+                var hasKey = withKeys
+                if let filter {
+                    if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
+                    guard filter(key) else {
+                        entry = try cursor.next()
+                        continue
+                    }
                 }
-                if entry == nil {
-                    entry = FlatDecodePlans.entry(for: Object.self)
-                    flat = entry?.plan
+                guard let bytes = StoredRecord.objectBytes(value) else {
+                    throw CanopyError(.corruptStore, value.isEmpty ? "the stored row is empty" : "the stored row is malformed",
+                                      path: core.path, collection: collection.name, key: hasKey ? key : RowKey.key(of: rowKey))
                 }
-            } else {
-                object = try decode(Object.self, from: bytes, codec: collection.codec, key: hasKey ? key : RowKey.key(of: rowKey),
-                                    collection: collection.name)
+                // The connection's cache is looked up by key: made here only when the cache holds something.
+                if !hasKey, let cache, cache.count > 0 { key = RowKey.key(of: rowKey); hasKey = true }
+                let proceed: Bool
+                if hasKey, let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
+                    proceed = try body(key, cache.value(at: slot, as: Object.self))
+                } else if let flat, flat._withUnsafeGuaranteedRef({ $0.decode(into: scratch, from: bytes) }) {
+                    proceed = try body(key, scratch.assumingMemoryBound(to: Object.self).move())
+                } else if binary {
+                    let object: Object
+                    do {
+                        object = try BinaryCodec().decode(Object.self, from: bytes, entry: planEntry)
+                    } catch {
+                        throw decodingFailure(error, decoding: Object.self, codec: collection.codec,
+                                              key: hasKey ? key : RowKey.key(of: rowKey), collection: collection.name)
+                    }
+                    if planEntry == nil {
+                        planEntry = FlatDecodePlans.entry(for: Object.self)
+                        flat = planEntry?.plan.map(Unmanaged.passUnretained)
+                    }
+                    proceed = try body(key, object)
+                } else {
+                    proceed = try body(key, try decode(Object.self, from: bytes, codec: collection.codec,
+                                                       key: hasKey ? key : RowKey.key(of: rowKey), collection: collection.name))
+                }
+                guard proceed else { return }
+                entry = try cursor.next()
             }
-            return try body(key, object)
-        } }
+        } } }
     }
 
     /// Visits the rows of `collection` (object and metadata) in key order while `body` returns `true`.

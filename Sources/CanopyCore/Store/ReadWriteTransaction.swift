@@ -23,6 +23,9 @@ public final class ReadWriteTransaction: ReadTransaction {
     // one).
     @exclusivity(unchecked) var changes = ChangeLog()
     @exclusivity(unchecked) var didWrite = false
+    /// Whether the change feed is on (the snapshot it was enabled at) as this transaction's commit found it, once
+    /// ``recordInChangeFeed(_:)`` read it: what the committed state says too.
+    var feedEnabledSince: UInt64??
     /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
     @exclusivity(unchecked) var bytesWritten = 0
     var sawMapFull = false
@@ -604,8 +607,13 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            try StoreInfoRecords.state.put(state, in: writeStorage, info: tables.info)
-            try tables.commitsTable.put(notification, forKey: snapshot, in: writeStorage)
+            // One record for the commit: its log entry carries the store's new state (canopy/5), so the commit dirties
+            // the rows' tables and the log, not also `canopy.info`.
+            // Encoded from the notification and the state as they are (no entry value made, copied and destroyed).
+            let entry = CommitLogEntry.encode(notification, state: state)
+            try withUnsafeBytes(of: snapshot.bigEndian) { key in
+                try entry.withUnsafeBytes { try writeStorage.put($0, forKey: key, in: tables.commits) }
+            }
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).
             let limit = UInt64(max(1, core.options.commitLogLimit))
@@ -615,7 +623,10 @@ public final class ReadWriteTransaction: ReadTransaction {
             }
             try recordInChangeFeed(notification)
         }
+        let transaction = try writeStorage.id
         try writeStorage.commit()
+        core.rememberCommittedState(state, transaction: transaction)
+        if let feedEnabledSince { core.rememberFeedEnabled(since: feedEnabledSince, transaction: transaction) }
         rememberCheckedDefinitions(at: snapshot)
         storeState = state
         core.rememberExtensionSnapshots(state)
@@ -676,8 +687,10 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// B-tree, then a step per entry, where deleting key by key descends it once per entry. The change feed's records
     /// between them (longer keys) stay: the feed prunes its own.
     private func pruneCommitLog(from first: UInt64, through last: UInt64) throws {
-        try writeStorage.withCursor(in: tables.commits) { cursor in
-            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first))
+        // Keys only: the entries' checksums are not computed for values about to be deleted.
+        try writeStorage.withCursor(in: tables.commits.withoutChecksums) { cursor in
+            // (From 0 in the first batch: a store's log begins with the entry of snapshot 0.)
+            var entry = try cursor.seek(atOrAfter: SnapshotKey.bytes(first <= 1 ? 0 : first))
             while let current = entry, current.key.count >= 8, current.key.loadBigEndianUInt64(at: 0) <= last {
                 if current.key.count == 8 {
                     try cursor.deleteCurrent()

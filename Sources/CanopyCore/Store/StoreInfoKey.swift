@@ -4,7 +4,7 @@
 /// | key | value |
 /// | --- | --- |
 /// | `format` | the format tag |
-/// | `state` | ``StoreState``: the snapshot and each extension's consistent snapshot |
+/// | `state` | `canopy/4`: ``StoreState`` (the snapshot and each extension's consistent snapshot); `canopy/5` keeps the state in the commit log's newest entry, and an upgraded file holds ``StoreTables/movedStateRecord`` here |
 /// | `attachment-slots` | ``AttachmentSlots`` |
 /// | `feed` | the snapshot the change feed was enabled at (``ChangeFeedLog``) |
 /// | `ext.<name>.state` | an extension's small state record |

@@ -18,15 +18,14 @@ enum CollectionRecordCoding: TableCoding {
     }
 }
 
-/// `canopy.commits` values (and the change feed's, which ``FeedRecord`` reads by its own keys): an encoded
-/// ``CommitNotification``.
-enum CommitNotificationCoding: TableCoding {
-    static func withBytes<R>(of value: CommitNotification, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+/// `canopy.commits` values (the change feed's, under longer keys, are read by ``FeedRecord``): a ``CommitLogEntry``.
+enum CommitLogEntryCoding: TableCoding {
+    static func withBytes<R>(of value: CommitLogEntry, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try value.encoded.withUnsafeBytes(body)
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> CommitNotification {
-        try CommitNotification(decoding: bytes)
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> CommitLogEntry {
+        try CommitLogEntry(decoding: bytes)
     }
 }
 
@@ -67,9 +66,9 @@ extension StoreTables {
                    remedy: "unregister the extension (dropStorage) and register it again")
     }
 
-    /// `canopy.commits`: snapshot (8 bytes big-endian) → ``CommitNotification`` (the change feed's records share the
+    /// `canopy.commits`: snapshot (8 bytes big-endian) → ``CommitLogEntry`` (the change feed's records share the
     /// table under longer keys, read by ``FeedRecord``).
-    var commitsTable: StoreTable<UInt64BigEndianCoding, CommitNotificationCoding> {
+    var commitsTable: StoreTable<UInt64BigEndianCoding, CommitLogEntryCoding> {
         StoreTable(database: commits, name: StoreTableName.commits,
                    remedy: "observers behind this commit reload; run `canopy verify` to see the damage")
     }
@@ -77,7 +76,8 @@ extension StoreTables {
 
 /// The typed records of `canopy.info` (keys in ``StoreInfoKey``).
 enum StoreInfoRecords {
-    /// `state` → ``StoreState``.
+    /// `state` → ``StoreState`` (`canopy/4`; in `canopy/5` the state is the commit log's newest entry, and this
+    /// record holds ``StoreTables/movedStateRecord`` after an upgrade).
     static let state = StoreInfoRecord<StoreStateCoding>(
         key: StoreInfoKey.state, what: "the store's state record",
         remedy: "run `canopy verify` on the database and restore it from a backup")

@@ -2,20 +2,25 @@ import LMDB
 
 /// The LMDB databases the store keeps its rows and records in.
 ///
-/// - `canopy.info`: `format` → format tag; `state` → ``StoreState`` (snapshot, extension snapshots).
+/// - `canopy.info`: `format` → format tag; the other records listed in ``StoreInfoKey``.
 /// - `canopy.collections`: collection name → ``CollectionRecord`` (numeric id, codec name).
 /// - `canopy.objects`: row key → one flag byte (bit 0: has metadata) + the object's bytes.
 /// - `canopy.metadata`: row key → the metadata's bytes.
-/// - `canopy.commits`: snapshot (8 bytes big-endian) → an encoded ``CommitNotification``.
+/// - `canopy.commits`: snapshot (8 bytes big-endian) → a ``CommitLogEntry``: the commit's notification and the store's
+///   state after it (``StoreState``), so that the newest entry is the store's state (format `canopy/5`).
 /// - `canopy.extensions`: extension name → its registration record (JSON).
 ///
 /// A row key is the collection's 4-byte big-endian id followed by the key's UTF-8 bytes, so the rows of one collection
 /// are contiguous and ordered by key.
 ///
 /// Every value of these tables and of the extensions' tables (`ext.<name>.<table>`) carries a CRC32C trailer
-/// (format `canopy/4`; LMDB's ``LMDB/ValueChecksum``), written and checked by the handles below: a changed byte reads
-/// as ``CanopyError/Code/corruptStore``, never as a wrong value. The format record is read as stored, trailer or not:
-/// it says whether the others have one (``FormatUpgrade`` adds them to a `canopy/3` file).
+/// (since format `canopy/4`; LMDB's ``LMDB/ValueChecksum``), written and checked by the handles below: a changed byte
+/// reads as ``CanopyError/Code/corruptStore``, never as a wrong value. The format record is read as stored, trailer or
+/// not: it says whether the others have one (``FormatUpgrade`` adds them to a `canopy/3` file).
+///
+/// Until `canopy/4` the state was a record of its own in `canopy.info` (`state`), which every commit rewrote: one more
+/// B-tree dirtied per commit (its page, and its root's record in LMDB's main table). A read-only open of a `canopy/4`
+/// file reads it there (``stateInCommitLog`` is `false`); a read-write open upgrades the file (``FormatUpgrade``).
 struct StoreTables: Sendable {
     let info: LMDB.Database
     let collections: LMDB.Database
@@ -23,19 +28,33 @@ struct StoreTables: Sendable {
     let metadata: LMDB.Database
     let commits: LMDB.Database
     let extensions: LMDB.Database
+    /// Whether the store's state is the newest commit-log entry (`canopy/5`), or the `state` record of `canopy.info`
+    /// (a `canopy/4` file opened read-only, which this build reads as it is).
+    var stateInCommitLog = true
 
     /// The format this build writes and reads.
-    static let formatTag = "canopy/4"
+    static let formatTag = "canopy/5"
     /// The format of a store opened without value checksums (``DatabaseOptions/valueChecksums``, for measuring their
-    /// cost): `canopy/4` without the trailers. Each kind of open refuses the other's files (`incompatibleFormat`), so
+    /// cost): `canopy/5` without the trailers. Each kind of open refuses the other's files (`incompatibleFormat`), so
     /// a trailer is never read as data nor data as a damaged trailer.
-    static let uncheckedFormatTag = "canopy/4-without-checksums"
+    static let uncheckedFormatTag = "canopy/5-without-checksums"
+    /// The previous format, whose state is a record of `canopy.info`: read as it is by a read-only open, upgraded in
+    /// place by a read-write one (``FormatUpgrade``).
+    static let previousFormatTag = "canopy/4"
+    /// ``previousFormatTag`` without checksums.
+    static let previousUncheckedFormatTag = "canopy/4-without-checksums"
 
     /// Whether the tables' values carry checksums (they do unless the database was opened without them).
     var checksummed: Bool { info.checksummed }
     /// The format tag of a store of these tables.
-    var expectedFormatTag: String { checksummed ? Self.formatTag : Self.uncheckedFormatTag }
-    /// The format a read-write open upgrades in place (see ``FormatUpgrade``).
+    var expectedFormatTag: String {
+        stateInCommitLog ? (checksummed ? Self.formatTag : Self.uncheckedFormatTag)
+            : (checksummed ? Self.previousFormatTag : Self.previousUncheckedFormatTag)
+    }
+    /// The format of the previous release with the checksum mode of these tables (upgraded in place by a read-write
+    /// open, read as it is by a read-only one).
+    var previousFormatTag: String { checksummed ? Self.previousFormatTag : Self.previousUncheckedFormatTag }
+    /// The format before checksums, which a read-write open upgrades in place (see ``FormatUpgrade``).
     static let upgradableFormatTag = "canopy/3"
 
     static func open(in txn: LMDB.ReadTransaction, create: Bool) throws -> StoreTables {
@@ -91,8 +110,9 @@ struct CollectionRecord: Sendable, Hashable {
 
 /// The store's persisted state: the snapshot number and, per extension, the snapshot it is consistent with.
 ///
-/// Written once per committing transaction, so that an extension which was not registered while others wrote is
-/// detected (its snapshot lags the store's) and rebuilt.
+/// Written by every committing transaction (in its commit-log entry, ``CommitLogEntry``), so that an extension which
+/// was not registered while others wrote is detected (its snapshot lags the store's) and rebuilt. ``encoded`` is the
+/// form of the `canopy/4` record in `canopy.info`, read from files of that format and moved by the upgrade.
 struct StoreState: Sendable, Hashable {
     var snapshot: UInt64 = 0
     var extensionSnapshots: [String: UInt64] = [:]

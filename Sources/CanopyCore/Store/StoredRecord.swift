@@ -75,6 +75,22 @@ enum StoredRecord {
         out.bytes.append(contentsOf: bytes)
     }
 
+    /// The attachments region holding only `bytes` at `slot` (what ``appendAttachment(_:slot:to:)`` writes into an
+    /// empty region), written at once into an array of its size: a row written with one extension's attachment.
+    static func attachmentRegion(holding bytes: [UInt8], slot: UInt32) -> [UInt8] {
+        guard !bytes.isEmpty else { return [] }
+        let size = VarInt.size(of: UInt64(slot)) + VarInt.size(of: UInt64(bytes.count)) + bytes.count
+        return bytes.withUnsafeBufferPointer { source in
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                guard let out = buffer.baseAddress, let from = source.baseAddress else { return }
+                var offset = VarInt.write(UInt64(slot), to: out)
+                offset += VarInt.write(UInt64(bytes.count), to: out + offset)
+                (out + offset).initialize(from: from, count: bytes.count)
+                count = offset + bytes.count
+            }
+        }
+    }
+
     /// A stored value: flags (the attachments bit set from `attachments`), attachments, object.
     static func value(hasMetadata metadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8]()

@@ -12,21 +12,27 @@ struct SearchDocumentAnalysis {
     private var ends: [Int] = []
     /// Word `i`'s field and position (in text order).
     private var places: [SearchPosting.Occurrence] = []
-    /// Word indices by word bytes, then text order.
-    private var order: [Int] = []
-    /// The occurrences of the distinct words in `order`'s order: `occurrences[terms[t].occurrences]` are word `t`'s, by field,
-    /// then position.
+    /// The words to sort: each word's first 8 bytes (big-endian, zero-padded: ordered as the words are, since a word
+    /// never holds a 0 byte), its bytes in `arena` and its index in text order.
+    private var sortable: [SortableWord] = []
+    /// The occurrences of the distinct words in byte order: `occurrences[terms[t].occurrences]` are word `t`'s, by
+    /// field, then position.
     private var occurrences: [SearchPosting.Occurrence] = []
     /// The distinct words, by bytes.
     private var terms: [Term] = []
-    /// Word `i`'s first bytes (to sort).
-    private var prefixes: [UInt64] = []
 
     /// A distinct word: `arena[start..<end]`, its occurrences `occurrences[occurrences]`.
     private struct Term {
         var start: Int
         var end: Int
         var occurrences: Range<Int>
+    }
+
+    private struct SortableWord {
+        var prefix: UInt64
+        var start: Int
+        var end: Int
+        var index: Int
     }
 
     init() {}
@@ -44,69 +50,63 @@ struct SearchDocumentAnalysis {
         arena.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         places.removeAll(keepingCapacity: true)
-        for (field, text) in texts.enumerated() {
-            guard let text, !text.isEmpty else { continue }
+        for field in texts.indices {
+            guard let text = texts[field], !text.isEmpty else { continue }
             let before = ends.count
             SearchTokenizer.appendTerms(of: text, to: &arena, ends: &ends)
             for position in 0..<(ends.count - before) { places.append(SearchPosting.Occurrence(field: field, position: position)) }
         }
         length = ends.count
-        order.removeAll(keepingCapacity: true)
-        order.append(contentsOf: 0..<length)
         occurrences.removeAll(keepingCapacity: true)
         terms.removeAll(keepingCapacity: true)
+        sortable.removeAll(keepingCapacity: true)
         guard length > 0 else { return }
-        // Each word's first 8 bytes, big-endian, zero-padded: ordered as the words are (a word never holds a 0 byte),
-        // so most comparisons are one integer comparison; equal prefixes compare the bytes.
-        prefixes.removeAll(keepingCapacity: true)
-        let ends = self.ends
         arena.withUnsafeBufferPointer { arena in
-            for word in 0..<length {
-                let start = word == 0 ? 0 : ends[word - 1]
-                let count = min(8, ends[word] - start)
+            guard let base = arena.baseAddress else { return }
+            var start = 0
+            for (index, end) in ends.enumerated() {
+                let count = min(8, end - start)
                 var prefix: UInt64 = 0
-                for offset in 0..<count { prefix = prefix << 8 | UInt64(arena[start + offset]) }
-                prefixes.append(prefix << (8 * (8 - count)))
+                for offset in 0..<count { prefix = prefix << 8 | UInt64(base[start + offset]) }
+                sortable.append(SortableWord(prefix: prefix << (8 * (8 - count)), start: start, end: end, index: index))
+                start = end
             }
-        }
-        let firstBytes = self.prefixes
-        arena.withUnsafeBufferPointer { arena in
-            func word(_ index: Int) -> UnsafeBufferPointer<UInt8> {
-                UnsafeBufferPointer(rebasing: arena[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
-            }
-            /// The order of words `a` and `b` by bytes: negative, zero or positive.
-            func compare(_ a: Int, _ b: Int) -> Int {
-                if firstBytes[a] != firstBytes[b] { return firstBytes[a] < firstBytes[b] ? -1 : 1 }
-                return SearchDocumentAnalysis.compare(word(a), word(b))
+            /// The order of two words by bytes: negative, zero or positive.
+            func compare(_ a: SortableWord, _ b: SortableWord) -> Int {
+                if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+                return SearchDocumentAnalysis.compare(
+                    UnsafeBufferPointer(start: base + a.start, count: a.end - a.start), UnsafeBufferPointer(start: base + b.start, count: b.end - b.start))
             }
             // By word, then in text order: the order of `places`.
-            func precedes(_ a: Int, _ b: Int) -> Bool {
+            func precedes(_ a: SortableWord, _ b: SortableWord) -> Bool {
                 let order = compare(a, b)
-                return order == 0 ? a < b : order < 0
+                return order == 0 ? a.index < b.index : order < 0
             }
-            if length <= 24 {
-                // Rows are short: an insertion sort.
-                order.withUnsafeMutableBufferPointer { order in
-                    for index in 1..<max(1, length) {
-                        let word = order[index]
-                        var slot = index
-                        while slot > 0, precedes(word, order[slot - 1]) {
-                            order[slot] = order[slot - 1]
+            sortable.withUnsafeMutableBufferPointer { words in
+                if words.count <= 24 {
+                    // Rows are short: an insertion sort.
+                    for position in 1..<max(1, words.count) {
+                        let word = words[position]
+                        var slot = position
+                        while slot > 0, precedes(word, words[slot - 1]) {
+                            words[slot] = words[slot - 1]
                             slot -= 1
                         }
-                        order[slot] = word
+                        words[slot] = word
                     }
+                } else {
+                    words.sort(by: precedes)
                 }
-            } else {
-                order.sort(by: precedes)
             }
-            var start = 0
-            for rank in 0..<length {
-                let word = order[rank]
-                occurrences.append(places[word])
-                if rank + 1 == length || compare(word, order[rank + 1]) != 0 {
-                    terms.append(Term(start: word == 0 ? 0 : ends[word - 1], end: ends[word], occurrences: start..<(rank + 1)))
-                    start = rank + 1
+            places.withUnsafeBufferPointer { places in
+                var first = 0
+                for rank in 0..<sortable.count {
+                    let word = sortable[rank]
+                    occurrences.append(places[word.index])
+                    if rank + 1 == sortable.count || compare(word, sortable[rank + 1]) != 0 {
+                        terms.append(Term(start: word.start, end: word.end, occurrences: first..<(rank + 1)))
+                        first = rank + 1
+                    }
                 }
             }
         }
@@ -200,10 +200,26 @@ struct SearchDocumentAnalysis {
     }
 
     /// The row's record in the `rows` table (``SearchRowRecord``) for row number `document`.
+    ///
+    /// (The bytes of ``SearchRowRecord/encoded``, written at once into an array of their exact size: the index makes
+    /// one for every row it writes.)
     func record(document: UInt64) -> [UInt8] {
-        var out = ByteWriter(capacity: 8 + arena.count + 2 * termCount)
-        SearchRowRecord.appendHeader(document: document, length: length, termCount: termCount, to: &out)
-        forEachTerm { _, term in SearchRowRecord.appendTerm(term, to: &out) }
-        return out.bytes
+        var size = VarInt.size(of: document) + VarInt.size(of: UInt64(length)) + VarInt.size(of: UInt64(terms.count))
+        for term in terms { size += VarInt.size(of: UInt64(term.end - term.start)) + term.end - term.start }
+        return arena.withUnsafeBufferPointer { arena in
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                guard let out = buffer.baseAddress, let words = arena.baseAddress else { return }
+                var offset = VarInt.write(document, to: out)
+                offset += VarInt.write(UInt64(length), to: out + offset)
+                offset += VarInt.write(UInt64(terms.count), to: out + offset)
+                for term in terms {
+                    let bytes = term.end - term.start
+                    offset += VarInt.write(UInt64(bytes), to: out + offset)
+                    (out + offset).initialize(from: words + term.start, count: bytes)
+                    offset += bytes
+                }
+                count = offset
+            }
+        }
     }
 }

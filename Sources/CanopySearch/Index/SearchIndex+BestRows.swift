@@ -179,7 +179,7 @@ extension SearchIndex {
         let tables = try tables()
         var resolved: [(key: StoredRowKey, score: Double)] = []
         for candidate in candidates where candidate.score >= threshold {
-            guard let rowKey = try tables.documents.value(forKey: candidate.document, in: transaction) else {
+            guard let rowKey = try tables.documents.rowKey(of: candidate.document, in: transaction) else {
                 throw corrupt("document \(candidate.document) has postings but no row")
             }
             resolved.append((rowKey, candidate.score))

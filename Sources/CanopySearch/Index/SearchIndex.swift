@@ -48,8 +48,9 @@ public final class SearchIndex: StoreExtension, Sendable {
     let resultsViews = Mutex<[String: SearchResultsView]>([:])
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
-    /// (3: block headers name their densest row, which bounds the scores of their rows. 5: each posting table has a
-    /// directory of its blocks' headers, ``SearchBlockDirectory``.)
+    /// (3: block headers name their densest row, which bounds the scores of their rows. 4: each row's record is its
+    /// attachment, no longer a value of a `rows` table. 5: each posting table has a directory of its blocks' headers,
+    /// ``SearchBlockDirectory``, and a block gives each row's posting size.)
     static let formatVersion = 5
 
     /// Creates an index whose texts `text` reads from each row.
@@ -155,17 +156,23 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// Empties the tables and indexes every row of the indexed collections.
     func populate(in transaction: ReadWriteTransaction, tables: SearchIndexTables) throws {
         try tables.postings.removeAll(in: transaction)
-        try tables.rows.removeAll(in: transaction)
-        try tables.documents.removeAll(in: transaction)
+        try tables.documents.table.removeAll(in: transaction)
         try tables.prefixes?.removeAll(in: transaction)
         try tables.postingsDirectory.removeAll(in: transaction)
         try tables.prefixesDirectory?.removeAll(in: transaction)
+        // Format 3's table of row records (the records are the rows' attachments now).
+        try Self.dropFormat3Rows(of: name, in: transaction)
+        // The store gave the index a new slot for this rebuild: no row carries an attachment there yet.
+        let slot = try transaction.writableAttachmentSlot(for: name)
         var state = SearchIndexState()
         var skipped = SkippedRows()
         // By word; each word's rows come in document order (numbers are given in scan order).
         var postings = SearchPendingPostings()
         var prefixPostings = SearchPendingPostings()
         var analysis = SearchDocumentAnalysis()
+        // The rows numbered and not yet in `documents` (written 64k at a time).
+        var documents: [StoredRowKey?] = []
+        var firstDocument = state.nextDocument
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(stored)
             let texts: [String?]?
@@ -173,7 +180,7 @@ public final class SearchIndex: StoreExtension, Sendable {
                 texts = try self.texts(of: row)
             } catch let error as CanopyError where error.code == .decodingFailed {
                 skipped.add(stored.id, error: error.message)
-                try tables.rows.put([], forKey: stored.storedKey, in: transaction, appending: true)
+                try stored.setAttachment(SearchRowRecord.skippedMarker, at: slot)
                 return true
             }
             guard let texts else { return true }
@@ -188,10 +195,17 @@ public final class SearchIndex: StoreExtension, Sendable {
             analysis.forEachPrefix(ofLengths: prefixLengths) { prefix, encode in
                 prefix.withUnsafeBufferPointer { prefixPostings.append(term: $0, document: document, encode) }
             }
-            try tables.rows.put(analysis.record(document: document), forKey: stored.storedKey, in: transaction, appending: true)
-            try tables.documents.put(stored.storedKey, forKey: document, in: transaction, appending: true)
+            documents.append(stored.storedKey)
+            if documents.count == 1 << 16 {
+                try tables.documents.append(documents, first: firstDocument, in: transaction)
+                documents.removeAll(keepingCapacity: true)
+                firstDocument = state.nextDocument
+            }
+            // Last: the row's bytes lent by the scan are invalid once its record is rewritten.
+            try stored.setAttachment(analysis.record(document: document), at: slot)
             return true
         }
+        try tables.documents.append(documents, first: firstDocument, in: transaction)
         try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, in: transaction)
         if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
             try Self.append(prefixPostings, to: prefixes, directory: directory, in: transaction)
@@ -238,14 +252,15 @@ public final class SearchIndex: StoreExtension, Sendable {
             tablesState.withLock { $0 = existing }
         }
         try loadQueries(in: transaction, tables: opened)
+        let slot = try transaction.attachmentSlot(for: name)
         var checked = 0
         var problem: String?
         try transaction.scanRows(inCollections: collections) { stored in
             checked += 1
+            let storedBytes = try slot.flatMap { try stored.attachment(at: $0) }
             let row = SearchRow(stored)
             let texts: [String?]?
             do { texts = try self.texts(of: row) } catch { return checked < Self.spotCheckRows }
-            let storedBytes = try opened.rows.value(forKey: stored.storedKey, in: transaction)
             let record = try storedBytes.flatMap { try decodeRecord($0) }
             switch (texts, record) {
             case (nil, nil): break
@@ -282,8 +297,8 @@ public final class SearchIndex: StoreExtension, Sendable {
     public func dropStorage(in transaction: ReadWriteTransaction) throws {
         let opened = try SearchIndexTables.open(in: transaction, index: name, withPrefixes: false)
         try opened.postings.drop(in: transaction)
-        try opened.rows.drop(in: transaction)
-        try opened.documents.drop(in: transaction)
+        try opened.documents.table.drop(in: transaction)
+        try Self.dropFormat3Rows(of: name, in: transaction)
         try opened.queries.drop(in: transaction)
         try opened.postingsDirectory.drop(in: transaction)
         // Whatever the definition says now, an earlier one may have made them.
@@ -294,6 +309,11 @@ public final class SearchIndex: StoreExtension, Sendable {
     }
 
     // MARK: Helpers
+
+    /// Drops the `rows` table an index of format 3 or earlier kept (row key → record), if the file has one.
+    static func dropFormat3Rows(of name: String, in transaction: ReadWriteTransaction) throws {
+        try transaction.existingTable("rows", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
+    }
 
     /// The row's texts, checked against the declared fields.
     func texts(of row: SearchRow) throws -> [String?]? {

@@ -9,10 +9,13 @@ import CanopyCore
 ///   document number: `varint(document − previous)`, `varint(body size)` and its posting body (``SearchPosting``: the
 ///   row's length, its count per field, its positions; a query passes over a body it does not need without reading
 ///   it). A prefix query walks the keys that start with the prefix.
-/// - `rows`: the row's stored key → `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
-///   word): the row's distinct words, to remove its postings; an empty value marks a row skipped because it does not
-///   decode.
-/// - `documents`: document number (8 bytes) → the row's stored key.
+/// - the row's attachment (its per-row record, kept in the row's own record at the index's attachment slot, written
+///   with the row in the same put): `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
+///   word): the row's distinct words, to remove its postings; a single 0 byte (no document is numbered 0) marks a row
+///   skipped because it does not decode. A row the index leaves out has none. (Format 3 kept this record in a table
+///   of its own, `rows`, keyed by the row's stored key: a second read and put per written row.)
+/// - `documents`: which row each document number is (a result's row), 64 numbers to a value
+///   (``SearchDocumentTable``). Numbers only ascend, so a transaction's new rows are appended at commit.
 /// - `queries`: a live results view's name → its query and frozen statistics (JSON).
 /// - `prefixes` (only for an index with ``SearchIndex/prefixLengths``): per word prefix of those lengths (in Unicode
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
@@ -22,8 +25,7 @@ import CanopyCore
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
-    let rows: ExtensionTable<StoredRowKeyCoding, BytesCoding>
-    let documents: ExtensionTable<UInt64BigEndianCoding, StoredRowKeyCoding>
+    let documents: SearchDocumentTable
     let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
     /// The prefix lists; `nil` for an index without prefix lengths (its files have no such table).
     let prefixes: ExtensionTable<BytesCoding, BytesCoding>?
@@ -36,8 +38,8 @@ struct SearchIndexTables: Sendable {
     static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
         SearchIndexTables(
             postings: try transaction.openTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-            rows: try transaction.openTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
-            documents: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
+            documents: SearchDocumentTable(
+                table: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self), index: index),
             queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
             prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil,
             postingsDirectory: try transaction.openTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self),
@@ -48,8 +50,7 @@ struct SearchIndexTables: Sendable {
     /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
     static func existing(in transaction: ReadTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables? {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-              let rows = try transaction.existingTable("rows", of: index, keys: StoredRowKeyCoding.self, values: BytesCoding.self),
-              let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: StoredRowKeyCoding.self),
+              let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
               let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
               let postingsDirectory = try transaction.existingTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
         else { return nil }
@@ -63,8 +64,8 @@ struct SearchIndexTables: Sendable {
             prefixesDirectory = directory
         }
         return SearchIndexTables(
-            postings: postings, rows: rows, documents: documents, queries: queries, prefixes: prefixes, postingsDirectory: postingsDirectory,
-            prefixesDirectory: prefixesDirectory)
+            postings: postings, documents: SearchDocumentTable(table: documents, index: index), queries: queries, prefixes: prefixes,
+            postingsDirectory: postingsDirectory, prefixesDirectory: prefixesDirectory)
     }
 }
 
@@ -100,8 +101,11 @@ struct SearchIndexState: Hashable, Sendable {
     }
 }
 
-/// A row's record in the `rows` table.
+/// A row's record: its attachment (see ``SearchIndexTables``).
 struct SearchRowRecord: Hashable {
+    /// The attachment of a row skipped because the text closure cannot decode it.
+    static let skippedMarker: [UInt8] = [0]
+
     var document: UInt64
     var length: Int
     /// The row's distinct words, sorted.
@@ -126,18 +130,20 @@ struct SearchRowRecord: Hashable {
         out.bytes.append(contentsOf: term)
     }
 
-    /// The record of `bytes`, or `nil` for the skipped marker (empty).
+    /// The record of `bytes`, or `nil` for the skipped marker.
     static func decode(_ bytes: [UInt8]) throws -> SearchRowRecord? {
-        guard !bytes.isEmpty else { return nil }
+        guard bytes != skippedMarker else { return nil }
         return try bytes.withUnsafeBytes { raw in
             var reader = SearchBytes.Reader(raw)
             let document = try reader.varint()
+            guard document > 0 else { throw SearchBytes.Malformed("a row record numbered 0") }
             let length = try reader.int()
             let count = try reader.int()
             guard count <= raw.count else { throw SearchBytes.Malformed("a word count larger than the record") }
             var terms: [[UInt8]] = []
             terms.reserveCapacity(count)
             for _ in 0..<count { terms.append(try reader.bytes(try reader.int())) }
+            guard reader.isAtEnd else { throw SearchBytes.Malformed("bytes after a row record's words") }
             return SearchRowRecord(document: document, length: length, terms: terms)
         }
     }
@@ -170,6 +176,16 @@ struct SearchPosting {
 
     /// Writes the body of a row of `length` words where the word occurs at `occurrences` (by field, then position).
     static func encode(length: Int, occurrences: ArraySlice<Occurrence>, into out: inout ByteWriter) {
+        if occurrences.count == 1, let only = occurrences.first, length < 0x80, only.field < 0x80, only.position < 0x80 {
+            // The usual case (a word once in a short row): six one-byte varints.
+            out.bytes.append(UInt8(truncatingIfNeeded: length))
+            out.bytes.append(1)
+            out.bytes.append(UInt8(truncatingIfNeeded: only.field))
+            out.bytes.append(1)
+            out.bytes.append(1)
+            out.bytes.append(UInt8(truncatingIfNeeded: only.position))
+            return
+        }
         SearchBytes.append(varint: UInt64(length), to: &out)
         if occurrences.count == 1, let only = occurrences.first {
             // The usual case (a word once in a row): one field, one position.
@@ -207,18 +223,38 @@ struct SearchPosting {
         }
     }
 
-    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``.
+    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``
+    /// ((0, 0) for malformed bytes).
     static func summary(of body: ArraySlice<UInt8>) -> (length: Int, occurrences: Int) {
-        body.withUnsafeBytes { raw in
-            var reader = SearchBytes.Reader(raw)
-            guard let length = try? reader.int(), let fields = try? reader.int() else { return (0, 0) }
+        body.withUnsafeBufferPointer { summary(of: $0) }
+    }
+
+    /// The same, of the body's bytes.
+    @inline(__always)
+    static func summary(of body: UnsafeBufferPointer<UInt8>) -> (length: Int, occurrences: Int) {
+        // Most values are below 128 (one byte each): read inline; anything else through the checked reader.
+        let count = body.count
+        if count >= 2, body[0] < 0x80, body[1] < 0x80 {
+            let length = Int(body[0])
+            let fields = Int(body[1])
+            var offset = 2
             var occurrences = 0
+            var fast = true
             for _ in 0..<fields {
-                guard (try? reader.int()) != nil, let count = try? reader.int() else { break }
-                occurrences += count
+                guard offset + 1 < count, body[offset] < 0x80, body[offset + 1] < 0x80 else { fast = false; break }
+                occurrences += Int(body[offset + 1])
+                offset += 2
             }
-            return (length, occurrences)
+            if fast { return (length, occurrences) }
         }
+        var reader = SearchBytes.Reader(UnsafeRawBufferPointer(body))
+        guard let length = try? reader.int(), let fields = try? reader.int() else { return (0, 0) }
+        var occurrences = 0
+        for _ in 0..<fields {
+            guard (try? reader.int()) != nil, let count = try? reader.int() else { break }
+            occurrences += count
+        }
+        return (length, occurrences)
     }
 
     /// Reads the row length and per-field counts (and, with `positions`, the positions) of a body.

@@ -19,6 +19,12 @@ public final class SearchIndexWriter: ExtensionTransaction {
     private var pendingPrefixPostings = SearchPendingPostings()
     /// The analysis of the row being indexed (its buffers reused from row to row).
     private var analysis = SearchDocumentAnalysis()
+    /// The rows numbered in this transaction and not yet in the `documents` table: row `firstPendingDocument + i` is
+    /// `pendingDocuments[i]` (`nil`: removed again). Numbers only ascend, so they are appended after the table's last
+    /// key at commit (or before a search in this transaction reads the table), in one pass.
+    private var pendingDocuments: [StoredRowKey?] = []
+    private var firstPendingDocument: UInt64 = 0
+    private var slotStorage: AttachmentSlot?
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
 
@@ -43,34 +49,92 @@ public final class SearchIndexWriter: ExtensionTransaction {
         stateChanged = true
     }
 
+    /// The index's attachment slot, or `nil` while it has none (no row carries its record).
+    private var slot: AttachmentSlot? {
+        get throws {
+            if let slotStorage { return slotStorage }
+            slotStorage = try transaction.attachmentSlot(for: index.name)
+            return slotStorage
+        }
+    }
+
+    /// The last collection asked about and whether the index indexes it (rows mostly come in runs of one collection).
+    private var lastCollection: (name: String, indexed: Bool)?
+
+    /// Whether the index indexes the rows of `collection`.
+    private func indexes(_ collection: String) -> Bool {
+        if let lastCollection, lastCollection.name == collection { return lastCollection.indexed }
+        let indexed = index.indexes(collection)
+        lastCollection = (collection, indexed)
+        return indexed
+    }
+
+    /// The row's record as its attachment held it before `change` (a new row has none).
+    private func previousRecordBytes(_ change: RowChange) throws -> [UInt8]? {
+        guard change.kind != .insert, let slot = try slot else { return nil }
+        return try change.previousAttachment(at: slot)
+    }
+
     // MARK: ExtensionTransaction
 
-    /// Re-indexes a row whose text may have changed, or removes it; a touch changes no text: nothing to do (a results
-    /// view re-places touched rows itself).
+    /// Re-indexes a row whose text may have changed, or removes it, and answers with the row's new record (its
+    /// attachment); a touch changes no text: nothing to do (a results view re-places touched rows itself).
     public func handle(_ change: RowChange) throws -> AttachmentEdit {
         switch change.kind {
-        case .insert: try reindex(change)
+        case .insert: return try reindex(change, previous: nil)
         case .update:
-            if (change.objectChanged && index.dependsOnObject) || (change.metadataChanged && index.dependsOnMetadata) { try reindex(change) }
-        case .touch: break
-        case .remove: if index.indexes(change.collection) { try remove(change.storedKey, id: change.id) }
+            guard (change.objectChanged && index.dependsOnObject) || (change.metadataChanged && index.dependsOnMetadata) else { return .keep }
+            return try reindex(change, previous: try previousRecordBytes(change))
+        case .touch: return .keep
+        case .remove:
+            if index.indexes(change.collection) { try remove(try previousRecordBytes(change), id: change.id) }
+            return .keep
         }
-        return .keep
     }
 
-    /// Re-indexes each missed row from its current values (the `rows` table holds its old words); whole collections
+    /// Re-indexes each missed row from its current values, its old words read from its attachment; whole collections
     /// removed in the gap: a rebuild.
+    ///
+    /// A row removed in the gap, or removed and written again, has lost its attachment (the record went): when such a
+    /// row was indexed (its stored key is in `documents`), its old postings can no longer be found by word, and the
+    /// index is rebuilt (`nil`). A row without an attachment that is not in `documents` was never indexed (new in the
+    /// gap, or left out by the text closure): it is indexed now. Finding out reads the `documents` table once. Such a
+    /// row no longer says either whether the index had skipped it: with skipped rows recorded, a rebuild counts them
+    /// again exactly.
     public func catchUp(_ missed: MissedWrites) throws -> [StoredRowKey: AttachmentEdit]? {
         if missed.removedEverything || missed.removedCollections.contains(where: { index.indexes($0) }) { return nil }
-        for row in missed.rows where index.indexes(row.id.collection) {
-            if let current = row.current { try reindex(current) } else { try remove(row.storedKey, id: row.id) }
+        let rows = missed.rows.filter { index.indexes($0.id.collection) }
+        let slot = try slot
+        var records: [[UInt8]?] = []
+        var unattached: Set<[UInt8]> = []
+        for row in rows {
+            let record = try slot.flatMap { slot in try row.current.flatMap { try $0.previousAttachment(at: slot) } }
+            records.append(record)
+            if record == nil { unattached.insert(row.storedKey.bytes) }
         }
-        return [:]
+        if !unattached.isEmpty {
+            if (try transaction.skippedRows(ofExtension: index.name)?.count ?? 0) > 0 { return nil }
+            try flushDocuments()
+            var indexedBefore = false
+            try tables.documents.forEachRowKey(in: transaction) { rowKey in
+                indexedBefore = unattached.contains(Array(rowKey))
+                return !indexedBefore
+            }
+            if indexedBefore { return nil }
+        }
+        var edits: [StoredRowKey: AttachmentEdit] = [:]
+        for (row, record) in zip(rows, records) {
+            // Without an attachment a row was neither indexed nor skipped (checked above): a removed one leaves
+            // nothing to undo.
+            if let current = row.current { edits[row.storedKey] = try reindex(current, previous: record) }
+        }
+        return edits
     }
 
-    /// Writes the pending postings to the table, word by word in key order (for a word and row changed twice, the
-    /// last change).
+    /// Writes the pending postings and row numbers to the tables, word by word in key order (for a word and row
+    /// changed twice, the last change).
     func flushPostings() throws {
+        try flushDocuments()
         guard pendingPostings.count + pendingPrefixPostings.count > 0 else { return }
         try pendingPostings.forEachTerm { term, changes in
             try write(changes, term: term, to: tables.postings, directory: tables.postingsDirectory)
@@ -165,14 +229,45 @@ public final class SearchIndexWriter: ExtensionTransaction {
     public func didRollback() {
         pendingPostings = SearchPendingPostings()
         pendingPrefixPostings = SearchPendingPostings()
+        pendingDocuments = []
+    }
+
+    /// Appends the rows numbered in this transaction to `documents` (their numbers come after every key there).
+    private func flushDocuments() throws {
+        guard !pendingDocuments.isEmpty else { return }
+        // Numbers are given in ascending order (the counter is written with the table, in the same transactions):
+        // they are appended. Were that ever not so (a damaged counter), the table refuses them and nothing is
+        // overwritten.
+        try tables.documents.append(pendingDocuments, first: firstPendingDocument, in: transaction)
+        pendingDocuments.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets the row numbered `document` in `documents` (pending or stored).
+    private func removeDocument(_ document: UInt64) throws {
+        if !pendingDocuments.isEmpty, document >= firstPendingDocument, document - firstPendingDocument < UInt64(pendingDocuments.count) {
+            pendingDocuments[Int(document - firstPendingDocument)] = nil
+        } else {
+            try tables.documents.remove(document, in: transaction)
+        }
+    }
+
+    /// Numbers a new row: the next number, its row kept for `documents`.
+    private func newDocument(for rowKey: StoredRowKey) throws -> UInt64 {
+        var state = try currentState()
+        let document = state.nextDocument
+        state.nextDocument += 1
+        self.state = state
+        stateChanged = true
+        if pendingDocuments.isEmpty { firstPendingDocument = document }
+        pendingDocuments.append(rowKey)
+        return document
     }
 
     // MARK: Maintaining
 
-    private func reindex(_ row: RowChange) throws {
-        guard index.indexes(row.collection) else { return }
-        let rowKey = row.storedKey
-        let oldBytes = try tables.rows.value(forKey: rowKey, in: transaction)
+    /// Indexes `row` (its old record, the attachment, in `previous`) and returns its new attachment.
+    private func reindex(_ row: RowChange, previous oldBytes: [UInt8]?) throws -> AttachmentEdit {
+        guard indexes(row.collection) else { return .keep }
         let old = try oldBytes.flatMap { try index.decodeRecord($0) }
         let wasSkipped = oldBytes != nil && old == nil
         let texts: [String?]?
@@ -180,49 +275,39 @@ public final class SearchIndexWriter: ExtensionTransaction {
             texts = try index.texts(of: SearchRow(row))
         } catch let error as CanopyError where error.code == .decodingFailed {
             // Left out and recorded, as at population (a row written as bytes by a tool, say).
-            guard !wasSkipped else { return }
-            if let old { try removePostings(of: old) }
-            try tables.rows.put([], forKey: rowKey, in: transaction)
+            guard !wasSkipped else { return .keep }
+            if let old { try removePostings(of: old); try removeDocument(old.document) }
             skippedChanges.append((row.id, error.message))
-            return
+            return .set(SearchRowRecord.skippedMarker)
         }
         if wasSkipped { skippedChanges.append((row.id, nil)) }
         guard let texts else {
-            if let old { try removePostings(of: old); try tables.documents.remove(old.document, in: transaction) }
-            if oldBytes != nil { try tables.rows.remove(rowKey, in: transaction) }
-            return
+            if let old { try removePostings(of: old); try removeDocument(old.document) }
+            return oldBytes == nil ? .keep : .remove
         }
         analysis.analyse(texts)
-        let analysis = self.analysis
         let document: UInt64
         if let old {
             try removePostings(of: old)
             document = old.document
         } else {
-            document = try currentState().nextDocument
-            try changeState { $0.nextDocument += 1 }
-            // Numbers are given in ascending order (the counter is written with the table, in the same
-            // transactions): a new row's number comes after every key of `documents`, so LMDB appends it without a
-            // search. Were that ever not so (a damaged counter), LMDB refuses it and nothing is overwritten.
-            do {
-                try tables.documents.put(rowKey, forKey: document, in: transaction, appending: true)
-            } catch let error as CanopyError {
-                throw error
-            } catch {
-                throw index.corrupt("its next row number (\(document)) is not above its last (\(error))")
-            }
+            document = try newDocument(for: row.storedKey)
         }
+        let length = analysis.length
         try changeState {
             $0.documentCount += 1
-            $0.totalLength += analysis.length
+            $0.totalLength += length
         }
-        try analysis.forEachTerm { term, word in
-            try setPosting(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
+        // All the row's postings in one call (not one access to the writer's state per word).
+        pendingPostings.append(wordsOf: analysis, document: document)
+        if !index.prefixLengths.isEmpty {
+            let analysis = self.analysis
+            try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
+                try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: document, prefix: true, encode) }
+            }
         }
-        try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
-            try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: document, prefix: true, encode) }
-        }
-        try tables.rows.put(analysis.record(document: document), forKey: rowKey, in: transaction)
+        if pendingPostings.count + pendingPrefixPostings.count >= Self.pendingPostingsLimit { try flushPostings() }
+        return .set(analysis.record(document: document))
     }
 
     /// Removes a row's postings and its share of the counters (its record and document stay for the caller).
@@ -239,14 +324,14 @@ public final class SearchIndexWriter: ExtensionTransaction {
         }
     }
 
-    private func remove(_ rowKey: StoredRowKey, id: RowID) throws {
-        guard let bytes = try tables.rows.value(forKey: rowKey, in: transaction) else { return }
+    /// Removes a row whose record was `bytes` (its attachment) from the index.
+    private func remove(_ bytes: [UInt8]?, id: RowID) throws {
+        guard let bytes else { return }
         if let record = try index.decodeRecord(bytes) {
             try removePostings(of: record)
-            try tables.documents.remove(record.document, in: transaction)
+            try removeDocument(record.document)
         } else {
             skippedChanges.append((id, nil))
         }
-        try tables.rows.remove(rowKey, in: transaction)
     }
 }

@@ -38,6 +38,13 @@ struct SearchPendingPostings {
         entryStarts.append(bodies.bytes.count)
     }
 
+    /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
+    mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
+        analysis.forEachTerm { term, word in
+            append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
+        }
+    }
+
     /// Forgets everything (keeping the memory for the next postings).
     mutating func removeAll() {
         wordBytes.removeAll(keepingCapacity: true)
@@ -74,17 +81,34 @@ struct SearchPendingPostings {
                     UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
             }
         }
-        var run = SearchPostingRun()
-        try bodies.bytes.withUnsafeBufferPointer { bodies in
-            for word in sortedWords {
-                run.removeAll()
-                for entry in byWord[firsts[word]..<firsts[word + 1]] {
-                    run.documents.append(entryDocuments[entry])
-                    run.starts.append(run.writer.bytes.count)
-                    run.writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[entryStarts[entry]..<entryStarts[entry + 1]]))
+        // The bodies copied once into one buffer in that order, so that each word's are contiguous: a word's run is
+        // three arrays cut from these, not a copy per posting.
+        let total = bodies.bytes.count
+        var sortedStarts = [Int](repeating: 0, count: entryWords.count + 1)
+        let sortedBodies = bodies.bytes.withUnsafeBufferPointer { bodies in
+            [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                guard let source = bodies.baseAddress, let destination = buffer.baseAddress else { return }
+                var offset = 0
+                for (rank, entry) in byWord.enumerated() {
+                    sortedStarts[rank] = offset
+                    let start = entryStarts[entry]
+                    let size = entryStarts[entry + 1] - start
+                    (destination + offset).initialize(from: source + start, count: size)
+                    offset += size
                 }
-                try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
+                sortedStarts[byWord.count] = offset
+                count = offset
             }
+        }
+        let sortedDocuments = byWord.map { entryDocuments[$0] }
+        for word in sortedWords {
+            let range = firsts[word]..<firsts[word + 1]
+            let base = sortedStarts[range.lowerBound]
+            var run = SearchPostingRun()
+            run.documents = Array(sortedDocuments[range])
+            run.starts = sortedStarts[range].map { $0 - base }
+            run.writer.bytes = Array(sortedBodies[base..<sortedStarts[range.upperBound]])
+            try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
         }
     }
 

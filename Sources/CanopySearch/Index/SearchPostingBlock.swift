@@ -85,45 +85,88 @@ enum SearchPostingBlock {
     }
 
     /// The value of the block of `run`'s entries `range` (no removals).
+    ///
+    /// (Read and written through pointers, into an array of the value's exact size: a bulk write encodes every
+    /// posting it adds once here.)
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
         encode(run, range, key: 0).value
     }
 
     /// The value of the block keyed `key` of `run`'s entries `range` (no removals), and its header for the directory.
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) -> (value: [UInt8], header: SearchBlockHeader) {
+        run.documents.withUnsafeBufferPointer { documents in
+            run.starts.withUnsafeBufferPointer { starts in
+                run.writer.bytes.withUnsafeBufferPointer { bodies in
+                    encode(documents: documents, starts: starts, bodies: bodies, range, key: key)
+                }
+            }
+        }
+    }
+
+    private static func encode(
+        documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+        key: UInt64
+    ) -> (value: [UInt8], header: SearchBlockHeader) {
+        func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodies.count }
         var maximumOccurrences = 0
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
         var densest = (length: 0, occurrences: 0)
         var size = 0
+        var previous: UInt64 = 0
         for entry in range {
-            let summary = SearchPosting.summary(of: run.body(entry))
+            let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
             if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
                 densest = (summary.length, summary.occurrences)
             }
-            size += run.end(entry) - run.starts[entry] + 7
+            let bodySize = end(entry) - starts[entry]
+            size += VarInt.size(of: documents[entry] - previous) + VarInt.size(of: UInt64(bodySize)) + bodySize
+            previous = documents[entry]
         }
-        var out = ByteWriter(capacity: size + 24)
-        out.append(varint: UInt64(range.count))
-        out.append(varint: UInt64(maximumOccurrences))
-        out.append(varint: UInt64(range.isEmpty ? 0 : minimumLength))
-        out.append(varint: UInt64(densest.length))
-        out.append(varint: UInt64(densest.occurrences))
-        var previous: UInt64 = 0
-        run.writer.bytes.withUnsafeBufferPointer { bodies in
+        let header: (UInt64, UInt64, UInt64, UInt64, UInt64) = (
+            UInt64(range.count), UInt64(maximumOccurrences), UInt64(range.isEmpty ? 0 : minimumLength), UInt64(densest.length),
+            UInt64(densest.occurrences))
+        size += VarInt.size(of: header.0) + VarInt.size(of: header.1) + VarInt.size(of: header.2) + VarInt.size(of: header.3)
+            + VarInt.size(of: header.4)
+        let value = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            guard let out = buffer.baseAddress else { return }
+            var offset = VarInt.write(header.0, to: out)
+            offset += VarInt.write(header.1, to: out + offset)
+            offset += VarInt.write(header.2, to: out + offset)
+            offset += VarInt.write(header.3, to: out + offset)
+            offset += VarInt.write(header.4, to: out + offset)
+            var previous: UInt64 = 0
             for entry in range {
-                SearchBytes.append(varint: run.documents[entry] - previous, to: &out)
-                previous = run.documents[entry]
-                SearchBytes.append(varint: UInt64(run.end(entry) - run.starts[entry]), to: &out)
-                out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bodies[run.starts[entry]..<run.end(entry)]))
+                let delta = documents[entry] - previous
+                if delta < 0x80 {
+                    out[offset] = UInt8(truncatingIfNeeded: delta)
+                    offset += 1
+                } else {
+                    offset += VarInt.write(delta, to: out + offset)
+                }
+                previous = documents[entry]
+                // The body's size, so that a query passes over a body it does not need.
+                let bodySize = end(entry) - starts[entry]
+                if bodySize < 0x80 {
+                    out[offset] = UInt8(truncatingIfNeeded: bodySize)
+                    offset += 1
+                } else {
+                    offset += VarInt.write(UInt64(bodySize), to: out + offset)
+                }
+                // Bodies are a few bytes: copied byte by byte (no call per posting).
+                for index in starts[entry]..<end(entry) {
+                    out[offset] = bodies[index]
+                    offset += 1
+                }
             }
+            count = offset
         }
-        let header = SearchBlockHeader(
+        let blockHeader = SearchBlockHeader(
             block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
             densestLength: densest.length, densestOccurrences: densest.occurrences)
-        return (out.bytes, header)
+        return (value, blockHeader)
     }
 
     /// The entries of a stored block, to rewrite it.

@@ -129,7 +129,7 @@ public final class SearchResultsView: Sendable {
             let matched = try index.matches(of: query, in: transaction)
             record = QueryRecord(query: query.text, statistics: matched.statistics)
             for document in matched.documents {
-                guard let key = try tables.documents.value(forKey: document, in: transaction), let id = try transaction.rowID(for: key) else {
+                guard let key = try tables.documents.rowKey(of: document, in: transaction), let id = try transaction.rowID(for: key) else {
                     throw index.corrupt("document \(document) has postings but no row")
                 }
                 touched[key] = id

@@ -45,9 +45,52 @@ public enum SearchTokenizer {
     /// Appends the folded words of `text` to `arena`, back to back, and each word's end offset in `arena` to `ends`:
     /// the words of ``terms(of:)`` without an array per word (the index analyses every written row's texts).
     static func appendTerms(of text: String, to arena: inout [UInt8], ends: inout [Int]) {
+        var text = text
+        if text.withUTF8({ appendASCIITerms($0, to: &arena, ends: &ends) }) { return }
         scan(text) { kind, _, _, bytes in
             if appendFolded(bytes, kind: kind, to: &arena) { ends.append(arena.count) }
         }
+    }
+
+    /// The words of a text of ASCII bytes only, in one pass: runs of ASCII letters and digits, lowercased as they are
+    /// copied, cut at ``maximumTermBytes`` — what ``scan(_:asciiShortcut:_:)`` and ``appendFolded(_:kind:to:)`` make of
+    /// such a text. At the first byte that is not ASCII it takes back what it appended and returns `false` (the text
+    /// takes the general path).
+    @inline(__always)
+    static func appendASCIITerms(_ buffer: UnsafeBufferPointer<UInt8>, to arena: inout [UInt8], ends: inout [Int]) -> Bool {
+        let arenaStart = arena.count
+        let endsStart = ends.count
+        // Room for every byte, written through a pointer (not an append per byte), then cut to what was written.
+        arena.append(contentsOf: repeatElement(0, count: buffer.count))
+        let written: Int? = arena.withUnsafeMutableBufferPointer { arena in
+            guard let out = arena.baseAddress else { return 0 }
+            var offset = arenaStart
+            var wordLength = 0
+            for byte in buffer {
+                if isASCIIWordByte(byte) {
+                    if wordLength < maximumTermBytes {
+                        out[offset] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                        offset += 1
+                    }
+                    wordLength += 1
+                    continue
+                }
+                guard byte < 0x80 else { return nil }
+                if wordLength > 0 {
+                    ends.append(offset)
+                    wordLength = 0
+                }
+            }
+            if wordLength > 0 { ends.append(offset) }
+            return offset
+        }
+        guard let written else {
+            arena.removeSubrange(arenaStart...)
+            ends.removeSubrange(endsStart...)
+            return false
+        }
+        arena.removeSubrange(written...)
+        return true
     }
 
     /// The folded words of `text` through the Unicode path alone: every scalar classified by its properties, every

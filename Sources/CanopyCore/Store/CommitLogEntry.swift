@@ -1,0 +1,166 @@
+/// One entry of the commit log (`canopy.commits`, keyed by snapshot): what the commit changed (its notification, read
+/// by other processes' observers and by extensions catching up) and the store's state after it (``StoreState``), so
+/// that the newest entry *is* the store's state and a commit writes the rows' table and the log only (format
+/// `canopy/5`).
+///
+/// The one place entries are encoded and decoded. Version 2 (`canopy/5`):
+///
+/// `2 · snapshot (8 B) · flags (1 B: bit 0 every row removed, bit 1 changes unknown) · varint(extension count) ·
+/// (string(extension) · varint(its consistent snapshot))* · the notification's changes`
+///
+/// and version 1 (`canopy/4`, no state; entries older than an upgrade): `1 · snapshot (8 B) · removed-all (1 B) ·
+/// the notification's changes`, where the changes are `3 × (varint(collection count) · (string(collection) ·
+/// varint(key count) · string(key)*)*)` (changed objects, changed metadata, removed keys) `· varint(count) ·
+/// string(removed collection)* · has-custom-payload (1 B) [· blob] · varint(count) · (string(extension) · blob)*`.
+///
+/// *Changes unknown* marks an entry the format upgrade wrote for a state whose commit the old log no longer held:
+/// it carries the state, and a reader of notifications treats it as a gap (reload), never as "nothing changed".
+struct CommitLogEntry: Sendable, Hashable {
+    /// What the commit changed (its snapshot is the entry's).
+    var notification: CommitNotification
+    /// The store's state after the commit; `nil` in a version-1 entry (written before `canopy/5`).
+    var state: StoreState?
+    /// Whether the changes of the commit are unknown (see the type's description).
+    var changesUnknown = false
+
+    static let version: UInt8 = 2
+    /// The version of `canopy/4`'s entries (a notification without the state).
+    static let versionWithoutState: UInt8 = 1
+
+    private static let removedAllFlag: UInt8 = 1
+    private static let changesUnknownFlag: UInt8 = 2
+
+    /// The entry's bytes (always version 2; `state` must be present, its snapshot the notification's).
+    var encoded: [UInt8] { Self.encode(notification, state: state, changesUnknown: changesUnknown) }
+
+    /// The bytes of the entry of `notification` with `state` (version 2).
+    static func encode(_ notification: CommitNotification, state: StoreState?, changesUnknown: Bool = false) -> [UInt8] {
+        var out = ByteWriter(capacity: 96)
+        out.append(byte: Self.version)
+        out.append(bigEndian: notification.snapshot)
+        out.append(byte: (notification.removedAll ? Self.removedAllFlag : 0) | (changesUnknown ? Self.changesUnknownFlag : 0))
+        let extensions = state?.extensionSnapshots ?? [:]
+        out.append(varint: UInt64(extensions.count))
+        for (name, snapshot) in extensions {
+            out.append(string: name)
+            out.append(varint: snapshot)
+        }
+        Self.append(notification.changedObjects, to: &out)
+        Self.append(notification.changedMetadata, to: &out)
+        Self.append(notification.removedKeys, to: &out)
+        out.append(varint: UInt64(notification.removedCollections.count))
+        for collection in notification.removedCollections { out.append(string: collection) }
+        if let customPayload = notification.customPayload {
+            out.append(byte: 1)
+            out.append(blob: customPayload)
+        } else {
+            out.append(byte: 0)
+        }
+        out.append(varint: UInt64(notification.extensionPayloads.count))
+        for (name, payload) in notification.extensionPayloads {
+            out.append(string: name)
+            out.append(blob: payload)
+        }
+        return out.bytes
+    }
+
+    private static func append(_ map: [String: Set<String>], to out: inout ByteWriter) {
+        out.append(varint: UInt64(map.count))
+        for (collection, keys) in map {
+            out.append(string: collection)
+            out.append(varint: UInt64(keys.count))
+            for key in keys { out.append(string: key) }
+        }
+    }
+
+    init(notification: CommitNotification, state: StoreState?, changesUnknown: Bool = false) {
+        self.notification = notification
+        self.state = state
+        self.changesUnknown = changesUnknown
+    }
+
+    /// Decodes an entry of either version.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the bytes are malformed; ``CanopyError/Code/incompatibleFormat``
+    ///   for a version this build does not read.
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        do {
+            var reader = ByteReader(bytes)
+            let version = try reader.readByte()
+            let snapshot = try reader.readBigEndianUInt64()
+            let flags = try reader.readByte()
+            switch version {
+            case Self.version:
+                var extensionSnapshots: [String: UInt64] = [:]
+                for _ in 0..<(try reader.readVarint()) {
+                    let name = try reader.readString()
+                    extensionSnapshots[name] = try reader.readVarint()
+                }
+                var state = StoreState()
+                state.snapshot = snapshot
+                state.extensionSnapshots = extensionSnapshots
+                self.state = state
+                self.changesUnknown = flags & Self.changesUnknownFlag != 0
+            case Self.versionWithoutState:
+                self.state = nil
+            default:
+                throw CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.versionWithoutState) and \(Self.version)")
+            }
+            let changedObjects = try Self.readMap(&reader)
+            let changedMetadata = try Self.readMap(&reader)
+            let removedKeys = try Self.readMap(&reader)
+            var removedCollections: Set<String> = []
+            for _ in 0..<(try reader.readVarint()) { removedCollections.insert(try reader.readString()) }
+            let customPayload = try reader.readByte() != 0 ? try reader.readBlob() : nil
+            var extensionPayloads: [String: [UInt8]] = [:]
+            for _ in 0..<(try reader.readVarint()) {
+                let name = try reader.readString()
+                extensionPayloads[name] = try reader.readBlob()
+            }
+            notification = CommitNotification(
+                snapshot: snapshot, changedObjects: changedObjects, changedMetadata: changedMetadata, removedKeys: removedKeys,
+                removedCollections: removedCollections, removedAll: flags & Self.removedAllFlag != 0, customPayload: customPayload,
+                extensionPayloads: extensionPayloads)
+        } catch let error as CanopyError {
+            throw error
+        } catch {
+            throw CanopyError(.corruptStore, "a commit log entry is malformed", underlying: error)
+        }
+    }
+
+    private static func readMap(_ reader: inout ByteReader) throws -> [String: Set<String>] {
+        var map: [String: Set<String>] = [:]
+        for _ in 0..<(try reader.readVarint()) {
+            let collection = try reader.readString()
+            let keyCount = try reader.readVarint()
+            var keys = Set<String>(minimumCapacity: Int(min(keyCount, 1 << 20)))
+            for _ in 0..<keyCount { keys.insert(try reader.readString()) }
+            map[collection] = keys
+        }
+        return map
+    }
+
+    /// The state a version-2 entry carries, decoded without its changes; `nil` for a version-1 entry.
+    /// - Throws: ``ByteReader/Malformed`` or ``CanopyError/Code/incompatibleFormat`` as ``init(decoding:)``.
+    static func state(decoding bytes: UnsafeRawBufferPointer) throws -> StoreState? {
+        var reader = ByteReader(bytes)
+        let version = try reader.readByte()
+        guard version == Self.version else {
+            if version == Self.versionWithoutState { return nil }
+            throw CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.versionWithoutState) and \(Self.version)")
+        }
+        var state = StoreState()
+        state.snapshot = try reader.readBigEndianUInt64()
+        _ = try reader.readByte()
+        for _ in 0..<(try reader.readVarint()) {
+            let name = try reader.readString()
+            state.extensionSnapshots[name] = try reader.readVarint()
+        }
+        return state
+    }
+
+    /// The snapshot of an entry's bytes, read without decoding the rest; `nil` when they are too short.
+    static func snapshot(in bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard bytes.count >= 9 else { return nil }
+        return bytes.loadBigEndianUInt64(at: 1)
+    }
+}
