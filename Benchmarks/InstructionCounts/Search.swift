@@ -76,3 +76,26 @@ func searchTexts(iterations: Int) throws {
     }
     print("text bytes: \(bytes)")
 }
+
+/// `search-query-profile-100k` / `-1m` (not a measured workload): per query of the benchmark, its kind, how many rows
+/// each term matches, how many the query matches, and its 20th score — what decides a query's cost.
+func searchQueryProfile(count: Int) throws {
+    let index = SearchWorkload.index(prefixLengths: SearchWorkload.queryPrefixLengths)
+    let prefixes = index.prefixLengths.map(String.init).joined(separator: ",")
+    let path = FileManager.default.temporaryDirectory.path + "/canopy-instruction-counts-search-\(count)-format\(index.options.format)-prefixes\(prefixes)"
+    let exists = FileManager.default.fileExists(atPath: path)
+    let database = try Database(path: path, options: DatabaseOptions(durability: .none))
+    try database.register(index)
+    if !exists { try SearchWorkload.insert(0..<count, into: database) }
+    let first = ProcessInfo.processInfo.environment["SEARCH_QUERY_COUNT"].flatMap { Int($0) } ?? SearchWorkload.queryCount
+    try database.newConnection().read { txn in
+        for text in SearchWorkload.queries.prefix(first) {
+            let query = try SearchQuery(text)
+            let statistics = try index.statistics(of: query, in: txn)
+            let hits = try index.search(query, in: txn, limit: 20, highlights: false)
+            let matched = try index.count(matching: query, in: txn)
+            let tied = hits.last.map { last in hits.filter { $0.score == last.score }.count } ?? 0
+            print("\(text.hasSuffix("*") ? "prefix" : "terms")\t\(text)\t\(statistics.termDocumentCounts.map(String.init).joined(separator: ","))\t\(matched)\t\(hits.first?.score ?? 0)\t\(hits.last?.score ?? 0)\t\(tied)")
+        }
+    }
+}

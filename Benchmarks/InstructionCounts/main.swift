@@ -422,6 +422,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "search-texts": searchTexts,
     "search-query-100k": { try searchQuery(count: SearchWorkload.textCount, iterations: $0) },
     "search-query-1m": { try searchQuery(count: SearchWorkload.largeTextCount, iterations: $0) },
+    "search-query-profile-100k": { _ in try searchQueryProfile(count: SearchWorkload.textCount) },
+    "search-query-profile-1m": { _ in try searchQueryProfile(count: SearchWorkload.largeTextCount) },
     "raw-small-write-txn-none": rawSmallWrites,
     "update-2-views": { try updates(iterations: $0, observed: false) },
     "update-2-views-observed": { try updates(iterations: $0, observed: true) },

@@ -53,6 +53,9 @@ public final class Environment: @unchecked Sendable {
         var mapSize: Int
         /// The call that crashed first (contained), and its database: for the errors of later calls.
         var firstCrash: (operation: String, database: String?)?
+        /// Runs after a transaction's start adopted a map another process grew, before it begins again (tests only:
+        /// another process grows the map once more in between).
+        var afterAdoptingResizedMap: (@Sendable () -> Void)?
     }
     let state: Mutex<State>
     /// Serializes remapping (map growth) against uses of transactions; see ``withAccess(_:)``.
@@ -208,6 +211,15 @@ public final class Environment: @unchecked Sendable {
                 hint: "called while this thread is using a transaction of the environment; call it outside read/write")
         }
     }
+
+    /// Sets what runs after a transaction's start adopted a map another process grew and before it begins again
+    /// (tests only: the window in which another process may grow the map once more).
+    package func setAfterAdoptingResizedMap(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.afterAdoptingResizedMap = body }
+    }
+
+    /// What ``setAfterAdoptingResizedMap(_:)`` set, if anything.
+    var afterAdoptingResizedMap: (@Sendable () -> Void)? { state.withLock { $0.afterAdoptingResizedMap } }
 
     /// Adopts a larger map set by another process, for a transaction that got `MDB_MAP_RESIZED` at its start.
     /// The calling thread may be inside one access scope (the one beginning the transaction), not more.

@@ -38,15 +38,20 @@ public class ReadTransaction {
         if parent == nil { environment.transactionBegan() }
         var txn: OpaquePointer?
         var rc = canopy_mdb_txn_begin(environment.containment, parent?.handle, flags, &txn)
-        if rc == MDB_MAP_RESIZED {
-            // Another process grew the map beyond ours: adopt its size and retry once. Remapping waits for this
-            // process's other uses of the map to end (see `AccessGate`); open read transactions carry on.
+        // Another process grew the map beyond ours: adopt its size and retry. Remapping waits for this process's other
+        // uses of the map to end (see `AccessGate`); open read transactions carry on. The other process may grow it
+        // again between the adoption and the retry (a writer filling the map doubles it in quick steps): each retry
+        // adopts the newest size, up to `mapResizeRetries` times.
+        var retries = 0
+        while rc == MDB_MAP_RESIZED && retries < Self.mapResizeRetries {
+            retries += 1
             do {
                 try environment.adoptResizedMap()
             } catch {
                 if parent == nil { environment.transactionEnded() }
                 throw error
             }
+            environment.afterAdoptingResizedMap?()
             rc = canopy_mdb_txn_begin(environment.containment, parent?.handle, flags, &txn)
         }
         if rc != 0 {
@@ -55,6 +60,10 @@ public class ReadTransaction {
         }
         handle = txn
     }
+
+    /// How many times beginning a transaction adopts a map that another process grew before giving up with
+    /// `mapResized` (each growth at least doubles the map, so a few suffice for any real sequence of growths).
+    static let mapResizeRetries = 8
 
     let isChild: Bool
     @usableFromInline let isReadOnly: Bool

@@ -21,15 +21,39 @@ struct SearchBytesTests {
         }
         // Blocks: a count past an Int, a row number that does not ascend (delta 0), an entry cut short, fewer entries
         // than counted, bytes after the last entry, positions past the entry.
-        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence.)
-        let valid: [UInt8] = [1, 1, 3, 3, 1, 1, 3, 1, 0, 1, 1, 0]
+        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence; then row 1, a
+        // body of 6 bytes.) A body size past the block is the last case.
+        let valid: [UInt8] = [1, 1, 3, 3, 1, 1, 6, 3, 1, 0, 1, 1, 0]
         #expect(try valid.withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1])
         let blocks: [[UInt8]] = [
-            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1, 0, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
-            [1, 1, 3, 3, 1, 1, 3, 1, 0, 1, 9, 0],
+            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1, 0, 6, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
+            [1, 1, 3, 3, 1, 1, 9, 3, 1, 0, 1, 1, 0],
         ]
         for bytes in blocks {
             #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchPostingBlock.decode($0) } }
+        }
+        // Directory chunks (keyed by their last block, 9 here): two blocks 4 and 9 of 3 and 2 rows. Damaged: a total
+        // that is not the rows' sum, keys that do not ascend, a last key other than the chunk's, no block, a cut, a
+        // chunk bound other than its blocks'.
+        // (Start: 2 blocks, 5 rows, at most 1 occurrence, densest row 2 words for 1.)
+        let chunk: [UInt8] = [2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 5, 2, 1, 3, 3, 1]
+        var headers: [SearchBlockHeader] = []
+        #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 5)
+        #expect(headers.map(\.block) == [4, 9] && headers.map(\.count) == [3, 2])
+        #expect(SearchBlockDirectory.encode(headers[...]) == chunk)
+        // A query opens chunks best bound first, not in key order: a chunk of lower keys decodes after a higher one.
+        let later = SearchBlockDirectory.encode([SearchBlockHeader(block: 30, count: 1, maximumOccurrences: 2, minimumLength: 1, densestLength: 1, densestOccurrences: 2)])
+        var opened: [SearchBlockHeader] = []
+        try later.withUnsafeBytes { _ = try SearchBlockDirectory.decode($0, chunkKey: 30, into: &opened) }
+        try chunk.withUnsafeBytes { _ = try SearchBlockDirectory.decode($0, chunkKey: 9, into: &opened) }
+        #expect(opened.map(\.block) == [30, 4, 9])
+        let chunks: [(bytes: [UInt8], key: UInt64)] = [
+            ([2, 6] + chunk.dropFirst(2), 9), ([2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 0, 2, 1, 3, 3, 1], 4), (chunk, 10), ([0, 0, 0, 0, 0], 0),
+            (Array(chunk.dropLast()), 9), ([2, 5, 1, 3, 1] + chunk.dropFirst(5), 9),
+        ]
+        for (bytes, key) in chunks {
+            var read: [SearchBlockHeader] = []
+            #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: key, into: &read) } }
         }
         let rows: [[UInt8]] = [[1] + Self.huge + [0], [1, 2] + Self.huge, [1, 2, 1] + Self.huge, [1, 2, 1, 5, 0x61]]
         for bytes in rows {

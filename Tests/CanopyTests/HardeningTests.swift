@@ -180,6 +180,41 @@ struct HardeningTests {
         #expect(try observer.advance().rowChanges.count == 1)
     }
 
+    /// A transaction's start that gets `MDB_MAP_RESIZED` adopts the other process's map and begins again; when that
+    /// process grows the map once more in between (a writer filling the map doubles it in quick steps), the second
+    /// begin gets `MDB_MAP_RESIZED` too and must adopt again, not fail the write (seen once under load in the
+    /// two-process test below: the begin retried only once).
+    @Test("A write begins over a map another process grew twice, the second time while this one adopted the first",
+          .timeLimit(.minutes(3)))
+    func writeBeginsOverAMapGrownTwice() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        let database = try Database(path: path, options: DatabaseOptions(durability: .none, initialMapSize: 1 << 20))
+        let connection = database.newConnection()
+        let arguments = [path, "none", "--initial-map-size", "\(1 << 20)", "--row-bytes", "16000", "--commits", "300"]
+        @Sendable func grow() throws {
+            let child = try ChildProcess(try Self.writer(), arguments)
+            _ = child.remainingLines()
+            #expect(child.waitForExit(seconds: 90) == 0, "the writer process failed or hung")
+        }
+        try grow()
+        let mapBefore = database.environment.mapSize
+        let adoptions = Mutex(0)
+        database.environment.setAfterAdoptingResizedMap {
+            let first = adoptions.withLock { count in
+                count += 1
+                return count == 1
+            }
+            if first { try? grow() }
+        }
+        defer { database.environment.setAfterAdoptingResizedMap(nil) }
+        try connection.readWrite { txn in try txn.set(CrashWriterEntry(number: 9_999, part: "a"), forKey: "9999-a", in: Self.entries) }
+        #expect(adoptions.withLock { $0 } == 2, "the map grew again while the first adoption ran")
+        #expect(database.environment.mapSize > mapBefore)
+        #expect(try connection.read { txn in try txn.count(inCollection: "entries") } == 1_201)
+    }
+
     // MARK: 2. Two definitions of one view
 
     @Test("A write by a process whose view definition differs from the recorded one is refused, never silently wrong",

@@ -1,20 +1,10 @@
 import CanopyCore
 
 extension SearchIndex {
-    /// The header of one stored posting block: its key and what bounds its rows' scores.
-    struct PostingBlockHeader {
-        /// The block's key (its last row, or ``SearchPostingBlock/openBlock``).
-        var block: UInt64
-        var count: Int
-        var maximumOccurrences: Int
-        var minimumLength: Int
-        var densestLength: Int
-        var densestOccurrences: Int
-    }
-
-    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`.
+    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`, their headers in `directory`.
     struct PostingList {
         var table: ExtensionTable<BytesCoding, BytesCoding>
+        var directory: ExtensionTable<BytesCoding, BytesCoding>
         var word: [UInt8]
     }
 
@@ -27,7 +17,7 @@ extension SearchIndex {
         let tables = try tables()
         let list: PostingList
         if !term.isPrefix {
-            list = PostingList(table: tables.postings, word: term.wordBytes[0])
+            list = PostingList(table: tables.postings, directory: tables.postingsDirectory, word: term.wordBytes[0])
         } else if let prefixList = prefixList(for: term, in: tables) {
             list = prefixList
         } else {
@@ -41,9 +31,9 @@ extension SearchIndex {
 
     /// The merged list of `term` when it is one word's prefix of one of ``prefixLengths``, else `nil`.
     func prefixList(for term: SearchQuery.Term, in tables: SearchIndexTables) -> PostingList? {
-        guard term.isPrefix, term.words.count == 1, let prefixes = tables.prefixes, let word = term.words.first,
-              prefixLengths.contains(word.unicodeScalars.count) else { return nil }
-        return PostingList(table: prefixes, word: Array(word.utf8))
+        guard term.isPrefix, term.words.count == 1, let prefixes = tables.prefixes, let directory = tables.prefixesDirectory,
+              let word = term.words.first, prefixLengths.contains(word.unicodeScalars.count) else { return nil }
+        return PostingList(table: prefixes, directory: directory, word: Array(word.utf8))
     }
 
     /// The best `limit` rows of a query whose single term is one posting list (a word), by score and then row key,
@@ -57,24 +47,60 @@ extension SearchIndex {
         let weights = fields.map(\.weight)
         guard let largestWeight = weights.max(), weights.allSatisfy({ $0 > 0 && $0.isFinite }) else { return nil }
         let state = try state(in: transaction)
-        let headers = try blockHeaders(of: list, in: transaction)
+        // The list's chunks: their rows (the term's document frequency) and bounds; their blocks are decoded only
+        // when a chunk's bound reaches the scores kept.
+        let chunks: [(summary: SearchBlockDirectory.ChunkSummary, value: [UInt8])]
+        do {
+            chunks = try SearchBlockDirectory.summaries(of: list.word, in: list.directory, transaction)
+        } catch let error as SearchBytes.Malformed {
+            throw corrupt("a block directory is malformed (\(error))")
+        }
         let statistics = SearchStatistics(
-            documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: [headers.reduce(0) { $0 + $1.count }])
-        guard limit > 0, !headers.isEmpty else { return [] }
+            documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: [chunks.reduce(0) { $0 + $1.summary.rows }])
+        guard limit > 0, !chunks.isEmpty else { return [] }
         let averageLength = SearchRanking.averageLength(statistics)
         let idf = SearchRanking.idf(term: 0, statistics: statistics)
-        let bounds = headers.map { Self.bound(of: $0, largestWeight: largestWeight, idf: idf, averageLength: averageLength) }
-        // Best bound first, from a heap: only the blocks read are ordered (most never are).
-        var order = BoundHeap(bounds)
+        // Best bound first, from a heap of chunks and of the blocks of the chunks opened: item `i >= 0` is block
+        // `headers[i]`, item `-1 - c` chunk `c`.
+        var order = BoundQueue()
+        for (index, chunk) in chunks.enumerated() {
+            order.push(Self.bound(of: chunk.summary.bound, largestWeight: largestWeight, idf: idf, averageLength: averageLength), item: -1 - index)
+        }
+        var headers: [SearchBlockHeader] = []
+        headers.reserveCapacity(chunks.reduce(0) { $0 + $1.summary.blocks })
         var best = BestScores(limit: limit)
         var candidates: [(document: UInt64, score: Double)] = []
         let fieldCount = fields.count
         var counts = [Int](repeating: 0, count: fieldCount)
-        while let block = order.popBest() {
-            if best.isFull, bounds[block] < best.threshold { break }
-            let header = headers[block]
+        while let (bound, item) = order.pop() {
+            if best.isFull, bound < best.threshold { break }
+            if item < 0 {
+                let chunk = chunks[-1 - item]
+                let first = headers.count
+                do {
+                    try chunk.value.withUnsafeBytes { raw in
+                        _ = try SearchBlockDirectory.decode(raw, chunkKey: chunk.summary.key, into: &headers)
+                    }
+                } catch let error as SearchBytes.Malformed {
+                    throw corrupt("a block directory is malformed (\(error))")
+                }
+                for block in first..<headers.count {
+                    let blockBound = Self.bound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
+                    // A block below the scores kept now stays below them (they only rise): it would never be read.
+                    if best.isFull, blockBound < best.threshold { continue }
+                    order.push(blockBound, item: block)
+                }
+                continue
+            }
+            let header = headers[item]
             try withBlock(header.block, of: list, in: transaction) { raw in
                 var reader = try SearchPostingBlock.Reader(raw)
+                // The directory's bound holds only if the block is the one it describes.
+                guard reader.count == header.count, reader.maximumOccurrences == header.maximumOccurrences,
+                      reader.minimumLength == header.minimumLength, reader.densestLength == header.densestLength,
+                      reader.densestOccurrences == header.densestOccurrences else {
+                    throw SearchBytes.Malformed("block \(header.block)'s header differs from the directory's")
+                }
                 while let document = try reader.next() {
                     for field in 0..<fieldCount { counts[field] = 0 }
                     var rowLength = 0
@@ -112,7 +138,7 @@ extension SearchIndex {
     /// weighted frequency `f` is at most the largest weight times its occurrences `o`, so `1 / f ≥ 1 / (w · o_max)`
     /// and `d / f ≥ (d / o) / w ≥ (densest d / o) / w` (the header's most occurrences and densest row): a bound tighter
     /// than the most occurrences with the shortest row, which may be two different rows. The margin covers rounding.
-    static func bound(of header: PostingBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
+    static func bound(of header: SearchBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
         guard header.maximumOccurrences > 0, header.densestOccurrences > 0 else { return .infinity }
         let k1 = SearchRanking.k1
         let b = SearchRanking.b
@@ -121,22 +147,18 @@ extension SearchIndex {
         return idf * (k1 + 1) / (1 + k1 * (1 - b) * inverseFrequency + k1 * b / averageLength * lengthPerFrequency) * (1 + 1e-9)
     }
 
-    /// The headers of `list`'s blocks, in key order.
-    func blockHeaders(of list: PostingList, in transaction: ReadTransaction) throws -> [PostingBlockHeader] {
-        var headers: [PostingBlockHeader] = []
+    /// The rows of `list` (its term's document frequency), from its directory's chunk totals.
+    func documentCount(of list: PostingList, in transaction: ReadTransaction) throws -> Int {
+        var rows = 0
         do {
-            try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
-                let reader = try SearchPostingBlock.Reader(value)
-                headers.append(PostingBlockHeader(
-                    block: try SearchPostingBlock.block(ofKey: key), count: reader.count,
-                    maximumOccurrences: reader.maximumOccurrences, minimumLength: reader.minimumLength,
-                    densestLength: reader.densestLength, densestOccurrences: reader.densestOccurrences))
+            try list.directory.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
+                rows += try SearchBlockDirectory.summary(value, chunkKey: try SearchPostingBlock.block(ofKey: key)).rows
                 return true
             }
         } catch let error as SearchBytes.Malformed {
-            throw corrupt("a posting block is malformed (\(error))")
+            throw corrupt("a block directory is malformed (\(error))")
         }
-        return headers
+        return rows
     }
 
     /// Calls `body` with the stored bytes of `list`'s block `block`.
@@ -194,43 +216,45 @@ struct BestScores {
     }
 }
 
-/// Block numbers by descending bound: a binary max-heap built in linear time, popped one at a time.
-struct BoundHeap {
-    private var bounds: [Double]
-    private var blocks: [Int]
+/// Items by descending bound: a binary max-heap, filled and popped one at a time.
+struct BoundQueue {
+    private var bounds: [Double] = []
+    private var items: [Int] = []
 
-    init(_ bounds: [Double]) {
-        self.bounds = bounds
-        blocks = Array(bounds.indices)
-        var parent = blocks.count / 2 - 1
-        while parent >= 0 {
-            siftDown(parent)
-            parent -= 1
+    mutating func push(_ bound: Double, item: Int) {
+        bounds.append(bound)
+        items.append(item)
+        var child = bounds.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard bounds[child] > bounds[parent] else { break }
+            bounds.swapAt(child, parent)
+            items.swapAt(child, parent)
+            child = parent
         }
     }
 
-    /// The block with the highest bound left, or `nil` when none is.
-    mutating func popBest() -> Int? {
-        guard let top = blocks.first else { return nil }
-        let last = blocks.removeLast()
-        if !blocks.isEmpty {
-            blocks[0] = last
-            siftDown(0)
+    /// The item with the highest bound left, with its bound, or `nil` when none is.
+    mutating func pop() -> (bound: Double, item: Int)? {
+        guard let bound = bounds.first, let item = items.first else { return nil }
+        let lastBound = bounds.removeLast()
+        let lastItem = items.removeLast()
+        if !bounds.isEmpty {
+            bounds[0] = lastBound
+            items[0] = lastItem
+            var parent = 0
+            while true {
+                var largest = parent
+                let left = 2 * parent + 1
+                let right = left + 1
+                if left < bounds.count, bounds[left] > bounds[largest] { largest = left }
+                if right < bounds.count, bounds[right] > bounds[largest] { largest = right }
+                if largest == parent { break }
+                bounds.swapAt(parent, largest)
+                items.swapAt(parent, largest)
+                parent = largest
+            }
         }
-        return top
-    }
-
-    private mutating func siftDown(_ start: Int) {
-        var parent = start
-        while true {
-            var largest = parent
-            let left = 2 * parent + 1
-            let right = left + 1
-            if left < blocks.count, bounds[blocks[left]] > bounds[blocks[largest]] { largest = left }
-            if right < blocks.count, bounds[blocks[right]] > bounds[blocks[largest]] { largest = right }
-            if largest == parent { return }
-            blocks.swapAt(parent, largest)
-            parent = largest
-        }
+        return (bound, item)
     }
 }

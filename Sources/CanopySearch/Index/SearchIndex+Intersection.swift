@@ -13,7 +13,7 @@ extension SearchIndex {
         for term in query.terms {
             guard term.words.count == 1 else { return nil }
             if !term.isPrefix {
-                lists.append(PostingList(table: tables.postings, word: term.wordBytes[0]))
+                lists.append(PostingList(table: tables.postings, directory: tables.postingsDirectory, word: term.wordBytes[0]))
             } else if let list = prefixList(for: term, in: tables) {
                 lists.append(list)
             } else {
@@ -24,35 +24,62 @@ extension SearchIndex {
             try writer.flushPostings()  // this transaction's postings, before the table is read
         }
         let state = try state(in: transaction)
-        let headers = try lists.map { try blockHeaders(of: $0, in: transaction) }
-        let documentCounts = headers.map { $0.reduce(0) { $0 + $1.count } }
+        let documentCounts = try lists.map { try documentCount(of: $0, in: transaction) }
         let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: documentCounts)
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
         let fieldCount = fields.count
-        // The candidates (the driver's rows), their lengths, and per term their counts per field.
+        // The candidates: the driver's rows, read without their bodies (most do not survive the other lists); each
+        // with its block and where its body starts there, to read the survivors' counts at the end.
         var documents: [UInt64] = []
+        var driverBlocks: [UInt64] = []
+        var bodyBlocks: [Int32] = []
+        var bodyStarts: [Int32] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
+        documents.reserveCapacity(documentCounts[driver])
+        bodyBlocks.reserveCapacity(documentCounts[driver])
+        bodyStarts.reserveCapacity(documentCounts[driver])
         do {
-            try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { _, value in
-                var block = try SearchPostingBlock.Reader(value)
-                while let document = try block.next() {
-                    guard documents.last.map({ $0 < document }) ?? true else { throw SearchBytes.Malformed("a word's blocks are out of order") }
-                    documents.append(document)
-                    let base = counts[driver].count
-                    for _ in 0..<fieldCount { counts[driver].append(0) }
-                    var rowLength = 0
-                    try block.readCounts { length, field, count in
-                        rowLength = length
-                        if field < fieldCount { counts[driver][base + field] += count }
-                    }
-                    lengths.append(rowLength)
-                }
+            try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
+                let blockIndex = Int32(clamping: driverBlocks.count)
+                let blockKey = try SearchPostingBlock.block(ofKey: key)
+                let previousKey = driverBlocks.last ?? 0
+                guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
+                driverBlocks.append(blockKey)
+                let first = documents.count
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, bodyStarts: &bodyStarts)
+                for _ in first..<documents.count { bodyBlocks.append(blockIndex) }
                 return true
             }
-            for term in lists.indices where term != driver && !documents.isEmpty {
-                try narrow(&documents, &lengths, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
+            var survivors = Array(documents.indices)
+            for term in lists.indices where term != driver && !survivors.isEmpty {
+                try narrow(&survivors, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
+            }
+            documents = survivors.map { documents[$0] }
+            bodyBlocks = survivors.map { bodyBlocks[$0] }
+            bodyStarts = survivors.map { bodyStarts[$0] }
+            // The survivors' lengths and counts in the driver, block by block (survivors ascend, so do their blocks).
+            lengths = [Int](repeating: 0, count: documents.count)
+            counts[driver] = [Int](repeating: 0, count: documents.count * fieldCount)
+            var slot = 0
+            while slot < documents.count {
+                let blockIndex = Int(bodyBlocks[slot])
+                var end = slot
+                while end < documents.count, Int(bodyBlocks[end]) == blockIndex { end += 1 }
+                let range = slot..<end
+                try lists[driver].table.withValue(
+                    forKey: SearchPostingBlock.key(term: lists[driver].word, block: driverBlocks[blockIndex]), in: transaction
+                ) { raw in
+                    guard let raw else { throw SearchBytes.Malformed("a block read a moment ago is gone") }
+                    for survivor in range {
+                        try SearchPostingBlock.readCounts(in: raw, bodyAt: Int(bodyStarts[survivor])) { length, field, count in
+                            lengths[survivor] = length
+                            if field < fieldCount { counts[driver][survivor * fieldCount + field] += count }
+                        }
+                    }
+                }
+                slot = end
             }
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a posting block is malformed (\(error))")
@@ -80,48 +107,43 @@ extension SearchIndex {
         return result
     }
 
-    /// Keeps the candidates that `list` (term `term`) also holds, with their counts in it.
+    /// Keeps the candidates (`survivors`: ascending slots of `documents`) that `list` (term `term`) also holds, with
+    /// their counts in it; the counts of earlier terms follow their rows.
     private func narrow(
-        _ documents: inout [UInt64], _ lengths: inout [Int], _ counts: inout [[Int]], to term: Int, of list: PostingList,
+        _ survivors: inout [Int], _ documents: [UInt64], _ counts: inout [[Int]], to term: Int, of list: PostingList,
         fieldCount: Int, in transaction: ReadTransaction
     ) throws {
-        var kept: [Int] = []  // candidate slots found in the list, ascending
+        var kept: [Int] = []  // positions in `survivors` found in the list, ascending
         var termCounts: [Int] = []
-        var next = 0  // the first candidate not yet passed
+        let candidates = survivors.map { documents[$0] }
+        var next = 0  // the first survivor not yet passed
         var previousKey: UInt64 = 0
         try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
             let blockKey = try SearchPostingBlock.block(ofKey: key)
             guard blockKey > previousKey || previousKey == 0 else { throw SearchBytes.Malformed("a word's blocks are out of order") }
             defer { previousKey = blockKey }
-            // The block holds rows after the previous key, up to its own: skip it when no candidate is in between.
-            while next < documents.count, documents[next] <= previousKey { next += 1 }
-            guard next < documents.count else { return false }
-            guard documents[next] <= blockKey else { return true }
-            var block = try SearchPostingBlock.Reader(value)
-            while let document = try block.next() {
-                guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
-                while next < documents.count, documents[next] < document { next += 1 }
-                guard next < documents.count, documents[next] == document else {
-                    try block.skipBody()
-                    continue
+            // The block holds rows after the previous key, up to its own: skip it when no survivor is in between.
+            while next < candidates.count, candidates[next] <= previousKey { next += 1 }
+            guard next < candidates.count else { return false }
+            guard candidates[next] <= blockKey else { return true }
+            try candidates.withUnsafeBufferPointer { candidates in
+                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, start in
+                    kept.append(slot)
+                    let base = termCounts.count
+                    for _ in 0..<fieldCount { termCounts.append(0) }
+                    try SearchPostingBlock.readCounts(in: value, bodyAt: start) { _, field, count in
+                        if field < fieldCount { termCounts[base + field] += count }
+                    }
                 }
-                kept.append(next)
-                let base = termCounts.count
-                for _ in 0..<fieldCount { termCounts.append(0) }
-                try block.readCounts { _, field, count in
-                    if field < fieldCount { termCounts[base + field] += count }
-                }
-                next += 1
             }
             return true
         }
-        documents = kept.map { documents[$0] }
-        lengths = kept.map { lengths[$0] }
+        survivors = kept.map { survivors[$0] }
         for other in counts.indices where !counts[other].isEmpty {
             let previous = counts[other]
             counts[other] = []
             counts[other].reserveCapacity(kept.count * fieldCount)
-            for slot in kept { counts[other].append(contentsOf: previous[(slot * fieldCount)..<((slot + 1) * fieldCount)]) }
+            for position in kept { counts[other].append(contentsOf: previous[(position * fieldCount)..<((position + 1) * fieldCount)]) }
         }
         counts[term] = termCounts
     }

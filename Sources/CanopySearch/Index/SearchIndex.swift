@@ -49,8 +49,9 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
     /// (3: block headers name their densest row, which bounds the scores of their rows. 4: each row's record is its
-    /// attachment, no longer a value of a `rows` table.)
-    static let formatVersion = 4
+    /// attachment, no longer a value of a `rows` table. 5: each posting table has a directory of its blocks' headers,
+    /// ``SearchBlockDirectory``, and a block gives each row's posting size.)
+    static let formatVersion = 5
 
     /// Creates an index whose texts `text` reads from each row.
     /// - Parameters:
@@ -157,6 +158,8 @@ public final class SearchIndex: StoreExtension, Sendable {
         try tables.postings.removeAll(in: transaction)
         try tables.documents.table.removeAll(in: transaction)
         try tables.prefixes?.removeAll(in: transaction)
+        try tables.postingsDirectory.removeAll(in: transaction)
+        try tables.prefixesDirectory?.removeAll(in: transaction)
         // Format 3's table of row records (the records are the rows' attachments now).
         try Self.dropFormat3Rows(of: name, in: transaction)
         // The store gave the index a new slot for this rebuild: no row carries an attachment there yet.
@@ -203,22 +206,32 @@ public final class SearchIndex: StoreExtension, Sendable {
             return true
         }
         try tables.documents.append(documents, first: firstDocument, in: transaction)
-        try Self.append(postings, to: tables.postings, in: transaction)
-        if let prefixes = tables.prefixes { try Self.append(prefixPostings, to: prefixes, in: transaction) }
+        try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, in: transaction)
+        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
+            try Self.append(prefixPostings, to: prefixes, directory: directory, in: transaction)
+        }
         try transaction.setExtensionState(state.encoded, of: name)
         try transaction.setSkippedRows(skipped, ofExtension: name)
         transaction.markWritten()
     }
 
-    /// Writes `postings` into the empty `table`, as blocks: words in key order, each word's blocks in row order and
-    /// its open block last, so every key comes after the table's last.
-    private static func append(_ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
+    /// Writes `postings` into the empty `table`, as blocks, and their headers into its empty `directory`: words in
+    /// key order, each word's blocks in row order and its open block last, so every key comes after the table's last.
+    private static func append(
+        _ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>,
+        directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction
+    ) throws {
+        var headers: [SearchBlockHeader] = []
         try postings.forEachTerm { term, run in
             let chunks = SearchPostingBlock.chunks(of: run)
+            headers.removeAll(keepingCapacity: true)
             for (position, chunk) in chunks.enumerated() {
                 let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
-                try table.put(SearchPostingBlock.encode(run, chunk), forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
+                let encoded = SearchPostingBlock.encode(run, chunk, key: block)
+                try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
+                headers.append(encoded.header)
             }
+            try SearchBlockDirectory.append(headers, term: term, to: directory, in: transaction)
         }
     }
 
@@ -287,8 +300,10 @@ public final class SearchIndex: StoreExtension, Sendable {
         try opened.documents.table.drop(in: transaction)
         try Self.dropFormat3Rows(of: name, in: transaction)
         try opened.queries.drop(in: transaction)
-        // Whatever the definition says now, an earlier one may have made it.
+        try opened.postingsDirectory.drop(in: transaction)
+        // Whatever the definition says now, an earlier one may have made them.
         try transaction.existingTable("prefixes", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
+        try transaction.existingTable("prefixes-directory", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
         try transaction.setExtensionState(nil, of: name)
         tablesState.withLock { $0 = nil }
     }
@@ -318,9 +333,8 @@ public final class SearchIndex: StoreExtension, Sendable {
                 guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
                 var reader = try SearchPostingBlock.Reader(value)
                 while let next = try reader.next(), next <= document {
-                    let start = reader.bodyStart
+                    if next == document { body = Array(UnsafeRawBufferPointer(rebasing: value[reader.bodyStart..<reader.bodyEnd])) }
                     try reader.skipBody()
-                    if next == document { body = Array(UnsafeRawBufferPointer(rebasing: value[start..<reader.offset])) }
                 }
                 return false
             }

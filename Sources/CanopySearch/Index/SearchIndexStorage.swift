@@ -6,8 +6,9 @@ import CanopyCore
 ///   hold one), the block's key (8 bytes, big-endian: its last row's document number, or `UInt64.max` for the word's
 ///   open block) → `varint(rows)`, `varint(most occurrences in a row)`, `varint(shortest row)`, `varint(length)` and
 ///   `varint(occurrences)` of its densest row (fewest words per occurrence), then per row, by
-///   document number: `varint(document − previous)` and its posting body (``SearchPosting``: the row's length, its
-///   count per field, its positions). A prefix query walks the keys that start with the prefix.
+///   document number: `varint(document − previous)`, `varint(body size)` and its posting body (``SearchPosting``: the
+///   row's length, its count per field, its positions; a query passes over a body it does not need without reading
+///   it). A prefix query walks the keys that start with the prefix.
 /// - the row's attachment (its per-row record, kept in the row's own record at the index's attachment slot, written
 ///   with the row in the same put): `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
 ///   word): the row's distinct words, to remove its postings; a single 0 byte (no document is numbered 0) marks a row
@@ -19,6 +20,8 @@ import CanopyCore
 /// - `prefixes` (only for an index with ``SearchIndex/prefixLengths``): per word prefix of those lengths (in Unicode
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
 ///   with the occurrences of all of them (the union a prefix query would merge, stored merged).
+/// - `postings-directory` and (with prefix lengths) `prefixes-directory`: per list of `postings` (`prefixes`), its
+///   blocks' headers in chunks of 64 (``SearchBlockDirectory``), rewritten with the blocks.
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
@@ -26,6 +29,10 @@ struct SearchIndexTables: Sendable {
     let queries: ExtensionTable<StringUTF8Coding, BytesCoding>
     /// The prefix lists; `nil` for an index without prefix lengths (its files have no such table).
     let prefixes: ExtensionTable<BytesCoding, BytesCoding>?
+    /// The directory of `postings`' blocks (``SearchBlockDirectory``).
+    let postingsDirectory: ExtensionTable<BytesCoding, BytesCoding>
+    /// The directory of `prefixes`' blocks; `nil` with `prefixes`.
+    let prefixesDirectory: ExtensionTable<BytesCoding, BytesCoding>?
 
     /// Opens (creating) the tables; the `prefixes` table only `withPrefixes`.
     static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
@@ -34,21 +41,31 @@ struct SearchIndexTables: Sendable {
             documents: SearchDocumentTable(
                 table: try transaction.openTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self), index: index),
             queries: try transaction.openTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
-            prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
+            prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil,
+            postingsDirectory: try transaction.openTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+            prefixesDirectory: withPrefixes
+                ? try transaction.openTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
     }
 
     /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
     static func existing(in transaction: ReadTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables? {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
               let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
-              let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self)
+              let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
+              let postingsDirectory = try transaction.existingTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
         else { return nil }
         var prefixes: ExtensionTable<BytesCoding, BytesCoding>?
+        var prefixesDirectory: ExtensionTable<BytesCoding, BytesCoding>?
         if withPrefixes {
-            guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) else { return nil }
+            guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+                  let directory = try transaction.existingTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
+            else { return nil }
             prefixes = table
+            prefixesDirectory = directory
         }
-        return SearchIndexTables(postings: postings, documents: SearchDocumentTable(table: documents, index: index), queries: queries, prefixes: prefixes)
+        return SearchIndexTables(
+            postings: postings, documents: SearchDocumentTable(table: documents, index: index), queries: queries, prefixes: prefixes,
+            postingsDirectory: postingsDirectory, prefixesDirectory: prefixesDirectory)
     }
 }
 
@@ -295,8 +312,9 @@ enum SearchBytes {
         var buffer: UnsafeRawBufferPointer { reader.buffer }
         var isAtEnd: Bool { reader.isAtEnd }
 
+        @inline(__always)
         mutating func skip(_ count: Int) throws {
-            do { try reader.need(count) } catch { throw Malformed("the value ends early") }
+            guard count >= 0, count <= reader.buffer.count - reader.offset else { throw Malformed("the value ends early") }
             reader.offset += count
         }
 
@@ -307,6 +325,23 @@ enum SearchBytes {
         /// (Through ``VarInt``'s inlinable reader: a query reads several per posting.)
         @inline(__always)
         mutating func varint() throws -> UInt64 {
+            // Most values of a posting are below 2^14 (a row-number delta, a count): one or two bytes, read here.
+            let offset = reader.offset
+            if offset < reader.buffer.count {
+                let byte = reader.buffer[offset]
+                if byte < 0x80 {
+                    reader.offset = offset + 1
+                    return UInt64(byte)
+                }
+                if offset + 1 < reader.buffer.count {
+                    let second = reader.buffer[offset + 1]
+                    // (A zero second byte is a non-minimal encoding: the general reader decides.)
+                    if second < 0x80, second > 0 {
+                        reader.offset = offset + 2
+                        return UInt64(byte & 0x7F) | UInt64(second) << 7
+                    }
+                }
+            }
             guard let base = reader.buffer.baseAddress else { throw Malformed("the value ends early") }
             do { return try VarInt.read(base, at: &reader.offset, limit: reader.buffer.count) } catch { throw Malformed("a varint is malformed (\(error))") }
         }

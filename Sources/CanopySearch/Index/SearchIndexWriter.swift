@@ -136,17 +136,25 @@ public final class SearchIndexWriter: ExtensionTransaction {
     func flushPostings() throws {
         try flushDocuments()
         guard pendingPostings.count + pendingPrefixPostings.count > 0 else { return }
-        try pendingPostings.forEachTerm { term, changes in try write(changes, term: term, to: tables.postings) }
-        if let prefixes = tables.prefixes {
-            try pendingPrefixPostings.forEachTerm { prefix, changes in try write(changes, term: prefix, to: prefixes) }
+        try pendingPostings.forEachTerm { term, changes in
+            try write(changes, term: term, to: tables.postings, directory: tables.postingsDirectory)
+        }
+        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
+            try pendingPrefixPostings.forEachTerm { prefix, changes in try write(changes, term: prefix, to: prefixes, directory: directory) }
         }
         pendingPostings.removeAll()
         pendingPrefixPostings.removeAll()
     }
 
     /// Applies `changes` (by row, each row once) to `term`'s blocks: each block they fall in is read, merged and
-    /// written back, cut again when it outgrows a block; a block left empty is removed.
-    private func write(_ changes: SearchPostingRun, term: [UInt8], to table: ExtensionTable<BytesCoding, BytesCoding>) throws {
+    /// written back, cut again when it outgrows a block; a block left empty is removed. The blocks' headers are
+    /// written to `directory` (``SearchBlockDirectory``) once for all of them.
+    private func write(
+        _ changes: SearchPostingRun, term: [UInt8], to table: ExtensionTable<BytesCoding, BytesCoding>,
+        directory: ExtensionTable<BytesCoding, BytesCoding>
+    ) throws {
+        var removedBlocks: [UInt64] = []
+        var writtenBlocks: [SearchBlockHeader] = []
         var next = 0
         while next < changes.count {
             var blockKey = SearchPostingBlock.openBlock
@@ -172,16 +180,20 @@ public final class SearchIndexWriter: ExtensionTransaction {
             let merged = !found && next == 0 && end == changes.count && !(0..<changes.count).contains(where: changes.isRemoval)
                 ? changes : SearchPostingBlock.merge(stored, changes, next..<end)
             let chunks = SearchPostingBlock.chunks(of: merged)
+            if found { removedBlocks.append(blockKey) }
             if chunks.isEmpty, found {
                 try table.remove(SearchPostingBlock.key(term: term, block: blockKey), in: transaction)
             }
             for (position, chunk) in chunks.enumerated() {
                 // Full blocks are keyed by their last row; the last keeps the block's key (the open block's, say).
                 let key = position == chunks.count - 1 ? blockKey : merged.documents[chunk.upperBound - 1]
-                try table.put(SearchPostingBlock.encode(merged, chunk), forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
+                let encoded = SearchPostingBlock.encode(merged, chunk, key: key)
+                try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
+                writtenBlocks.append(encoded.header)
             }
             next = end
         }
+        try SearchBlockDirectory.apply(removing: removedBlocks, adding: writtenBlocks, term: term, to: directory, in: transaction)
     }
 
     /// Records row `document`'s posting of `term`, written by `encode` (nothing written: removed), for

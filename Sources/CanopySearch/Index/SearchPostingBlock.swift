@@ -89,18 +89,24 @@ enum SearchPostingBlock {
     /// (Read and written through pointers, into an array of the value's exact size: a bulk write encodes every
     /// posting it adds once here.)
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
+        encode(run, range, key: 0).value
+    }
+
+    /// The value of the block keyed `key` of `run`'s entries `range` (no removals), and its header for the directory.
+    static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) -> (value: [UInt8], header: SearchBlockHeader) {
         run.documents.withUnsafeBufferPointer { documents in
             run.starts.withUnsafeBufferPointer { starts in
                 run.writer.bytes.withUnsafeBufferPointer { bodies in
-                    encode(documents: documents, starts: starts, bodies: bodies, range)
+                    encode(documents: documents, starts: starts, bodies: bodies, range, key: key)
                 }
             }
         }
     }
 
     private static func encode(
-        documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
-    ) -> [UInt8] {
+        documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+        key: UInt64
+    ) -> (value: [UInt8], header: SearchBlockHeader) {
         func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodies.count }
         var maximumOccurrences = 0
         var minimumLength = Int.max
@@ -115,7 +121,8 @@ enum SearchPostingBlock {
             if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
                 densest = (summary.length, summary.occurrences)
             }
-            size += VarInt.size(of: documents[entry] - previous) + end(entry) - starts[entry]
+            let bodySize = end(entry) - starts[entry]
+            size += VarInt.size(of: documents[entry] - previous) + VarInt.size(of: UInt64(bodySize)) + bodySize
             previous = documents[entry]
         }
         let header: (UInt64, UInt64, UInt64, UInt64, UInt64) = (
@@ -123,7 +130,7 @@ enum SearchPostingBlock {
             UInt64(densest.occurrences))
         size += VarInt.size(of: header.0) + VarInt.size(of: header.1) + VarInt.size(of: header.2) + VarInt.size(of: header.3)
             + VarInt.size(of: header.4)
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+        let value = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             guard let out = buffer.baseAddress else { return }
             var offset = VarInt.write(header.0, to: out)
             offset += VarInt.write(header.1, to: out + offset)
@@ -140,6 +147,14 @@ enum SearchPostingBlock {
                     offset += VarInt.write(delta, to: out + offset)
                 }
                 previous = documents[entry]
+                // The body's size, so that a query passes over a body it does not need.
+                let bodySize = end(entry) - starts[entry]
+                if bodySize < 0x80 {
+                    out[offset] = UInt8(truncatingIfNeeded: bodySize)
+                    offset += 1
+                } else {
+                    offset += VarInt.write(UInt64(bodySize), to: out + offset)
+                }
                 // Bodies are a few bytes: copied byte by byte (no call per posting).
                 for index in starts[entry]..<end(entry) {
                     out[offset] = bodies[index]
@@ -148,6 +163,10 @@ enum SearchPostingBlock {
             }
             count = offset
         }
+        let blockHeader = SearchBlockHeader(
+            block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
+            densestLength: densest.length, densestOccurrences: densest.occurrences)
+        return (value, blockHeader)
     }
 
     /// The entries of a stored block, to rewrite it.
@@ -156,9 +175,8 @@ enum SearchPostingBlock {
         run.writer.bytes.reserveCapacity(raw.count)
         var reader = try Reader(raw)
         while let document = try reader.next() {
-            let start = reader.bodyStart
+            run.append(document, body: ArraySlice(UnsafeRawBufferPointer(rebasing: raw[reader.bodyStart..<reader.bodyEnd])))
             try reader.skipBody()
-            run.append(document, body: ArraySlice(UnsafeRawBufferPointer(rebasing: raw[start..<reader.offset])))
         }
         return run
     }
@@ -189,7 +207,7 @@ enum SearchPostingBlock {
         var start = 0
         var size = 0
         for entry in 0..<run.count {
-            let entrySize = run.end(entry) - run.starts[entry] + 5
+            let entrySize = run.end(entry) - run.starts[entry] + 7
             if entry > start, entry - start == maximumDocuments || size + entrySize > targetBytes {
                 chunks.append(start..<entry)
                 start = entry
@@ -199,6 +217,116 @@ enum SearchPostingBlock {
         }
         if start < run.count { chunks.append(start..<run.count) }
         return chunks
+    }
+
+    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, and
+    /// where each one's body starts to `bodyStarts`, reading no body (an intersection reads every row of its rarest
+    /// list this way).
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block (as ``Reader`` does) or a row outside its block's range.
+    static func appendRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], bodyStarts: inout [Int32]
+    ) throws {
+        var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
+        documents.reserveCapacity(documents.count + rows.remaining)
+        bodyStarts.reserveCapacity(bodyStarts.count + rows.remaining)
+        while try rows.next() {
+            documents.append(rows.document)
+            bodyStarts.append(Int32(clamping: rows.bodyStart))
+        }
+    }
+
+    /// Calls `matched(slot, bodyStart)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
+    /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
+    /// candidate the block could hold); reads no other body.
+    /// - Throws: as ``appendRows(of:after:upTo:to:bodyStarts:)``, and what `matched` throws.
+    static func matchRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
+        next: inout Int, _ matched: (_ slot: Int, _ bodyStart: Int) throws -> Void
+    ) throws {
+        var slot = next
+        var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
+        while slot < candidates.count, try rows.next() {
+            let document = rows.document
+            while slot < candidates.count, candidates[slot] < document { slot += 1 }
+            if slot < candidates.count, candidates[slot] == document {
+                try matched(slot, rows.bodyStart)
+                slot += 1
+            }
+        }
+        next = slot
+    }
+
+    /// A block's rows and their bodies' places, over its raw bytes (no body read); checks what ``Reader`` checks.
+    struct RowScanner {
+        private let base: UnsafeRawPointer?
+        private let count: Int
+        private var offset: Int
+        private(set) var remaining: Int
+        private let previousKey: UInt64
+        private let blockKey: UInt64
+        private(set) var document: UInt64 = 0
+        private(set) var bodyStart = 0
+
+        init(_ raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64) throws {
+            let header = try Reader(raw)
+            base = raw.baseAddress
+            count = raw.count
+            offset = header.offset
+            remaining = header.count
+            self.previousKey = previousKey
+            self.blockKey = blockKey
+        }
+
+        /// Moves to the next row (``document``, ``bodyStart``); `false` after the last.
+        @inline(__always)
+        mutating func next() throws -> Bool {
+            guard remaining > 0, let base else {
+                guard offset == count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
+                return false
+            }
+            remaining -= 1
+            let delta = try Self.varint(base, &offset, count)
+            let (sum, overflow) = document.addingReportingOverflow(delta)
+            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+            document = sum
+            let size = try Self.varint(base, &offset, count)
+            guard size <= UInt64(count - offset) else { throw SearchBytes.Malformed("an entry's body runs past its block") }
+            bodyStart = offset
+            offset += Int(size)
+            guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
+            return true
+        }
+
+        /// A varint at `offset`: one or two bytes here, longer ones by ``VarInt``.
+        @inline(__always)
+        private static func varint(_ base: UnsafeRawPointer, _ offset: inout Int, _ count: Int) throws -> UInt64 {
+            if offset + 1 < count {
+                let first = base.load(fromByteOffset: offset, as: UInt8.self)
+                if first < 0x80 {
+                    offset += 1
+                    return UInt64(first)
+                }
+                let second = base.load(fromByteOffset: offset + 1, as: UInt8.self)
+                if second < 0x80, second > 0 {
+                    offset += 2
+                    return UInt64(first & 0x7F) | UInt64(second) << 7
+                }
+            }
+            do { return try VarInt.read(base, at: &offset, limit: count) } catch { throw SearchBytes.Malformed("a varint is malformed (\(error))") }
+        }
+    }
+
+    /// Reads the length and per-field counts of the entry whose body starts at `start` in the block `raw` (a place
+    /// ``Reader/bodyStart`` gave for this block).
+    static func readCounts(in raw: UnsafeRawBufferPointer, bodyAt start: Int, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
+        guard start >= 0, start <= raw.count else { throw SearchBytes.Malformed("a body outside its block") }
+        var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[start...]))
+        let length = try reader.int()
+        let fields = try reader.int()
+        for _ in 0..<fields {
+            let field = try reader.int()
+            visit(length, field, try reader.int())
+        }
     }
 
     /// Reads a block's entries in order.
@@ -216,8 +344,11 @@ enum SearchPostingBlock {
         let densestOccurrences: Int
         private var remaining: Int
         private var document: UInt64 = 0
+        /// Where the current entry's body starts and ends in the block.
         private(set) var bodyStart = 0
+        private(set) var bodyEnd = 0
 
+        /// Where the next entry starts.
         var offset: Int { reader.offset }
 
         init(_ raw: UnsafeRawBufferPointer) throws {
@@ -233,6 +364,7 @@ enum SearchPostingBlock {
 
         /// The next entry's row, its body to be read (``skipBody()``, ``readCounts(_:)``) before the next call; `nil`
         /// after the last.
+        @inline(__always)
         mutating func next() throws -> UInt64? {
             guard remaining > 0 else {
                 guard reader.isAtEnd else { throw SearchBytes.Malformed("bytes after a block's last entry") }
@@ -244,18 +376,21 @@ enum SearchPostingBlock {
             let (sum, overflow) = document.addingReportingOverflow(delta)
             guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
             document = sum
+            let size = try reader.int()
             bodyStart = reader.offset
+            bodyEnd = bodyStart + size
+            guard bodyEnd <= reader.buffer.count else { throw SearchBytes.Malformed("an entry's body runs past its block") }
             return document
         }
 
+        /// Passes over the entry's body (its size is known: no byte of it is read).
+        @inline(__always)
         mutating func skipBody() throws {
-            _ = try reader.int()
-            let fields = try reader.int()
-            for _ in 0..<fields { _ = try reader.int(); _ = try reader.int() }
-            try reader.skip(try reader.int())
+            try reader.skip(bodyEnd - reader.offset)
         }
 
         /// Reads the entry's length and calls `visit` with each field's count; skips the positions.
+        @inline(__always)
         mutating func readCounts(_ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
             let length = try reader.int()
             let fields = try reader.int()
@@ -263,14 +398,15 @@ enum SearchPostingBlock {
                 let field = try reader.int()
                 visit(length, field, try reader.int())
             }
-            try reader.skip(try reader.int())
+            guard reader.offset <= bodyEnd else { throw SearchBytes.Malformed("an entry's counts run past its body") }
+            try skipBody()
         }
 
         /// Reads the entry's body with its positions.
         mutating func readPosting() throws -> SearchPosting.Decoded {
-            let start = reader.offset
+            let start = bodyStart
             try skipBody()
-            return try SearchPosting.decode(UnsafeRawBufferPointer(rebasing: reader.buffer[start..<reader.offset]), positions: true)
+            return try SearchPosting.decode(UnsafeRawBufferPointer(rebasing: reader.buffer[start..<bodyEnd]), positions: true)
         }
     }
 }

@@ -1,0 +1,190 @@
+import CanopyCore
+
+/// The header of one stored posting block: its key, its rows and what bounds their scores (as its value starts with,
+/// ``SearchPostingBlock``), as the list's directory holds it.
+struct SearchBlockHeader: Hashable {
+    /// The block's key (its last row, or ``SearchPostingBlock/openBlock``).
+    var block: UInt64
+    var count: Int
+    var maximumOccurrences: Int
+    var minimumLength: Int
+    var densestLength: Int
+    var densestOccurrences: Int
+}
+
+/// The directory of a posting table (`postings` or `prefixes`): per list (a word or a prefix), its blocks' headers in
+/// chunks, so that a query learns how many rows a list holds and which of its blocks can hold its best rows from a
+/// few small values instead of one read per block (a block is about 1.6 KB, checksummed whole at every read).
+///
+/// A chunk holds the headers of up to ``maximumBlocks`` consecutive blocks of one list, keyed `word 0 K` where `K` is
+/// its last block's key: as blocks partition a list's rows, chunks partition its blocks, so the chunk naming block
+/// `k` is the first key `>= word 0 k`. Value: `varint(blocks)`, `varint(rows in all)`, the chunk's bound inputs
+/// (`varint(most occurrences)` of its blocks, `varint(length)` and `varint(occurrences)` of its densest row: a bound
+/// of every block's, so a query decodes only the chunks whose bound reaches its best scores), then per block, by key:
+/// `varint(key − previous key)` (the first from 0), `varint(rows)`, `varint(most occurrences)`, `varint(shortest
+/// row)`, `varint(length)` and `varint(occurrences)` of its densest row. Every write of a block rewrites its chunk
+/// in the same transaction (``apply(removing:adding:term:to:in:)``); a block read through the directory is checked
+/// against it (a disagreement is damage, reported, never a wrong result used).
+enum SearchBlockDirectory {
+    /// Blocks per chunk (a chunk is then at most about 1 KB).
+    static let maximumBlocks = 64
+
+    /// A chunk as a query first reads it: its rows in all and what bounds its blocks' rows, its blocks' headers
+    /// decoded only if that bound reaches the best scores (``decode(_:chunkKey:into:)``).
+    struct ChunkSummary {
+        var key: UInt64
+        var blocks: Int
+        var rows: Int
+        /// The most occurrences and the densest row of all its blocks (``SearchBlockHeader/minimumLength`` unused).
+        var bound: SearchBlockHeader
+    }
+
+    /// What bounds the rows of all of `headers`: their most occurrences and their densest row.
+    static func summary(of headers: ArraySlice<SearchBlockHeader>) -> SearchBlockHeader {
+        var result = SearchBlockHeader(block: headers.last?.block ?? 0, count: 0, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0)
+        for header in headers {
+            result.count += header.count
+            result.maximumOccurrences = max(result.maximumOccurrences, header.maximumOccurrences)
+            if result.densestOccurrences == 0
+                || header.densestLength * result.densestOccurrences < result.densestLength * header.densestOccurrences {
+                result.densestLength = header.densestLength
+                result.densestOccurrences = header.densestOccurrences
+            }
+        }
+        return result
+    }
+
+    /// The value of a chunk of `headers` (ascending keys, at most ``maximumBlocks``).
+    static func encode(_ headers: ArraySlice<SearchBlockHeader>) -> [UInt8] {
+        var out = ByteWriter(capacity: 8 + headers.count * 12)
+        let summary = summary(of: headers)
+        out.append(varint: UInt64(headers.count))
+        out.append(varint: UInt64(summary.count))
+        out.append(varint: UInt64(summary.maximumOccurrences))
+        out.append(varint: UInt64(summary.densestLength))
+        out.append(varint: UInt64(summary.densestOccurrences))
+        var previous: UInt64 = 0
+        for header in headers {
+            out.append(varint: header.block - previous)
+            previous = header.block
+            SearchBytes.append(varint: UInt64(header.count), to: &out)
+            SearchBytes.append(varint: UInt64(header.maximumOccurrences), to: &out)
+            SearchBytes.append(varint: UInt64(header.minimumLength), to: &out)
+            SearchBytes.append(varint: UInt64(header.densestLength), to: &out)
+            SearchBytes.append(varint: UInt64(header.densestOccurrences), to: &out)
+        }
+        return out.bytes
+    }
+
+    /// Appends the headers of the chunk keyed `chunkKey` to `headers`;
+    /// returns its rows in all.
+    /// - Throws: ``SearchBytes/Malformed`` when the chunk is damaged: keys that do not ascend past the previous
+    ///   chunk's, a last key other than the chunk's, rows that do not add up to its total.
+    @discardableResult
+    static func decode(_ raw: UnsafeRawBufferPointer, chunkKey: UInt64, into headers: inout [SearchBlockHeader]) throws -> Int {
+        var reader = SearchBytes.Reader(raw)
+        let chunk = try readSummary(&reader, chunkKey: chunkKey)
+        let count = chunk.blocks
+        let total = chunk.rows
+        let first = headers.count
+        var previous: UInt64 = 0
+        var key: UInt64 = 0
+        var sum = 0
+        for _ in 0..<count {
+            let (next, overflow) = key.addingReportingOverflow(try reader.varint())
+            guard !overflow, next > previous else {
+                throw SearchBytes.Malformed("the blocks of a directory chunk are out of order")
+            }
+            key = next
+            previous = next
+            let header = SearchBlockHeader(
+                block: key, count: try reader.int(), maximumOccurrences: try reader.int(), minimumLength: try reader.int(),
+                densestLength: try reader.int(), densestOccurrences: try reader.int())
+            guard header.count > 0 else { throw SearchBytes.Malformed("a directory entry of an empty block") }
+            sum += header.count
+            headers.append(header)
+        }
+        guard reader.isAtEnd, key == chunkKey, sum == total, summary(of: headers[first...]) == chunk.bound else {
+            throw SearchBytes.Malformed("a directory chunk does not add up (its key, its last block, its rows, its bound or its length)")
+        }
+        return total
+    }
+
+    /// Reads a chunk's start: its blocks and rows in all and its bound; then `reader` is at its first block.
+    private static func readSummary(_ reader: inout SearchBytes.Reader, chunkKey: UInt64) throws -> ChunkSummary {
+        let count = try reader.int()
+        guard count > 0, count <= maximumBlocks else { throw SearchBytes.Malformed("a directory chunk of \(count) blocks") }
+        let rows = try reader.int()
+        let bound = SearchBlockHeader(
+            block: chunkKey, count: rows, maximumOccurrences: try reader.int(), minimumLength: 0, densestLength: try reader.int(),
+            densestOccurrences: try reader.int())
+        return ChunkSummary(key: chunkKey, blocks: count, rows: rows, bound: bound)
+    }
+
+    /// The summary of a chunk's value (``ChunkSummary``), without its blocks.
+    static func summary(_ raw: UnsafeRawBufferPointer, chunkKey: UInt64) throws -> ChunkSummary {
+        var reader = SearchBytes.Reader(raw)
+        return try readSummary(&reader, chunkKey: chunkKey)
+    }
+
+    /// The headers of `term`'s blocks, by key, from `directory`.
+    static func headers(of term: [UInt8], in directory: ExtensionTable<BytesCoding, BytesCoding>, _ transaction: ReadTransaction) throws -> [SearchBlockHeader] {
+        var headers: [SearchBlockHeader] = []
+        try directory.forEachBytes(in: transaction, prefix: term + [0]) { key, value in
+            try decode(value, chunkKey: try SearchPostingBlock.block(ofKey: key), into: &headers)
+            return true
+        }
+        return headers
+    }
+
+    /// The summaries of `term`'s chunks, by key, with a copy of each chunk's value (to decode its blocks later).
+    static func summaries(of term: [UInt8], in directory: ExtensionTable<BytesCoding, BytesCoding>, _ transaction: ReadTransaction) throws -> [(summary: ChunkSummary, value: [UInt8])] {
+        var chunks: [(summary: ChunkSummary, value: [UInt8])] = []
+        try directory.forEachBytes(in: transaction, prefix: term + [0]) { key, value in
+            chunks.append((try summary(value, chunkKey: try SearchPostingBlock.block(ofKey: key)), Array(value)))
+            return true
+        }
+        return chunks
+    }
+
+    /// Applies a write of `term`'s blocks to its directory: the blocks keyed `removed` are gone or rewritten, those of
+    /// `added` are written (a key in both: rewritten). The chunks from the one naming the lowest key to the one naming
+    /// the highest are read, merged with the changes and written again, cut into chunks of ``maximumBlocks``.
+    static func apply(
+        removing removed: [UInt64], adding added: [SearchBlockHeader], term: [UInt8],
+        to directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction
+    ) throws {
+        guard let low = (removed + added.map(\.block)).min(), let high = (removed + added.map(\.block)).max() else { return }
+        var loadedKeys: [UInt64] = []
+        var entries: [SearchBlockHeader] = []
+        try directory.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: low)) { key, value in
+            guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
+            let chunkKey = try SearchPostingBlock.block(ofKey: key)
+            try decode(value, chunkKey: chunkKey, into: &entries)
+            loadedKeys.append(chunkKey)
+            return chunkKey < high
+        }
+        let gone = Set(removed).union(added.map(\.block))
+        var merged = entries.filter { !gone.contains($0.block) } + added
+        merged.sort { $0.block < $1.block }
+        var written = Set<UInt64>()
+        for start in stride(from: 0, to: merged.count, by: maximumBlocks) {
+            let chunk = merged[start..<min(merged.count, start + maximumBlocks)]
+            guard let last = chunk.last?.block else { continue }
+            try directory.put(encode(chunk), forKey: SearchPostingBlock.key(term: term, block: last), in: transaction)
+            written.insert(last)
+        }
+        for key in loadedKeys where !written.contains(key) {
+            try directory.remove(SearchPostingBlock.key(term: term, block: key), in: transaction)
+        }
+    }
+
+    /// Appends the directory of a list written whole (population) to `directory`, whose keys all precede `term`'s.
+    static func append(_ headers: [SearchBlockHeader], term: [UInt8], to directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
+        for start in stride(from: 0, to: headers.count, by: maximumBlocks) {
+            let chunk = headers[start..<min(headers.count, start + maximumBlocks)]
+            guard let last = chunk.last?.block else { continue }
+            try directory.put(encode(chunk), forKey: SearchPostingBlock.key(term: term, block: last), in: transaction, appending: true)
+        }
+    }
+}
