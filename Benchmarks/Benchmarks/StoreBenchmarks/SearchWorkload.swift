@@ -4,8 +4,10 @@ import CanopySearch
 // The search workloads' texts, queries and index, shared by StoreBenchmarks (SearchBenchmarks.swift) and
 // InstructionCounts (its Search.swift links this file).
 
-/// A text of the search workloads.
-struct SearchText: Codable, Sendable {
+/// A text of the search workloads. Its decoding is the synthesized one, declared as such
+/// (`BinaryCodecSynthesizedDecoding`) as every other record type of the benchmarks is: the store decodes each written
+/// row back for the index's text closure.
+struct SearchText: Codable, Sendable, BinaryCodecSynthesizedDecoding {
     var body: String
 }
 
