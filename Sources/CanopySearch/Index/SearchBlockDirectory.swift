@@ -10,6 +10,16 @@ struct SearchBlockHeader: Hashable {
     var minimumLength: Int
     var densestLength: Int
     var densestOccurrences: Int
+
+    /// Whether a row of `length` words holding the term `occurrences` times is denser (fewer words per occurrence)
+    /// than one of `otherLength` words and `otherOccurrences`: `length · otherOccurrences < otherLength · occurrences`,
+    /// multiplied in full width (counts read from disk reach 2^32 − 1, and sums of them more: a product of two can
+    /// pass what an `Int` holds, and a damaged value must not trap).
+    static func isDenser(length: Int, occurrences: Int, than otherLength: Int, _ otherOccurrences: Int) -> Bool {
+        let left = length.multipliedFullWidth(by: otherOccurrences)
+        let right = otherLength.multipliedFullWidth(by: occurrences)
+        return (left.high, left.low) < (right.high, right.low)
+    }
 }
 
 /// The directory of a posting table (`postings` or `prefixes`): per list (a word or a prefix), its blocks' headers in
@@ -46,7 +56,8 @@ enum SearchBlockDirectory {
             result.count += header.count
             result.maximumOccurrences = max(result.maximumOccurrences, header.maximumOccurrences)
             if result.densestOccurrences == 0
-                || header.densestLength * result.densestOccurrences < result.densestLength * header.densestOccurrences {
+                || SearchBlockHeader.isDenser(
+                    length: header.densestLength, occurrences: header.densestOccurrences, than: result.densestLength, result.densestOccurrences) {
                 result.densestLength = header.densestLength
                 result.densestOccurrences = header.densestOccurrences
             }

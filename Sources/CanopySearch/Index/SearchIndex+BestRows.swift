@@ -112,7 +112,8 @@ extension SearchIndex {
                     }
                     // The bound holds only if the header does: a header that understates its rows is damage.
                     guard occurrences <= header.maximumOccurrences, rowLength >= header.minimumLength,
-                          rowLength * header.densestOccurrences >= header.densestLength * occurrences else {
+                          !SearchBlockHeader.isDenser(length: rowLength, occurrences: occurrences, than: header.densestLength, header.densestOccurrences)
+                    else {
                         throw SearchBytes.Malformed("a block's header understates its rows (most occurrences \(header.maximumOccurrences), densest row \(header.densestLength) words for \(header.densestOccurrences))")
                     }
                     // The same arithmetic as `matches(of:in:)`, so the same score.

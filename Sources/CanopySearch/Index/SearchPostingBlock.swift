@@ -118,7 +118,8 @@ enum SearchPostingBlock {
             let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
-            if densest.occurrences == 0 || summary.length * densest.occurrences < densest.length * summary.occurrences {
+            if densest.occurrences == 0
+                || SearchBlockHeader.isDenser(length: summary.length, occurrences: summary.occurrences, than: densest.length, densest.occurrences) {
                 densest = (summary.length, summary.occurrences)
             }
             let bodySize = end(entry) - starts[entry]

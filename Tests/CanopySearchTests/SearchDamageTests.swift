@@ -1,0 +1,65 @@
+import Canopy
+import CanopyCore
+import CanopyTestSupport
+import Testing
+@testable import CanopySearch
+
+/// Values from disk at the edge of what they may hold (counts of 2^32 − 1, counters at the end of their range, chunks
+/// of the directory that overlap) are damage to report, never a trap and never a wrong answer.
+@Suite("Search index: damaged values at the edge of their range")
+struct SearchDamageTests {
+    static let most = UInt64(UInt32.max)
+
+    static func varints(_ values: [UInt64]) -> [UInt8] {
+        var out = ByteWriter()
+        for value in values { out.append(varint: value) }
+        return out.bytes
+    }
+
+    static func withIndex(_ body: (SearchIndex, Connection) throws -> Void) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let index = makeNoteSearch()
+        try database.register(index)
+        try body(index, database.newConnection())
+    }
+
+    @Test("densest rows of 2^32 − 1 words and occurrences compare without overflow (a directory chunk, a block's encoding)")
+    func fullRangeDensities() throws {
+        let most = Self.most
+        // A chunk keyed 9: block 4 (densest row 1 word for 2^32 − 1 occurrences), block 9 (2^32 − 1 words for 1).
+        let chunk = Self.varints([2, 2, most, 1, most, 4, 1, most, 1, 1, most, 5, 1, 1, most, most, 1])
+        var headers: [SearchBlockHeader] = []
+        #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 2)
+        #expect(SearchBlockDirectory.encode(headers[...]) == chunk)
+        // A block rewritten from stored bodies: (2^32 − 1 words, 2^32 − 1 occurrences), then (2^32 − 1 words, 1).
+        var run = SearchPostingRun()
+        run.append(1) { $0.bytes += Self.varints([most, 1, 0, most, 0]) }
+        run.append(2) { $0.bytes += Self.varints([most, 1, 0, 1, 0]) }
+        let encoded = SearchPostingBlock.encode(run, 0..<2, key: 2)
+        #expect(encoded.header.densestLength == Int(most) && encoded.header.densestOccurrences == Int(most))
+    }
+
+    @Test("a one-word search over a stored block of full-range counts answers (no trap)")
+    func bestRowsOverFullRangeCounts() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "milk"), forKey: "a", in: notes) }
+            // Row 1 as 2^32 − 1 words holding `milk` 2^32 − 1 times, block and directory agreeing.
+            let most = Self.most
+            let body = Self.varints([most, 1, 0, most, 0])
+            let block = Self.varints([1, most, most, most, most, 1, UInt64(body.count)]) + body
+            let key = SearchPostingBlock.key(term: Array("milk".utf8), block: SearchPostingBlock.openBlock)
+            let header = SearchBlockHeader(
+                block: SearchPostingBlock.openBlock, count: 1, maximumOccurrences: Int(most), minimumLength: Int(most), densestLength: Int(most),
+                densestOccurrences: Int(most))
+            try connection.readWrite { txn in
+                let tables = try index.tables()
+                try tables.postings.put(block, forKey: key, in: txn)
+                try tables.postingsDirectory.put(SearchBlockDirectory.encode([header][...]), forKey: key, in: txn)
+            }
+            let hits = try connection.read { txn in try index.search("milk", in: txn, highlights: false).map(\.id.key) }
+            #expect(hits == ["a"])
+        }
+    }
+}
