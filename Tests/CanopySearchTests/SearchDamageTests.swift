@@ -62,4 +62,27 @@ struct SearchDamageTests {
             #expect(hits == ["a"])
         }
     }
+
+    @Test("two directory chunks that both list a block: corruptStore, not the block's rows twice")
+    func overlappingChunks() throws {
+        try Self.withIndex { index, connection in
+            // 200 rows: two blocks of `milk`, one chunk listing both.
+            try connection.readWrite { txn in
+                for number in 0..<200 { try txn.set(Note(title: "milk"), forKey: "n\(number)", in: notes) }
+            }
+            let milk = Array("milk".utf8)
+            try connection.readWrite { txn in
+                let tables = try index.tables()
+                let headers = try SearchBlockDirectory.headers(of: milk, in: tables.postingsDirectory, txn)
+                try #require(headers.count == 2)
+                // A second chunk, before the first, listing the first block again.
+                try tables.postingsDirectory.put(
+                    SearchBlockDirectory.encode(headers[..<1]), forKey: SearchPostingBlock.key(term: milk, block: headers[0].block), in: txn)
+            }
+            let error = #expect(throws: CanopyError.self) {
+                try connection.read { txn in _ = try index.search("milk", in: txn, limit: 1_000, highlights: false) }
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
 }

@@ -89,16 +89,20 @@ enum SearchBlockDirectory {
 
     /// Appends the headers of the chunk keyed `chunkKey` to `headers`;
     /// returns its rows in all.
+    /// - Parameter previousChunkKey: the key of the list's chunk before this one (0 for its first): every block of
+    ///   this chunk comes after it, so that no block is listed by two chunks (read twice, its rows counted twice).
     /// - Throws: ``SearchBytes/Malformed`` when the chunk is damaged: keys that do not ascend past the previous
     ///   chunk's, a last key other than the chunk's, rows that do not add up to its total.
     @discardableResult
-    static func decode(_ raw: UnsafeRawBufferPointer, chunkKey: UInt64, into headers: inout [SearchBlockHeader]) throws -> Int {
+    static func decode(
+        _ raw: UnsafeRawBufferPointer, chunkKey: UInt64, after previousChunkKey: UInt64 = 0, into headers: inout [SearchBlockHeader]
+    ) throws -> Int {
         var reader = SearchBytes.Reader(raw)
         let chunk = try readSummary(&reader, chunkKey: chunkKey)
         let count = chunk.blocks
         let total = chunk.rows
         let first = headers.count
-        var previous: UInt64 = 0
+        var previous = previousChunkKey
         var key: UInt64 = 0
         var sum = 0
         for _ in 0..<count {
@@ -142,7 +146,7 @@ enum SearchBlockDirectory {
     static func headers(of term: [UInt8], in directory: ExtensionTable<BytesCoding, BytesCoding>, _ transaction: ReadTransaction) throws -> [SearchBlockHeader] {
         var headers: [SearchBlockHeader] = []
         try directory.forEachBytes(in: transaction, prefix: term + [0]) { key, value in
-            try decode(value, chunkKey: try SearchPostingBlock.block(ofKey: key), into: &headers)
+            try decode(value, chunkKey: try SearchPostingBlock.block(ofKey: key), after: headers.last?.block ?? 0, into: &headers)
             return true
         }
         return headers
@@ -171,7 +175,8 @@ enum SearchBlockDirectory {
         try directory.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: low)) { key, value in
             guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
             let chunkKey = try SearchPostingBlock.block(ofKey: key)
-            try decode(value, chunkKey: chunkKey, into: &entries)
+            // (The chunk before the first one read is not read: its blocks are not checked against it.)
+            try decode(value, chunkKey: chunkKey, after: loadedKeys.last ?? 0, into: &entries)
             loadedKeys.append(chunkKey)
             return chunkKey < high
         }

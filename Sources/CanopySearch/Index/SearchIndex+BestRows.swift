@@ -76,10 +76,12 @@ extension SearchIndex {
             if best.isFull, bound < best.threshold { break }
             if item < 0 {
                 let chunk = chunks[-1 - item]
+                // Chunks are opened best bound first, not in key order: each is checked against the one before it.
+                let previousKey = -1 - item > 0 ? chunks[-2 - item].summary.key : 0
                 let first = headers.count
                 do {
                     try chunk.value.withUnsafeBytes { raw in
-                        _ = try SearchBlockDirectory.decode(raw, chunkKey: chunk.summary.key, into: &headers)
+                        _ = try SearchBlockDirectory.decode(raw, chunkKey: chunk.summary.key, after: previousKey, into: &headers)
                     }
                 } catch let error as SearchBytes.Malformed {
                     throw corrupt("a block directory is malformed (\(error))")
