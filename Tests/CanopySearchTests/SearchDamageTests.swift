@@ -85,4 +85,33 @@ struct SearchDamageTests {
             #expect(error?.code == .corruptStore)
         }
     }
+
+    /// The state record as version 1 with these counters.
+    static func state(next: UInt64, rows: UInt64, words: UInt64) -> [UInt8] { [SearchIndexState.version] + varints([next, rows, words]) }
+
+    @Test("counters below the rows they count: removing a row is corruptStore, not a trap")
+    func countersBelowRows() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "oat milk"), forKey: "a", in: notes) }
+            try connection.readWrite { txn in try txn.setExtensionState(Self.state(next: 2, rows: 0, words: 0), of: index.name) }
+            let error = #expect(throws: CanopyError.self) {
+                try connection.readWrite { txn in try txn.remove(key: "a", in: notes) }
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
+
+    @Test("counters at the end of their range (the next row number, the word total): a new row is corruptStore, not a trap",
+          arguments: [[UInt64.max, 1], [2, UInt64(Int.max)]] as [[UInt64]])
+    func countersAtTheirEnd(counters: [UInt64]) throws {
+        let (next, words) = (counters[0], counters[1])
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "oat milk"), forKey: "a", in: notes) }
+            try connection.readWrite { txn in try txn.setExtensionState(Self.state(next: next, rows: 1, words: words), of: index.name) }
+            let error = #expect(throws: CanopyError.self) {
+                try connection.readWrite { txn in try txn.set(Note(title: "bread"), forKey: "b", in: notes) }
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
 }

@@ -42,9 +42,18 @@ public final class SearchIndexWriter: ExtensionTransaction {
         return loaded
     }
 
-    private func changeState(_ body: (inout SearchIndexState) -> Void) throws {
+    /// Counts `rows` more rows of `length` more words in all (negative: fewer). The counters come from disk: a total
+    /// that would pass what it holds or fall below zero (fewer rows or words than the index removes) is damage,
+    /// `corruptStore`, never a trap here or when the record is encoded at commit.
+    private func addToTotals(rows: Int, length: Int) throws {
         var current = try currentState()
-        body(&current)
+        let (documents, documentsOverflow) = current.documentCount.addingReportingOverflow(rows)
+        let (total, totalOverflow) = current.totalLength.addingReportingOverflow(length)
+        guard !documentsOverflow, !totalOverflow, documents >= 0, total >= 0 else {
+            throw index.corrupt("its totals (\(current.documentCount) rows, \(current.totalLength) words) cannot count \(rows) rows of \(length) words more")
+        }
+        current.documentCount = documents
+        current.totalLength = total
         state = current
         stateChanged = true
     }
@@ -255,6 +264,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
     private func newDocument(for rowKey: StoredRowKey) throws -> UInt64 {
         var state = try currentState()
         let document = state.nextDocument
+        // (From disk: a counter at the end of its range is damage, not a number to wrap or trap on.)
+        guard document < UInt64.max else { throw index.corrupt("its next row number is \(document), the last there is") }
         state.nextDocument += 1
         self.state = state
         stateChanged = true
@@ -294,10 +305,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
             document = try newDocument(for: row.storedKey)
         }
         let length = analysis.length
-        try changeState {
-            $0.documentCount += 1
-            $0.totalLength += length
-        }
+        try addToTotals(rows: 1, length: length)
         // All the row's postings in one call (not one access to the writer's state per word).
         pendingPostings.append(wordsOf: analysis, document: document)
         if !index.prefixLengths.isEmpty {
@@ -318,10 +326,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
         for prefix in SearchDocumentAnalysis.distinctPrefixes(of: record.terms, lengths: index.prefixLengths) {
             try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: record.document, prefix: true) { _ in } }
         }
-        try changeState {
-            $0.documentCount -= 1
-            $0.totalLength -= record.length
-        }
+        try addToTotals(rows: -1, length: -record.length)
     }
 
     /// Removes a row whose record was `bytes` (its attachment) from the index.
