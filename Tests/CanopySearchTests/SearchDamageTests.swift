@@ -114,4 +114,22 @@ struct SearchDamageTests {
             #expect(error?.code == .corruptStore)
         }
     }
+
+    @Test("a prefix whose words' counts reach 2^31 in one row, merged through the dense array: no trap")
+    func denseMergeOfFullRangeCounts() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "mila milb milc"), forKey: "a", in: notes) }
+            // Each word's block: row 1 holding it 2^32 − 1 times (three runs, merged by document number in an array).
+            let most = Self.most
+            let body = Self.varints([3, 1, 0, most, 0])
+            let block = Self.varints([1, most, 3, 3, most, 1, UInt64(body.count)]) + body
+            try connection.readWrite { txn in
+                for word in ["mila", "milb", "milc"] {
+                    try index.tables().postings.put(block, forKey: SearchPostingBlock.key(term: Array(word.utf8), block: SearchPostingBlock.openBlock), in: txn)
+                }
+            }
+            let hits = try connection.read { txn in try index.search("mil*", in: txn, highlights: false).map(\.id.key) }
+            #expect(hits == ["a"])
+        }
+    }
 }

@@ -250,7 +250,12 @@ extension SearchIndex {
                     lengths[slot] = Int32(clamping: run.lengths[entry])
                     matched += 1
                 }
-                for field in 0..<fieldCount { counts[slot * fieldCount + field] += Int32(clamping: run.counts[entry * fieldCount + field]) }
+                // Counts from disk reach 2^32 − 1: summed in an Int and kept at most Int32.max (no trap; a real row
+                // holds far fewer words).
+                for field in 0..<fieldCount {
+                    let at = slot * fieldCount + field
+                    counts[at] = Int32(clamping: Int(counts[at]) + run.counts[entry * fieldCount + field])
+                }
             }
         }
         var result = TermHits()
