@@ -132,4 +132,23 @@ struct SearchDamageTests {
             #expect(hits == ["a"])
         }
     }
+
+    @Test("two words whose directories claim 2^32 − 1 rows each: the intersection reads their blocks, reserving no such memory")
+    func intersectionOfHugeClaimedCounts() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "oat milk"), forKey: "a", in: notes) }
+            // Each word's one chunk, its summary claiming 2^32 − 1 rows (the rest is read only when the chunk is opened).
+            let chunk = Self.varints([1, Self.most, 1, 1, 1])
+            try connection.readWrite { txn in
+                for word in ["oat", "milk"] {
+                    try index.tables().postingsDirectory.put(
+                        chunk, forKey: SearchPostingBlock.key(term: Array(word.utf8), block: SearchPostingBlock.openBlock), in: txn)
+                }
+            }
+            // (Ranked with the claimed counts, the row may score too low to be kept: what matters is the answer.)
+            let hits = try connection.read { txn in try index.search("oat milk", in: txn, highlights: false).map(\.id.key) }
+            #expect(hits.allSatisfy { $0 == "a" })
+            #expect(try connection.read { txn in try index.count(matching: SearchQuery("oat milk"), in: txn) } == 1)
+        }
+    }
 }

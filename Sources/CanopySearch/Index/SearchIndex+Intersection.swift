@@ -37,9 +37,12 @@ extension SearchIndex {
         var bodyStarts: [Int32] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
-        documents.reserveCapacity(documentCounts[driver])
-        bodyBlocks.reserveCapacity(documentCounts[driver])
-        bodyStarts.reserveCapacity(documentCounts[driver])
+        // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
+        // gigabytes).
+        let expectedRows = min(documentCounts[driver], 1 << 20)
+        documents.reserveCapacity(expectedRows)
+        bodyBlocks.reserveCapacity(expectedRows)
+        bodyStarts.reserveCapacity(expectedRows)
         do {
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockIndex = Int32(clamping: driverBlocks.count)
