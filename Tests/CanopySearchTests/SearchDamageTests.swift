@@ -151,4 +151,18 @@ struct SearchDamageTests {
             #expect(try connection.read { txn in try index.count(matching: SearchQuery("oat milk"), in: txn) } == 1)
         }
     }
+
+    @Test("a limit of Int.max (every match) answers, one word or several, without a trap")
+    func limitOfIntMax() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in
+                try txn.set(Note(title: "oat milk"), forKey: "a", in: notes)
+                try txn.set(Note(title: "milk"), forKey: "b", in: notes)
+            }
+            let one = try connection.read { txn in try index.search("milk", in: txn, limit: .max, highlights: false).map(\.id.key) }
+            let two = try connection.read { txn in try index.search("oat milk", in: txn, limit: .max, highlights: false).map(\.id.key) }
+            #expect(one.sorted() == ["a", "b"])
+            #expect(two == ["a"])
+        }
+    }
 }

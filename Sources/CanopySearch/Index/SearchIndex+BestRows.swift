@@ -200,7 +200,8 @@ struct BestScores {
 
     init(limit: Int) {
         self.limit = limit
-        scores.reserveCapacity(limit + 1)
+        // The caller's limit may be anything up to Int.max ("all of them"): a reservation bounded, not `limit + 1`.
+        scores.reserveCapacity(min(limit, 1 << 12) + 1)
     }
 
     var isFull: Bool { scores.count >= limit }
