@@ -46,10 +46,16 @@ public final class StoredRow {
     ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
     public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
         try checkAccess()
-        let find = { (region: UnsafeRawBufferPointer) -> [UInt8]? in StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) } }
+        let find = { (region: UnsafeRawBufferPointer) throws -> [UInt8]? in
+            guard let attachment = StoredRecord.attachment(slot: slot.number, in: region) else {
+                throw CanopyError(.corruptStore, "a row's attachments are malformed", path: self.transaction.core.path,
+                                  collection: self.id.collection, key: self.id.key)
+            }
+            return attachment.map { Array($0) }
+        }
         switch attachments {
-        case .owned(let bytes): return bytes.withUnsafeBytes(find)
-        case .borrowed(let bytes): return find(bytes)
+        case .owned(let bytes): return try bytes.withUnsafeBytes(find)
+        case .borrowed(let bytes): return try find(bytes)
         }
     }
 
