@@ -132,6 +132,19 @@ struct BadInputTests {
                 let inScan = #expect(throws: CanopyError.self, "the scan's row b") { try scanned["b"]?.get() }
                 #expect(inScan?.code == .corruptStore)
             }
+            // Setting an attachment of row b during a read-write scan fails as corruptStore, and ends the row's
+            // access as a successful set does: a write that failed part way may have changed the lent bytes. (Without
+            // the fix the row's object bytes were still handed out.)
+            try database.newConnection().readWrite { txn throws in
+                try txn.scanRows { row in
+                    guard row.id.key == "b" else { return true }
+                    let set = #expect(throws: CanopyError.self) { try row.setAttachment([9], at: slot) }
+                    #expect(set?.code == .corruptStore)
+                    let after = #expect(throws: CanopyError.self) { try row.objectBytes() }
+                    #expect(after?.code == .transactionEnded)
+                    return true
+                }
+            }
         }
     }
 

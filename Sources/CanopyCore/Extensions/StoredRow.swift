@@ -71,14 +71,16 @@ public final class StoredRow {
     /// Sets (or with `nil` removes) the row's attachment at `slot`, rewriting the visited record in place: during a
     /// scan visit in a read-write transaction only. The record's bytes lent to this row are invalid afterwards: read
     /// what you need first.
-    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan;
+    ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed; what the write throws. The
+    ///   row's access ends also when it throws: a write that failed part way may have changed the lent bytes.
     public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) throws {
         guard let attach else {
             throw CanopyError(.transactionEnded, "a row's attachment can be set only during its visit of a read-write transaction's scan",
                               collection: id.collection, key: id.key)
         }
+        defer { endAccess() }
         try attach(slot, bytes)
-        endAccess()
     }
 
     private func checkAccess() throws {
