@@ -109,7 +109,10 @@ public final class StoredRow {
 
     /// The metadata's stored bytes, or `nil` when the row has none (read through the transaction, which refuses once
     /// its closure has returned).
+    /// - Throws: ``CanopyError/Code/transactionEnded`` after a scan visit (or ``endAccess()``), as the row's other
+    ///   reads: a row kept past its visit fails the same way whichever part it reads.
     public func metadataBytes() throws -> [UInt8]? {
+        try checkAccess()
         guard hasMetadata else { return nil }
         return try transaction.guardedRead { try transaction.storage.value(forKey: storedKey.bytes, in: transaction.tables.metadata) }
     }
