@@ -81,6 +81,73 @@ struct BadInputTests {
         }
     }
 
+    /// A row's attachments region whose entry runs past the region (the record's own lengths are valid) is
+    /// `corruptStore` wherever an attachment is read by slot, as ``RowChange`` reads it; before, the lookup gave `nil`
+    /// for it, and an extension read the row as one without its record. (Without the fix the three reads below returned
+    /// `nil`, and the expectations of a thrown error failed.)
+    @Test func malformedAttachmentsAreCorruptStoreNotAbsent() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            try connection.readWrite { txn throws in
+                for key in ["a", "b"] { try txn.set(Note(title: key), forKey: key, in: notes) }
+            }
+            let slot = AttachmentSlot(testing: 1)
+            let table = try database.environment.openDatabase(named: "canopy.objects").withChecksums
+            /// Rewrites row `key`'s record with `region` as its attachments, keeping its object.
+            func attach(_ region: [UInt8], toRow key: String) throws {
+                try database.environment.write { txn throws in
+                    var victim: ([UInt8], [UInt8])?
+                    try txn.forEach(in: table) { rowKey, value in
+                        if rowKey.last == key.utf8.last { victim = (Array(rowKey), Array(value)) }
+                        return true
+                    }
+                    let (rowKey, value) = try #require(victim)
+                    #expect(value.first == 0, "the row was written without metadata or attachments")
+                    try txn.put([2, UInt8(region.count)] + region + value.dropFirst(), forKey: rowKey, in: table)
+                }
+            }
+            // Row a: slot 1 holds [7, 8]. Row b: an entry of slot 1 whose length (127) runs past the region.
+            try attach([1, 2, 7, 8], toRow: "a")
+            try attach([1, 0x7F, 7, 8], toRow: "b")
+            try database.newConnection().read { txn throws in
+                let a = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "a")))
+                let b = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "b")))
+                #expect(try txn.attachment(at: slot, forRow: a) == [7, 8])
+                #expect(try txn.attachment(at: AttachmentSlot(testing: 2), forRow: a) == nil, "absent is nil")
+                #expect(try txn.storedRow(for: a)?.attachment(at: slot) == [7, 8])
+                #expect(try txn.object(forKey: "b", in: notes)?.title == "b", "the object is intact")
+
+                let byKey = #expect(throws: CanopyError.self) { try txn.attachment(at: slot, forRow: b) }
+                #expect(byKey?.code == .corruptStore)
+                #expect(byKey?.key == "b")
+                let stored = #expect(throws: CanopyError.self) { try txn.storedRow(for: b)?.attachment(at: slot) }
+                #expect(stored?.code == .corruptStore)
+                #expect(stored?.key == "b")
+                var scanned: [String: Result<[UInt8]?, any Error>] = [:]
+                try txn.scanRows { row in
+                    scanned[row.id.key] = Result { try row.attachment(at: slot) }
+                    return true
+                }
+                #expect(try scanned["a"]?.get() == [7, 8])
+                let inScan = #expect(throws: CanopyError.self, "the scan's row b") { try scanned["b"]?.get() }
+                #expect(inScan?.code == .corruptStore)
+            }
+            // Setting an attachment of row b during a read-write scan fails as corruptStore, and ends the row's
+            // access as a successful set does: a write that failed part way may have changed the lent bytes. (Without
+            // the fix the row's object bytes were still handed out.)
+            try database.newConnection().readWrite { txn throws in
+                try txn.scanRows { row in
+                    guard row.id.key == "b" else { return true }
+                    let set = #expect(throws: CanopyError.self) { try row.setAttachment([9], at: slot) }
+                    #expect(set?.code == .corruptStore)
+                    let after = #expect(throws: CanopyError.self) { try row.objectBytes() }
+                    #expect(after?.code == .transactionEnded)
+                    return true
+                }
+            }
+        }
+    }
+
     @Test func wrongTypeIsADecodingError() throws {
         struct Other: Codable, Sendable { var count: [Int] }
         try withDatabase { database, _ in

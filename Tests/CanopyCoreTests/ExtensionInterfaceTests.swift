@@ -137,6 +137,12 @@ struct ExtensionInterfaceTests {
                 #expect(kept.map(\.hasMetadata) == [true, false])
                 let error = #expect(throws: CanopyError.self) { try kept[0].objectBytes() }
                 #expect(error?.code == .transactionEnded)
+                // The metadata too, though it is read through the transaction rather than lent by the scan: every
+                // read of a kept row fails alike. (Without the fix this returned the metadata's bytes.)
+                let metadataError = #expect(throws: CanopyError.self) { try kept[0].metadataBytes() }
+                #expect(metadataError?.code == .transactionEnded)
+                let attachmentError = #expect(throws: CanopyError.self) { try kept[0].attachment(at: AttachmentSlot(testing: 1)) }
+                #expect(attachmentError?.code == .transactionEnded)
                 // A row read by stored key owns its bytes.
                 let owned = try txn.storedRow(for: kept[1].storedKey)
                 #expect(owned?.id == RowID(collection: "notes", key: "b"))

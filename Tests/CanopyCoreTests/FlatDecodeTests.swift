@@ -87,6 +87,35 @@ private struct Shouting: Codable, Equatable {
     }
 }
 
+/// The kinds and key lengths ``Flat`` leaves out: keys whose entry head is longer than the 16 bytes compared as two
+/// words (15 bytes and a tag), or exactly 16 (15 bytes of a Bool's key, which has no tag), and keys of 128 bytes or
+/// more (a two-byte length); `Int32`, `Int64`, `UInt`, `UInt8`, `UInt16`.
+private struct LongKeys: Codable, Equatable, BinaryCodecSynthesizedDecoding {
+    var fifteenBytesKey: Int32
+    var fifteenBoolKey1: Bool
+    var k: UInt8
+    var aPropertyWhoseNameIsLongerThan128BytesXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX: String
+    var aBoolWhoseNameIsLongerThan128BytesYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYY: Bool
+    var u: UInt
+    var w: UInt16
+    var i64: Int64
+    var f: Float
+    var d: Date
+
+    static func random(using random: inout SeededRandom) -> LongKeys {
+        let alphabet = Array("ab Z9é😀")
+        let length = [0, 1, 15, 16, 127, 128, 200][Int.random(in: 0..<7, using: &random)]
+        return LongKeys(
+            fifteenBytesKey: .random(in: .min ... .max, using: &random), fifteenBoolKey1: .random(using: &random),
+            k: .random(in: .min ... .max, using: &random),
+            aPropertyWhoseNameIsLongerThan128BytesXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX: String((0..<length).map { _ in alphabet.randomElement(using: &random)! }),
+            aBoolWhoseNameIsLongerThan128BytesYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYY: .random(using: &random), u: .random(in: .min ... .max, using: &random),
+            w: .random(in: .min ... .max, using: &random), i64: .random(in: .min ... .max, using: &random),
+            f: Float(bitPattern: .random(in: .min ... .max, using: &random)),
+            d: Date(timeIntervalSinceReferenceDate: Double(bitPattern: .random(in: .min ... .max, using: &random))))
+    }
+}
+
 /// A flat struct larger than the fast path's 256-byte scratch (20 strings, 320 bytes): decoded by the general path.
 private struct Wide: Codable, Equatable, BinaryCodecSynthesizedDecoding {
     var s0 = "a", s1 = "b", s2 = "c", s3 = "d", s4 = "e", s5 = "f", s6 = "g", s7 = "h", s8 = "i", s9 = "j"
@@ -260,6 +289,70 @@ struct FlatDecodeTests {
                 }
             }
         }
+    }
+
+    /// Records damaged in several places at once — bytes flipped, set to tags and varint edges, inserted and removed,
+    /// with the root map's size patched to the new length half the time (so that the damage reaches the entries
+    /// rather than the first check), or replaced by random bytes after a valid root header — decode through the fast
+    /// path exactly as through the general path: the same value (compared as its encoding, so that a NaN compares),
+    /// or the same typed error. Over ``Flat`` and ``LongKeys`` (every kind, every way a key's head is compared).
+    @Test func mutatedRecordsDecodeAsTheGeneralPathDecodes() throws {
+        let seed: UInt64 = 0xF022
+        var random = SeededRandom(seed: seed)
+        var accepted = 0
+        func fuzz<T: Codable>(_ type: T.Type, _ make: (inout SeededRandom) -> T) throws {
+            _ = try codec.encode(make(&random)).withUnsafeBytes { try codec.decode(T.self, from: $0) }
+            #expect(isPlan(T.self), "\(T.self) takes the fast path")
+            let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x09, 0x0B, 0x0F, 0x10, 0x7F, 0x80, 0xC3, 0xFF]
+            for round in 0..<1_500 {
+                let value = make(&random)
+                var bytes = try codec.encode(value)
+                let original = bytes
+                // An intact record: the fast path itself decodes it, as the general path does.
+                if round % 10 == 0 {
+                    #expect(fastPathAccepts(bytes, as: T.self), "\(T.self) seed \(seed) round \(round)")
+                    let general = try bytes.withUnsafeBytes { try codec.decodeGeneral(T.self, from: $0) }
+                    #expect(try codec.encode(general) == original, "\(T.self) seed \(seed) round \(round)")
+                }
+                if round % 7 == 0 {
+                    // Random bytes behind a valid root header.
+                    let count = Int.random(in: 0..<(original.count + 8), using: &random)
+                    bytes = [BinaryFormat.version, BinaryFormat.Tag.map, 0, 0, 0, 0] + (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+                } else {
+                    for _ in 0..<Int.random(in: 1...4, using: &random) where !bytes.isEmpty {
+                        let position = Int.random(in: 0..<bytes.count, using: &random)
+                        switch Int.random(in: 0..<5, using: &random) {
+                        case 0: bytes[position] ^= UInt8.random(in: 1...255, using: &random)
+                        case 1: bytes[position] = interesting.randomElement(using: &random)!
+                        case 2: bytes.insert(interesting.randomElement(using: &random)!, at: position)
+                        case 3: bytes.remove(at: position)
+                        default: bytes[position] = bytes[Int.random(in: 0..<bytes.count, using: &random)]
+                        }
+                    }
+                }
+                if (round % 7 == 0 || Bool.random(using: &random)), bytes.count >= 6 {
+                    withUnsafeBytes(of: UInt32(bytes.count - 6).littleEndian) { bytes.replaceSubrange(2..<6, with: $0) }
+                }
+                let context = "\(T.self) seed \(seed) round \(round): \(bytes)"
+                let fast = Result { try bytes.withUnsafeBytes { try codec.decode(T.self, from: $0) } }
+                let general = Result { try bytes.withUnsafeBytes { try codec.decodeGeneral(T.self, from: $0) } }
+                switch (fast, general) {
+                case (.success(let a), .success(let b)):
+                    #expect(try codec.encode(a) == codec.encode(b), "\(context)")
+                case (.failure(let a), .failure(let b)):
+                    #expect(a is DecodingError, "\(context)")
+                    #expect(String(describing: a) == String(describing: b), "\(context)")
+                default:
+                    Issue.record("the fast path and the general path disagree: \(fast) / \(general); \(context)")
+                }
+                if bytes != original, fastPathAccepts(bytes, as: T.self) { accepted += 1 }
+            }
+        }
+        try fuzz(Flat.self) { Flat.random(using: &$0) }
+        try fuzz(LongKeys.self) { LongKeys.random(using: &$0) }
+        // The damage reached past the first checks: some damaged records were still the plan's map (a value's bytes
+        // changed), and those were compared value against value.
+        #expect(accepted > 50, "seed \(seed): \(accepted) damaged records taken by the fast path")
     }
 
     @Test func typesThatDoNotQualifyTakeTheGeneralPath() throws {

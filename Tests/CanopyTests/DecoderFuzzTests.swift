@@ -113,7 +113,7 @@ struct DecoderFuzzTests {
                     if let all = StoredRecord.attachments(region) {
                         for attachment in all.values { _ = try? attachment.withUnsafeBytes { try ViewTables.RowEntry(decoding: $0) } }
                     }
-                    if let one = StoredRecord.attachment(slot: slot, in: region) { _ = try? ViewTables.RowEntry(decoding: one) }
+                    if let one = StoredRecord.attachment(slot: slot, in: region) ?? nil { _ = try? ViewTables.RowEntry(decoding: one) }
                 }
                 if let object = StoredRecord.objectBytes(buffer) {
                     _ = try? BinaryCodec().decodeGeneral(TodoItem.self, from: object)

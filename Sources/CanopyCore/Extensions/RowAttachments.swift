@@ -75,7 +75,10 @@ extension ReadTransaction {
                 guard let region = StoredRecord.attachmentBytes(value) else {
                     throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, key: key.key)
                 }
-                return StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) }
+                guard let attachment = StoredRecord.attachment(slot: slot.number, in: region) else {
+                    throw CanopyError(.corruptStore, "a row's attachments are malformed", path: core.path, key: key.key)
+                }
+                return attachment.map { Array($0) }
             }
         }
     }

@@ -46,10 +46,16 @@ public final class StoredRow {
     ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.
     public func attachment(at slot: AttachmentSlot) throws -> [UInt8]? {
         try checkAccess()
-        let find = { (region: UnsafeRawBufferPointer) -> [UInt8]? in StoredRecord.attachment(slot: slot.number, in: region).map { Array($0) } }
+        let find = { (region: UnsafeRawBufferPointer) throws -> [UInt8]? in
+            guard let attachment = StoredRecord.attachment(slot: slot.number, in: region) else {
+                throw CanopyError(.corruptStore, "a row's attachments are malformed", path: self.transaction.core.path,
+                                  collection: self.id.collection, key: self.id.key)
+            }
+            return attachment.map { Array($0) }
+        }
         switch attachments {
-        case .owned(let bytes): return bytes.withUnsafeBytes(find)
-        case .borrowed(let bytes): return find(bytes)
+        case .owned(let bytes): return try bytes.withUnsafeBytes(find)
+        case .borrowed(let bytes): return try find(bytes)
         }
     }
 
@@ -65,14 +71,16 @@ public final class StoredRow {
     /// Sets (or with `nil` removes) the row's attachment at `slot`, rewriting the visited record in place: during a
     /// scan visit in a read-write transaction only. The record's bytes lent to this row are invalid afterwards: read
     /// what you need first.
-    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan.
+    /// - Throws: ``CanopyError/Code/transactionEnded`` outside a visit of a read-write transaction's scan;
+    ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed; what the write throws. The
+    ///   row's access ends also when it throws: a write that failed part way may have changed the lent bytes.
     public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) throws {
         guard let attach else {
             throw CanopyError(.transactionEnded, "a row's attachment can be set only during its visit of a read-write transaction's scan",
                               collection: id.collection, key: id.key)
         }
+        defer { endAccess() }
         try attach(slot, bytes)
-        endAccess()
     }
 
     private func checkAccess() throws {
@@ -101,7 +109,10 @@ public final class StoredRow {
 
     /// The metadata's stored bytes, or `nil` when the row has none (read through the transaction, which refuses once
     /// its closure has returned).
+    /// - Throws: ``CanopyError/Code/transactionEnded`` after a scan visit (or ``endAccess()``), as the row's other
+    ///   reads: a row kept past its visit fails the same way whichever part it reads.
     public func metadataBytes() throws -> [UInt8]? {
+        try checkAccess()
         guard hasMetadata else { return nil }
         return try transaction.guardedRead { try transaction.storage.value(forKey: storedKey.bytes, in: transaction.tables.metadata) }
     }

@@ -43,17 +43,19 @@ enum StoredRecord {
         return result
     }
 
-    /// The attachment of `slot` in a region, or `nil` when absent or malformed.
-    static func attachment(slot: UInt32, in region: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    /// The attachment of `slot` in a region: `.some(nil)` when the region has none, `nil` when it is malformed (as
+    /// far as it is read: up to the slot's entry). Absent and malformed are kept apart, so that a damaged region is
+    /// reported (``CanopyError/Code/corruptStore``) rather than read as a row without the attachment.
+    static func attachment(slot: UInt32, in region: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
         var offset = 0
         while offset < region.count {
             guard let found = readVarint(region, &offset), let length = readVarint(region, &offset), length <= region.count - offset else {
                 return nil
             }
-            if found == Int(slot) { return UnsafeRawBufferPointer(rebasing: region[offset..<(offset + length)]) }
+            if found == Int(slot) { return .some(UnsafeRawBufferPointer(rebasing: region[offset..<(offset + length)])) }
             offset += length
         }
-        return nil
+        return .some(nil)
     }
 
     /// Encodes attachments (ascending slots; empty ones are left out).
