@@ -1,4 +1,5 @@
 import Canopy
+import CanopyCoreTestFixtures
 import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
@@ -98,6 +99,53 @@ struct CommittedPagesTests {
                 let (rendered, snapshot) = try connection.read { txn in (try Self.rendered(txn), txn.snapshot) }
                 #expect(rendered == old, "\(context): a reader pinned at snapshot \(snapshot) sees other rows")
                 connection.unpin()
+            }
+        }
+    }
+}
+
+/// A write whose row change one view took and a later view refused (its filter threw, and the caller caught the error)
+/// writes nothing: the transaction commits without the views' commit step. The first view's writer changed its
+/// directory in memory; that directory must not be kept as the committed one of the view's unchanged version.
+@Suite("Committed pages: a write that wrote nothing leaves no directory of its own in the cache")
+struct UnwrittenDirectoryTests {
+    struct Refused: Error {}
+
+    @Test("A change a filtered view refused, caught inside the transaction, leaves the parent's readers on the file's pages")
+    func refusedChangeIsNotCached() throws {
+        try withDatabase { database, _ in
+            try database.register(makeTaskView())
+            try database.register(FilteredView.make(name: "refusing", parentView: "by-list") { _, row in
+                if try row.object(in: tasks).title == "boom" { throw Refused() }
+                return true
+            })
+            let connection = database.newConnection()
+            try connection.readWrite { txn throws in
+                try txn.set(TodoItem(title: "a", list: "home", priority: 1), forKey: "k1", in: tasks)
+                try txn.set(TodoItem(title: "b", list: "work", priority: 1), forKey: "k2", in: tasks)
+            }
+            func contents() throws -> [String: [String]] {
+                try database.newConnection().read { txn throws in
+                    let view = try txn.view("by-list")
+                    var result: [String: [String]] = [:]
+                    for group in ["home", "work"] { result[group] = try view.rowIDs(inGroup: group).map(\.key) }
+                    return result
+                }
+            }
+            let before = try contents()
+            #expect(before == ["home": ["k1"], "work": ["k2"]])
+            let snapshot = try database.newConnection().read { $0.snapshot }
+            // "by-list" moves k1 to "work" in its writer, then "refusing" throws: the row is not written.
+            try connection.readWrite { txn throws in
+                #expect(throws: (any Error).self) {
+                    try txn.set(TodoItem(title: "boom", list: "work", priority: 1), forKey: "k1", in: tasks)
+                }
+            }
+            #expect(try database.newConnection().read { $0.snapshot } == snapshot, "nothing was committed")
+            #expect(try contents() == before, "the view reads a directory that is not the file's")
+            try database.newConnection().read { txn throws in
+                #expect(try txn.view("by-list").checkInvariants() == [])
+                #expect(try txn.object(forKey: "k1", in: tasks)?.title == "a")
             }
         }
     }

@@ -8,6 +8,10 @@ public final class ViewWriter: ExtensionTransaction {
     private var index: ViewIndex?
     /// Whether this transaction changed the view's pages or directory (its state is written at commit).
     var dirty = false
+    /// Whether ``prepareCommit(_:)`` wrote the view's state: only then is ``index`` the directory of the version the
+    /// commit leaves. A transaction that wrote no row (a change that a later extension refused, caught by the caller)
+    /// commits without the extensions' commit step, so a changed directory here is not the file's.
+    private var wroteState = false
 
     /// Per row: where it was at the start of the transaction, where it is now, and what happened.
     struct RowLog {
@@ -246,6 +250,7 @@ public final class ViewWriter: ExtensionTransaction {
                 index.committedPages = written
                 try tables.writeState(index, in: transaction)
             }
+            wroteState = true
         }
         var rows: [ViewRowChange] = []
         rows.reserveCapacity(log.count)
@@ -262,7 +267,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
     /// be found under the version the next commit at that snapshot will have).
     public func didCommit(snapshot: UInt64) {
-        if dirty, let index { view.remember(index) }
+        if wroteState, let index { view.remember(index) }
     }
 
     /// Nothing to undo: the index copy is dropped with the writer.
