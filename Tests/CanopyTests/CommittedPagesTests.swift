@@ -111,7 +111,7 @@ struct CommittedPagesTests {
 struct UnwrittenDirectoryTests {
     struct Refused: Error {}
 
-    @Test("A change a filtered view refused, caught inside the transaction, leaves the parent's readers on the file's pages")
+    @Test("A change a filtered view refused, caught inside the transaction, refuses the transaction and leaves the parent's readers on the file's pages")
     func refusedChangeIsNotCached() throws {
         try withDatabase { database, _ in
             try database.register(makeTaskView())
@@ -135,18 +135,35 @@ struct UnwrittenDirectoryTests {
             let before = try contents()
             #expect(before == ["home": ["k1"], "work": ["k2"]])
             let snapshot = try database.newConnection().read { $0.snapshot }
-            // "by-list" moves k1 to "work" in its writer, then "refusing" throws: the row is not written.
-            try connection.readWrite { txn throws in
-                #expect(throws: (any Error).self) {
-                    try txn.set(TodoItem(title: "boom", list: "work", priority: 1), forKey: "k1", in: tasks)
+            // "by-list" moves k1 to "work" in its writer, then "refusing" throws: the row is not written. The caller
+            // catches the error and returns (alone, or after writing another row): the transaction is still refused
+            // as a whole, since "by-list" applied a change the store did not write.
+            for alsoWritesAnotherRow in [false, true] {
+                let error = #expect(throws: CanopyError.self) {
+                    try connection.readWrite { txn throws in
+                        do {
+                            try txn.set(TodoItem(title: "boom", list: "work", priority: 1), forKey: "k1", in: tasks)
+                            Issue.record("the filtered view did not refuse the row")
+                        } catch is Refused {}
+                        if alsoWritesAnotherRow {
+                            try txn.set(TodoItem(title: "c", list: "home", priority: 2), forKey: "k3", in: tasks)
+                        }
+                    }
+                }
+                #expect(error?.code == .extensionFailed, "\(String(describing: error))")
+                #expect(try database.newConnection().read { $0.snapshot } == snapshot, "nothing was committed")
+                #expect(try contents() == before, "the view reads a directory that is not the file's")
+                try database.newConnection().read { txn throws in
+                    #expect(try txn.view("by-list").checkInvariants() == [])
+                    #expect(try txn.object(forKey: "k1", in: tasks)?.title == "a")
+                    #expect(try txn.object(forKey: "k3", in: tasks) == nil)
                 }
             }
-            #expect(try database.newConnection().read { $0.snapshot } == snapshot, "nothing was committed")
-            #expect(try contents() == before, "the view reads a directory that is not the file's")
-            try database.newConnection().read { txn throws in
-                #expect(try txn.view("by-list").checkInvariants() == [])
-                #expect(try txn.object(forKey: "k1", in: tasks)?.title == "a")
+            // The connection writes again as usual afterwards.
+            try connection.readWrite { txn throws in
+                try txn.set(TodoItem(title: "c", list: "home", priority: 2), forKey: "k3", in: tasks)
             }
+            #expect(try contents().mapValues { Set($0) } == ["home": ["k1", "k3"], "work": ["k2"]])
         }
     }
 }

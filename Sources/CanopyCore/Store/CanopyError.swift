@@ -51,7 +51,8 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code("readOnly")
         /// Internal records of the store are corrupt.
         public static let corruptStore = Code("corruptStore")
-        /// An extension threw while it was told of a change or prepared its commit; the transaction was rolled back.
+        /// An extension threw while it was told of a change or prepared its commit; the transaction was rolled back
+        /// (also when the transaction's closure caught the extension's error and returned).
         public static let extensionFailed = Code("extensionFailed")
         /// No extension (view) of that name is registered in this process (or, for unregistering, recorded at all).
         public static let extensionNotRegistered = Code("extensionNotRegistered")

@@ -29,12 +29,20 @@ extension ReadWriteTransaction {
     /// Hands `change` to every extension's writer, in registration order (dependencies first), recording each
     /// writer's attachment edit on the change at the extension's slot (assigned at registration; here only for an
     /// extension whose registration was a read on a database recorded before slots were assigned at registration).
+    ///
+    /// An error leaves the transaction unable to commit (``interruptedChange``): the writers before the one that threw
+    /// have written their tables for a change the store does not write.
     func tellWriters(_ change: RowChange) throws {
-        for (name, writer) in writers {
-            let edit = try writer.handle(change)
-            if case .keep = edit { continue }
-            if change.kind == .remove { continue }
-            change.record(edit, at: try writableAttachmentSlot(for: name).number)
+        do {
+            for (name, writer) in writers {
+                let edit = try writer.handle(change)
+                if case .keep = edit { continue }
+                if change.kind == .remove { continue }
+                change.record(edit, at: try writableAttachmentSlot(for: name).number)
+            }
+        } catch {
+            if interruptedChange == nil { interruptedChange = error }
+            throw error
         }
     }
 

@@ -29,6 +29,10 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
     @exclusivity(unchecked) var bytesWritten = 0
     var sawMapFull = false
+    /// The first error an extension's writer threw while told of a row change: writers before it may have written
+    /// their tables for a change the store then did not write, so the transaction must not commit (``commit()``
+    /// refuses it, whether or not the caller caught the error).
+    var interruptedChange: (any Error)?
     @exclusivity(unchecked) var newCollections: [String: CollectionRecord] = [:]
     /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
     @exclusivity(unchecked) private var lastNewCollectionName: String?
@@ -600,6 +604,12 @@ public final class ReadWriteTransaction: ReadTransaction {
 
     /// Writes the store's records and commits. Returns the notification, or `nil` when nothing was written.
     func commit() throws -> CommitNotification? {
+        if let interruptedChange {
+            throw CanopyError(
+                .extensionFailed,
+                "an extension refused a row change in this transaction after others had applied it (\(interruptedChange)); the whole transaction was rolled back so that views and rows cannot disagree. Catching the error inside the transaction does not let it commit: check the row before writing it, or write it in a transaction of its own",
+                path: core.path, underlying: interruptedChange)
+        }
         guard didWrite || !changes.isEmpty else {
             try writeStorage.commit()
             rememberCheckedDefinitions(at: storeState.snapshot)
