@@ -1,4 +1,5 @@
 import Canopy
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import LMDB
@@ -126,15 +127,13 @@ struct StateInCommitLogUpgradeTests {
     @Test("A canopy/4 file open read-only here while another process upgrades it: the next read is incompatibleFormat, never a frozen snapshot",
           .timeLimit(.minutes(2)))
     func upgradedUnderAReadOnlyOpen() throws {
-        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try extractCanopy4Fixture(into: directory)
         let database = try Database(path: path, options: .init(readOnly: true))
         #expect(try database.currentSnapshot() == 15)
         // The child opens the file read-write (which upgrades it) and commits twice.
-        let child = try ChildProcess(writerPath, [path, "none", "--commits", "2"])
-        #expect(child.waitForExit(seconds: 60) == 0)
+        try runCrashWriter(path, ["--commits", "2"], seconds: 60)
         let error = #expect(throws: CanopyError.self) { _ = try database.currentSnapshot() }
         #expect(error?.code == .incompatibleFormat)
         #expect(error?.message.contains("open it again") == true, "\(String(describing: error))")
