@@ -23,6 +23,15 @@ private func storedValue(path: String, table: String, key: [UInt8]) throws -> [U
     return try environment.read { txn in try txn.value(forKey: key, in: database) }
 }
 
+/// The fixture's store and its seven extensions at snapshot 15, its rows whole: what an open of it reads, upgraded or
+/// not.
+private func expectFixtureState(_ txn: Canopy.ReadTransaction, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let snapshots = try txn.extensionSnapshots()
+    #expect(snapshots.store == 15, sourceLocation: sourceLocation)
+    #expect(snapshots.extensions.count == 7 && snapshots.extensions.values.allSatisfy { $0 == 15 }, "\(snapshots)", sourceLocation: sourceLocation)
+    #expect(try txn.checkStoredRows().problems == [], sourceLocation: sourceLocation)
+}
+
 @Suite("Format canopy/4 → canopy/5: the state moves into the commit log, in place, in the opening transaction")
 struct StateInCommitLogUpgradeTests {
     @Test("Read-only: a canopy/4 file reads as it is (state from its record), and the file is left byte for byte")
@@ -36,10 +45,7 @@ struct StateInCommitLogUpgradeTests {
             #expect(database.upgradedRecordCount == nil)
             #expect(try database.currentSnapshot() == 15)
             try database.newConnection().read { txn throws in
-                let snapshots = try txn.extensionSnapshots()
-                #expect(snapshots.store == 15)
-                #expect(snapshots.extensions.count == 7 && snapshots.extensions.values.allSatisfy { $0 == 15 }, "\(snapshots)")
-                #expect(try txn.checkStoredRows().problems == [])
+                try expectFixtureState(txn)
                 #expect(try txn.persistedView("agenda").count() == 3)
             }
             #expect(try database.readChanges(since: 13).map(\.snapshot) == [14, 15])
@@ -58,10 +64,7 @@ struct StateInCommitLogUpgradeTests {
             #expect(database.upgradedRecordCount == 2)  // the newest entry, the old state record
             #expect(try database.currentSnapshot() == 15)
             try database.newConnection().read { txn throws in
-                let snapshots = try txn.extensionSnapshots()
-                #expect(snapshots.store == 15)
-                #expect(snapshots.extensions.count == 7 && snapshots.extensions.values.allSatisfy { $0 == 15 }, "\(snapshots)")
-                #expect(try txn.checkStoredRows().problems == [])
+                try expectFixtureState(txn)
                 for name in ["agenda", "by-calendar"] { #expect(try txn.persistedView(name).checkStructure() == [], "\(name)") }
             }
             // An observer that was at snapshot 13 catches up from the log: the entries before the upgrade (version 1)
