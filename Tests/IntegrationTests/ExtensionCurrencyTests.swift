@@ -72,11 +72,7 @@ struct ExtensionCurrencyTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none))
-        try database.register(crashWriterView())
-        try database.register(Self.evenOnly())
-        try database.register(Self.byNumber())
-        try Self.seed(database)
+        let database = try Self.openSeeded(path, options: .init(durability: .none))
         // Inserts, removals, rows removed and written again in one transaction (their records lose the attachments).
         try runCrashWriter(path, ["--commits", "8", "--churn"])
         // A read through the registered view sees it stale, and says so rather than show it.
@@ -100,11 +96,7 @@ struct ExtensionCurrencyTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none))
-        try database.register(crashWriterView())
-        try database.register(Self.evenOnly())
-        try database.register(Self.byNumber())
-        try Self.seed(database)
+        let database = try Self.openSeeded(path, options: .init(durability: .none))
         let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
         let before = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
         try runCrashWriter(path, ["--commits", "5", "--churn"])
@@ -127,11 +119,7 @@ struct ExtensionCurrencyTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none, commitLogLimit: 4))
-        try database.register(crashWriterView())
-        try database.register(Self.evenOnly())
-        try database.register(Self.byNumber())
-        try Self.seed(database)
+        let database = try Self.openSeeded(path, options: .init(durability: .none, commitLogLimit: 4))
         try runCrashWriter(path, ["--commits", "20", "--churn", "--commit-log-limit", "4"])
         #expect(try database.catchUpExtensions())
         let view = try #require(database.registeredExtension(named: "entries-by-part") as? View)
@@ -196,11 +184,7 @@ struct ExtensionCurrencyTests {
         defer { directory.remove() }
         let path = directory.appending("db")
         do {
-            let database = try Database(path: path, options: .init(durability: .none))
-            try database.register(crashWriterView())
-            try database.register(Self.evenOnly())
-            try database.register(Self.byNumber())
-            try Self.seed(database)
+            _ = try Self.openSeeded(path, options: .init(durability: .none))
         }
         try runCrashWriter(path, ["--commits", "6", "--churn"])
         do {
@@ -242,5 +226,13 @@ struct ExtensionCurrencyTests {
 
     static func registerAll(_ database: Database) throws -> [RegistrationOutcome] {
         [try database.register(crashWriterView()), try database.register(evenOnly()), try database.register(byNumber())]
+    }
+
+    /// A database at `path` with the view, the filtered view and the index registered (in that order) and seeded.
+    static func openSeeded(_ path: String, options: DatabaseOptions) throws -> Database {
+        let database = try Database(path: path, options: options)
+        _ = try registerAll(database)
+        try seed(database)
+        return database
     }
 }
