@@ -271,7 +271,9 @@ int canopy_lmdb_guard_readable_slow(canopy_lmdb_guard *guard, const void *data, 
 // A contained crash comes back from sigsetjmp a second time, with 1 (the handler has unmarked the thread). Guarded
 // calls do not nest (LMDB calls nothing of ours back inside them), so there is no outer mark to restore. (`thread` is
 // set before sigsetjmp and not changed after it, so it holds its value when the jump returns.)
-#define GUARDED(guard, call)                                               \
+// Runs `call` with the thread's guard set and returns `then`, an expression of the call's result `rc`, evaluated once
+// the guard is cleared (the checked reads check what the call found there).
+#define GUARDED_THEN(guard, call, then)                                    \
     do {                                                                   \
         if (__atomic_load_n(&(guard)->damaged, __ATOMIC_ACQUIRE))          \
             return CANOPY_LMDB_REFUSED;                                    \
@@ -282,8 +284,10 @@ int canopy_lmdb_guard_readable_slow(canopy_lmdb_guard *guard, const void *data, 
         thread->jump = &jump;                                              \
         int rc = (call);                                                   \
         thread->jump = NULL;                                               \
-        return rc;                                                         \
+        return (then);                                                     \
     } while (0)
+
+#define GUARDED(guard, call) GUARDED_THEN(guard, call, rc)
 
 int canopy_mdb_txn_begin(canopy_lmdb_guard *guard, MDB_txn *parent, unsigned int flags, MDB_txn **txn) {
     GUARDED(guard, mdb_txn_begin(guard->env, parent, flags, txn));
@@ -344,31 +348,14 @@ static inline int check_entry(canopy_lmdb_guard *guard, const MDB_val *key, MDB_
     return 0;
 }
 
-// The checked reads make their guarded call themselves (GUARDED returns from the function): one call from Swift per
-// read or scan step, with the checks after it.
+// The checked reads: one call from Swift per read or scan step, the guarded call and the checks after it.
 
 int canopy_mdb_cursor_get_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op, int checks) {
-    if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) return CANOPY_LMDB_REFUSED;
-    struct thread_guard *thread = &current_thread;
-    sigjmp_buf jump;
-    if (sigsetjmp(jump, 0) != 0) return CANOPY_LMDB_CONTAINED;
-    thread->guard = guard;
-    thread->jump = &jump;
-    int rc = mdb_cursor_get(cursor, key, data, op);
-    thread->jump = NULL;
-    return rc != 0 ? rc : check_entry(guard, key, data, 1, checks);
+    GUARDED_THEN(guard, mdb_cursor_get(cursor, key, data, op), rc != 0 ? rc : check_entry(guard, key, data, 1, checks));
 }
 
 int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, int checks) {
-    if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) return CANOPY_LMDB_REFUSED;
-    struct thread_guard *thread = &current_thread;
-    sigjmp_buf jump;
-    if (sigsetjmp(jump, 0) != 0) return CANOPY_LMDB_CONTAINED;
-    thread->guard = guard;
-    thread->jump = &jump;
-    int rc = mdb_get(txn, dbi, key, data);
-    thread->jump = NULL;
-    return rc != 0 ? rc : check_entry(guard, key, data, 0, checks);
+    GUARDED_THEN(guard, mdb_get(txn, dbi, key, data), rc != 0 ? rc : check_entry(guard, key, data, 0, checks));
 }
 
 int canopy_mdb_cursor_put(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsigned int flags) {

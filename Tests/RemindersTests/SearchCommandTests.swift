@@ -56,12 +56,18 @@ struct SearchCommandTests {
             #expect(try waitUntil { $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
             try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
             #expect(try waitUntil { $0.contains("[5 Search]") && $0.contains("Search: ▏") }, "screen: \((try? screen()) ?? "")")
-            // Typing narrows the results: "b" matches both (buy, bank), "ba" only the bank.
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "b*"])
+            // Typing narrows the results, the word being typed a prefix: "b" matches both (buy, bank), "ba" only the
+            // bank; an explicit "*" is kept as typed.
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "b"])
             #expect(try waitUntil { $0.contains("Buy oat milk") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "BSpace", "a*"])
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "a"])
             #expect(try waitUntil { $0.contains("Call the bank") && !$0.contains("Buy oat milk") }, "screen: \((try? screen()) ?? "")")
             try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "Enter"])
+            #expect(try waitUntil { $0.contains("Search: ba · 1 match") }, "screen: \((try? screen()) ?? "")")
+            // Reopened, the prompt shows what was typed (not the query's added "*"); "*" typed by hand stays.
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
+            #expect(try waitUntil { $0.contains("Search: ba▏") }, "screen: \((try? screen()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "*", "Enter"])
             #expect(try waitUntil { $0.contains("Search: ba* · 1 match") }, "screen: \((try? screen()) ?? "")")
             // Another process writes a matching reminder: it joins the results.
             let added = try LiveTests.shell(binary, ["add", "reminder", "Bake bread", "--db", path])

@@ -49,6 +49,9 @@ final class LiveAgenda {
     var rename: (calendar: String, text: String)?
     /// The search typed after `/`, while the prompt is open.
     var searchText: String?
+    /// The text last typed at the search prompt (its query adds a `*`: see ``asYouTypeQuery(_:)``), to show it again
+    /// when `/` reopens the prompt.
+    var lastTypedSearch = ""
     /// The segment of the focus list.
     static let focusSegment = 3
     /// The segment of the live search results.
@@ -159,7 +162,8 @@ final class LiveAgenda {
             runner.bind(.character("/")) { [unowned self] runner in
                 try segmented.selectSegment(Self.searchSegment)
                 runner.title = title
-                let current = try store.connection.read { txn in try store.searchResults.query(in: txn)?.text } ?? ""
+                var current = try store.connection.read { txn in try store.searchResults.query(in: txn)?.text } ?? ""
+                if current == Self.asYouTypeQuery(lastTypedSearch) { current = lastTypedSearch }
                 searchText = current
                 runner.status = searchPrompt(current, problem: nil)
             }
@@ -215,6 +219,14 @@ final class LiveAgenda {
     }
 
     /// The status line of the search prompt.
+    /// The query searched for while `text` is typed: the word being typed is a prefix (`pl` already finds "plan"),
+    /// unless it ends in `*` or a quote, or an open quote makes it part of a phrase.
+    static func asYouTypeQuery(_ text: String) -> String {
+        guard let last = text.last, last.isLetter || last.isNumber else { return text }
+        guard text.filter({ $0 == "\"" }).count % 2 == 0 else { return text }
+        return text + "*"
+    }
+
     func searchPrompt(_ text: String, problem: String?) -> String {
         "Search: \(text)▏" + (problem.map { "  (\($0))" } ?? "  (Enter or Esc ends typing)")
     }
@@ -237,8 +249,9 @@ final class LiveAgenda {
             return
         }
         searchText = text
+        lastTypedSearch = text
         do {
-            try store.setLiveSearch(text)
+            try store.setLiveSearch(Self.asYouTypeQuery(text))
             runner.status = searchPrompt(text, problem: nil)
         } catch let error as RemindersError {
             // A query being typed (an open quote, a lone *) keeps the last results until it parses.

@@ -27,7 +27,7 @@ extension Database {
         try feedWrite { txn, _ in
             if let since = try ChangeFeedLog.enabledSince(txn.storage, info: txn.tables.info) { return since }
             let since = txn.storeState.snapshot
-            try StoreInfoRecords.changeFeed.put(since, in: txn.writeStorage, info: txn.tables.info)
+            try txn.setChangeFeedEnabled(since: since)
             return since
         }
     }
@@ -36,7 +36,7 @@ extension Database {
     /// - Throws: ``CanopyError/Code/readOnly`` on a read-only database.
     public func disableChangeFeed() throws {
         try feedWrite { txn, feed in
-            try StoreInfoRecords.changeFeed.remove(in: txn.writeStorage, info: txn.tables.info)
+            try txn.setChangeFeedEnabled(since: nil)
             try txn.deleteFeedRecords(in: feed, through: .max)
             try txn.writeStorage.empty(feed.consumers)
         }

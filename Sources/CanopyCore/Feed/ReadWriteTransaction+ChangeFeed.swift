@@ -1,16 +1,34 @@
 import LMDB
 
 extension ReadWriteTransaction {
+    /// Turns the change feed on from `since` (the snapshot it starts after) or, with `nil`, off: writes its record in
+    /// `canopy.info`, and says so to this transaction's commit. Whether the feed is on is otherwise taken from what
+    /// this process remembers of the transaction before (``DatabaseCore/feedEnabledSince(_:committed:)``), which this
+    /// write changes: a commit that also wrote rows recorded itself (and remembered for the next) as the feed was.
+    func setChangeFeedEnabled(since: UInt64?) throws {
+        if let since {
+            try StoreInfoRecords.changeFeed.put(since, in: writeStorage, info: tables.info)
+        } else {
+            try StoreInfoRecords.changeFeed.remove(in: writeStorage, info: tables.info)
+        }
+        feedEnabledSince = .some(since)
+    }
+
     /// Records `notification`'s commit in the change feed, with the values of the rows it set, when the feed is
     /// enabled; every ``ChangeFeedLog/pruneInterval`` commits, prunes the records no consumer needs any more.
     ///
     /// Runs in ``commit()`` after the commit log entry. Whether the feed is on is read from `canopy.info` once per
     /// commit of another process (``DatabaseCore/feedEnabledSince(_:committed:)``); only enabling and disabling the
-    /// feed write that record, each in a transaction of its own that commits no log entry.
+    /// feed write that record (``setChangeFeedEnabled(since:)``, which tells this transaction what it wrote).
     func recordInChangeFeed(_ notification: CommitNotification) throws {
         guard let feedTables = core.feedTables else { return }
-        let enabledSince = try core.feedEnabledSince(storage, committed: storage.id - 1)
-        feedEnabledSince = .some(enabledSince)
+        let enabledSince: UInt64?
+        if let written = feedEnabledSince {
+            enabledSince = written
+        } else {
+            enabledSince = try core.feedEnabledSince(storage, committed: storage.id - 1)
+            feedEnabledSince = .some(enabledSince)
+        }
         guard enabledSince != nil else { return }
         var changes: [FeedChange] = []
         if notification.removedAll { changes.append(FeedChange(kind: .removeAll, collection: "")) }

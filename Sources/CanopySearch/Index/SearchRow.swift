@@ -1,4 +1,3 @@
-import Canopy
 import CanopyCore
 
 /// A row as a search index's text closure sees it: its address, and its object or metadata decoded on demand.
