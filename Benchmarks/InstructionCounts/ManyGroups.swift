@@ -18,9 +18,7 @@ func loadedViewStore(_ label: String, rows: Int, view: View, mappings: ViewMappi
     if let saved, FileManager.default.fileExists(atPath: saved) {
         try FileManager.default.copyItem(atPath: saved, toPath: directory.child("db"))
     }
-    var options = DatabaseOptions(durability: .none)
-    options.valueChecksums = checksums
-    let database = try Database(path: directory.child("db"), options: options)
+    let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
     if try database.newConnection().read({ txn in try txn.count(inCollection: benchRecords.name) }) == 0 {
         let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
         for start in stride(from: 0, to: rows, by: 100_000) {

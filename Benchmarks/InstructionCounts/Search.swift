@@ -9,7 +9,7 @@ import Foundation
 func searchIndex(iterations: Int) throws {
     func run(_ count: Int, measuring: Bool, keep: Bool) throws {
         let directory = TemporaryDirectory("search-index")
-        let database = try Database(path: directory.child("db"), options: DatabaseOptions(durability: .none))
+        let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
         // SEARCH_PREFIX_LENGTHS=3 (comma-separated): with the query workloads' prefix lists (what they cost to keep).
         let lengths = ProcessInfo.processInfo.environment["SEARCH_PREFIX_LENGTHS"].map { Set($0.split(separator: ",").compactMap { Int($0) }) } ?? []
         try database.register(SearchWorkload.index(prefixLengths: lengths))
@@ -27,17 +27,29 @@ func searchIndex(iterations: Int) throws {
     }
 }
 
-/// `search-query-100k canopy` / `search-query-1m canopy`: the 1,000 queries, top 20 without highlights, over an index
-/// of `count` texts (with the query workloads' prefix lists). The populated database is kept in the temporary directory between runs (named by the index's
-/// storage format), so that callgrind does not run the population: run the workload once without it first.
-func searchQuery(count: Int, iterations: Int) throws {
+/// The query workloads' database: `count` texts with their index (the query workloads' prefix lists), kept in the
+/// temporary directory between runs (named by the index's storage format, prefix lengths and checksums), so that
+/// callgrind does not run the population: run a query workload once without it first. The texts it holds are counted,
+/// not assumed from the directory: a run stopped while populating left only the first of them, which the next run
+/// completes (before, it queried those few texts and printed the counts of a smaller index without a word).
+func searchQueryStore(count: Int) throws -> (Database, SearchIndex) {
     let index = SearchWorkload.index(prefixLengths: SearchWorkload.queryPrefixLengths)
     let prefixes = index.prefixLengths.map(String.init).joined(separator: ",")
-    let path = FileManager.default.temporaryDirectory.path + "/canopy-instruction-counts-search-\(count)-format\(index.options.format)-prefixes\(prefixes)"
-    let exists = FileManager.default.fileExists(atPath: path)
-    let database = try Database(path: path, options: DatabaseOptions(durability: .none))
+    let path = FileManager.default.temporaryDirectory.path
+        + "/canopy-instruction-counts-search-\(count)-format\(index.options.format)-prefixes\(prefixes)\(checksums ? "" : "-no-checksums")"
+    let database = try Database(path: path, options: storeOptions(durability: .none))
     try database.register(index)
-    if !exists { try SearchWorkload.insert(0..<count, into: database) }
+    // Texts are written in key order, 100,000 per transaction: what a stopped run committed is the first `stored`.
+    let stored = try database.newConnection().read { txn in try txn.count(inCollection: searchTexts.name) }
+    guard stored <= count else { throw DriverError("\(path) holds \(stored) texts, not \(count): remove it") }
+    if stored < count { try SearchWorkload.insert(stored..<count, into: database) }
+    return (database, index)
+}
+
+/// `search-query-100k canopy` / `search-query-1m canopy`: the 1,000 queries, top 20 without highlights, over an index
+/// of `count` texts (``searchQueryStore(count:)``).
+func searchQuery(count: Int, iterations: Int) throws {
+    let (database, index) = try searchQueryStore(count: count)
     let connection = database.newConnection()
     // SEARCH_QUERIES=prefix or =terms: only the prefix queries, or only the two-word ones (to attribute the cost).
     let kind = ProcessInfo.processInfo.environment["SEARCH_QUERIES"]
@@ -80,13 +92,7 @@ func searchTexts(iterations: Int) throws {
 /// `search-query-profile-100k` / `-1m` (not a measured workload): per query of the benchmark, its kind, how many rows
 /// each term matches, how many the query matches, and its 20th score — what decides a query's cost.
 func searchQueryProfile(count: Int) throws {
-    let index = SearchWorkload.index(prefixLengths: SearchWorkload.queryPrefixLengths)
-    let prefixes = index.prefixLengths.map(String.init).joined(separator: ",")
-    let path = FileManager.default.temporaryDirectory.path + "/canopy-instruction-counts-search-\(count)-format\(index.options.format)-prefixes\(prefixes)"
-    let exists = FileManager.default.fileExists(atPath: path)
-    let database = try Database(path: path, options: DatabaseOptions(durability: .none))
-    try database.register(index)
-    if !exists { try SearchWorkload.insert(0..<count, into: database) }
+    let (database, index) = try searchQueryStore(count: count)
     let first = ProcessInfo.processInfo.environment["SEARCH_QUERY_COUNT"].flatMap { Int($0) } ?? SearchWorkload.queryCount
     try database.newConnection().read { txn in
         for text in SearchWorkload.queries.prefix(first) {

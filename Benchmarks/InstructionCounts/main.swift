@@ -69,14 +69,20 @@ nonisolated(unsafe) var checksums = true
 /// what a workload's commits cost without `pwrite` (the benchmarks open without it).
 let writeMap = ProcessInfo.processInfo.environment["CANOPY_WRITE_MAP"] == "1"
 
+/// The options every workload's store opens with: `durability`, and the driver's switches (``checksums``,
+/// ``writeMap``), so that a switch reaches every workload (the many-group stores opened without the write map).
+func storeOptions(durability: Durability) -> DatabaseOptions {
+    var options = DatabaseOptions(durability: durability)
+    options.valueChecksums = checksums
+    options.writeMap = writeMap
+    return options
+}
+
 /// A new database in a fresh temporary directory, with the benchmark's options.
 func openStore(_ label: String, durability: Durability = .full, cacheLimit: Int = ConnectionOptions().objectCacheLimit,
                populated: Bool, views: [View] = []) throws -> (Database, Connection, TemporaryDirectory) {
     let directory = TemporaryDirectory(label)
-    var options = DatabaseOptions(durability: durability)
-    options.valueChecksums = checksums
-    options.writeMap = writeMap
-    let database = try Database(path: directory.child("db"), options: options)
+    let database = try Database(path: directory.child("db"), options: storeOptions(durability: durability))
     for view in views { try database.register(view) }
     if populated {
         let loader = database.newConnection(options: ConnectionOptions(objectCacheLimit: 0, metadataCacheLimit: 0))
@@ -242,10 +248,7 @@ func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirec
     if let saved, FileManager.default.fileExists(atPath: saved) {
         let directory = TemporaryDirectory("manual")
         try FileManager.default.copyItem(atPath: saved, toPath: directory.child("db"))
-        var options = DatabaseOptions(durability: .none)
-        options.valueChecksums = checksums
-        options.writeMap = writeMap
-        let database = try Database(path: directory.child("db"), options: options)
+        let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
         try database.register(list)
         return (database, database.newConnection(), directory)
     }

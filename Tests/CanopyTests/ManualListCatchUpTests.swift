@@ -11,16 +11,6 @@ import Testing
 struct ManualListCatchUpTests {
     static let focus = ManualView.make(name: "focus", collections: [crashWriterEntries.name])
 
-    static var writerPath: String? { builtExecutable(named: "CrashWriter") }
-
-    /// Runs the child writer without any extension and waits for it to finish.
-    static func runWriter(_ path: String, _ arguments: [String]) throws {
-        let writer = try #require(writerPath, "the CrashWriter executable was not built")
-        let child = try ChildProcess(writer, [path, "none"] + arguments)
-        _ = child.remainingLines(seconds: 120)
-        #expect(child.waitForExit(seconds: 120) == 0)
-    }
-
     /// Rows as the `CrashWriter` child writes them (numbers 1...5, parts a and b) and its counter at 5, so that its
     /// next commits are 6, 7 and 8. `order` goes into the list in that order.
     static func seed(_ database: Database, order: [String]) throws {
@@ -52,7 +42,7 @@ struct ManualListCatchUpTests {
         let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["focus"], view: "focus"))
         let before = try observer.read { txn throws in try Rendering(mappings: observer.mappings, reader: txn.view("focus")) }
         // Commit 6 removes 5-a and removes and writes again 4-b; commit 7: 6-a, 5-b; commit 8: 7-a, 6-b.
-        try Self.runWriter(path, ["--commits", "3", "--churn"])
+        try runCrashWriter(path, ["--commits", "3", "--churn"])
         #expect(try database.newConnection().read { txn throws in try txn.exists(key: "4-b", in: crashWriterEntries) })
         #expect(try database.catchUpExtensions())
         let expected = ["1-a", "3-b", "2-a"]
@@ -88,7 +78,7 @@ struct ManualListCatchUpTests {
         try database.register(focus)
         try Self.seed(database, order: ["4-b", "1-a", "5-b", "5-a", "3-b", "2-a"])
         // 20 commits (6…25) with a log of 4: the list cannot catch up, it is rebuilt.
-        try Self.runWriter(path, ["--commits", "20", "--churn", "--commit-log-limit", "4"])
+        try runCrashWriter(path, ["--commits", "20", "--churn", "--commit-log-limit", "4"])
         #expect(try database.catchUpExtensions())
         #expect(focus.lastPopulation?.reason.contains("beyond what the commit log covers") == true, "\(String(describing: focus.lastPopulation))")
         try database.newConnection().read { txn throws in
@@ -110,10 +100,7 @@ struct ManualListCatchUpTests {
         try database.register(focus)
         try Self.seed(database, order: ["2-a", "1-b", "3-a"])
         // The child empties the collection (no view registered), then writes rows again, some under the same keys.
-        let writer = try #require(Self.writerPath, "the CrashWriter executable was not built")
-        let child = try ChildProcess(writer, [path, "none", "--remove-all", "--commits", "2"])
-        _ = child.remainingLines(seconds: 120)
-        #expect(child.waitForExit(seconds: 120) == 0)
+        try runCrashWriter(path, ["--remove-all", "--commits", "2"])
         #expect(try database.newConnection().read { txn throws in try txn.exists(key: "1-b", in: crashWriterEntries) })
         #expect(try database.catchUpExtensions())
         #expect(focus.lastPopulation?.reason == "first registration", "caught up, not rebuilt: \(String(describing: focus.lastPopulation))")

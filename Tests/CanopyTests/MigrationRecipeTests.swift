@@ -10,12 +10,9 @@ struct MigrationRecipeTests {
     @Test("the README's block is the compiled file")
     func readmeBlockIsTheCompiledFile() throws {
         let readme = try String(contentsOf: Self.testsFolder.appendingPathComponent("../../README.md"), encoding: .utf8)
-        let marker = try #require(readme.range(of: "<!-- migration-recipe"))
-        let afterMarker = readme[marker.upperBound...]
-        let start = try #require(afterMarker.range(of: "```swift\n"))
-        let end = try #require(afterMarker[start.upperBound...].range(of: "```"))
+        let block = try #require(swiftBlock(after: "<!-- migration-recipe", in: readme), "README has no migration recipe")
         let compiled = try String(contentsOf: Self.testsFolder.appendingPathComponent("MigrationRecipe.swift"), encoding: .utf8)
-        #expect(String(afterMarker[start.upperBound..<end.lowerBound]) == compiled, "README's migration recipe and MigrationRecipe.swift differ")
+        #expect(block == compiled, "README's migration recipe and MigrationRecipe.swift differ")
     }
 
     @Test("the recipe migrates rows of version 1 and its view holds them")

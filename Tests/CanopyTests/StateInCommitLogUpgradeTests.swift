@@ -1,4 +1,5 @@
 import Canopy
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import LMDB
@@ -22,6 +23,15 @@ private func storedValue(path: String, table: String, key: [UInt8]) throws -> [U
     return try environment.read { txn in try txn.value(forKey: key, in: database) }
 }
 
+/// The fixture's store and its seven extensions at snapshot 15, its rows whole: what an open of it reads, upgraded or
+/// not.
+private func expectFixtureState(_ txn: Canopy.ReadTransaction, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let snapshots = try txn.extensionSnapshots()
+    #expect(snapshots.store == 15, sourceLocation: sourceLocation)
+    #expect(snapshots.extensions.count == 7 && snapshots.extensions.values.allSatisfy { $0 == 15 }, "\(snapshots)", sourceLocation: sourceLocation)
+    #expect(try txn.checkStoredRows().problems == [], sourceLocation: sourceLocation)
+}
+
 @Suite("Format canopy/4 → canopy/5: the state moves into the commit log, in place, in the opening transaction")
 struct StateInCommitLogUpgradeTests {
     @Test("Read-only: a canopy/4 file reads as it is (state from its record), and the file is left byte for byte")
@@ -35,10 +45,7 @@ struct StateInCommitLogUpgradeTests {
             #expect(database.upgradedRecordCount == nil)
             #expect(try database.currentSnapshot() == 15)
             try database.newConnection().read { txn throws in
-                let snapshots = try txn.extensionSnapshots()
-                #expect(snapshots.store == 15)
-                #expect(snapshots.extensions.count == 7 && snapshots.extensions.values.allSatisfy { $0 == 15 }, "\(snapshots)")
-                #expect(try txn.checkStoredRows().problems == [])
+                try expectFixtureState(txn)
                 #expect(try txn.persistedView("agenda").count() == 3)
             }
             #expect(try database.readChanges(since: 13).map(\.snapshot) == [14, 15])
@@ -57,10 +64,7 @@ struct StateInCommitLogUpgradeTests {
             #expect(database.upgradedRecordCount == 2)  // the newest entry, the old state record
             #expect(try database.currentSnapshot() == 15)
             try database.newConnection().read { txn throws in
-                let snapshots = try txn.extensionSnapshots()
-                #expect(snapshots.store == 15)
-                #expect(snapshots.extensions.count == 7 && snapshots.extensions.values.allSatisfy { $0 == 15 }, "\(snapshots)")
-                #expect(try txn.checkStoredRows().problems == [])
+                try expectFixtureState(txn)
                 for name in ["agenda", "by-calendar"] { #expect(try txn.persistedView(name).checkStructure() == [], "\(name)") }
             }
             // An observer that was at snapshot 13 catches up from the log: the entries before the upgrade (version 1)
@@ -126,15 +130,13 @@ struct StateInCommitLogUpgradeTests {
     @Test("A canopy/4 file open read-only here while another process upgrades it: the next read is incompatibleFormat, never a frozen snapshot",
           .timeLimit(.minutes(2)))
     func upgradedUnderAReadOnlyOpen() throws {
-        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try extractCanopy4Fixture(into: directory)
         let database = try Database(path: path, options: .init(readOnly: true))
         #expect(try database.currentSnapshot() == 15)
         // The child opens the file read-write (which upgrades it) and commits twice.
-        let child = try ChildProcess(writerPath, [path, "none", "--commits", "2"])
-        #expect(child.waitForExit(seconds: 60) == 0)
+        try runCrashWriter(path, ["--commits", "2"], seconds: 60)
         let error = #expect(throws: CanopyError.self) { _ = try database.currentSnapshot() }
         #expect(error?.code == .incompatibleFormat)
         #expect(error?.message.contains("open it again") == true, "\(String(describing: error))")

@@ -10,8 +10,6 @@ import Testing
 /// them meanwhile must not show a stale state.
 @Suite("Extension currency across processes")
 struct ExtensionCurrencyTests {
-    static var writerPath: String? { builtExecutable(named: "CrashWriter") }
-
     static func byNumber() -> SecondaryIndex<Int64OrderedCoding> {
         SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-number", crashWriterEntries) { _, entry in
             Int64(entry.number)
@@ -20,14 +18,6 @@ struct ExtensionCurrencyTests {
 
     static func evenOnly() -> View {
         FilteredView.make(name: "even", parentView: "entries-by-part") { _, row in try row.object(as: CrashWriterEntry.self).number % 2 == 0 }
-    }
-
-    /// Runs the child writer without any extension and waits for it to finish.
-    static func runWriter(_ path: String, _ arguments: [String]) throws {
-        let writer = try #require(writerPath, "the CrashWriter executable was not built")
-        let child = try ChildProcess(writer, [path, "none"] + arguments)
-        _ = child.remainingLines(seconds: 120)
-        #expect(child.waitForExit(seconds: 120) == 0)
     }
 
     /// The view's groups and rows equal what the closures give over every row (brute force), the filtered view's
@@ -82,13 +72,9 @@ struct ExtensionCurrencyTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none))
-        try database.register(crashWriterView())
-        try database.register(Self.evenOnly())
-        try database.register(Self.byNumber())
-        try Self.seed(database)
+        let database = try Self.openSeeded(path, options: .init(durability: .none))
         // Inserts, removals, rows removed and written again in one transaction (their records lose the attachments).
-        try Self.runWriter(path, ["--commits", "8", "--churn"])
+        try runCrashWriter(path, ["--commits", "8", "--churn"])
         // A read through the registered view sees it stale, and says so rather than show it.
         let stale = #expect(throws: CanopyError.self) { try database.newConnection().read { txn in _ = try txn.view("entries-by-part") } }
         #expect(stale?.code == .staleView)
@@ -110,14 +96,10 @@ struct ExtensionCurrencyTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none))
-        try database.register(crashWriterView())
-        try database.register(Self.evenOnly())
-        try database.register(Self.byNumber())
-        try Self.seed(database)
+        let database = try Self.openSeeded(path, options: .init(durability: .none))
         let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["a", "b"], view: "entries-by-part"))
         let before = try observer.read { txn in try Rendering(mappings: observer.mappings, reader: txn.view("entries-by-part")) }
-        try Self.runWriter(path, ["--commits", "5", "--churn"])
+        try runCrashWriter(path, ["--commits", "5", "--churn"])
         let changeset = try observer.advance()
         #expect(!changeset.isReload)
         #expect(!changeset.rowChanges.isEmpty)
@@ -137,12 +119,8 @@ struct ExtensionCurrencyTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none, commitLogLimit: 4))
-        try database.register(crashWriterView())
-        try database.register(Self.evenOnly())
-        try database.register(Self.byNumber())
-        try Self.seed(database)
-        try Self.runWriter(path, ["--commits", "20", "--churn", "--commit-log-limit", "4"])
+        let database = try Self.openSeeded(path, options: .init(durability: .none, commitLogLimit: 4))
+        try runCrashWriter(path, ["--commits", "20", "--churn", "--commit-log-limit", "4"])
         #expect(try database.catchUpExtensions())
         let view = try #require(database.registeredExtension(named: "entries-by-part") as? View)
         #expect(view.lastPopulation?.reason.contains("beyond what the commit log covers") == true, "\(String(describing: view.lastPopulation))")
@@ -170,7 +148,7 @@ struct ExtensionCurrencyTests {
             let database = try Database(path: path, options: .init(durability: .none))
             try database.register(view)
             try Self.seed(database)
-            try Self.runWriter(path, ["--write-undecodable", "foreign"])
+            try runCrashWriter(path, ["--write-undecodable", "foreign"])
             let before = try database.currentSnapshot()
             func write() throws {
                 try database.newConnection().readWrite { txn in
@@ -206,13 +184,9 @@ struct ExtensionCurrencyTests {
         defer { directory.remove() }
         let path = directory.appending("db")
         do {
-            let database = try Database(path: path, options: .init(durability: .none))
-            try database.register(crashWriterView())
-            try database.register(Self.evenOnly())
-            try database.register(Self.byNumber())
-            try Self.seed(database)
+            _ = try Self.openSeeded(path, options: .init(durability: .none))
         }
-        try Self.runWriter(path, ["--commits", "6", "--churn"])
+        try runCrashWriter(path, ["--commits", "6", "--churn"])
         do {
             // A fresh open, as an app starting: every extension is caught up at its registration.
             let database = try Database(path: path, options: .init(durability: .none))
@@ -243,7 +217,7 @@ struct ExtensionCurrencyTests {
         let path = directory.appending("db")
         let database = try Database(path: path, options: .init(durability: .none))
         try Self.seed(database)
-        try Self.runWriter(path, ["--commits", "2", "--with-view"])
+        try runCrashWriter(path, ["--commits", "2", "--with-view"])
         let snapshot = try database.currentSnapshot()
         #expect(try database.register(crashWriterView()) == .current)
         #expect(try database.currentSnapshot() == snapshot)
@@ -252,5 +226,13 @@ struct ExtensionCurrencyTests {
 
     static func registerAll(_ database: Database) throws -> [RegistrationOutcome] {
         [try database.register(crashWriterView()), try database.register(evenOnly()), try database.register(byNumber())]
+    }
+
+    /// A database at `path` with the view, the filtered view and the index registered (in that order) and seeded.
+    static func openSeeded(_ path: String, options: DatabaseOptions) throws -> Database {
+        let database = try Database(path: path, options: options)
+        _ = try registerAll(database)
+        try seed(database)
+        return database
     }
 }

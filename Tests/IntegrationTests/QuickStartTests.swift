@@ -9,11 +9,7 @@ struct QuickStartTests {
     /// QuickStart.swift is the README's quick-start block, verbatim, so compiling this target compiles the README.
     @Test func readmeQuickStartIsTheCompiledFile() throws {
         let readme = try String(contentsOf: Self.testsFolder.appendingPathComponent("../../README.md"), encoding: .utf8)
-        let marker = try #require(readme.range(of: "<!-- quick-start"))
-        let afterMarker = readme[marker.upperBound...]
-        let start = try #require(afterMarker.range(of: "```swift\n"))
-        let end = try #require(afterMarker[start.upperBound...].range(of: "```"))
-        let block = String(afterMarker[start.upperBound..<end.lowerBound])
+        let block = try #require(swiftBlock(after: "<!-- quick-start", in: readme), "README has no quick start")
         let compiled = try String(contentsOf: Self.testsFolder.appendingPathComponent("QuickStart.swift"), encoding: .utf8)
         #expect(block == compiled, "README's quick start and Tests/IntegrationTests/QuickStart.swift differ: copy one onto the other")
     }

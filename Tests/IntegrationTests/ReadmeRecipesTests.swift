@@ -15,11 +15,7 @@ struct ReadmeRecipesTests {
     /// `RECIPE NAME` markers of ReadmeRecipes.swift: compiling the tests compiles the README's recipes.
     @Test(arguments: names) func readmeHoldsTheCompiledRecipe(name: String) throws {
         let readme = try String(contentsOf: Self.testsFolder.appendingPathComponent("../../README.md"), encoding: .utf8)
-        let marker = try #require(readme.range(of: "<!-- recipe: \(name) "), "README has no recipe '\(name)'")
-        let after = readme[marker.upperBound...]
-        let start = try #require(after.range(of: "```swift\n"))
-        let end = try #require(after[start.upperBound...].range(of: "```"))
-        let block = Self.lines(String(after[start.upperBound..<end.lowerBound]))
+        let block = Self.lines(try #require(swiftBlock(after: "<!-- recipe: \(name) ", in: readme), "README has no recipe '\(name)'"))
         let source = try String(contentsOf: Self.testsFolder.appendingPathComponent("ReadmeRecipes.swift"), encoding: .utf8)
         let begin = try #require(source.range(of: "// RECIPE \(name) BEGIN\n"))
         let finish = try #require(source[begin.upperBound...].range(of: "// RECIPE \(name) END"))
