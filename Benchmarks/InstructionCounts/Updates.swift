@@ -61,6 +61,10 @@ func updates(iterations: Int, observed: Bool) throws {
             throw DriverError("the observer saw \(changes) row changes for \(updatesPerIteration) updates")
         }
     }
+    if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
+        // For `mdb_stat -a KEEP_DATABASE`: which tables' pages an update writes (their depths).
+        try FileManager.default.copyItem(atPath: directory.child("db"), toPath: keep)
+    }
 }
 
 /// PeerBenchmarks' `observed-window-vs-grdb canopy`: one group's first 50 rows observed while updates move a row into

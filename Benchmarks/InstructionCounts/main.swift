@@ -237,6 +237,58 @@ func smallWrites(iterations: Int, durability: Durability) throws {
         }
         if round >= 0 { try measured(writes) } else { try writes() }
     }
+    if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
+        // For `mdb_stat -a KEEP_DATABASE`: which tables' pages a small commit writes (their depths).
+        try FileManager.default.copyItem(atPath: directory.child("db"), toPath: keep)
+    }
+}
+
+/// The free list's entries, depth and leaf pages as the newest meta page of `file` records them (LMDB 0.9's layout).
+func freeListShape(_ file: String) -> String {
+    guard let handle = FileHandle(forReadingAtPath: file) else { return "?" }
+    defer { try? handle.close() }
+    var best: (txn: UInt64, text: String) = (0, "?")
+    for page in 0..<2 {
+        try? handle.seek(toOffset: UInt64(page * 4_096))
+        guard let data = try? handle.read(upToCount: 4_096), data.count == 4_096 else { continue }
+        func u64(_ at: Int) -> UInt64 { data[at..<(at + 8)].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
+        func u16(_ at: Int) -> UInt16 { data[at..<(at + 2)].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) } }
+        let meta = 16, free = meta + 24, txnid = meta + 24 + 96 + 8
+        if u64(txnid) >= best.txn {
+            best = (u64(txnid), "entries \(u64(free + 40)) depth \(u16(free + 6)) leaves \(u64(free + 16)) branches \(u64(free + 8)) (txn \(u64(txnid)))")
+        }
+    }
+    return best.text
+}
+
+/// The pages each one-row commit writes (`small-write-pages`): the commits of `small-write-txn-none`, each commit's
+/// written bytes counted, printed as runs (pages x commits), to see when and how the count changes (LMDB's free list,
+/// the commit log's pruning).
+func smallWritePages(iterations: Int) throws {
+    let (database, connection, directory) = try openStore("txn-pages", durability: .none, populated: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    let rows = UInt64(Workload.rowCount)
+    var generator = XorShift()
+    var runs: [(pages: Int, count: Int)] = []
+    for commit in 0..<(Workload.smallTransactionsPerIteration * max(1, iterations)) {
+        let index = Int(generator.next() % rows)
+        var record = Workload.records[index]
+        record.priority = commit + 1
+        let before = bytesWritten()
+        try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: benchRecords) }
+        let pages = (bytesWritten() - before) / 4_096
+        if let last = runs.last, last.pages == pages { runs[runs.count - 1].count += 1 } else { runs.append((pages, 1)) }
+        if ProcessInfo.processInfo.environment["FREE_TRACE"] != nil, commit >= 990, commit < 1200 {
+            print("commit \(commit): pages \(pages)", terminator: ", ")
+            fflush(nil)
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            python.arguments = ["/tmp/s11c-free.py", directory.child("db") + "/data.mdb"]
+            try python.run()
+            python.waitUntilExit()
+        }
+    }
+    print("small-write-pages: pages x commits: " + runs.map { "\($0.pages)x\($0.count)" }.joined(separator: " "))
 }
 
 /// A store whose manual view `manual` lists `count` rows (appended in key order, 100k per transaction). With
@@ -428,6 +480,15 @@ let workloads: [String: (Int) throws -> Void] = [
     "search-query-profile-100k": { _ in try searchQueryProfile(count: SearchWorkload.textCount) },
     "search-query-profile-1m": { _ in try searchQueryProfile(count: SearchWorkload.largeTextCount) },
     "raw-small-write-txn-none": rawSmallWrites,
+    "small-write-pages": smallWritePages,
+    "layout-main": commitLayoutWorkload(.main, bigFree: false),
+    "layout-named": commitLayoutWorkload(.named, bigFree: false),
+    "layout-named-log": commitLayoutWorkload(.namedLog, bigFree: false),
+    "layout-same-log": commitLayoutWorkload(.sameLog, bigFree: false),
+    "layout-main-log": commitLayoutWorkload(.mainLog, bigFree: false),
+    "layout-named-log-bigfree": commitLayoutWorkload(.namedLog, bigFree: true),
+    "layout-same-log-bigfree": commitLayoutWorkload(.sameLog, bigFree: true),
+    "layout-main-log-bigfree": commitLayoutWorkload(.mainLog, bigFree: true),
     "update-2-views": { try updates(iterations: $0, observed: false) },
     "update-2-views-observed": { try updates(iterations: $0, observed: true) },
     "observed-window": observedWindow,

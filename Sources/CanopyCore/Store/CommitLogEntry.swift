@@ -13,8 +13,17 @@
 /// varint(key count) · string(key)*)*)` (changed objects, changed metadata, removed keys) `· varint(count) ·
 /// string(removed collection)* · has-custom-payload (1 B) [· blob] · varint(count) · (string(extension) · blob)*`.
 ///
-/// *Changes unknown* marks an entry the format upgrade wrote for a state whose commit the old log no longer held:
-/// it carries the state, and a reader of notifications treats it as a gap (reload), never as "nothing changed".
+/// *Changes unknown* marks an entry that carries the state but not the commit's changes, which a reader of
+/// notifications treats as a gap (reload), never as "nothing changed": the format upgrade's, for a state whose commit
+/// the old log no longer held, and a bulk commit's — one that changed more than ``maximumLoggedKeys`` rows.
+///
+/// Why a bulk commit lists no keys: its list is large (17 bytes a key and more: 1.7 MB for 100,000 rows), written in
+/// the commit and freed in one piece when the log is pruned. LMDB reuses a freed page only for a later commit's
+/// copies, a commit's worth at a time, each commit adding its own freed pages as one more record of its free list; so
+/// after such a free the free list holds hundreds of records for good, two levels deep, and every later small commit
+/// writes two pages more (a one-row commit 9 instead of 7: measured with `Benchmarks/InstructionCounts`'
+/// `small-write-pages` and `layout-*` workloads). Other processes reload after such a commit (a view resets above
+/// 4,096 changed rows anyway); this process's observers and connections still get the whole notification from memory.
 struct CommitLogEntry: Sendable, Hashable {
     /// What the commit changed (its snapshot is the entry's).
     var notification: CommitNotification
@@ -24,6 +33,9 @@ struct CommitLogEntry: Sendable, Hashable {
     var changesUnknown = false
 
     static let version: UInt8 = 2
+    /// The most row changes (changed objects, changed metadata and removed keys together) a commit's entry lists; a
+    /// commit with more is logged with its state only, its changes unknown (see the type's description).
+    static let maximumLoggedKeys = 4_096
     /// The version of `canopy/4`'s entries (a notification without the state).
     static let versionWithoutState: UInt8 = 1
 
@@ -35,6 +47,11 @@ struct CommitLogEntry: Sendable, Hashable {
 
     /// The bytes of the entry of `notification` with `state` (version 2).
     static func encode(_ notification: CommitNotification, state: StoreState?, changesUnknown: Bool = false) -> [UInt8] {
+        let keySets = notification.keySets
+        let keyCount = CommitKeySets.Kind.allCases.reduce(0) { count, kind in keySets.parts(kind).reduce(count) { $0 + $1.count } }
+        if keyCount > maximumLoggedKeys && !changesUnknown {
+            return encode(CommitNotification(snapshot: notification.snapshot), state: state, changesUnknown: true)
+        }
         var out = ByteWriter(capacity: 96)
         out.append(byte: Self.version)
         out.append(bigEndian: notification.snapshot)

@@ -280,8 +280,9 @@ public final class Connection: @unchecked Sendable {
     ///
     /// - Throws: ``CanopyError/Code/connectionNotPinned`` when the connection is not pinned;
     ///   ``CanopyError/Code/snapshotMismatch`` when the commit log no longer holds all the commits passed over
-    ///   (pinned for longer than ``DatabaseOptions/commitLogLimit`` commits): the connection is still advanced, and the
-    ///   caller must reload everything.
+    ///   (pinned for longer than ``DatabaseOptions/commitLogLimit`` commits), or does not list one of them (a commit
+    ///   of more than 4,096 rows by another process, or one this process no longer remembers): the connection is still
+    ///   advanced, and the caller must reload everything.
     public func advance() throws -> [CommitNotification] {
         try entered("advance") { try advancePinned(since: state.pinnedSnapshot) }
     }
@@ -312,7 +313,7 @@ public final class Connection: @unchecked Sendable {
             guard let notifications else {
                 throw CanopyError(
                     .snapshotMismatch,
-                    "the commit log no longer holds commits \(from + 1)...\(to); reload everything from snapshot \(to)",
+                    "the commit log no longer holds (or, for a commit of more than \(CommitLogEntry.maximumLoggedKeys) rows, never listed) every change of commits \(from + 1)...\(to); reload everything from snapshot \(to)",
                     path: core.path)
             }
             return notifications

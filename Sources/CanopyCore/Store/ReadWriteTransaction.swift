@@ -645,7 +645,17 @@ public final class ReadWriteTransaction: ReadTransaction {
             // Encoded from the notification and the state as they are (no entry value made, copied and destroyed).
             let entry = CommitLogEntry.encode(notification, state: state)
             try withUnsafeBytes(of: snapshot.bigEndian) { key in
-                try entry.withUnsafeBytes { try writeStorage.put($0, forKey: key, in: tables.commits) }
+                try entry.withUnsafeBytes { bytes in
+                    // Appended: the new snapshot sorts after every key of the log (entries and feed records are of
+                    // older snapshots), so LMDB skips the search and splits a full leaf at its end — the log's leaves
+                    // stay full, where a middle split left them half full (twice the splits, pages and branch
+                    // entries). A key that does not sort last (not expected) is put the ordinary way.
+                    do {
+                        try writeStorage.put(bytes, forKey: key, in: tables.commits, flags: .append)
+                    } catch let error as LMDBError where error.code == .keyExists {
+                        try writeStorage.put(bytes, forKey: key, in: tables.commits)
+                    }
+                }
             }
             // Keep at least `limit` entries; prune in batches so that most commits don't also dirty the log's
             // oldest page (one page fewer to write per commit).
