@@ -243,7 +243,8 @@ func smallWrites(iterations: Int, durability: Durability) throws {
     }
 }
 
-/// The free list's entries, depth and leaf pages as the newest meta page of `file` records them (LMDB 0.9's layout).
+/// The free list's records, depth and pages as the newest meta page of `file` records them (LMDB 0.9's `MDB_meta`
+/// and `MDB_db` layout, read from the file: this process cannot open a second environment on it).
 func freeListShape(_ file: String) -> String {
     guard let handle = FileHandle(forReadingAtPath: file) else { return "?" }
     defer { try? handle.close() }
@@ -255,7 +256,7 @@ func freeListShape(_ file: String) -> String {
         func u16(_ at: Int) -> UInt16 { data[at..<(at + 2)].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) } }
         let meta = 16, free = meta + 24, txnid = meta + 24 + 96 + 8
         if u64(txnid) >= best.txn {
-            best = (u64(txnid), "entries \(u64(free + 40)) depth \(u16(free + 6)) leaves \(u64(free + 16)) branches \(u64(free + 8)) (txn \(u64(txnid)))")
+            best = (u64(txnid), "\(u64(free + 32)) records, depth \(u16(free + 6)), \(u64(free + 16)) leaves, \(u64(free + 8)) branches (transaction \(u64(txnid)))")
         }
     }
     return best.text
@@ -278,17 +279,9 @@ func smallWritePages(iterations: Int) throws {
         try connection.readWrite { txn in try txn.set(record, forKey: Workload.keys[index], in: benchRecords) }
         let pages = (bytesWritten() - before) / 4_096
         if let last = runs.last, last.pages == pages { runs[runs.count - 1].count += 1 } else { runs.append((pages, 1)) }
-        if ProcessInfo.processInfo.environment["FREE_TRACE"] != nil, commit >= 990, commit < 1200 {
-            print("commit \(commit): pages \(pages)", terminator: ", ")
-            fflush(nil)
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            python.arguments = ["/tmp/s11c-free.py", directory.child("db") + "/data.mdb"]
-            try python.run()
-            python.waitUntilExit()
-        }
     }
     print("small-write-pages: pages x commits: " + runs.map { "\($0.pages)x\($0.count)" }.joined(separator: " "))
+    print("small-write-pages: LMDB's free list at the end: \(freeListShape(directory.child("db") + "/data.mdb"))")
 }
 
 /// A store whose manual view `manual` lists `count` rows (appended in key order, 100k per transaction). With

@@ -22,8 +22,9 @@
 /// copies, a commit's worth at a time, each commit adding its own freed pages as one more record of its free list; so
 /// after such a free the free list holds hundreds of records for good, two levels deep, and every later small commit
 /// writes two pages more (a one-row commit 9 instead of 7: measured with `Benchmarks/InstructionCounts`'
-/// `small-write-pages` and `layout-*` workloads). Other processes reload after such a commit (a view resets above
-/// 4,096 changed rows anyway); this process's observers and connections still get the whole notification from memory.
+/// `small-write-pages` and `layout-*` workloads). Up to the limit a list takes at most about 300 KB, whose pages, freed,
+/// keep the free list within one leaf. Other processes reload after a bigger commit (a view resets above 4,096 changed
+/// rows anyway); this process's observers and connections still get the whole notification from memory.
 struct CommitLogEntry: Sendable, Hashable {
     /// What the commit changed (its snapshot is the entry's).
     var notification: CommitNotification
@@ -35,7 +36,7 @@ struct CommitLogEntry: Sendable, Hashable {
     static let version: UInt8 = 2
     /// The most row changes (changed objects, changed metadata and removed keys together) a commit's entry lists; a
     /// commit with more is logged with its state only, its changes unknown (see the type's description).
-    static let maximumLoggedKeys = 4_096
+    static let maximumLoggedKeys = 16_384
     /// The version of `canopy/4`'s entries (a notification without the state).
     static let versionWithoutState: UInt8 = 1
 

@@ -281,7 +281,7 @@ public final class Connection: @unchecked Sendable {
     /// - Throws: ``CanopyError/Code/connectionNotPinned`` when the connection is not pinned;
     ///   ``CanopyError/Code/snapshotMismatch`` when the commit log no longer holds all the commits passed over
     ///   (pinned for longer than ``DatabaseOptions/commitLogLimit`` commits), or does not list one of them (a commit
-    ///   of more than 4,096 rows by another process, or one this process no longer remembers): the connection is still
+    ///   of more than 16,384 rows by another process, or one this process no longer remembers): the connection is still
     ///   advanced, and the caller must reload everything.
     public func advance() throws -> [CommitNotification] {
         try entered("advance") { try advancePinned(since: state.pinnedSnapshot) }
