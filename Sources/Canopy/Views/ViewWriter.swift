@@ -51,10 +51,10 @@ public final class ViewWriter: ExtensionTransaction {
     static let readPageCacheLimit = 64
     /// Entries of rows this transaction placed that had none, not yet in the pages: inserted together, sorted, at
     /// the first read of the view's pages or directory, or at commit (``insertPendingEntries()``).
-    var pendingInserts: [PendingInsert] = []
-    /// The groups pending entries went to lately, with their ids: found by comparing names (a few, usually small
-    /// strings) rather than by hashing the name into the directory per row.
-    var recentGroups: [(name: String, id: UInt32)] = []
+    var pendingInserts = ViewEntryBatch()
+    /// The groups pending entries went to lately, with their ids (a group's id never changes, so a remembered id stays
+    /// right for the writer's life).
+    var recentGroups = RecentGroups()
     /// The pages the commit that made the view's version at the start of this transaction wrote
     /// (``ViewIndex/committedPages``): as stored until this writer flushes pages of its own.
     private var startPages: [UInt64: ViewPage] = [:]

@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Entries of a view collected to be placed in bulk, then sorted into the pages' order: a population's every entry
+/// (``View/populate(in:tables:reason:)``), and a writer's entries of rows that entered the view in its transaction
+/// (``ViewWriter/insertPendingEntries()``). Both then fill pages from the sorted batch with ``ViewPageFiller``.
+///
+/// The entries' order bytes live back to back in one arena (no array per entry to allocate, retain and free), each
+/// entry with its first eight bytes as an integer, which settles most comparisons without reading the arena.
+struct ViewEntryBatch {
+    /// One entry: its group, and where its order bytes (sort key, then row key) are in the arena.
+    struct Entry {
+        var groupID: UInt32
+        var sortKeyLength: Int32
+        var start: Int
+        var length: Int32
+        /// The order bytes' first eight bytes, big-endian, zero-padded: comparing two orders them as their bytes do,
+        /// or ties.
+        var prefix: UInt64
+    }
+
+    private(set) var entries: [Entry] = []
+    private var arena: [UInt8] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
+
+    /// Adds an entry of group `groupID` whose order bytes are `order`, the first `sortKeyLength` of them its sort key.
+    mutating func add(groupID: UInt32, order: some Collection<UInt8>, sortKeyLength: Int) {
+        if entries.isEmpty {
+            entries.reserveCapacity(256)
+            arena.reserveCapacity(256 * 32)
+        }
+        let start = arena.count
+        arena.append(contentsOf: order)
+        let length = arena.count - start
+        let prefix = arena.withUnsafeBufferPointer { Self.prefix(of: UnsafeBufferPointer(rebasing: $0[start..<(start + length)])) }
+        entries.append(Entry(groupID: groupID, sortKeyLength: Int32(sortKeyLength), start: start, length: Int32(length), prefix: prefix))
+    }
+
+    /// The order bytes of `entry`.
+    func order(of entry: Entry) -> ArraySlice<UInt8> {
+        arena[entry.start..<(entry.start + Int(entry.length))]
+    }
+
+    /// The sort key of `entry` (its order bytes without the row key).
+    func sortKey(of entry: Entry) -> ArraySlice<UInt8> {
+        arena[entry.start..<(entry.start + Int(entry.sortKeyLength))]
+    }
+
+    /// The row key of `entry` (its order bytes after the sort key).
+    func rowKey(of entry: Entry) -> ArraySlice<UInt8> {
+        arena[(entry.start + Int(entry.sortKeyLength))..<(entry.start + Int(entry.length))]
+    }
+
+    /// Removes the entries for which `remove` returns `true` (their bytes stay in the arena, unused).
+    mutating func removeAll(where remove: (Entry) throws -> Bool) rethrows {
+        try entries.removeAll(where: remove)
+    }
+
+    /// Sorts the entries by group id, then order bytes: the pages' order.
+    ///
+    /// Rows often come in their sort order within a group (a population in key order of rows keyed by time, an app
+    /// appending): the entries are first spread by group (one pass, stable, when the group ids are dense, as a
+    /// directory assigns them), and each group is sorted only if it is not already (one comparison per entry).
+    mutating func sort() {
+        guard entries.count > 1 else { return }
+        let arena = self.arena
+        if Self.isSorted(entries[...], arena) { return }
+        var low = UInt32.max
+        var high = UInt32.min
+        for entry in entries {
+            low = min(low, entry.groupID)
+            high = max(high, entry.groupID)
+        }
+        let span = Int(high - low) + 1
+        guard span <= max(64, entries.count) else {
+            entries.sort { Self.precedes($0, $1, arena) }
+            return
+        }
+        if span > 1 {
+            // Counting sort by group: stable, so each group keeps the order its entries came in.
+            var starts = [Int](repeating: 0, count: span + 1)
+            for entry in entries { starts[Int(entry.groupID - low) + 1] += 1 }
+            for group in 0..<span { starts[group + 1] += starts[group] }
+            let unsorted = entries
+            entries.withUnsafeMutableBufferPointer { sorted in
+                for entry in unsorted {
+                    let group = Int(entry.groupID - low)
+                    sorted[starts[group]] = entry
+                    starts[group] += 1
+                }
+            }
+        }
+        var start = entries.startIndex
+        while start < entries.endIndex {
+            let groupID = entries[start].groupID
+            var end = start + 1
+            while end < entries.endIndex, entries[end].groupID == groupID { end += 1 }
+            if !Self.isSorted(entries[start..<end], arena) {
+                entries[start..<end].sort { Self.precedes($0, $1, arena) }
+            }
+            start = end
+        }
+    }
+
+    /// Whether `entries` are in the pages' order.
+    private static func isSorted(_ entries: ArraySlice<Entry>, _ arena: [UInt8]) -> Bool {
+        var previous: Entry?
+        for entry in entries {
+            if let previous, precedes(entry, previous, arena) { return false }
+            previous = entry
+        }
+        return true
+    }
+
+    /// Byte order of (group id, order bytes): the pages' order.
+    @inline(__always)
+    static func precedes(_ a: Entry, _ b: Entry, _ arena: [UInt8]) -> Bool {
+        if a.groupID != b.groupID { return a.groupID < b.groupID }
+        if a.prefix != b.prefix { return a.prefix < b.prefix }
+        return arena.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            let common = Int(min(a.length, b.length))
+            if common > 0 {
+                let result = memcmp(base + a.start, base + b.start, common)
+                if result != 0 { return result < 0 }
+            }
+            return a.length < b.length
+        }
+    }
+
+    /// Whether two entries have the same group and order bytes.
+    func isEqual(_ a: Entry, _ b: Entry) -> Bool {
+        a.groupID == b.groupID && a.prefix == b.prefix && order(of: a) == order(of: b)
+    }
+
+    private static func prefix(of bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var value: UInt64 = 0
+        for i in 0..<min(8, bytes.count) { value |= UInt64(bytes[i]) << UInt64(56 - 8 * i) }
+        return value
+    }
+}
