@@ -100,11 +100,52 @@ struct ViewEntryBatch {
             let groupID = entries[start].groupID
             var end = start + 1
             while end < entries.endIndex, entries[end].groupID == groupID { end += 1 }
-            if !Self.isSorted(entries[start..<end], arena) {
-                entries[start..<end].sort { Self.precedes($0, $1, arena) }
-            }
+            if !Self.isSorted(entries[start..<end], arena) { Self.sortGroup(&entries, start..<end, arena) }
             start = end
         }
+    }
+
+    /// Sorts `entries[range]`, entries of one group, by their order bytes: by prefix with a stable radix sort, least
+    /// significant byte first, over the prefix bytes that are not the same in every entry; then each run of equal
+    /// prefixes by its whole bytes. Merge-sorting a bulk insert's 100,000 entries of a view by comparisons cost
+    /// about 700 instructions an entry; the radix passes cost a few tens per varying byte.
+    private static func sortGroup(_ entries: inout [Entry], _ range: Range<Int>, _ arena: [UInt8]) {
+        guard range.count >= 64 else {
+            entries[range].sort { precedes($0, $1, arena) }
+            return
+        }
+        var common = UInt64.max
+        var any: UInt64 = 0
+        for entry in entries[range] {
+            common &= entry.prefix
+            any |= entry.prefix
+        }
+        let varying = common ^ any
+        var source = Array(entries[range])
+        var target = source
+        var counts = [Int](repeating: 0, count: 257)
+        for byte in 0..<8 {
+            let shift = UInt64(8 * byte)
+            guard (varying >> shift) & 0xFF != 0 else { continue }
+            for i in counts.indices { counts[i] = 0 }
+            for entry in source { counts[Int((entry.prefix >> shift) & 0xFF) + 1] += 1 }
+            for i in 1..<counts.count { counts[i] += counts[i - 1] }
+            for entry in source {
+                let bucket = Int((entry.prefix >> shift) & 0xFF)
+                target[counts[bucket]] = entry
+                counts[bucket] += 1
+            }
+            swap(&source, &target)
+        }
+        // Equal prefixes: ordered by the rest of their bytes (a prefix is at most eight bytes of the order).
+        var start = 0
+        while start < source.count {
+            var end = start + 1
+            while end < source.count, source[end].prefix == source[start].prefix { end += 1 }
+            if end - start > 1 { source[start..<end].sort { precedes($0, $1, arena) } }
+            start = end
+        }
+        entries.replaceSubrange(range, with: source)
     }
 
     /// Whether `entries` are in the pages' order.
