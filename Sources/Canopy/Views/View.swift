@@ -42,7 +42,7 @@ public final class View: StoreExtension {
 
     /// The view's name, unique among the database's extensions.
     public let name: String
-    /// `"view"`, `"filtered-view"`, ``manualKind``, ``manyGroupsKind`` or ``filteredManyGroupsKind``.
+    /// ``plainKind``, ``filteredKind``, ``manualKind``, ``manyGroupsKind`` or ``filteredManyGroupsKind``.
     public let kind: String
     /// Changing the tag rebuilds the view at registration.
     public let versionTag: String
@@ -79,7 +79,7 @@ public final class View: StoreExtension {
         progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) {
         self.name = name
-        self.kind = grouping.isMany ? Self.manyGroupsKind : "view"
+        self.kind = grouping.isMany ? Self.manyGroupsKind : Self.plainKind
         self.versionTag = versionTag
         var effective = options
         var definitionError: String?
@@ -95,7 +95,7 @@ public final class View: StoreExtension {
         self.progress = progress
     }
 
-    init(name: String, parent: String, versionTag: String, options: ViewOptions, kind: String = "filtered-view",
+    init(name: String, parent: String, versionTag: String, options: ViewOptions, kind: String = View.filteredKind,
          filter: @escaping @Sendable (String, ViewRow) throws -> Bool, progress: (@Sendable (Int, Int) -> Void)?) {
         self.name = name
         self.kind = kind
@@ -116,6 +116,14 @@ public final class View: StoreExtension {
         self.source = .manual(group: group)
         self.progress = nil
     }
+
+    /// The kind a view made with grouping and sorting closures is recorded with (unless its rows can be in many groups:
+    /// ``manyGroupsKind``).
+    public static let plainKind = "view"
+
+    /// The kind a filtered view (``FilteredView``) is recorded with (unless its parent's rows can be in many groups:
+    /// ``filteredManyGroupsKind``).
+    public static let filteredKind = "filtered-view"
 
     /// The kind a manual view (``ManualView``) is recorded with. Its rows' records carry only a mark that they are in
     /// the list (`ViewTables.listedMarker`), their order lives in the view's `order` table, so a move writes no row:
@@ -142,7 +150,7 @@ public final class View: StoreExtension {
 
     /// The kinds views are recorded with (``/CanopyCore/StoreExtension/kind``): tools list and read the extensions of these kinds
     /// as views.
-    public static let recordedKinds: Set<String> = ["view", "filtered-view", manualKind, manyGroupsKind, filteredManyGroupsKind]
+    public static let recordedKinds: Set<String> = [plainKind, filteredKind, manualKind, manyGroupsKind, filteredManyGroupsKind]
 
     /// Whether the kind says that a row can be in several groups of the view (``manyGroupsKind``,
     /// ``filteredManyGroupsKind``).
@@ -422,7 +430,7 @@ public enum FilteredView {
         filter: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> Bool
     ) -> View {
         View(name: name, parent: parent.name, versionTag: versionTag, options: options,
-             kind: parent.kindHasManyGroups ? View.filteredManyGroupsKind : "filtered-view", filter: filter, progress: progress)
+             kind: parent.kindHasManyGroups ? View.filteredManyGroupsKind : View.filteredKind, filter: filter, progress: progress)
     }
 }
 
