@@ -60,10 +60,11 @@ extension ReadTransaction {
                 "no search index named '\(name)' is recorded in the database; its search indexes are: \(known.isEmpty ? "none" : known.joined(separator: ", "))",
                 path: databasePath, extensionName: name)
         }
+        var verifier = SearchIndexVerifier(name: name, limit: max(limit, 1), transaction: self)
         if let registered = registeredExtension(named: name, as: SearchIndex.self), let writer = writer(of: registered) {
             try writer.flushPostings()  // this transaction's postings, before the tables are read
+            verifier.pendingState = try writer.currentState()  // and its counters, written to the state record at commit
         }
-        var verifier = SearchIndexVerifier(name: name, limit: max(limit, 1), transaction: self)
         return try verifier.run(record)
     }
 }
@@ -73,6 +74,8 @@ struct SearchIndexVerifier {
     let name: String
     let limit: Int
     let transaction: ReadTransaction
+    /// The counters of the index's writer in a read-write transaction (not in the state record until it commits).
+    var pendingState: SearchIndexState?
     var problems: [String] = []
 
     /// What the rows' records say about one indexed row.
@@ -142,7 +145,8 @@ struct SearchIndexVerifier {
     // MARK: The state and the rows' records
 
     mutating func readState() throws -> SearchIndexState? {
-        try transaction.withExtensionState(of: name) { bytes -> SearchIndexState? in
+        if let pendingState { return pendingState }
+        return try transaction.withExtensionState(of: name) { bytes -> SearchIndexState? in
             guard let bytes else {
                 report("its state record (row count, total length, next row number) is missing")
                 return nil
@@ -368,21 +372,37 @@ struct SearchIndexVerifier {
     // MARK: Every word of every row
 
     /// Each indexed row must be in the list of each of its words (and prefixes): those found were counted as the
-    /// lists were read; the rows with fewer are looked up word by word to name the missing ones.
+    /// lists were read; the rows with fewer are looked up word by word, and each missing word is reported once with
+    /// the rows it misses.
     mutating func checkCompleteness(_ rows: [UInt64: IndexedRow], tables: SearchIndexTables) throws {
-        for (document, row) in rows.sorted(by: { $0.key < $1.key }) where !full {
+        // (What is missing, the search that misses it, its rows.)
+        var missing: [(list: String, query: String, rows: [String])] = []
+        var places: [String: Int] = [:]
+        func add(_ list: String, _ query: String, _ label: String) {
+            if let place = places[list] {
+                missing[place].rows.append(label)
+            } else {
+                places[list] = missing.count
+                missing.append((list, query, [label]))
+            }
+        }
+        for (document, row) in rows.sorted(by: { $0.key < $1.key }) {
             if row.found < row.terms.count {
-                for term in row.terms {
-                    guard try !hasPosting(term, document: document, in: tables.postings) else { continue }
-                    report("row \(row.label): its word '\(Self.text(term))' is not in the postings: a search for '\(Self.text(term))' does not find it")
+                for term in row.terms where !(try hasPosting(term, document: document, in: tables.postings)) {
+                    add("the postings of word '\(Self.text(term))'", Self.text(term), row.label)
                 }
             }
             if let prefixes = tables.prefixes, row.prefixesFound < row.prefixes.count {
-                for prefix in row.prefixes {
-                    guard try !hasPosting(prefix, document: document, in: prefixes) else { continue }
-                    report("row \(row.label): its prefix '\(Self.text(prefix))' is not in the prefix lists: a search for '\(Self.text(prefix))*' does not find it")
+                for prefix in row.prefixes where !(try hasPosting(prefix, document: document, in: prefixes)) {
+                    add("the prefix list of '\(Self.text(prefix))'", Self.text(prefix) + "*", row.label)
                 }
             }
+            if places.count >= limit { break }
+        }
+        for (list, query, labels) in missing {
+            let shown = labels.prefix(10).joined(separator: ", ")
+            let more = labels.count > 10 ? ", … \(labels.count - 10) more" : ""
+            report("\(list) lack\(list.hasPrefix("the postings") ? "" : "s") \(labels.count) of its rows (\(shown)\(more)): a search for '\(query)' does not find \(labels.count == 1 ? "it" : "them")")
         }
     }
 

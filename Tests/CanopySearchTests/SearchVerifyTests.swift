@@ -1,0 +1,90 @@
+import Canopy
+import CanopyCore
+import CanopyTestSupport
+import Testing
+@testable import CanopySearch
+
+/// The check of a stored search index (`ReadTransaction.checkSearchIndex`, what `canopy verify` runs): clean on an
+/// intact index of long lists (many blocks, directories of several chunks), and each kind of damage named.
+@Suite("Search index: the check of a stored index")
+struct SearchVerifyTests {
+    /// 9,000 notes holding `milk` (71 blocks: two directory chunks), some removed and rewritten.
+    static func withLongLists(_ body: (SearchIndex, Database) throws -> Void) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let index = makeNoteSearch(prefixLengths: [2])
+        try database.register(index)
+        try database.newConnection().readWrite { txn in
+            for number in 0..<9_000 {
+                try txn.set(Note(title: "milk \(number % 3 == 0 ? "oat" : "bread")", body: number % 5 == 0 ? "milk again" : nil), forKey: "n\(number)", in: notes)
+            }
+        }
+        try database.newConnection().readWrite { txn in
+            for number in stride(from: 0, to: 9_000, by: 7) { try txn.remove(key: "n\(number)", in: notes) }
+            for number in stride(from: 1, to: 9_000, by: 11) { try txn.set(Note(title: "tea", body: nil), forKey: "n\(number)", in: notes) }
+        }
+        try body(index, database)
+    }
+
+    static func check(_ database: Database, _ index: SearchIndex) throws -> SearchIndexCheck {
+        try database.newConnection().read { txn in try txn.checkSearchIndex(named: index.name) }
+    }
+
+    @Test("long lists, rows removed and rewritten: clean, in a read and in a write that changed rows (pending postings)")
+    func intactLongLists() throws {
+        try Self.withLongLists { index, database in
+            let milk = try database.newConnection().read { txn in
+                try SearchBlockDirectory.headers(of: Array("milk".utf8), in: index.tables().postingsDirectory, txn).count
+            }
+            #expect(milk > SearchBlockDirectory.maximumBlocks)
+            let check = try Self.check(database, index)
+            #expect(check.problems == [] && check.notChecked == nil, "\(check.problems)")
+            let removed = Set(stride(from: 0, to: 9_000, by: 7)).subtracting(stride(from: 1, to: 9_000, by: 11))
+            #expect(check.rows == 9_000 - removed.count)
+            try database.newConnection().readWrite { txn in
+                try txn.set(Note(title: "honey milk", body: nil), forKey: "new", in: notes)
+                try txn.remove(key: "n3", in: notes)
+                let inWrite = try txn.checkSearchIndex(named: index.name)
+                #expect(inWrite.problems == [], "\(inWrite.problems)")
+            }
+        }
+    }
+
+    @Test("a row missing from the documents table, a posting of a row that is gone, a wrong length: each named")
+    func damages() throws {
+        try Self.withLongLists { index, database in
+            let connection = database.newConnection()
+            try connection.readWrite { txn in
+                let tables = try index.tables()
+                // Document 2 (n1 was rewritten: its first number is gone): remove the documents block of numbers 0–63.
+                try tables.documents.table.remove(0, in: txn)
+                // A posting of number 8 (n7, removed) in the open block of `tea`, which never held it.
+                let teaKey = SearchPostingBlock.key(term: Array("tea".utf8), block: SearchPostingBlock.openBlock)
+                let tea = try #require(try tables.postings.value(forKey: teaKey, in: txn))
+                var run = try tea.withUnsafeBytes { try SearchPostingBlock.decode($0) }
+                var extended = SearchPostingRun()
+                extended.append(8) { $0.bytes += [1, 1, 0, 1, 1, 0] }
+                for entry in 0..<run.count { extended.append(run.documents[entry], body: run.body(entry)) }
+                run = extended
+                try tables.postings.put(SearchPostingBlock.encode(run, 0..<run.count, key: SearchPostingBlock.openBlock).value, forKey: teaKey, in: txn)
+            }
+            let problems = try Self.check(database, index).problems
+            #expect(problems.contains { $0.contains("is missing from the documents table") }, "\(problems)")
+            #expect(problems.contains { $0.contains("lists row number 8, which no row carries") }, "\(problems)")
+            // The block's header changed with its rows: the directory no longer agrees.
+            #expect(problems.contains { $0.contains("the directory's header of block open of word 'tea'") }, "\(problems)")
+        }
+    }
+
+    @Test("a search index that is not recorded: extensionNotRegistered listing those that are")
+    func unknownName() throws {
+        try Self.withLongLists { _, database in
+            let error = #expect(throws: CanopyError.self) {
+                try database.newConnection().read { txn in _ = try txn.checkSearchIndex(named: "nope") }
+            }
+            #expect(error?.code == .extensionNotRegistered)
+            #expect(error?.message.contains("note-search") == true)
+        }
+    }
+}
