@@ -77,6 +77,41 @@ struct SearchVerifyTests {
         }
     }
 
+    @Test("the repair (the index dropped by a tool, rebuilt by the app): a results view over it agrees with its query again")
+    func repairWithResultsView() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        func open() throws -> (Database, SearchIndex, SearchResultsView) {
+            let database = try Database(path: path, options: .init(durability: .none))
+            let index = makeNoteSearch()
+            let results = SearchResultsView.ranked(name: "note-results", index: index)
+            try database.register(index)
+            try database.register(results.view)
+            return (database, index, results)
+        }
+        do {
+            let (database, _, results) = try open()
+            try database.newConnection().readWrite { txn in
+                for (key, title) in [("a", "oat milk"), ("b", "milk"), ("c", "bread")] { try txn.set(Note(title: title), forKey: key, in: notes) }
+                try results.setQuery("milk", in: txn)
+            }
+            #expect(try database.newConnection().read { txn in try txn.view("note-results").count() } == 2)
+        }
+        do {
+            let tool = try Database(path: path, options: .init(durability: .none))
+            try tool.unregisterExtension(named: "note-search", dropStorage: true)
+        }
+        let (database, _, results) = try open()
+        try database.newConnection().read { txn in
+            let query = try results.query(in: txn)
+            let shown = try txn.view("note-results").count()
+            // The query went with the index's storage: the view shows no row, never the old query's rows.
+            #expect(query == nil && shown == 0, "query \(String(describing: query)), \(shown) rows shown")
+            #expect(try txn.checkSearchIndex(named: "note-search").problems == [])
+        }
+    }
+
     @Test("a search index that is not recorded: extensionNotRegistered listing those that are")
     func unknownName() throws {
         try Self.withLongLists { _, database in
