@@ -112,6 +112,26 @@ struct SearchVerifyTests {
         }
     }
 
+    @Test("with the text closure (registered here): a row whose record was lost, or holds other words, is named")
+    func withTheClosure() throws {
+        try Self.withLongLists { index, database in
+            try database.newConnection().readWrite { txn in
+                // n2's record gone from its row (its postings stay), n4's words replaced: what no table shows.
+                let slot = try #require(try txn.attachmentSlot(for: index.name))
+                try txn.scanRows(inCollections: ["notes"]) { row in
+                    if row.id.key == "n2" { try row.setAttachment(nil, at: slot) }
+                    if row.id.key == "n4", let bytes = try row.attachment(at: slot), let record = try SearchRowRecord.decode(bytes) {
+                        try row.setAttachment(SearchRowRecord(document: record.document, length: record.length, terms: [Array("zebra".utf8)]).encoded, at: slot)
+                    }
+                    return true
+                }
+            }
+            let problems = try Self.check(database, index).problems
+            #expect(problems.contains { $0.contains("row notes/n2 is not indexed, but the text closure gives it text") }, "\(problems)")
+            #expect(problems.contains { $0.contains("row notes/n4's record holds other words than the text closure gives") }, "\(problems)")
+        }
+    }
+
     @Test("a search index that is not recorded: extensionNotRegistered listing those that are")
     func unknownName() throws {
         try Self.withLongLists { _, database in

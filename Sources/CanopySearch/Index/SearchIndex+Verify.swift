@@ -40,6 +40,10 @@ extension ReadTransaction {
     /// - the `documents` table maps each row's document number to that row, and nothing else;
     /// - no row outside the indexed collections carries a record.
     ///
+    /// In a process that registered the index, each row of the indexed collections is also compared with its text
+    /// closure: its record holds the words and length the closure gives, and a row the closure indexes has a record
+    /// (what the stored tables alone cannot show).
+    ///
     /// A stale index (rows written since by a process that did not register it), or one stored in another format,
     /// is not checked (``SearchIndexCheck/notChecked``): it lags the rows by design until the app brings it up to
     /// date. Call it in a read transaction (in a read-write transaction, the index's pending postings are written to
@@ -61,7 +65,8 @@ extension ReadTransaction {
                 path: databasePath, extensionName: name)
         }
         var verifier = SearchIndexVerifier(name: name, limit: max(limit, 1), transaction: self)
-        if let registered = registeredExtension(named: name, as: SearchIndex.self), let writer = writer(of: registered) {
+        verifier.closures = registeredExtension(named: name, as: SearchIndex.self)
+        if let registered = verifier.closures, let writer = writer(of: registered) {
             try writer.flushPostings()  // this transaction's postings, before the tables are read
             verifier.pendingState = try writer.currentState()  // and its counters, written to the state record at commit
         }
@@ -76,6 +81,8 @@ struct SearchIndexVerifier {
     let transaction: ReadTransaction
     /// The counters of the index's writer in a read-write transaction (not in the state record until it commits).
     var pendingState: SearchIndexState?
+    /// The index registered in this process, whose text closure each row's record is compared with.
+    var closures: SearchIndex?
     var problems: [String] = []
 
     /// What the rows' records say about one indexed row.
@@ -173,6 +180,9 @@ struct SearchIndexVerifier {
                 problems.append("row \(label): its attachments are malformed")
                 return problems.count < limit
             }
+            if let index = closures, collections?.contains(stored.id.collection) ?? true, let problem = Self.compare(stored, bytes, with: index) {
+                problems.append(problem)
+            }
             guard let bytes else { return true }
             guard collections?.contains(stored.id.collection) ?? true else {
                 problems.append("row \(label) carries the index's record, but the index does not cover collection '\(stored.id.collection)'")
@@ -206,6 +216,25 @@ struct SearchIndexVerifier {
         for problem in problems { report(problem) }
         skipped = skippedCount
         return rows
+    }
+
+    /// With the text closure (the index is registered in this process): the row's record holds the words and length
+    /// the closure gives now, and a row the closure indexes has one. A row whose closure throws is not compared (the
+    /// index skips a row it cannot decode, and says so in its skipped rows).
+    static func compare(_ stored: StoredRow, _ bytes: [UInt8]?, with index: SearchIndex) -> String? {
+        let label = "\(stored.id.collection)/\(stored.id.key)"
+        let texts: [String?]?
+        do { texts = try index.texts(of: SearchRow(stored)) } catch { return nil }
+        guard let bytes, bytes != SearchRowRecord.skippedMarker else {
+            return texts == nil ? nil : "row \(label) is not indexed, but the text closure gives it text: no search finds it"
+        }
+        guard let texts else { return "row \(label) is indexed, but the text closure leaves it out" }
+        guard let record = try? SearchRowRecord.decode(bytes) else { return nil }  // reported by the caller
+        let analysis = SearchDocumentAnalysis(texts)
+        if analysis.sortedTerms != record.terms || analysis.length != record.length {
+            return "row \(label)'s record holds other words than the text closure gives (\(record.terms.count) words stored, \(analysis.sortedTerms.count) now): the closure changed without a new version tag, or the record is damaged"
+        }
+        return nil
     }
 
     /// BM25's document count and average length come from the state record: they must be the rows' sums.
