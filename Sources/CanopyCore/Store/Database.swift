@@ -161,11 +161,11 @@ public final class Database: Sendable {
     ///   commit log's changed keys when the log covers them, otherwise rebuilt;
     /// - a new or changed definition, or a check that fails: recorded and rebuilt from the rows, with the reason.
     ///
-    /// - Returns: what the registration did, and why it rebuilt (for logs).
     /// An extension object belongs to one database: it keeps that database's table handles and caches. Registering
     /// the same object in a second open database of this process is refused; make a second value with the same
     /// definition for it (the object can move once the first database unregisters it or is closed).
     ///
+    /// - Returns: what the registration did, and why it rebuilt (for logs).
     /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when an extension of that name is already registered,
     ///   or when this object is registered in another open database;
     ///   ``CanopyError/Code/invalidArgument`` for an empty name or one too long for LMDB's table names;
