@@ -1,7 +1,7 @@
 import CanopyCore
 import Foundation
 
-/// What a check of a stored search index found (``/CanopyCore/ReadTransaction/checkSearchIndex(named:limit:)``).
+/// What a check of a stored search index found (``CanopyCore/ReadTransaction/checkSearchIndex(named:limit:)``).
 public struct SearchIndexCheck: Sendable, Equatable {
     /// The index's name.
     public var name: String
@@ -74,7 +74,7 @@ extension ReadTransaction {
     }
 }
 
-/// The check of one stored index (``ReadTransaction/checkSearchIndex(named:limit:)``).
+/// The check of one stored index (``CanopyCore/ReadTransaction/checkSearchIndex(named:limit:)``).
 struct SearchIndexVerifier {
     let name: String
     let limit: Int
