@@ -132,6 +132,60 @@ struct SearchVerifyTests {
         }
     }
 
+    /// Random damage to the index's records, written with valid checksums (so only the check can tell): the check
+    /// never traps, and reports the damage it can see. Seeded; the seed and round are printed with a failure.
+    @Test("random damage to postings, prefix lists and their directories: reported, never a trap", arguments: [21 as UInt64, 22])
+    func randomDamage(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let index = makeNoteSearch(prefixLengths: [2])
+        try database.register(index)
+        let connection = database.newConnection()
+        try connection.readWrite { txn in
+            for number in 0..<600 { try txn.set(randomNote(&random), forKey: "n\(number)", in: notes) }
+        }
+        let tables = try index.tables()
+        let targets: [(String, ExtensionTable<BytesCoding, BytesCoding>)] = [
+            ("postings", tables.postings), ("postings-directory", tables.postingsDirectory),
+            ("prefixes", try #require(tables.prefixes)), ("prefixes-directory", try #require(tables.prefixesDirectory)),
+        ]
+        var reported = 0
+        let rounds = 60
+        for round in 0..<rounds {
+            let context = "seed \(seed), round \(round)"
+            // A record of one of the tables, changed: bits flipped, cut short or extended.
+            let (name, table) = targets[Int(random.next() % UInt64(targets.count))]
+            var keys: [[UInt8]] = []
+            try connection.read { txn in
+                try table.forEachBytes(in: txn) { key, _ in
+                    keys.append(Array(key))
+                    return true
+                }
+            }
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            let original = try #require(try connection.read { txn in try table.value(forKey: key, in: txn) })
+            var damaged = original
+            switch random.next() % 3 {
+            case 0:
+                for _ in 0..<(1 + random.next() % 3) { damaged[Int(random.next() % UInt64(damaged.count))] ^= UInt8(1) << UInt8(random.next() % 8) }
+            case 1: damaged.removeLast(1 + Int(random.next() % UInt64(damaged.count)))
+            default: damaged += [UInt8(truncatingIfNeeded: random.next()), 0x80]
+            }
+            try connection.readWrite { txn in try table.put(damaged, forKey: key, in: txn) }
+            let check = try connection.read { txn in try txn.checkSearchIndex(named: index.name, limit: 5) }
+            if !check.problems.isEmpty { reported += 1 }
+            // A cut or an extension always changes what the record says: it is always reported.
+            if damaged.count != original.count {
+                #expect(!check.problems.isEmpty, "\(name) record \(key) changed from \(original.count) to \(damaged.count) bytes, not reported; \(context)")
+            }
+            try connection.readWrite { txn in try table.put(original, forKey: key, in: txn) }
+        }
+        #expect(try connection.read { txn in try txn.checkSearchIndex(named: index.name).problems } == [])
+        print("search index random damage, seed \(seed): \(reported) of \(rounds) damaged records reported")
+    }
+
     @Test("a search index that is not recorded: extensionNotRegistered listing those that are")
     func unknownName() throws {
         try Self.withLongLists { _, database in
