@@ -1,5 +1,6 @@
 import Canopy
 import CanopyCoreTestFixtures
+import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
 import Testing
@@ -58,6 +59,42 @@ struct SharedExtensionObjectTests {
         try third.register(view)
         try third.newConnection().readWrite { txn in try txn.set(Note(title: "r"), forKey: "r", in: notes) }
         #expect(try third.newConnection().read { txn in try txn.view("by-title").rowIDs(inGroup: "all").map(\.key) } == ["r"])
+    }
+
+    /// A view's committed page directories are cached by version, and versions are the commits' snapshots: two
+    /// databases give the same versions. An object moved to a second database (the first closed) must not answer the
+    /// second one's version from the first one's cache — a version this process never wrote, from another process.
+    @Test("moved to a second database, the object reads that database's entries, not a version cached from the first",
+          .timeLimit(.minutes(1)))
+    func movedObjectForgetsTheFirstDatabase() throws {
+        let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let view = crashWriterView()
+        do {
+            // Database A: commits at snapshots 2…9 cache the view's versions 2…9 (top bit set), rows "a<n>".
+            let first = try Database(path: directory.appending("a"), options: .init(durability: .none))
+            try first.register(view)
+            for number in 0..<8 {
+                try first.newConnection().readWrite { txn in
+                    try txn.set(CrashWriterEntry(number: 100 + number, part: "a"), forKey: "a\(number)", in: crashWriterEntries)
+                }
+            }
+            #expect(try first.newConnection().read { txn in try txn.view("entries-by-part").count() } == 8)
+        }
+        // Database B: the same object registered (A is closed), then another process commits at snapshots 2…4.
+        let path = directory.appending("b")
+        let second = try Database(path: path, options: .init(durability: .none))
+        try second.register(view)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: writerPath)
+        process.arguments = [path, "none", "--with-view", "--commits", "3"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "the writer process failed")
+        let keys = try second.newConnection().read { txn in try txn.view("entries-by-part").rowIDs(inGroup: "a").map(\.key) }
+        #expect(keys.allSatisfy { !$0.hasPrefix("a") } && keys.count == 3, "\(keys)")
     }
 
     @Test("registering it again in the same database is the name's usual refusal, not the other-database one")

@@ -245,7 +245,9 @@ public final class View: StoreExtension {
         }
         try checkParent(in: transaction)
         let tables = try ViewTables.open(in: transaction, view: name)
-        state.withLock { $0.tables = tables }
+        // Versions are commits' snapshots, which another database repeats: an object registered before in a database
+        // since closed must not answer this one's versions from that one's directories.
+        state.withLock { $0.tables = tables; $0.indexes = [] }
         if case .manual = source {
             let order = try ManualOrderTable.open(in: transaction, view: name)
             state.withLock { $0.order = order }
@@ -269,6 +271,8 @@ public final class View: StoreExtension {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
         try checkParent(in: transaction)
+        // (As in `prepare`: the cached directories may be another database's.)
+        if transaction.writer(of: self) == nil { state.withLock { $0.indexes = [] } }
         if case .manual = source {
             guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
             state.withLock { $0.order = order }
