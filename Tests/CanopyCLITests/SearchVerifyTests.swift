@@ -174,6 +174,22 @@ struct SearchVerifyTests {
         }
     }
 
+    @Test("an index recorded in another format is not checked (the app rebuilds it): a warning, exit 0")
+    func otherFormat() async throws {
+        try await withDatabase { path in
+            try Self.damage(path) { txn, open in
+                let extensions = try open("canopy.extensions")
+                let key = Array(Self.index.utf8)
+                let record = String(decoding: try #require(try txn.value(forKey: key, in: extensions)), as: UTF8.self)
+                #expect(record.contains(#"\"format\":5"#), "\(record)")
+                try txn.put(Array(record.replacingOccurrences(of: #"\"format\":5"#, with: #"\"format\":4"#).utf8), forKey: key, in: extensions)
+            }
+            let verify = await canopy("verify", path)
+            #expect(verify.status == 0, "\(verify.output)")
+            #expect(verify.output.contains("warning: search index 'memo-search' was not checked: it is stored in format 4"), "\(verify.output)")
+        }
+    }
+
     @Test("the canopy executable on a damaged index: a report and exit status 1, never a signal", .timeLimit(.minutes(2)))
     func executable() async throws {
         guard let executable = canopyExecutable else {
