@@ -83,20 +83,46 @@ struct SearchIndexVerifier {
     var pendingState: SearchIndexState?
     /// The index registered in this process, whose text closure each row's record is compared with.
     var closures: SearchIndex?
+    /// The index's attachment slot (`nil`: no row carries its record).
+    var slot: AttachmentSlot?
+    var prefixLengths: [Int] = []
     var problems: [String] = []
 
-    /// What the rows' records say about one indexed row.
+    /// What the rows' records say about one indexed row, kept small (a verify of millions of rows holds one per row):
+    /// its words (and prefixes) as a count and a sum of their digests, matched against the postings found for it. A row
+    /// whose postings do not match is read again (``checkCompleteness(_:tables:)``) to name what is missing or extra.
     struct IndexedRow {
         var key: [UInt8]
-        var label: String
         var length: Int
-        var terms: [[UInt8]]
-        /// Its prefixes (of the index's prefix lengths), sorted.
-        var prefixes: [[UInt8]] = []
+        var words = Digest()
+        var prefixes = Digest()
         /// The postings (and prefix postings) found for it.
-        var found = 0
-        var prefixesFound = 0
+        var foundWords = Digest()
+        var foundPrefixes = Digest()
         var inDocuments = false
+
+        var matches: Bool { words == foundWords && prefixes == foundPrefixes }
+    }
+
+    /// A set of words as a count and a wrapping sum of their 64-bit digests: equal for equal sets; two different sets
+    /// of a row (a word missing, another listed instead) agree only with a probability of about 2^-64.
+    struct Digest: Equatable {
+        var count = 0
+        var sum: UInt64 = 0
+
+        mutating func add(_ word: some Collection<UInt8>) {
+            count += 1
+            sum &+= Self.digest(word)
+        }
+
+        /// FNV-1a over the bytes, then SplitMix64's finalizer (sums of raw FNV values of similar words are close).
+        static func digest(_ word: some Collection<UInt8>) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in word { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+            return hash ^ (hash >> 31)
+        }
     }
 
     init(name: String, limit: Int, transaction: ReadTransaction) {
@@ -130,13 +156,13 @@ struct SearchIndexVerifier {
             check.notChecked = "it is stale (consistent with snapshot \(snapshot.map(String.init) ?? "none"), the store is at \(snapshots.store): rows were written by a process that did not register it); the app brings it up to date when it next registers it or writes"
             return check
         }
-        let prefixLengths = definition.prefixLengths ?? []
+        prefixLengths = definition.prefixLengths ?? []
         guard let tables = try SearchIndexTables.existing(in: transaction, index: name, withPrefixes: !prefixLengths.isEmpty) else {
             check.problems = ["its tables are missing"]
             return check
         }
         let state = try readState()
-        var rows = try readRows(collections: definition.collections.map(Set.init), prefixLengths: prefixLengths, state: state, skipped: &check.skippedRows)
+        var rows = try readRows(collections: definition.collections.map(Set.init), state: state, skipped: &check.skippedRows)
         check.rows = rows.count
         checkTotals(rows, state: state)
         try checkDocuments(tables.documents, &rows)
@@ -167,9 +193,12 @@ struct SearchIndexVerifier {
 
     /// The rows that carry the index's record, by document number; reports malformed records, numbers given twice or
     /// not below the next one, and records on rows outside the indexed collections.
-    mutating func readRows(collections: Set<String>?, prefixLengths: [Int], state: SearchIndexState?, skipped: inout Int) throws -> [UInt64: IndexedRow] {
+    mutating func readRows(collections: Set<String>?, state: SearchIndexState?, skipped: inout Int) throws -> [UInt64: IndexedRow] {
         var rows: [UInt64: IndexedRow] = [:]
-        guard let slot = try transaction.attachmentSlot(for: name) else { return rows }
+        slot = try transaction.attachmentSlot(for: name)
+        guard let slot else { return rows }
+        let prefixLengths = self.prefixLengths
+        let closures = self.closures
         var problems: [String] = []
         var skippedCount = 0
         let limit = self.limit
@@ -201,15 +230,14 @@ struct SearchIndexVerifier {
                 problems.append("row \(label) is numbered \(record.document), not below the next number to give (\(state.nextDocument)): a new row would share its number")
             }
             if let other = rows[record.document] {
-                problems.append("rows \(other.label) and \(label) are both numbered \(record.document)")
+                problems.append("rows \(rowLabel(other.key)) and \(label) are both numbered \(record.document)")
             }
             if zip(record.terms, record.terms.dropFirst()).contains(where: { !$0.0.lexicographicallyPrecedes($0.1) }) {
                 problems.append("row \(label): the words of its record are not sorted and distinct")
             }
-            var row = IndexedRow(key: stored.storedKey.bytes, label: label, length: record.length, terms: record.terms)
-            if !prefixLengths.isEmpty {
-                row.prefixes = Set(SearchDocumentAnalysis.distinctPrefixes(of: record.terms, lengths: prefixLengths)).sorted { $0.lexicographicallyPrecedes($1) }
-            }
+            var row = IndexedRow(key: stored.storedKey.bytes, length: record.length)
+            for term in record.terms { row.words.add(term) }
+            for prefix in Self.prefixes(of: record.terms, lengths: prefixLengths) { row.prefixes.add(prefix) }
             rows[record.document] = row
             return problems.count < limit
         }
@@ -263,7 +291,7 @@ struct SearchIndexVerifier {
                     row.inDocuments = true
                     rows[document] = row
                 } else {
-                    problems.append("number \(document) is row \(row.label), but the documents table names row \(rowLabel(Array(key))): a search that finds it would return the other row")
+                    problems.append("number \(document) is row \(rowLabel(row.key)), but the documents table names row \(rowLabel(Array(key))): a search that finds it would return the other row")
                 }
                 return problems.count < limit
             }
@@ -272,7 +300,7 @@ struct SearchIndexVerifier {
         }
         for problem in problems { report(problem) }
         for (document, row) in rows.sorted(by: { $0.key < $1.key }) where !row.inDocuments && !full {
-            report("row \(row.label) (number \(document)) is missing from the documents table: a search that matches it cannot name its row")
+            report("row \(rowLabel(row.key)) (number \(document)) is missing from the documents table: a search that matches it cannot name its row")
         }
     }
 
@@ -331,15 +359,10 @@ struct SearchIndexVerifier {
                         problems.append("\(place) lists row number \(document), which no row carries: a search for it would match a row that is gone")
                         continue
                     }
-                    let expected = prefixes ? row.prefixes : row.terms
-                    if Self.contains(expected, term) {
-                        if prefixes { row.prefixesFound += 1 } else { row.found += 1 }
-                        rows[document] = row
-                    } else {
-                        problems.append("\(place) lists row \(row.label), whose record does not hold that \(what)")
-                    }
+                    if prefixes { row.foundPrefixes.add(term) } else { row.foundWords.add(term) }
+                    rows[document] = row
                     if length != row.length {
-                        problems.append("\(place): row \(row.label)'s posting gives it \(length) words, its record \(row.length)")
+                        problems.append("\(place): row \(rowLabel(row.key))'s posting gives it \(length) words, its record \(row.length)")
                     }
                 }
             } catch let error as SearchBytes.Malformed {
@@ -400,9 +423,10 @@ struct SearchIndexVerifier {
 
     // MARK: Every word of every row
 
-    /// Each indexed row must be in the list of each of its words (and prefixes): those found were counted as the
-    /// lists were read; the rows with fewer are looked up word by word, and each missing word is reported once with
-    /// the rows it misses.
+    /// Each indexed row must be in the list of each of its words (and prefixes), and in no other: the postings found
+    /// for it were summed as the lists were read. A row whose sum differs is read again: each of its words missing
+    /// from its list is reported once with the rows it misses, and the lists that hold such a row without its record
+    /// holding the word are found by reading the lists once more (only when some row differs).
     mutating func checkCompleteness(_ rows: [UInt64: IndexedRow], tables: SearchIndexTables) throws {
         // (What is missing, the search that misses it, its rows.)
         var missing: [(list: String, query: String, rows: [String])] = []
@@ -415,24 +439,72 @@ struct SearchIndexVerifier {
                 missing.append((list, query, [label]))
             }
         }
-        for (document, row) in rows.sorted(by: { $0.key < $1.key }) {
-            if row.found < row.terms.count {
-                for term in row.terms where !(try hasPosting(term, document: document, in: tables.postings)) {
-                    add("the postings of word '\(Self.text(term))'", Self.text(term), row.label)
+        // The words of the first rows that differ, to find their extra postings; the rows examined, bounded (a list
+        // lost whole can miss millions of rows: the count then says "at least").
+        var differing: [UInt64: (words: [[UInt8]], prefixes: [[UInt8]])] = [:]
+        var examined = 0
+        for (document, row) in rows.sorted(by: { $0.key < $1.key }) where !row.matches {
+            guard examined < Self.examinedRows else { break }
+            examined += 1
+            let words = try recordedWords(of: row)
+            let prefixes = Self.prefixes(of: words, lengths: prefixLengths)
+            if differing.count < limit { differing[document] = (words, prefixes) }
+            let label = rowLabel(row.key)
+            for term in words where !(try hasPosting(term, document: document, in: tables.postings)) {
+                add("the postings of word '\(Self.text(term))'", Self.text(term), label)
+            }
+            if let prefixList = tables.prefixes {
+                for prefix in prefixes where !(try hasPosting(prefix, document: document, in: prefixList)) {
+                    add("the prefix list of '\(Self.text(prefix))'", Self.text(prefix) + "*", label)
                 }
             }
-            if let prefixes = tables.prefixes, row.prefixesFound < row.prefixes.count {
-                for prefix in row.prefixes where !(try hasPosting(prefix, document: document, in: prefixes)) {
-                    add("the prefix list of '\(Self.text(prefix))'", Self.text(prefix) + "*", row.label)
-                }
-            }
-            if places.count >= limit { break }
         }
+        let atLeast = examined == Self.examinedRows ? "at least " : ""
         for (list, query, labels) in missing {
             let shown = labels.prefix(10).joined(separator: ", ")
             let more = labels.count > 10 ? ", … \(labels.count - 10) more" : ""
-            report("\(list) lack\(list.hasPrefix("the postings") ? "" : "s") \(labels.count) of its rows (\(shown)\(more)): a search for '\(query)' does not find \(labels.count == 1 ? "it" : "them")")
+            report("\(list) lack\(list.hasPrefix("the postings") ? "" : "s") \(atLeast)\(labels.count) of its rows (\(shown)\(more)): a search for '\(query)' does not find \(labels.count == 1 ? "it" : "them")")
         }
+        guard !differing.isEmpty, !full else { return }
+        try reportExtraPostings(in: tables.postings, what: "word", differing.mapValues(\.words), rows)
+        if let prefixList = tables.prefixes {
+            try reportExtraPostings(in: prefixList, what: "prefix", differing.mapValues(\.prefixes), rows)
+        }
+    }
+
+    /// The most rows whose postings differ from their records that are read again to name what they miss.
+    static let examinedRows = 10_000
+
+    /// Reports the postings of `table` of the rows of `expected` whose record does not hold the list's word.
+    mutating func reportExtraPostings(
+        in table: ExtensionTable<BytesCoding, BytesCoding>, what: String, _ expected: [UInt64: [[UInt8]]], _ rows: [UInt64: IndexedRow]
+    ) throws {
+        var problems: [String] = []
+        let limit = self.limit - self.problems.count
+        try table.forEachBytes(in: transaction) { key, value in
+            guard key.count >= 9, key[key.count - 9] == 0, let run = try? SearchPostingBlock.decode(value) else { return true }
+            let term = Array(key[..<(key.count - 9)])
+            let block = UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+            for document in run.documents {
+                guard let words = expected[document], !Self.contains(words, term), let row = rows[document] else { continue }
+                problems.append("block \(Self.blockName(block)) of \(what) '\(Self.text(term))' lists row \(rowLabel(row.key)), whose record does not hold that \(what)")
+            }
+            return problems.count < limit
+        }
+        for problem in problems { report(problem) }
+    }
+
+    /// The words of `row`'s record, read again (sorted, as stored).
+    func recordedWords(of row: IndexedRow) throws -> [[UInt8]] {
+        guard let slot, let key = StoredRowKey(bytes: row.key), let bytes = try transaction.attachment(at: slot, forRow: key),
+              let record = try? SearchRowRecord.decode(bytes) else { return [] }
+        return record.terms
+    }
+
+    /// The distinct prefixes of `lengths` of `words` (sorted by bytes), sorted by bytes.
+    static func prefixes(of words: [[UInt8]], lengths: [Int]) -> [[UInt8]] {
+        guard !lengths.isEmpty else { return [] }
+        return Set(SearchDocumentAnalysis.distinctPrefixes(of: words, lengths: lengths)).sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// Whether the list of `term` holds row `document` (a damaged block counts as not holding it: reported already).
