@@ -47,7 +47,8 @@ extension ReadTransaction {
     /// A stale index (rows written since by a process that did not register it), or one stored in another format,
     /// is not checked (``SearchIndexCheck/notChecked``): it lags the rows by design until the app brings it up to
     /// date. Call it in a read transaction (in a read-write transaction, the index's pending postings are written to
-    /// its tables first). Reading every row and every list, it takes time in proportion to the index.
+    /// its tables first). It reads every row once and every list once (and the lists once more when
+    /// some row's postings differ from its record), and keeps a few tens of bytes per indexed row.
     ///
     /// - Parameters:
     ///   - name: the index's name.
