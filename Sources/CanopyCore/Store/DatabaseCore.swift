@@ -574,6 +574,7 @@ final class DatabaseCore: Sendable {
         let id = ObjectIdentifier(ext)
         let owner = Self.extensionOwners.withLock { owners -> DatabaseCore? in
             if let other = owners[id]?.core, other !== self { return other }
+            owners = owners.filter { $0.value.core != nil }  // the claims of databases closed since
             owners[id] = Weak(core: self)
             return nil
         }
