@@ -250,17 +250,28 @@ func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirec
     // some time ago.
     let directory = try { try filledManualListStore(count: count).2 }()
     try evictFromPageCache(directory.child("db") + "/data.mdb")
-    if ProcessInfo.processInfo.environment["MANUAL_LIST_FINCORE"] == "1" {
-        let fincore = try Process.run(URL(fileURLWithPath: "/usr/bin/fincore"), arguments: [directory.child("db") + "/data.mdb"])
-        fincore.waitUntilExit()
-    }
+    pageCacheReport(directory.child("db") + "/data.mdb")
     let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
     try database.register(ManualView.make(name: "manual", collections: [benchRecords.name]))
     let connection = database.newConnection()
-    if ProcessInfo.processInfo.environment["MANUAL_LIST_SCAN"] == "1" {
+    switch ProcessInfo.processInfo.environment["MANUAL_LIST_SCAN"] {
+    case "list":
         // As an app that shows the whole list once after opening it: the list's pages read in order.
         let rows = try connection.read { txn in try txn.view("manual").rowIDs(inGroup: "manual").count }
         guard rows == count else { throw DriverError("the list has \(rows) rows") }
+    case "rows":
+        // As an app that reads every row once after opening (an export, a search index's check): the rows table,
+        // written in key order, read in order through the map, so the kernel reads ahead.
+        var rows = 0
+        try connection.read { txn in
+            try txn.enumerateObjects(in: benchRecords) { _ in
+                rows += 1
+                return true
+            }
+        }
+        guard rows == count else { throw DriverError("the store has \(rows) rows") }
+    default:
+        break
     }
     return (database, connection, directory)
 }
@@ -297,6 +308,13 @@ func filledManualListStore(count: Int) throws -> (Database, Connection, Temporar
     return (database, connection, directory)
 }
 
+/// With MANUAL_LIST_FINCORE=1, prints the file's size and how much of it is in the page cache (`fincore`).
+func pageCacheReport(_ path: String) {
+    guard ProcessInfo.processInfo.environment["MANUAL_LIST_FINCORE"] == "1",
+          let fincore = try? Process.run(URL(fileURLWithPath: "/usr/bin/fincore"), arguments: ["--bytes", path]) else { return }
+    fincore.waitUntilExit()
+}
+
 /// With PERF_CONTROL=FIFO (`perf record -D -1 --control fifo:FIFO`), sends `command` (`enable`, `disable`) to perf:
 /// a profile of the moves without the fill before them and the clean-up after.
 func controlPerf(_ command: String) {
@@ -305,14 +323,6 @@ func controlPerf(_ command: String) {
     try? handle.close()
 }
 
-/// Writes the file's dirty pages and drops its pages from the page cache (`POSIX_FADV_DONTNEED`).
-func evictFromPageCache(_ path: String) throws {
-    let descriptor = open(path, O_RDWR)
-    guard descriptor >= 0 else { throw DriverError("cannot open \(path)") }
-    defer { close(descriptor) }
-    fsync(descriptor)
-    posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED)
-}
 
 /// Single-move transactions without fsync in a manual list of `count` rows: `manual-move-<label> canopy`, 200 moves
 /// per iteration (random source and destination), each its own commit.
@@ -322,7 +332,10 @@ func manualMoves(count: Int) -> (Int) throws -> Void {
         defer { withExtendedLifetime((database, directory)) {} }
         var generator = XorShift()
         controlPerf("enable")
-        defer { controlPerf("disable") }
+        defer {
+            controlPerf("disable")
+            pageCacheReport(directory.child("db") + "/data.mdb")
+        }
         for round in -1..<iterations {  // -1: warm-up
             let moves = {
                 for _ in 0..<200 {
@@ -331,7 +344,12 @@ func manualMoves(count: Int) -> (Int) throws -> Void {
                     try connection.readWrite { txn in try txn.manualList("manual").move(from: from, to: to) }
                 }
             }
+            let before = ResourceUsage.now()
             if round >= 0 { try measured(moves) } else { try moves() }
+            if ProcessInfo.processInfo.environment["MANUAL_LIST_SERIES"] == "1" {
+                let spent = ResourceUsage.now() - before
+                print("round \(round): thread CPU \(spent.threadCPU), bytes written \(spent.bytesWritten), minor faults \(spent.minorFaults)")
+            }
         }
     }
 }

@@ -90,6 +90,23 @@ func mix(_ value: UInt64) -> UInt64 {
     return z ^ (z >> 31)
 }
 
+/// Writes the file's dirty pages to disk and drops its pages from the kernel's page cache (`POSIX_FADV_DONTNEED`;
+/// pages still mapped by a process stay).
+func evictFromPageCache(_ path: String) throws {
+    let descriptor = open(path, O_RDWR)
+    guard descriptor >= 0 else { throw PageCacheError("cannot open \(path) to drop it from the page cache: errno \(errno)") }
+    defer { close(descriptor) }
+    guard fsync(descriptor) == 0, posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0 else {
+        throw PageCacheError("cannot sync \(path) or drop it from the page cache: errno \(errno)")
+    }
+}
+
+/// The page cache could not be dropped (a benchmark's setup, outside the measured part).
+struct PageCacheError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// A fresh directory under the system's temporary directory, removed by ``remove()`` or when the value is released.
 final class TemporaryDirectory {
     let path: String
