@@ -16,7 +16,7 @@
  * single-page pwrites at random page offsets (CPU time of the thread per write). MODE letters: x nothing (the fill's
  * folios stay), s fsync, d fsync + POSIX_FADV_DONTNEED (the file out of the page cache), m read every page through a
  * shared read-only map (readahead), R the same with MADV_RANDOM (no readahead: one page per fault). Examples:
- *   pwrite-folios 346 256 x /tmp/f 50000   # as after a 1M-row fill: ~3.4 us per write (4 MB file: ~0.85 us)
+ *   pwrite-folios 346 256 x /tmp/f 50000   # as after a 1M-row fill: 3.4-9 us per write (4 MB: 0.8 us)
  *   pwrite-folios 346 4   x /tmp/f 50000   # the same file written a page at a time: ~1.1 us
  *   pwrite-folios 346 256 dm /tmp/f 50000  # out of the cache, read back in order through the map: ~22 us
  *   pwrite-folios 346 256 dR /tmp/f 50000  # the same with MADV_RANDOM (LMDB's MDB_NORDAHEAD): ~1.4 us
