@@ -244,6 +244,11 @@ func smallWrites(iterations: Int, durability: Durability) throws {
 /// A store whose manual view `manual` lists `count` rows (appended in key order, 100k per transaction). With
 /// MANUAL_LIST_DATABASE=DIR, the filled database is kept in DIR-<count> and copied from there by later runs: filling a
 /// million rows under callgrind takes an hour on a loaded machine, the moves a minute.
+///
+/// MANUAL_LIST_STATE says how the moves find the list (the ManualLists article's table): unset, as the process that
+/// has just filled it; `synced`, the same after `Database.sync()`; `evicted`, synced, closed, the data file dropped
+/// from the page cache and opened again (as the benchmark's `manual-move-*` lines). With `evicted`,
+/// MANUAL_LIST_SCAN=list or rows first reads the whole list or every row, as an app might after opening.
 func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirectory) {
     guard ProcessInfo.processInfo.environment["MANUAL_LIST_STATE"] == "evicted" else { return try filledManualListStore(count: count) }
     // Synced, closed, the data file dropped from the page cache, opened again: as an app opening a list it filled
@@ -276,6 +281,8 @@ func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirec
     return (database, connection, directory)
 }
 
+/// A store whose list was filled by this process (or copied from MANUAL_LIST_DATABASE), synced when
+/// MANUAL_LIST_STATE asks for it.
 func filledManualListStore(count: Int) throws -> (Database, Connection, TemporaryDirectory) {
     let list = ManualView.make(name: "manual", collections: [benchRecords.name])
     let saved = ProcessInfo.processInfo.environment["MANUAL_LIST_DATABASE"].map { "\($0)-\(count)" }
@@ -297,14 +304,7 @@ func filledManualListStore(count: Int) throws -> (Database, Connection, Temporar
         }
     }
     if let saved { try FileManager.default.copyItem(atPath: directory.child("db"), toPath: saved) }
-    switch ProcessInfo.processInfo.environment["MANUAL_LIST_STATE"] ?? "" {
-    case "synced":
-        try database.sync()
-    case "evicted":
-        try database.sync()
-    default:
-        break
-    }
+    if ["synced", "evicted"].contains(ProcessInfo.processInfo.environment["MANUAL_LIST_STATE"]) { try database.sync() }
     return (database, connection, directory)
 }
 
@@ -322,7 +322,6 @@ func controlPerf(_ command: String) {
     handle.write(Data("\(command)\n".utf8))
     try? handle.close()
 }
-
 
 /// Single-move transactions without fsync in a manual list of `count` rows: `manual-move-<label> canopy`, 200 moves
 /// per iteration (random source and destination), each its own commit.
