@@ -456,7 +456,7 @@ public class ReadTransaction {
     }
 
     /// The scan of both ``enumerateObjects(in:prefix:where:_:)`` forms: `body` gets each row's key (`withKeys`), or
-    /// an empty string in its place, and its object. Otherwise a key is made only when something asks for it: the
+    /// in its place an empty string (or the key, when one was made for the cache), and its object. Otherwise a key is made only when something asks for it: the
     /// filter, a non-empty cache, an error. (The keyed form passes its closure as it is: no extra call per row.)
     private final func scanObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String, where filter: ((String) -> Bool)?,
@@ -485,12 +485,14 @@ public class ReadTransaction {
             var entry = try cursor.seek(atOrAfter: rowPrefix)
             var ahead = Cursor.ReadAhead(capacity: 64)
             var aheadIndex = 0
+            // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
+            // string (no allocation) until then. (Declared once for the scan, so that the values-only form releases
+            // no string per row; `body` ignores it there.)
+            var key = ""
             while let found = entry, LMDB.ReadTransaction.key(found.key, startsWith: rowPrefix) {
                 let rowKey = found.key, value = found.value
-                // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
-                // string (no allocation) until then.
-                var key = withKeys ? RowKey.key(of: rowKey) : ""
                 var hasKey = withKeys
+                if withKeys { key = RowKey.key(of: rowKey) }
                 if let filter {
                     if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
                     guard filter(key) else {
