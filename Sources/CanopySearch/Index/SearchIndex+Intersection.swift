@@ -35,6 +35,7 @@ extension SearchIndex {
         var driverBlocks: [UInt64] = []
         var bodyBlocks: [Int32] = []
         var bodyStarts: [Int32] = []
+        var bodyEnds: [Int32] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
         // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
@@ -43,6 +44,7 @@ extension SearchIndex {
         documents.reserveCapacity(expectedRows)
         bodyBlocks.reserveCapacity(expectedRows)
         bodyStarts.reserveCapacity(expectedRows)
+        bodyEnds.reserveCapacity(expectedRows)
         do {
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockIndex = Int32(clamping: driverBlocks.count)
@@ -51,7 +53,7 @@ extension SearchIndex {
                 guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
                 driverBlocks.append(blockKey)
                 let first = documents.count
-                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, bodyStarts: &bodyStarts)
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, bodyStarts: &bodyStarts, bodyEnds: &bodyEnds)
                 for _ in first..<documents.count { bodyBlocks.append(blockIndex) }
                 return true
             }
@@ -62,6 +64,7 @@ extension SearchIndex {
             documents = survivors.map { documents[$0] }
             bodyBlocks = survivors.map { bodyBlocks[$0] }
             bodyStarts = survivors.map { bodyStarts[$0] }
+            bodyEnds = survivors.map { bodyEnds[$0] }
             // The survivors' lengths and counts in the driver, block by block (survivors ascend, so do their blocks).
             lengths = [Int](repeating: 0, count: documents.count)
             counts[driver] = [Int](repeating: 0, count: documents.count * fieldCount)
@@ -76,7 +79,7 @@ extension SearchIndex {
                 ) { raw in
                     guard let raw else { throw SearchBytes.Malformed("a block read a moment ago is gone") }
                     for survivor in range {
-                        try SearchPostingBlock.readCounts(in: raw, bodyAt: Int(bodyStarts[survivor])) { length, field, count in
+                        try SearchPostingBlock.readCounts(in: raw, body: Int(bodyStarts[survivor])..<Int(bodyEnds[survivor])) { length, field, count in
                             lengths[survivor] = length
                             if field < fieldCount { counts[driver][survivor * fieldCount + field] += count }
                         }
@@ -130,11 +133,11 @@ extension SearchIndex {
             guard next < candidates.count else { return false }
             guard candidates[next] <= blockKey else { return true }
             try candidates.withUnsafeBufferPointer { candidates in
-                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, start in
+                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, body in
                     kept.append(slot)
                     let base = termCounts.count
                     for _ in 0..<fieldCount { termCounts.append(0) }
-                    try SearchPostingBlock.readCounts(in: value, bodyAt: start) { _, field, count in
+                    try SearchPostingBlock.readCounts(in: value, body: body) { _, field, count in
                         if field < fieldCount { termCounts[base + field] += count }
                     }
                 }

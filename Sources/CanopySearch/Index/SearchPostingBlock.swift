@@ -221,28 +221,32 @@ enum SearchPostingBlock {
     }
 
     /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, and
-    /// where each one's body starts to `bodyStarts`, reading no body (an intersection reads every row of its rarest
-    /// list this way).
+    /// where each one's body starts and ends to `bodyStarts` and `bodyEnds`, reading no body (an intersection reads
+    /// every row of its rarest list this way).
     /// - Throws: ``SearchBytes/Malformed`` for a damaged block (as ``Reader`` does) or a row outside its block's range.
     static func appendRows(
-        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], bodyStarts: inout [Int32]
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], bodyStarts: inout [Int32],
+        bodyEnds: inout [Int32]
     ) throws {
         var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
         documents.reserveCapacity(documents.count + rows.remaining)
         bodyStarts.reserveCapacity(bodyStarts.count + rows.remaining)
+        bodyEnds.reserveCapacity(bodyEnds.count + rows.remaining)
         while try rows.next() {
             documents.append(rows.document)
+            // (A block is a value of at most a few KB: its offsets fit; a clamped one fails readCounts' bound check.)
             bodyStarts.append(Int32(clamping: rows.bodyStart))
+            bodyEnds.append(Int32(clamping: rows.bodyEnd))
         }
     }
 
-    /// Calls `matched(slot, bodyStart)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
+    /// Calls `matched(slot, body)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
     /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
     /// candidate the block could hold); reads no other body.
     /// - Throws: as ``appendRows(of:after:upTo:to:bodyStarts:)``, and what `matched` throws.
     static func matchRows(
         of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
-        next: inout Int, _ matched: (_ slot: Int, _ bodyStart: Int) throws -> Void
+        next: inout Int, _ matched: (_ slot: Int, _ body: Range<Int>) throws -> Void
     ) throws {
         var slot = next
         var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
@@ -250,7 +254,7 @@ enum SearchPostingBlock {
             let document = rows.document
             while slot < candidates.count, candidates[slot] < document { slot += 1 }
             if slot < candidates.count, candidates[slot] == document {
-                try matched(slot, rows.bodyStart)
+                try matched(slot, rows.bodyStart..<rows.bodyEnd)
                 slot += 1
             }
         }
@@ -267,6 +271,8 @@ enum SearchPostingBlock {
         private let blockKey: UInt64
         private(set) var document: UInt64 = 0
         private(set) var bodyStart = 0
+        /// Where the current row's body ends (its size said so; within the block).
+        private(set) var bodyEnd = 0
 
         init(_ raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64) throws {
             let header = try Reader(raw)
@@ -294,6 +300,7 @@ enum SearchPostingBlock {
             guard size <= UInt64(count - offset) else { throw SearchBytes.Malformed("an entry's body runs past its block") }
             bodyStart = offset
             offset += Int(size)
+            bodyEnd = offset
             guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
             return true
         }
@@ -317,11 +324,14 @@ enum SearchPostingBlock {
         }
     }
 
-    /// Reads the length and per-field counts of the entry whose body starts at `start` in the block `raw` (a place
-    /// ``Reader/bodyStart`` gave for this block).
-    static func readCounts(in raw: UnsafeRawBufferPointer, bodyAt start: Int, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
-        guard start >= 0, start <= raw.count else { throw SearchBytes.Malformed("a body outside its block") }
-        var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[start...]))
+    /// Reads the length and per-field counts of the entry whose body is `body` in the block `raw` (the place
+    /// ``RowScanner`` gave for this block). Every read stays inside the body: counts that run past its end (bytes that
+    /// pass the block's checksum but disagree with the size the block gives the body) throw, never read the next
+    /// entry's bytes as counts.
+    /// - Throws: ``SearchBytes/Malformed`` when the body is outside the block or its counts run past its end.
+    static func readCounts(in raw: UnsafeRawBufferPointer, body: Range<Int>, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
+        guard body.lowerBound >= 0, body.upperBound <= raw.count else { throw SearchBytes.Malformed("a body outside its block") }
+        var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[body]))
         let length = try reader.int()
         let fields = try reader.int()
         for _ in 0..<fields {
