@@ -19,15 +19,20 @@ struct SearchBytesTests {
                 _ = try bytes.withUnsafeBytes { try SearchPosting.decode($0, positions: true) }
             }
         }
-        // Blocks: a count past an Int, a row number that does not ascend (delta 0), an entry cut short, fewer entries
-        // than counted, bytes after the last entry, positions past the entry.
-        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence; then row 1, a
-        // body of 6 bytes.) A body size past the block is the last case.
-        let valid: [UInt8] = [1, 1, 3, 3, 1, 1, 6, 3, 1, 0, 1, 1, 0]
+        // Blocks: a count past an Int, a first row numbered 0, a row number that does not ascend (distance 0 twice),
+        // an entry cut short, fewer entries than counted, bytes after the last entry, a body size past the block, a
+        // width of row numbers other than 1, 2, 4 or 8, row numbers past the block.
+        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence; row numbers:
+        // first 1, width 1, distance 0; then a body of 6 bytes.)
+        let entry: [UInt8] = [6, 3, 1, 0, 1, 1, 0]
+        let valid: [UInt8] = [1, 1, 3, 3, 1, 1, 1, 0] + entry
         #expect(try valid.withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1])
+        let twoRows: [UInt8] = [2, 1, 3, 3, 1, 1, 1, 0, 1]
+        #expect(try (twoRows + entry + entry).withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1, 2])
         let blocks: [[UInt8]] = [
-            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1, 0, 6, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
-            [1, 1, 3, 3, 1, 1, 9, 3, 1, 0, 1, 1, 0],
+            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1, 0, 1, 0] + entry, [2, 1, 3, 3, 1, 1, 1, 0, 0] + entry + entry, Array(valid.dropLast()),
+            twoRows + entry, valid + [7], [1, 1, 3, 3, 1, 1, 1, 0, 9, 3, 1, 0, 1, 1, 0], [1, 1, 3, 3, 1, 1, 3, 0, 0, 0] + entry,
+            [1, 1, 3, 3, 1, 1, 8, 0, 0],
         ]
         for bytes in blocks {
             #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchPostingBlock.decode($0) } }

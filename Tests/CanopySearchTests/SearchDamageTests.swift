@@ -48,7 +48,7 @@ struct SearchDamageTests {
             // Row 1 as 2^32 − 1 words holding `milk` 2^32 − 1 times, block and directory agreeing.
             let most = Self.most
             let body = Self.varints([most, 1, 0, most, 0])
-            let block = Self.varints([1, most, most, most, most, 1, UInt64(body.count)]) + body
+            let block = Self.varints([1, most, most, most, most, 1, 1, 0, UInt64(body.count)]) + body  // (row numbers: first 1, width 1, distance 0)
             let key = SearchPostingBlock.key(term: Array("milk".utf8), block: SearchPostingBlock.openBlock)
             let header = SearchBlockHeader(
                 block: SearchPostingBlock.openBlock, count: 1, maximumOccurrences: Int(most), minimumLength: Int(most), densestLength: Int(most),
@@ -122,7 +122,7 @@ struct SearchDamageTests {
             // Each word's block: row 1 holding it 2^32 − 1 times (three runs, merged by document number in an array).
             let most = Self.most
             let body = Self.varints([3, 1, 0, most, 0])
-            let block = Self.varints([1, most, 3, 3, most, 1, UInt64(body.count)]) + body
+            let block = Self.varints([1, most, 3, 3, most, 1, 1, 0, UInt64(body.count)]) + body  // (row numbers: first 1, width 1, distance 0)
             try connection.readWrite { txn in
                 for word in ["mila", "milb", "milc"] {
                     try index.tables().postings.put(block, forKey: SearchPostingBlock.key(term: Array(word.utf8), block: SearchPostingBlock.openBlock), in: txn)

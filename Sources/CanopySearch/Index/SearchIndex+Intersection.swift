@@ -29,12 +29,12 @@ extension SearchIndex {
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
         let fieldCount = fields.count
-        // The candidates: the driver's rows, read without their bodies (most do not survive the other lists); each
-        // with its block and where its body starts there, to read the survivors' counts at the end.
+        // The candidates: the driver's rows, read from the blocks' row numbers without their bodies (most do not
+        // survive the other lists); each with its block and its index there, to read the survivors' counts at the end.
         var documents: [UInt64] = []
         var driverBlocks: [UInt64] = []
         var bodyBlocks: [Int32] = []
-        var bodyStarts: [Int32] = []
+        var entries: [Int32] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
         // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
@@ -42,7 +42,7 @@ extension SearchIndex {
         let expectedRows = min(documentCounts[driver], 1 << 20)
         documents.reserveCapacity(expectedRows)
         bodyBlocks.reserveCapacity(expectedRows)
-        bodyStarts.reserveCapacity(expectedRows)
+        entries.reserveCapacity(expectedRows)
         do {
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockIndex = Int32(clamping: driverBlocks.count)
@@ -51,7 +51,7 @@ extension SearchIndex {
                 guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
                 driverBlocks.append(blockKey)
                 let first = documents.count
-                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, bodyStarts: &bodyStarts)
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, entries: &entries)
                 for _ in first..<documents.count { bodyBlocks.append(blockIndex) }
                 return true
             }
@@ -61,7 +61,7 @@ extension SearchIndex {
             }
             documents = survivors.map { documents[$0] }
             bodyBlocks = survivors.map { bodyBlocks[$0] }
-            bodyStarts = survivors.map { bodyStarts[$0] }
+            entries = survivors.map { entries[$0] }
             // The survivors' lengths and counts in the driver, block by block (survivors ascend, so do their blocks).
             lengths = [Int](repeating: 0, count: documents.count)
             counts[driver] = [Int](repeating: 0, count: documents.count * fieldCount)
@@ -75,8 +75,9 @@ extension SearchIndex {
                     forKey: SearchPostingBlock.key(term: lists[driver].word, block: driverBlocks[blockIndex]), in: transaction
                 ) { raw in
                     guard let raw else { throw SearchBytes.Malformed("a block read a moment ago is gone") }
+                    var bodies = try SearchPostingBlock.BodyWalker(raw, layout: try SearchPostingBlock.Layout(raw))
                     for survivor in range {
-                        try SearchPostingBlock.readCounts(in: raw, bodyAt: Int(bodyStarts[survivor])) { length, field, count in
+                        try SearchPostingBlock.readCounts(in: raw, body: try bodies.body(of: Int(entries[survivor]))) { length, field, count in
                             lengths[survivor] = length
                             if field < fieldCount { counts[driver][survivor * fieldCount + field] += count }
                         }
@@ -130,11 +131,11 @@ extension SearchIndex {
             guard next < candidates.count else { return false }
             guard candidates[next] <= blockKey else { return true }
             try candidates.withUnsafeBufferPointer { candidates in
-                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, start in
+                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, body in
                     kept.append(slot)
                     let base = termCounts.count
                     for _ in 0..<fieldCount { termCounts.append(0) }
-                    try SearchPostingBlock.readCounts(in: value, bodyAt: start) { _, field, count in
+                    try SearchPostingBlock.readCounts(in: value, body: body) { _, field, count in
                         if field < fieldCount { termCounts[base + field] += count }
                     }
                 }
