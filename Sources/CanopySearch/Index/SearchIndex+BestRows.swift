@@ -100,7 +100,7 @@ extension SearchIndex {
                 // The directory's bound holds only if the block is the one it describes.
                 guard reader.count == header.count, reader.maximumOccurrences == header.maximumOccurrences,
                       reader.minimumLength == header.minimumLength, reader.densestLength == header.densestLength,
-                      reader.densestOccurrences == header.densestOccurrences else {
+                      reader.densestOccurrences == header.densestOccurrences, reader.front == header.front else {
                     throw SearchBytes.Malformed("block \(header.block)'s header differs from the directory's")
                 }
                 while let document = try reader.next() {
@@ -114,7 +114,8 @@ extension SearchIndex {
                     }
                     // The bound holds only if the header does: a header that understates its rows is damage.
                     guard occurrences <= header.maximumOccurrences, rowLength >= header.minimumLength,
-                          !SearchBlockHeader.isDenser(length: rowLength, occurrences: occurrences, than: header.densestLength, header.densestOccurrences)
+                          !SearchBlockHeader.isDenser(length: rowLength, occurrences: occurrences, than: header.densestLength, header.densestOccurrences),
+                          header.front.bounds(occurrences: occurrences, length: rowLength)
                     else {
                         throw SearchBytes.Malformed("a block's header understates its rows (most occurrences \(header.maximumOccurrences), densest row \(header.densestLength) words for \(header.densestOccurrences))")
                     }
@@ -142,6 +143,13 @@ extension SearchIndex {
     /// and `d / f ≥ (d / o) / w ≥ (densest d / o) / w` (the header's most occurrences and densest row): a bound tighter
     /// than the most occurrences with the shortest row, which may be two different rows. The margin covers rounding.
     static func bound(of header: SearchBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
+        // The front's bound (exact for one field) where the block has one; the two bounds hold together: the lower.
+        let frontBound = header.front.bound(largestWeight: largestWeight, idf: idf, averageLength: averageLength)
+        return min(frontBound, countsBound(of: header, largestWeight: largestWeight, idf: idf, averageLength: averageLength))
+    }
+
+    /// The bound of format 5, from the most occurrences and the densest row alone (see ``bound(of:largestWeight:idf:averageLength:)``).
+    static func countsBound(of header: SearchBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
         guard header.maximumOccurrences > 0, header.densestOccurrences > 0 else { return .infinity }
         let k1 = SearchRanking.k1
         let b = SearchRanking.b

@@ -59,7 +59,8 @@ struct SearchPostingRun {
 /// (together an upper bound of any of its rows' scores: ``SearchIndex/bestRows(of:limit:in:)``).
 ///
 /// A block's value (format 6): `varint(rows n)`, `varint(most occurrences in a row)`, `varint(shortest row)`,
-/// `varint(length)` and `varint(occurrences)` of its densest row; then its row numbers (``RowNumbers``):
+/// `varint(length)` and `varint(occurrences)` of its densest row, its rows' score front (``SearchScoreFront``); then
+/// its row numbers (``RowNumbers``):
 /// `varint(first row)`, one byte `w` (1, 2, 4 or 8) and n × w bytes, each row's distance from the first,
 /// little-endian (the first's is 0), ascending; then per row, in the same order, `varint(body size)` and its posting
 /// body (``SearchPosting``). An intersection compares row numbers without decoding an entry, and finds a matched row's
@@ -119,9 +120,12 @@ enum SearchPostingBlock {
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
         var densest = (length: 0, occurrences: 0)
+        var points: [SearchScoreFront.Point] = []
+        points.reserveCapacity(range.count)
         var size = 0
         for entry in range {
             let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
+            points.append(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length))
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
             if densest.occurrences == 0
@@ -131,6 +135,8 @@ enum SearchPostingBlock {
             let bodySize = end(entry) - starts[entry]
             size += VarInt.size(of: UInt64(bodySize)) + bodySize
         }
+        let front = SearchScoreFront(of: points)
+        size += front.encodedSize
         let first = range.isEmpty ? 0 : documents[range.lowerBound]
         let last = range.isEmpty ? 0 : documents[range.upperBound - 1]
         let width = RowNumbers.width(spanning: last - first)
@@ -147,6 +153,9 @@ enum SearchPostingBlock {
             offset += VarInt.write(header.2, to: out + offset)
             offset += VarInt.write(header.3, to: out + offset)
             offset += VarInt.write(header.4, to: out + offset)
+            for value in [UInt64(front.points.count)] + front.points.flatMap({ [UInt64($0.occurrences), UInt64($0.length)] }) {
+                offset += VarInt.write(value, to: out + offset)
+            }
             // The row numbers: the first, then each row's distance from it in `width` bytes (little-endian).
             offset += VarInt.write(first, to: out + offset)
             out[offset] = UInt8(truncatingIfNeeded: width)
@@ -176,9 +185,10 @@ enum SearchPostingBlock {
             }
             count = offset
         }
-        let blockHeader = SearchBlockHeader(
+        var blockHeader = SearchBlockHeader(
             block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
             densestLength: densest.length, densestOccurrences: densest.occurrences)
+        blockHeader.front = front
         return (value, blockHeader)
     }
 
@@ -354,6 +364,8 @@ enum SearchPostingBlock {
         let minimumLength: Int
         let densestLength: Int
         let densestOccurrences: Int
+        /// Where the score front starts (``SearchScoreFront``).
+        let frontStart: Int
         let rows: RowNumbers
         let entriesStart: Int
 
@@ -365,6 +377,8 @@ enum SearchPostingBlock {
             densestLength = try reader.int()
             densestOccurrences = try reader.int()
             guard count <= raw.count else { throw SearchBytes.Malformed("a block count larger than the block") }
+            frontStart = reader.offset
+            try SearchScoreFront.skip(&reader)
             let first = try reader.varint()
             let width = Int(try reader.byte())
             guard width == 1 || width == 2 || width == 4 || width == 8 else { throw SearchBytes.Malformed("row numbers \(width) bytes wide") }
@@ -419,6 +433,8 @@ enum SearchPostingBlock {
         /// `length / occurrences` is at least `densestLength / densestOccurrences`.
         let densestLength: Int
         let densestOccurrences: Int
+        /// Its rows' score front.
+        let front: SearchScoreFront
         private var index = 0
         private var document: UInt64 = 0
         /// Where the current entry's body starts and ends in the block.
@@ -438,6 +454,9 @@ enum SearchPostingBlock {
             minimumLength = layout.minimumLength
             densestLength = layout.densestLength
             densestOccurrences = layout.densestOccurrences
+            var frontReader = SearchBytes.Reader(raw)
+            try frontReader.skip(layout.frontStart)
+            front = try SearchScoreFront.decode(&frontReader)
         }
 
         /// The next entry's row, its body to be read (``skipBody()``, ``readCounts(_:)``) before the next call; `nil`
