@@ -38,17 +38,24 @@ struct SearchScoreFrontTests {
                 #expect(bound <= best * (1 + 1e-8), "\(context): bound \(bound), best \(best)")
             }
             // Merged (a chunk's front over its blocks'): bounds every row of every part.
-            let halves = [SearchScoreFront(of: Array(rows.prefix(count / 2))), SearchScoreFront(of: Array(rows.dropFirst(count / 2)))]
-            let merged = SearchScoreFront(merging: halves.filter { !$0.points.isEmpty })
+            let halves = [Array(rows.prefix(count / 2)), Array(rows.dropFirst(count / 2))].filter { !$0.isEmpty }.map {
+                SearchBlockHeader(block: 1, count: $0.count, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0, front: SearchScoreFront(of: $0))
+            }
+            let merged = SearchScoreFront(merging: halves[...])
+            #expect(halves.allSatisfy { merged.bounds($0.front) }, "\(context)")
             #expect(rows.allSatisfy { merged.bounds(occurrences: $0.occurrences, length: $0.length) }, "\(context)")
         }
     }
 
     @Test("a front merged with an empty one (a block that has none) is empty: it bounds nothing, so the other bound decides")
     func emptyFrontBoundsNothing() {
-        let some = SearchScoreFront(of: [.init(occurrences: 2, length: 5)])
-        let merged = SearchScoreFront(merging: [some, SearchScoreFront(of: [])])
+        let header = SearchBlockHeader(block: 1, count: 1, maximumOccurrences: 2, minimumLength: 5, densestLength: 5, densestOccurrences: 2)
+        var some = header
+        some.front = SearchScoreFront(of: [.init(occurrences: 2, length: 5)])
+        let merged = SearchScoreFront(merging: [some, header][...])
         #expect(merged.points.isEmpty)
+        #expect(merged.bounds(occurrences: 3, length: 5), "an empty front bounds every row (the counts bound decides)")
+        #expect(!some.front.bounds(header.front), "a front does not bound a block without one")
         #expect(merged.bound(largestWeight: 1, idf: 1, averageLength: 5) == .infinity)
     }
 }

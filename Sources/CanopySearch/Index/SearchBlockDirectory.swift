@@ -11,7 +11,7 @@ struct SearchBlockHeader: Hashable {
     var densestLength: Int
     var densestOccurrences: Int
     /// Its rows' (occurrences, length) front, which bounds their scores exactly for one field (format 6).
-    var front = SearchScoreFront(of: [])
+    var front = SearchScoreFront()
 
     /// Whether a row of `length` words holding the term `occurrences` times is denser (fewer words per occurrence)
     /// than one of `otherLength` words and `otherOccurrences`: `length · otherOccurrences < otherLength · occurrences`,
@@ -52,10 +52,11 @@ enum SearchBlockDirectory {
         var bound: SearchBlockHeader
     }
 
-    /// What bounds the rows of all of `headers`: their most occurrences and their densest row.
+    /// What bounds the rows of all of `headers`: their most occurrences and their densest row (the merged front,
+    /// ``SearchScoreFront/init(merging:)``, is left out: a chunk's is written with it, and checked against its blocks'
+    /// fronts when read).
     static func summary(of headers: ArraySlice<SearchBlockHeader>) -> SearchBlockHeader {
         var result = SearchBlockHeader(block: headers.last?.block ?? 0, count: 0, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0)
-        result.front = SearchScoreFront(merging: headers.map(\.front))
         for header in headers {
             result.count += header.count
             result.maximumOccurrences = max(result.maximumOccurrences, header.maximumOccurrences)
@@ -72,7 +73,8 @@ enum SearchBlockDirectory {
     /// The value of a chunk of `headers` (ascending keys, at most ``maximumBlocks``).
     static func encode(_ headers: ArraySlice<SearchBlockHeader>) -> [UInt8] {
         var out = ByteWriter(capacity: 8 + headers.count * 12)
-        let summary = summary(of: headers)
+        var summary = summary(of: headers)
+        summary.front = SearchScoreFront(merging: headers)
         out.append(varint: UInt64(headers.count))
         out.append(varint: UInt64(summary.count))
         out.append(varint: UInt64(summary.maximumOccurrences))
@@ -126,7 +128,11 @@ enum SearchBlockDirectory {
             sum += header.count
             headers.append(header)
         }
-        guard reader.isAtEnd, key == chunkKey, sum == total, summary(of: headers[first...]) == chunk.bound else {
+        var counts = chunk.bound
+        counts.front = SearchScoreFront()
+        // The chunk's front must bound every block's (a query skips the chunk's blocks by it).
+        guard reader.isAtEnd, key == chunkKey, sum == total, summary(of: headers[first...]) == counts,
+              headers[first...].allSatisfy({ chunk.bound.front.bounds($0.front) }) else {
             throw SearchBytes.Malformed("a directory chunk does not add up (its key, its last block, its rows, its bound or its length)")
         }
         return total

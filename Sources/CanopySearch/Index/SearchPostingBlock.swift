@@ -153,7 +153,7 @@ enum SearchPostingBlock {
             offset += VarInt.write(header.2, to: out + offset)
             offset += VarInt.write(header.3, to: out + offset)
             offset += VarInt.write(header.4, to: out + offset)
-            for value in [UInt64(front.points.count)] + front.points.flatMap({ [UInt64($0.occurrences), UInt64($0.length)] }) {
+            for value in front.encodedValues {
                 offset += VarInt.write(value, to: out + offset)
             }
             // The row numbers: the first, then each row's distance from it in `width` bytes (little-endian).

@@ -12,7 +12,8 @@ import CanopyCore
 /// Stored (format 6) as `varint(p)` then p × (`varint(occurrences)`, `varint(length)`), by length ascending and so by
 /// occurrences ascending, p ≤ ``maximumPoints``: a longer front is cut by merging neighbours into a point that beats
 /// both (the more occurrences, the shorter length), so the stored front still bounds every row. An empty front bounds
-/// nothing (the header's other counts bound the block then).
+/// nothing (the header's other counts bound the block then). Held inline (no allocation per header read: a query
+/// decodes up to 64 headers per directory chunk it opens).
 struct SearchScoreFront: Hashable {
     /// One point: a row of `length` words holding the term `occurrences` times (or, merged, better than such rows).
     struct Point: Hashable {
@@ -23,18 +24,56 @@ struct SearchScoreFront: Hashable {
     /// At most this many points are stored (short texts have fewer: a length per point).
     static let maximumPoints = 8
 
-    /// By length ascending, occurrences strictly ascending.
-    private(set) var points: [Point]
+    /// The points, each `occurrences << 32 | length` (both at most 2^32 − 1, as every stored count).
+    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// The number of points.
+    private(set) var count = 0
 
-    /// The front of `points` (any order; each a row's counts, or another front's points), cut to ``maximumPoints``.
-    init(of points: [Point]) {
-        // By length, then the most occurrences first: a point is on the front when it holds more occurrences than
-        // every shorter one.
-        let sorted = points.sorted { $0.length != $1.length ? $0.length < $1.length : $0.occurrences > $1.occurrences }
+    /// An empty front.
+    init() {}
+
+    /// The front of `rows` (any order; each a row's counts, or another front's points), cut to ``maximumPoints``.
+    init(of rows: [Point]) {
         var front: [Point] = []
-        for point in sorted where point.occurrences > (front.last?.occurrences ?? -1) { front.append(point) }
+        front.reserveCapacity(2 * Self.maximumPoints)
+        for row in rows { Self.insert(row, into: &front) }
+        self.init(cutting: front)
+    }
+
+    /// The front of the fronts of `headers` (a chunk's, over its blocks'); empty when one of them is (nothing bounds
+    /// that block).
+    init(merging headers: ArraySlice<SearchBlockHeader>) {
+        var front: [Point] = []
+        front.reserveCapacity(2 * Self.maximumPoints)
+        for header in headers {
+            guard header.front.count > 0 else {
+                self.init()
+                return
+            }
+            for index in 0..<header.front.count { Self.insert(header.front.point(index), into: &front) }
+        }
+        self.init(cutting: front)
+    }
+
+    /// Adds `point` to `front` (by length ascending, occurrences strictly ascending) unless a point there beats it,
+    /// removing the points it beats.
+    private static func insert(_ point: Point, into front: inout [Point]) {
+        var at = 0
+        while at < front.count, front[at].length < point.length { at += 1 }
+        // A shorter point with as many occurrences, or one of the same length with as many, beats it.
+        if at > 0, front[at - 1].occurrences >= point.occurrences { return }
+        if at < front.count, front[at].length == point.length, front[at].occurrences >= point.occurrences { return }
+        // It beats the points from `at` on with no more occurrences (they are at least as long).
+        var end = at
+        while end < front.count, front[end].occurrences <= point.occurrences { end += 1 }
+        front.replaceSubrange(at..<end, with: CollectionOfOne(point))
+    }
+
+    /// `front` (in order), merged down to ``maximumPoints``: the two neighbours closest in length become one that
+    /// beats both.
+    private init(cutting points: [Point]) {
+        var front = points
         while front.count > Self.maximumPoints {
-            // Merge the two neighbours closest in length into one that beats both.
             var closest = 0
             for index in 1..<(front.count - 1) where front[index + 1].length - front[index].length < front[closest + 1].length - front[closest].length {
                 closest = index
@@ -42,36 +81,66 @@ struct SearchScoreFront: Hashable {
             front[closest] = Point(occurrences: front[closest + 1].occurrences, length: front[closest].length)
             front.remove(at: closest + 1)
         }
-        self.points = front
+        for point in front { append(point) }
     }
 
-    /// A front read back (``decode(_:)``), already in order.
-    private init(stored points: [Point]) {
-        self.points = points
+    private mutating func append(_ point: Point) {
+        let packed = UInt64(UInt32(clamping: point.occurrences)) << 32 | UInt64(UInt32(clamping: point.length))
+        let index = count
+        withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: packed, toByteOffset: index * 8, as: UInt64.self) }
+        count += 1
     }
 
-    /// The front of the fronts `fronts` (a chunk's, over its blocks'); empty when one of them is (nothing bounds that
-    /// block).
-    init(merging fronts: [SearchScoreFront]) {
-        guard !fronts.contains(where: \.points.isEmpty) else {
-            self.init(stored: [])
-            return
-        }
-        self.init(of: fronts.flatMap(\.points))
+    /// Point `index` (`0..<count`).
+    @inline(__always)
+    func point(_ index: Int) -> Point {
+        let packed = withUnsafeBytes(of: storage) { $0.load(fromByteOffset: index * 8, as: UInt64.self) }
+        return Point(occurrences: Int(packed >> 32), length: Int(packed & 0xFFFF_FFFF))
+    }
+
+    /// The points, by length.
+    var points: [Point] { (0..<count).map(point) }
+
+    static func == (left: SearchScoreFront, right: SearchScoreFront) -> Bool {
+        left.count == right.count && (0..<left.count).allSatisfy { left.point($0) == right.point($0) }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for index in 0..<count { hasher.combine(point(index)) }
     }
 
     /// Whether a row of `length` words holding the term `occurrences` times is under the front (a point has at least
     /// its occurrences in at most its words). Always for an empty front.
+    @inline(__always)
     func bounds(occurrences: Int, length: Int) -> Bool {
-        points.isEmpty || points.contains { $0.occurrences >= occurrences && $0.length <= length }
+        guard count > 0 else { return true }
+        for index in 0..<count {
+            let point = point(index)
+            if point.occurrences >= occurrences && point.length <= length { return true }
+        }
+        return false
+    }
+
+    /// Whether every row under `other` is under this front (each of its points is); an empty `other` (it bounds
+    /// nothing) only under an empty front.
+    func bounds(_ other: SearchScoreFront) -> Bool {
+        guard count > 0 else { return true }
+        guard other.count > 0 else { return false }
+        for index in 0..<other.count {
+            let point = other.point(index)
+            if !bounds(occurrences: point.occurrences, length: point.length) { return false }
+        }
+        return true
     }
 
     /// An upper bound of the one-term score of any row under the front (``SearchRanking``): the best of its points',
     /// each point's frequency taken at the largest field weight; `infinity` for an empty front.
     func bound(largestWeight: Double, idf: Double, averageLength: Double) -> Double {
-        guard !points.isEmpty else { return .infinity }
+        guard count > 0 else { return .infinity }
         var best = 0.0
-        for point in points {
+        for index in 0..<count {
+            let point = point(index)
             let frequency = largestWeight * Double(point.occurrences)
             let norm = SearchRanking.lengthNorm(length: point.length, averageLength: averageLength)
             best = max(best, SearchRanking.contribution(frequency: frequency, idf: idf, lengthNorm: norm))
@@ -82,40 +151,51 @@ struct SearchScoreFront: Hashable {
 
     /// Appends the stored form.
     func encode(into out: inout ByteWriter) {
-        SearchBytes.append(varint: UInt64(points.count), to: &out)
-        for point in points {
+        SearchBytes.append(varint: UInt64(count), to: &out)
+        for index in 0..<count {
+            let point = point(index)
             SearchBytes.append(varint: UInt64(point.occurrences), to: &out)
             SearchBytes.append(varint: UInt64(point.length), to: &out)
         }
     }
 
-    /// The stored form's size.
-    var encodedSize: Int {
-        points.reduce(VarInt.size(of: UInt64(points.count))) { $0 + VarInt.size(of: UInt64($1.occurrences)) + VarInt.size(of: UInt64($1.length)) }
+    /// The stored form's values, in order.
+    var encodedValues: [UInt64] {
+        var values = [UInt64(count)]
+        for index in 0..<count {
+            let point = point(index)
+            values.append(UInt64(point.occurrences))
+            values.append(UInt64(point.length))
+        }
+        return values
     }
+
+    /// The stored form's size.
+    var encodedSize: Int { encodedValues.reduce(0) { $0 + VarInt.size(of: $1) } }
 
     /// Reads a stored front.
     /// - Throws: ``SearchBytes/Malformed`` for more than ``maximumPoints`` points, or points out of order (a front
     ///   is by length and occurrences strictly ascending).
     static func decode(_ reader: inout SearchBytes.Reader) throws -> SearchScoreFront {
-        let count = try reader.int()
-        guard count <= maximumPoints else { throw SearchBytes.Malformed("a score front of \(count) points") }
-        var points: [Point] = []
-        points.reserveCapacity(count)
-        for _ in 0..<count {
+        let points = try reader.int()
+        guard points <= maximumPoints else { throw SearchBytes.Malformed("a score front of \(points) points") }
+        var front = SearchScoreFront()
+        var previous = Point(occurrences: -1, length: -1)
+        for _ in 0..<points {
             let point = Point(occurrences: try reader.int(), length: try reader.int())
-            if let last = points.last, point.occurrences <= last.occurrences || point.length <= last.length {
+            guard point.occurrences > previous.occurrences, point.length > previous.length else {
                 throw SearchBytes.Malformed("a score front out of order")
             }
-            points.append(point)
+            front.append(point)
+            previous = point
         }
-        return SearchScoreFront(stored: points)
+        return front
     }
 
     /// Passes over a stored front.
     static func skip(_ reader: inout SearchBytes.Reader) throws {
-        let count = try reader.int()
-        guard count <= maximumPoints else { throw SearchBytes.Malformed("a score front of \(count) points") }
-        for _ in 0..<(2 * count) { _ = try reader.int() }
+        let points = try reader.int()
+        guard points <= maximumPoints else { throw SearchBytes.Malformed("a score front of \(points) points") }
+        for _ in 0..<(2 * points) { _ = try reader.int() }
     }
 }
