@@ -242,34 +242,31 @@ enum SearchPostingBlock {
         return chunks
     }
 
-    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, and
-    /// each one's index in the block to `entries`, reading no body: an intersection reads every row of its rarest list
-    /// this way, from the block's row numbers alone (``RowNumbers``), and finds the survivors' bodies later
-    /// (``BodyWalker``).
+    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`,
+    /// reading no body: an intersection reads every row of its rarest list this way, from the block's row numbers
+    /// alone (``RowNumbers``), and finds the survivors' bodies later (``BodyWalker``).
     /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend, or a row outside its
     ///   block's range.
-    static func appendRows(
-        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], entries: inout [Int32]
-    ) throws {
-        let layout = try Layout(raw)
-        let rows = layout.rows
-        documents.reserveCapacity(documents.count + rows.count)
-        entries.reserveCapacity(entries.count + rows.count)
-        var previous = previousKey
-        for index in 0..<rows.count {
-            let document = rows.row(index)
-            guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
-            documents.append(document)
-            entries.append(Int32(truncatingIfNeeded: index))
-            previous = document
-        }
+    static func appendRows(of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64]) throws {
+        let rows = try Layout(raw).rows
         try rows.check(previousKey: previousKey, blockKey: blockKey)
+        let start = documents.count
+        documents.append(contentsOf: repeatElement(0, count: rows.count))
+        try documents.withUnsafeMutableBufferPointer { documents in
+            var previous = previousKey
+            for index in 0..<rows.count {
+                let document = rows.row(index)
+                guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
+                documents[start + index] = document
+                previous = document
+            }
+        }
     }
 
     /// Calls `matched(slot, body)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
     /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
     /// candidate the block could hold); compares row numbers only (``RowNumbers``) and reads no other body.
-    /// - Throws: as ``appendRows(of:after:upTo:to:entries:)``, and what `matched` throws.
+    /// - Throws: as ``appendRows(of:after:upTo:to:)``, and what `matched` throws.
     static func matchRows(
         of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
         next: inout Int, _ matched: (_ slot: Int, _ body: Range<Int>) throws -> Void
