@@ -87,9 +87,10 @@ let package = Package(
         // The child process of the model-evolution tests: version 1 or 2 of an app over one database.
         .executableTarget(name: "EvolutionChild", dependencies: ["Canopy", "CanopyCore", "CanopyTestFixtures"], path: "Tests/EvolutionChild"),
         // The `canopy` admin CLI: the commands live in a library so that tests run them in-process.
-        .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // (CanopySearch: `verify` checks search indexes from their stored tables, as it checks views.)
+        .target(name: "CanopyCLI", dependencies: ["Canopy", "CanopyCore", "CanopySearch", "LMDB", "CanopySource", "CanopyTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "canopy", dependencies: ["CanopyCLI"], path: "Tools/canopy"),
-        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopyTestSupport", "CanopyTestFixtures", "canopy", "CrashWriter"]),
+        .testTarget(name: "CanopyCLITests", dependencies: ["CanopyCLI", "Canopy", "CanopyCore", "CanopySearch", "CanopyTestSupport", "CanopyTestFixtures", "canopy", "CrashWriter"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "CanopyTestSupport"]),
         // The store: codecs, checksums of records, damaged files, caches, connections, notifications, the change feed,
         // the extension interface's store side (with extensions of its own; no view, no index).

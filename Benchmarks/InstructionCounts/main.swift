@@ -30,6 +30,8 @@ struct ResourceUsage {
     var user = Duration.zero
     var system = Duration.zero
     var minorFaults = 0
+    /// Faults that read the file (a page not in the page cache).
+    var majorFaults = 0
     var bytesWritten = 0
     /// The calling thread's CPU time (the scheduler's count, exact; `user` and `system` are sampled at each tick).
     var threadCPU = Duration.zero
@@ -41,17 +43,17 @@ struct ResourceUsage {
         var thread = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &thread)
         return ResourceUsage(user: duration(usage.ru_utime), system: duration(usage.ru_stime), minorFaults: usage.ru_minflt,
-                             bytesWritten: InstructionCounts.bytesWritten(), threadCPU: .seconds(thread.tv_sec) + .nanoseconds(thread.tv_nsec))
+                             majorFaults: usage.ru_majflt, bytesWritten: InstructionCounts.bytesWritten(), threadCPU: .seconds(thread.tv_sec) + .nanoseconds(thread.tv_nsec))
     }
 
     static func - (a: ResourceUsage, b: ResourceUsage) -> ResourceUsage {
         ResourceUsage(user: a.user - b.user, system: a.system - b.system, minorFaults: a.minorFaults - b.minorFaults,
-                      bytesWritten: a.bytesWritten - b.bytesWritten, threadCPU: a.threadCPU - b.threadCPU)
+                      majorFaults: a.majorFaults - b.majorFaults, bytesWritten: a.bytesWritten - b.bytesWritten, threadCPU: a.threadCPU - b.threadCPU)
     }
 
     static func + (a: ResourceUsage, b: ResourceUsage) -> ResourceUsage {
         ResourceUsage(user: a.user + b.user, system: a.system + b.system, minorFaults: a.minorFaults + b.minorFaults,
-                      bytesWritten: a.bytesWritten + b.bytesWritten, threadCPU: a.threadCPU + b.threadCPU)
+                      majorFaults: a.majorFaults + b.majorFaults, bytesWritten: a.bytesWritten + b.bytesWritten, threadCPU: a.threadCPU + b.threadCPU)
     }
 }
 
@@ -242,7 +244,46 @@ func smallWrites(iterations: Int, durability: Durability) throws {
 /// A store whose manual view `manual` lists `count` rows (appended in key order, 100k per transaction). With
 /// MANUAL_LIST_DATABASE=DIR, the filled database is kept in DIR-<count> and copied from there by later runs: filling a
 /// million rows under callgrind takes an hour on a loaded machine, the moves a minute.
+///
+/// MANUAL_LIST_STATE says how the moves find the list (the ManualLists article's table): unset, as the process that
+/// has just filled it; `synced`, the same after `Database.sync()`; `evicted`, synced, closed, the data file dropped
+/// from the page cache and opened again (as the benchmark's `manual-move-*` lines). With `evicted`,
+/// MANUAL_LIST_SCAN=list or rows first reads the whole list or every row, as an app might after opening.
 func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirectory) {
+    guard ProcessInfo.processInfo.environment["MANUAL_LIST_STATE"] == "evicted" else { return try filledManualListStore(count: count) }
+    // Synced, closed, the data file dropped from the page cache, opened again: as an app opening a list it filled
+    // some time ago.
+    let directory = try { try filledManualListStore(count: count).2 }()
+    try evictFromPageCache(directory.child("db") + "/data.mdb")
+    pageCacheReport(directory.child("db") + "/data.mdb")
+    let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
+    try database.register(ManualView.make(name: "manual", collections: [benchRecords.name]))
+    let connection = database.newConnection()
+    switch ProcessInfo.processInfo.environment["MANUAL_LIST_SCAN"] {
+    case "list":
+        // As an app that shows the whole list once after opening it: the list's pages read in order.
+        let rows = try connection.read { txn in try txn.view("manual").rowIDs(inGroup: "manual").count }
+        guard rows == count else { throw DriverError("the list has \(rows) rows") }
+    case "rows":
+        // As an app that reads every row once after opening (an export, a search index's check): the rows table,
+        // written in key order, read in order through the map, so the kernel reads ahead.
+        var rows = 0
+        try connection.read { txn in
+            try txn.enumerateObjects(in: benchRecords) { _ in
+                rows += 1
+                return true
+            }
+        }
+        guard rows == count else { throw DriverError("the store has \(rows) rows") }
+    default:
+        break
+    }
+    return (database, connection, directory)
+}
+
+/// A store whose list was filled by this process (or copied from MANUAL_LIST_DATABASE), synced when
+/// MANUAL_LIST_STATE asks for it.
+func filledManualListStore(count: Int) throws -> (Database, Connection, TemporaryDirectory) {
     let list = ManualView.make(name: "manual", collections: [benchRecords.name])
     let saved = ProcessInfo.processInfo.environment["MANUAL_LIST_DATABASE"].map { "\($0)-\(count)" }
     if let saved, FileManager.default.fileExists(atPath: saved) {
@@ -263,7 +304,23 @@ func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirec
         }
     }
     if let saved { try FileManager.default.copyItem(atPath: directory.child("db"), toPath: saved) }
+    if ["synced", "evicted"].contains(ProcessInfo.processInfo.environment["MANUAL_LIST_STATE"]) { try database.sync() }
     return (database, connection, directory)
+}
+
+/// With MANUAL_LIST_FINCORE=1, prints the file's size and how much of it is in the page cache (`fincore`).
+func pageCacheReport(_ path: String) {
+    guard ProcessInfo.processInfo.environment["MANUAL_LIST_FINCORE"] == "1",
+          let fincore = try? Process.run(URL(fileURLWithPath: "/usr/bin/fincore"), arguments: ["--bytes", path]) else { return }
+    fincore.waitUntilExit()
+}
+
+/// With PERF_CONTROL=FIFO (`perf record -D -1 --control fifo:FIFO`), sends `command` (`enable`, `disable`) to perf:
+/// a profile of the moves without the fill before them and the clean-up after.
+func controlPerf(_ command: String) {
+    guard let fifo = ProcessInfo.processInfo.environment["PERF_CONTROL"], let handle = FileHandle(forWritingAtPath: fifo) else { return }
+    handle.write(Data("\(command)\n".utf8))
+    try? handle.close()
 }
 
 /// Single-move transactions without fsync in a manual list of `count` rows: `manual-move-<label> canopy`, 200 moves
@@ -273,6 +330,11 @@ func manualMoves(count: Int) -> (Int) throws -> Void {
         let (database, connection, directory) = try manualListStore(count: count)
         defer { withExtendedLifetime((database, directory)) {} }
         var generator = XorShift()
+        controlPerf("enable")
+        defer {
+            controlPerf("disable")
+            pageCacheReport(directory.child("db") + "/data.mdb")
+        }
         for round in -1..<iterations {  // -1: warm-up
             let moves = {
                 for _ in 0..<200 {
@@ -281,7 +343,12 @@ func manualMoves(count: Int) -> (Int) throws -> Void {
                     try connection.readWrite { txn in try txn.manualList("manual").move(from: from, to: to) }
                 }
             }
+            let before = ResourceUsage.now()
             if round >= 0 { try measured(moves) } else { try moves() }
+            if ProcessInfo.processInfo.environment["MANUAL_LIST_SERIES"] == "1" {
+                let spent = ResourceUsage.now() - before
+                print("round \(round): thread CPU \(spent.threadCPU), bytes written \(spent.bytesWritten), minor faults \(spent.minorFaults)")
+            }
         }
     }
 }
@@ -451,7 +518,7 @@ do {
     _ = (Workload.keys.count, Workload.records.count, Workload.permutation.count)
     try workload(iterations)
     print("\(name) x\(iterations): measured \(measuredTime)")
-    print("\(name) x\(iterations): in the measured part: thread CPU \(measuredUsage.threadCPU), user \(measuredUsage.user), system \(measuredUsage.system), minor faults \(measuredUsage.minorFaults), bytes written \(measuredUsage.bytesWritten)")
+    print("\(name) x\(iterations): in the measured part: thread CPU \(measuredUsage.threadCPU), user \(measuredUsage.user), system \(measuredUsage.system), minor faults \(measuredUsage.minorFaults), major faults \(measuredUsage.majorFaults), bytes written \(measuredUsage.bytesWritten)")
 } catch {
     FileHandle.standardError.write(Data("InstructionCounts \(name): \(error)\n".utf8))
     exit(1)

@@ -1,16 +1,21 @@
 import ArgumentParser
 import Canopy
+import CanopySearch
 import Foundation
 import LMDB
 
 extension CanopyCommand {
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check the whole database: every page of every table, every value with its recorded codec, every view's structure.",
+            abstract: "Check the whole database: every page of every table, every value with its recorded codec, every view's and search index's structure.",
             discussion: """
                 Exits 0 when all is well and 1 with a report of each problem. Views are checked from their stored tables \
                 (counts add up, stored order holds, each entry points at an existing row once, a filtered view's entries \
                 are in its parent); a stale view is reported as a warning (the app brings it up to date when it next registers it or writes). \
+                Search indexes are checked from their stored tables against the rows' records (each indexed row is in the \
+                list of each of its words and in no other, each list's directory lists exactly its blocks, the counts BM25 \
+                ranks with add up); a damaged one is repaired by dropping it (`canopy drop-view DB NAME --yes`): the app \
+                rebuilds it from the rows when it next registers it. \
                 Example: canopy verify ./db --json
                 """)
 
@@ -30,6 +35,13 @@ extension CanopyCommand {
             var skipped: SkippedRows?
         }
 
+        /// The check of each recorded search index (`nil` check: it could not be read, `problems` says why).
+        struct SearchResult {
+            var name: String
+            var check: SearchIndexCheck?
+            var problems: [String]
+        }
+
         func run() throws {
             let started = ContinuousClock.now
             let db = try database.openReadOnly()
@@ -40,6 +52,7 @@ extension CanopyCommand {
             Breadcrumb.phase("checking rows and views")
             var rows = 0
             var views: [ViewResult] = []
+            var searchIndexes: [SearchResult] = []
             try db.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
                 let stored = try txn.checkStoredRows(limit: maxProblems) { done in console.progress("rows checked: \(done)") }
                 console.endProgress()
@@ -58,9 +71,19 @@ extension CanopyCommand {
                     }
                     views.append(result)
                 }
+                Breadcrumb.phase("checking search indexes")
+                for record in try txn.extensionRecords() where record.kind == SearchIndex.recordedKind {
+                    do {
+                        let check = try txn.checkSearchIndex(named: record.name, limit: maxProblems)
+                        searchIndexes.append(SearchResult(name: record.name, check: check, problems: check.problems))
+                    } catch {
+                        searchIndexes.append(SearchResult(name: record.name, check: nil, problems: ["cannot be read: \(error)"]))
+                    }
+                }
+                searchIndexes.sort { $0.name < $1.name }
             }
             let seconds = (ContinuousClock.now - started) / .seconds(1)
-            let ok = problems.isEmpty && views.allSatisfy { $0.problems.isEmpty }
+            let ok = problems.isEmpty && views.allSatisfy { $0.problems.isEmpty } && searchIndexes.allSatisfy { $0.problems.isEmpty }
             if output.json {
                 console.line(JSONValue.members([
                     ("ok", .bool(ok)), ("tables", .int(tableCount)), ("entries", .int(entryCount)), ("rows", .int(rows)),
@@ -71,6 +94,14 @@ extension CanopyCommand {
                                   ("skippedRows", .int(v.skipped?.count ?? 0)),
                                   ("skipped", .array((v.skipped?.rows ?? []).map { .members([("collection", .string($0.collection)), ("key", .string($0.key))]) })),
                                   ("skippedError", v.skipped.map { .string($0.firstError) } ?? .null)])
+                    })),
+                    ("searchIndexes", .array(searchIndexes.map { s in
+                        .members([("name", .string(s.name)), ("rows", s.check.map { .int($0.rows) } ?? .null),
+                                  ("words", s.check.map { .int($0.words) } ?? .null),
+                                  ("skippedRows", .int(s.check?.skippedRows ?? 0)),
+                                  ("checked", .bool(s.check != nil && s.check?.notChecked == nil)),
+                                  ("notChecked", s.check?.notChecked.map { .string($0) } ?? .null),
+                                  ("problems", .array(s.problems.map { .string($0) }))])
                     })),
                     ("seconds", .number(String(format: "%.3f", seconds))),
                 ]).text)
@@ -86,9 +117,18 @@ extension CanopyCommand {
                         if skipped.count > skipped.rows.count { console.line("  … and \(skipped.count - skipped.rows.count) more") }
                     }
                 }
+                for index in searchIndexes {
+                    for problem in index.problems { console.line("problem: search index '\(index.name)': \(problem)") }
+                    if let why = index.check?.notChecked { console.line("warning: search index '\(index.name)' was not checked: \(why)") }
+                    if !index.problems.isEmpty {
+                        console.line("repair: drop the search index with `canopy drop-view \(database.path) \(index.name) --yes`; the app rebuilds it from the rows when it next registers it")
+                    }
+                }
                 let viewsText = views.map { "\($0.name) (\($0.entries.map(String.init) ?? "?") entries)" }.joined(separator: ", ")
-                console.line(String(format: "%@: %d tables, %d entries, %d rows, %d views%@ checked in %.2f s",
-                                    ok ? "ok" : "FAILED", tableCount, entryCount, rows, views.count, views.isEmpty ? "" : " [\(viewsText)]", seconds))
+                let searchText = searchIndexes.isEmpty ? "" : String(format: ", %d search index%@ [%@]", searchIndexes.count, searchIndexes.count == 1 ? "" : "es",
+                    searchIndexes.map { "\($0.name) (\($0.check.map { String($0.rows) } ?? "?") rows)" }.joined(separator: ", "))
+                console.line(String(format: "%@: %d tables, %d entries, %d rows, %d views%@%@ checked in %.2f s",
+                                    ok ? "ok" : "FAILED", tableCount, entryCount, rows, views.count, views.isEmpty ? "" : " [\(viewsText)]", searchText, seconds))
             }
             if !ok { throw ExitCode(CLIFailure.Status.failed.rawValue) }
         }

@@ -222,7 +222,7 @@ struct ViewSummary {
     static func table(_ summaries: [ViewSummary], indent: String = "") -> String {
         var table = TextTable("NAME", "KIND", "VERSION", "PARENT", "GROUPS", "ROWS", "SNAPSHOT", "STATE")
         for s in summaries {
-            table.add(s.record.name, s.manyGroups && s.record.kind == "filtered-view" ? "\(s.record.kind), many groups" : s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
+            table.add(s.record.name, s.manyGroups && s.record.kind == View.filteredKind ? "\(s.record.kind), many groups" : s.record.kind, s.record.versionTag, s.parent ?? "-", s.groups.map(String.init) ?? "-",
                       s.rows.map(String.init) ?? "-", s.snapshot.map(String.init) ?? "-", s.state)
         }
         return table.render(indent: indent)

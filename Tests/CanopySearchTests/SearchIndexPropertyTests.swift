@@ -23,6 +23,9 @@ struct SearchIndexPropertyTests {
                 let limited = try index.search(query, in: txn, limit: 3, highlights: false).map(\.id.key)
                 #expect(limited == Array(expected.prefix(3).map(\.key)), "top 3 of \(text); \(context)")
             }
+            // The stored index checks clean against the rows (what `canopy verify` runs).
+            let verified = try txn.checkSearchIndex(named: index.name)
+            #expect(verified.problems.isEmpty && verified.notChecked == nil && verified.rows == rows.count, "\(verified); \(context)")
         }
     }
 

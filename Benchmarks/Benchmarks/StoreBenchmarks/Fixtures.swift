@@ -47,12 +47,15 @@ final class CanopyStore {
         }
     }
 
-    /// Closes the database and opens it again, as a new process would (nothing registered, caches empty).
-    func reopen() throws {
+    /// Closes the database and opens it again, as a new process would (nothing registered, caches empty). With
+    /// `evictingPageCache`, the data file is first synced and dropped from the kernel's page cache, as when an app
+    /// opens a database it wrote some time ago: the pages come back as the reads fault them in.
+    func reopen(evictingPageCache: Bool = false) throws {
         let options = database.options
         let cacheLimit = connection.options.objectCacheLimit
         connection = nil
         database = nil
+        if evictingPageCache { try evictFromPageCache(directory.child("db") + "/data.mdb") }
         database = try Database(path: directory.child("db"), options: options)
         connection = database.newConnection(options: ConnectionOptions(objectCacheLimit: cacheLimit))
     }

@@ -90,6 +90,45 @@ func mix(_ value: UInt64) -> UInt64 {
     return z ^ (z >> 31)
 }
 
+/// Writes the file's dirty pages to disk and drops its pages from the kernel's page cache (`POSIX_FADV_DONTNEED`;
+/// pages still mapped by a process stay).
+func evictFromPageCache(_ path: String) throws {
+    let descriptor = open(path, O_RDWR)
+    guard descriptor >= 0 else { throw PageCacheError("cannot open \(path) to drop it from the page cache: errno \(errno)") }
+    defer { close(descriptor) }
+    guard fsync(descriptor) == 0, posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0 else {
+        throw PageCacheError("cannot sync \(path) or drop it from the page cache: errno \(errno)")
+    }
+    // The kernel keeps the pages a process still maps: a database left open would keep its file cached, and the
+    // benchmark would measure another state than it says.
+    let resident = try residentFraction(descriptor, path)
+    guard resident < 0.5 else {
+        throw PageCacheError("\(Int(resident * 100))% of \(path) is still in the page cache after dropping it: is the database still open?")
+    }
+}
+
+/// The fraction of the file's pages in the page cache (`mincore` on a map of it).
+func residentFraction(_ descriptor: Int32, _ path: String) throws -> Double {
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { throw PageCacheError("cannot stat \(path): errno \(errno)") }
+    let size = Int(status.st_size)
+    guard size > 0 else { return 0 }
+    guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0), map != UnsafeMutableRawPointer(bitPattern: -1) else {
+        throw PageCacheError("cannot map \(path): errno \(errno)")
+    }
+    defer { munmap(map, size) }
+    let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+    var pages = [UInt8](repeating: 0, count: (size + pageSize - 1) / pageSize)
+    guard mincore(map, size, &pages) == 0 else { throw PageCacheError("mincore failed on \(path): errno \(errno)") }
+    return Double(pages.count { $0 & 1 != 0 }) / Double(pages.count)
+}
+
+/// The page cache could not be dropped (a benchmark's setup, outside the measured part).
+struct PageCacheError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// A fresh directory under the system's temporary directory, removed by ``remove()`` or when the value is released.
 final class TemporaryDirectory {
     let path: String

@@ -41,7 +41,7 @@ extension ReadTransaction {
 }
 
 extension ViewReader {
-    /// The view's kind, as recorded: `"view"`, `"filtered-view"`, ``View/manualKind``, ``View/manyGroupsKind`` or
+    /// The view's kind, as recorded: ``View/plainKind``, ``View/filteredKind``, ``View/manualKind``, ``View/manyGroupsKind`` or
     /// ``View/filteredManyGroupsKind``.
     public var kind: String { view.kind }
 
@@ -122,7 +122,7 @@ enum PersistedView {
             return View(manualName: record.name, group: options.manualGroup ?? record.name, versionTag: record.versionTag,
                         collections: options.viewOptions.allowedCollections ?? [])
         }
-        if record.kind == "filtered-view" || record.kind == View.filteredManyGroupsKind {
+        if record.kind == View.filteredKind || record.kind == View.filteredManyGroupsKind {
             return View(name: record.name, parent: options.parent ?? "", versionTag: record.versionTag, options: options.viewOptions,
                         kind: record.kind, filter: { _, _ in throw unavailable }, progress: nil)
         }

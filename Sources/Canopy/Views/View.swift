@@ -42,7 +42,7 @@ public final class View: StoreExtension {
 
     /// The view's name, unique among the database's extensions.
     public let name: String
-    /// `"view"`, `"filtered-view"`, ``manualKind``, ``manyGroupsKind`` or ``filteredManyGroupsKind``.
+    /// ``plainKind``, ``filteredKind``, ``manualKind``, ``manyGroupsKind`` or ``filteredManyGroupsKind``.
     public let kind: String
     /// Changing the tag rebuilds the view at registration.
     public let versionTag: String
@@ -79,7 +79,7 @@ public final class View: StoreExtension {
         progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) {
         self.name = name
-        self.kind = grouping.isMany ? Self.manyGroupsKind : "view"
+        self.kind = grouping.isMany ? Self.manyGroupsKind : Self.plainKind
         self.versionTag = versionTag
         var effective = options
         var definitionError: String?
@@ -95,7 +95,7 @@ public final class View: StoreExtension {
         self.progress = progress
     }
 
-    init(name: String, parent: String, versionTag: String, options: ViewOptions, kind: String = "filtered-view",
+    init(name: String, parent: String, versionTag: String, options: ViewOptions, kind: String = View.filteredKind,
          filter: @escaping @Sendable (String, ViewRow) throws -> Bool, progress: (@Sendable (Int, Int) -> Void)?) {
         self.name = name
         self.kind = kind
@@ -116,6 +116,14 @@ public final class View: StoreExtension {
         self.source = .manual(group: group)
         self.progress = nil
     }
+
+    /// The kind a view made with grouping and sorting closures is recorded with (unless its rows can be in many groups:
+    /// ``manyGroupsKind``).
+    public static let plainKind = "view"
+
+    /// The kind a filtered view (``FilteredView``) is recorded with (unless its parent's rows can be in many groups:
+    /// ``filteredManyGroupsKind``).
+    public static let filteredKind = "filtered-view"
 
     /// The kind a manual view (``ManualView``) is recorded with. Its rows' records carry only a mark that they are in
     /// the list (`ViewTables.listedMarker`), their order lives in the view's `order` table, so a move writes no row:
@@ -142,7 +150,7 @@ public final class View: StoreExtension {
 
     /// The kinds views are recorded with (``/CanopyCore/StoreExtension/kind``): tools list and read the extensions of these kinds
     /// as views.
-    public static let recordedKinds: Set<String> = ["view", "filtered-view", manualKind, manyGroupsKind, filteredManyGroupsKind]
+    public static let recordedKinds: Set<String> = [plainKind, filteredKind, manualKind, manyGroupsKind, filteredManyGroupsKind]
 
     /// Whether the kind says that a row can be in several groups of the view (``manyGroupsKind``,
     /// ``filteredManyGroupsKind``).
@@ -237,7 +245,9 @@ public final class View: StoreExtension {
         }
         try checkParent(in: transaction)
         let tables = try ViewTables.open(in: transaction, view: name)
-        state.withLock { $0.tables = tables }
+        // Versions are commits' snapshots, which another database repeats: an object registered before in a database
+        // since closed must not answer this one's versions from that one's directories.
+        state.withLock { $0.tables = tables; $0.indexes = [] }
         if case .manual = source {
             let order = try ManualOrderTable.open(in: transaction, view: name)
             state.withLock { $0.order = order }
@@ -261,6 +271,8 @@ public final class View: StoreExtension {
             throw CanopyError(.invalidArgument, definitionError, path: transaction.databasePath, extensionName: name)
         }
         try checkParent(in: transaction)
+        // (As in `prepare`: the cached directories may be another database's.)
+        if transaction.writer(of: self) == nil { state.withLock { $0.indexes = [] } }
         if case .manual = source {
             guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
             state.withLock { $0.order = order }
@@ -422,7 +434,7 @@ public enum FilteredView {
         filter: @escaping @Sendable (_ group: String, _ row: ViewRow) throws -> Bool
     ) -> View {
         View(name: name, parent: parent.name, versionTag: versionTag, options: options,
-             kind: parent.kindHasManyGroups ? View.filteredManyGroupsKind : "filtered-view", filter: filter, progress: progress)
+             kind: parent.kindHasManyGroups ? View.filteredManyGroupsKind : View.filteredKind, filter: filter, progress: progress)
     }
 }
 

@@ -1,6 +1,6 @@
-/// A row as every extension and every closure an extension runs sees it: a view's grouping, sorting and filter
-/// closures (`ViewRow` in module Canopy), a secondary index's indexer (`IndexedRow`), a search index's text closure
-/// (`SearchRow`). Those names are type aliases of this one type.
+/// A row as every extension and every closure an extension runs sees it (the closures that group, order, filter or
+/// index rows, whatever extension runs them). Modules built on this interface may name it after their own closures
+/// with a type alias; it stays this one type.
 ///
 /// It is made from a row being written (a ``RowChange``) or a stored row (a ``StoredRow``: visited by the row scan,
 /// or read by its stored key), and reads through it:

@@ -136,6 +136,12 @@ extension ReadTransaction {
     /// the visit only; the ``StoredRow`` refuses to read them afterwards (``CanopyError/Code/transactionEnded``). In a
     /// read-write transaction, ``StoredRow/setAttachment(_:at:)`` rewrites the visited record in place (population
     /// attaches each row's entry without a second pass).
+    ///
+    /// Every stored row is visited or refused, never left out: a row whose collection id no collection record holds
+    /// (Canopy records a collection with its first row and never removes the record, so only a file changed outside
+    /// Canopy has one) ends the scan with ``CanopyError/Code/corruptStore`` naming its key.
+    /// - Throws: ``CanopyError/Code/corruptStore`` for a malformed row or one of an unrecorded collection; what
+    ///   `visit` throws.
     public func scanRows(inCollections collections: Set<String>? = nil, _ visit: (StoredRow) throws -> Bool) throws {
         let names = try collectionNamesByID()
         let storage = try storage
@@ -158,10 +164,22 @@ extension ReadTransaction {
                         throw CanopyError(.corruptStore, value.isEmpty ? "a stored row is empty" : "a stored row is malformed",
                                           path: core.path, collection: collection?.name, key: String(decoding: rowKey.dropFirst(4), as: UTF8.self))
                     }
-                    guard let collection, collections?.contains(collection.name) ?? true,
-                          let key = StoredRowKey(bytes: Array(rowKey)) else {
+                    // Canopy records a collection in the transaction that writes its first row, and never removes
+                    // the record: a row whose collection id is not recorded is damage (a file changed outside Canopy),
+                    // never a row to leave out of a population without a word.
+                    guard let collection else {
+                        let id = rowKey.loadUnaligned(as: UInt32.self).bigEndian
+                        throw CanopyError(
+                            .corruptStore,
+                            "a stored row (key '\(String(decoding: rowKey.dropFirst(4), as: UTF8.self))') names collection id \(id), which no collection record holds: the file was changed outside Canopy. Nothing was read past it; run `canopy verify` on the database and restore it from a backup",
+                            path: core.path)
+                    }
+                    guard collections?.contains(collection.name) ?? true else {
                         entry = try cursor.next()
                         continue
+                    }
+                    guard let key = StoredRowKey(bytes: Array(rowKey)) else {
+                        throw CanopyError(.corruptStore, "a stored row's key is shorter than a collection id", path: core.path)
                     }
                     var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
                     if let live = writable {

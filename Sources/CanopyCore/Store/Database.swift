@@ -161,8 +161,13 @@ public final class Database: Sendable {
     ///   commit log's changed keys when the log covers them, otherwise rebuilt;
     /// - a new or changed definition, or a check that fails: recorded and rebuilt from the rows, with the reason.
     ///
+    /// An extension object belongs to one database: it keeps that database's table handles and caches. Registering
+    /// the same object in a second open database of this process is refused; make a second value with the same
+    /// definition for it (the object can move once the first database unregisters it or is closed).
+    ///
     /// - Returns: what the registration did, and why it rebuilt (for logs).
-    /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when an extension of that name is already registered;
+    /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when an extension of that name is already registered,
+    ///   or when this object is registered in another open database;
     ///   ``CanopyError/Code/invalidArgument`` for an empty name or one too long for LMDB's table names;
     ///   ``CanopyError/Code/extensionDependencyMissing`` when a filtered view's parent is not registered;
     ///   ``CanopyError/Code/extensionRebuildFailed`` (or the ``CanopyError`` it threw) when the extension's preparation
@@ -171,6 +176,17 @@ public final class Database: Sendable {
     @discardableResult
     public func register(_ ext: any StoreExtension) throws -> RegistrationOutcome {
         try Self.validateExtensionName(ext.name, maxKeySize: core.maxKeySize, path: path)
+        // Before anything reads or opens through it: the object may hold another open database's state.
+        try core.claimExtensionObject(ext)
+        do {
+            return try registerClaimed(ext)
+        } catch {
+            core.releaseExtensionObject(ext)
+            throw error
+        }
+    }
+
+    private func registerClaimed(_ ext: any StoreExtension) throws -> RegistrationOutcome {
         guard core.registeredExtension(named: ext.name) == nil else {
             throw CanopyError(.extensionAlreadyRegistered, "an extension with this name is already registered in this process", path: path, extensionName: ext.name)
         }

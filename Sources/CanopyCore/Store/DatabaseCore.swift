@@ -550,9 +550,48 @@ final class DatabaseCore: Sendable {
     }
 
     func removeExtension(named name: String) {
-        state.withLock { state in
+        let removed = state.withLock { state -> [any StoreExtension] in
+            let removed = state.extensions.filter { $0.name == name }
             state.extensions.removeAll { $0.name == name }
             state.extensionsGeneration += 1
+            return removed
+        }
+        for ext in removed { releaseExtensionObject(ext) }
+    }
+
+    // MARK: Extension objects
+
+    /// The database each extension object is registered in (or being registered in), by the object's identity: an
+    /// extension object keeps state for one database (its tables' handles, which are the environment's; caches of
+    /// decoded state by version), so the same object registered in a second open database would read and write the
+    /// first one's state through the second. A claim whose database was closed (its core released) is void.
+    private static let extensionOwners = Mutex<[ObjectIdentifier: Weak]>([:])
+
+    /// Claims `ext` for this database at the start of its registration.
+    /// - Throws: ``CanopyError/Code/extensionAlreadyRegistered`` when the object is registered (or being registered)
+    ///   in another open database of this process.
+    func claimExtensionObject(_ ext: any StoreExtension) throws {
+        let id = ObjectIdentifier(ext)
+        let owner = Self.extensionOwners.withLock { owners -> DatabaseCore? in
+            if let other = owners[id]?.core, other !== self { return other }
+            owners = owners.filter { $0.value.core != nil }  // the claims of databases closed since
+            owners[id] = Weak(core: self)
+            return nil
+        }
+        guard let owner else { return }
+        throw CanopyError(
+            .extensionAlreadyRegistered,
+            "this extension object is registered in another open database (\(owner.path)): an extension object keeps its tables and caches for one database. Make a second value with the same definition (another View(…), SearchIndex(…)) for this database, or unregister it from the other first",
+            path: path, extensionName: ext.name)
+    }
+
+    /// Gives up this database's claim on `ext` (its registration failed, or it was unregistered), unless `ext` is
+    /// registered here.
+    func releaseExtensionObject(_ ext: any StoreExtension) {
+        guard !extensions.contains(where: { $0 === ext }) else { return }
+        let id = ObjectIdentifier(ext)
+        Self.extensionOwners.withLock { owners in
+            if let claim = owners[id], claim.core === self || claim.core == nil { owners[id] = nil }
         }
     }
 

@@ -88,6 +88,23 @@ struct SearchDocumentTable: Sendable {
         }
     }
 
+    /// Calls `body` with each stored number and its row's stored key, in number order, while it returns `true` (the
+    /// check of a stored index).
+    /// - Throws: `corruptStore` for a malformed block or key.
+    func forEachDocument(in transaction: ReadTransaction, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try table.forEachBytes(in: transaction) { key, value in
+            guard key.count == 8 else { throw corrupt("a documents key is \(key.count) bytes long") }
+            let (first, overflow) = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)).multipliedReportingOverflow(by: Self.blockSize)
+            guard !overflow else { throw corrupt("a documents key is out of range") }
+            var goOn = true
+            try forEachSlot(value) { slot, rowKey in
+                if !rowKey.isEmpty { goOn = try body(first + slot, rowKey) }
+                return goOn
+            }
+            return goOn
+        }
+    }
+
     // MARK: Blocks
 
     /// The block's rows by slot (`nil`: none), up to its last row; `nil` when the block is not stored.

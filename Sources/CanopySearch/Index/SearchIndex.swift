@@ -28,8 +28,8 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// The index's name, unique among the database's extensions.
     public let name: String
-    /// `"search-index"`.
-    public let kind = "search-index"
+    /// `"search-index"` (``recordedKind``).
+    public let kind = SearchIndex.recordedKind
     /// Change it whenever the text closure gives other texts for the same rows: the index is rebuilt at registration.
     public let versionTag: String
     /// The collections indexed, or `nil` for all.
