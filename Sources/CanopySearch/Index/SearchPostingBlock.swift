@@ -120,12 +120,12 @@ enum SearchPostingBlock {
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
         var densest = (length: 0, occurrences: 0)
-        var points: [SearchScoreFront.Point] = []
-        points.reserveCapacity(range.count)
+        var frontPoints: [SearchScoreFront.Point] = []
+        frontPoints.reserveCapacity(2 * SearchScoreFront.maximumPoints)
         var size = 0
         for entry in range {
             let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
-            points.append(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length))
+            SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
             if densest.occurrences == 0
@@ -135,7 +135,7 @@ enum SearchPostingBlock {
             let bodySize = end(entry) - starts[entry]
             size += VarInt.size(of: UInt64(bodySize)) + bodySize
         }
-        let front = SearchScoreFront(of: points)
+        let front = SearchScoreFront(cutting: frontPoints)
         size += front.encodedSize
         let first = range.isEmpty ? 0 : documents[range.lowerBound]
         let last = range.isEmpty ? 0 : documents[range.upperBound - 1]

@@ -56,8 +56,9 @@ struct SearchScoreFront: Hashable {
     }
 
     /// Adds `point` to `front` (by length ascending, occurrences strictly ascending) unless a point there beats it,
-    /// removing the points it beats.
-    private static func insert(_ point: Point, into front: inout [Point]) {
+    /// removing the points it beats. (Most rows of a block are beaten: they cost a few comparisons.)
+    @inline(__always)
+    static func insert(_ point: Point, into front: inout [Point]) {
         var at = 0
         while at < front.count, front[at].length < point.length { at += 1 }
         // A shorter point with as many occurrences, or one of the same length with as many, beats it.
@@ -66,12 +67,17 @@ struct SearchScoreFront: Hashable {
         // It beats the points from `at` on with no more occurrences (they are at least as long).
         var end = at
         while end < front.count, front[end].occurrences <= point.occurrences { end += 1 }
-        front.replaceSubrange(at..<end, with: CollectionOfOne(point))
+        if end == at {
+            front.insert(point, at: at)
+        } else {
+            front[at] = point
+            if end > at + 1 { front.removeSubrange((at + 1)..<end) }
+        }
     }
 
-    /// `front` (in order), merged down to ``maximumPoints``: the two neighbours closest in length become one that
+    /// `points` (a front built by ``insert(_:into:)``), merged down to ``maximumPoints``: the two neighbours closest in length become one that
     /// beats both.
-    private init(cutting points: [Point]) {
+    init(cutting points: [Point]) {
         var front = points
         while front.count > Self.maximumPoints {
             var closest = 0
