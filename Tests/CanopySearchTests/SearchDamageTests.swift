@@ -65,6 +65,33 @@ struct SearchDamageTests {
         }
     }
 
+    @Test("a block whose score front understates a row (its checksum valid, its directory agreeing): corruptStore, not a row skipped")
+    func frontUnderstatingARow() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "milk milk oat"), forKey: "a", in: notes) }
+            // Row 1 holds `milk` twice in 3 words; the header's other counts say so, its front says 1 occurrence in 9
+            // words at best: a query would skip the block for any threshold above that bound.
+            let body: [UInt8] = [3, 1, 0, 2, 2, 0, 1]
+            var header = SearchBlockHeader(
+                block: SearchPostingBlock.openBlock, count: 1, maximumOccurrences: 2, minimumLength: 3, densestLength: 3, densestOccurrences: 2)
+            header.front = SearchScoreFront(of: [.init(occurrences: 1, length: 9)])
+            var block = ByteWriter()
+            block.bytes = Self.varints([1, 2, 3, 3, 2])
+            header.front.encode(into: &block)
+            block.bytes += [1, 1, 0, UInt8(body.count)] + body  // (row numbers: first 1, width 1, distance 0)
+            let key = SearchPostingBlock.key(term: Array("milk".utf8), block: SearchPostingBlock.openBlock)
+            try connection.readWrite { txn in
+                let tables = try index.tables()
+                try tables.postings.put(block.bytes, forKey: key, in: txn)
+                try tables.postingsDirectory.put(SearchBlockDirectory.encode([header][...]), forKey: key, in: txn)
+            }
+            let error = #expect(throws: CanopyError.self) {
+                try connection.read { txn in _ = try index.search("milk", in: txn, highlights: false) }
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
+
     @Test("two directory chunks that both list a block: corruptStore, not the block's rows twice")
     func overlappingChunks() throws {
         try Self.withIndex { index, connection in
