@@ -358,6 +358,31 @@ int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, 
     GUARDED_THEN(guard, mdb_get(txn, dbi, key, data), rc != 0 ? rc : check_entry(guard, key, data, 0, checks));
 }
 
+/// What canopy_mdb_cursor_get_batch_checked found, written through `filled` and `status` as it goes (so that after a
+/// contained crash the entries read before it are still counted).
+int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *keys, MDB_val *values,
+                                        int capacity, MDB_cursor_op op, int checks, int *filled) {
+    *filled = 0;
+    if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) return CANOPY_LMDB_REFUSED;
+    struct thread_guard *thread = &current_thread;
+    sigjmp_buf jump;
+    if (sigsetjmp(jump, 0) != 0) return CANOPY_LMDB_CONTAINED;
+    thread->guard = guard;
+    thread->jump = &jump;
+    int rc = 0;
+    // The checks run inside the guard here (a checked read otherwise runs them after it): they read only bytes found
+    // inside the data file, so they cannot fault, and a fault would be contained all the same.
+    for (int index = 0; index < capacity; index++) {
+        rc = mdb_cursor_get(cursor, &keys[index], &values[index], op);
+        if (rc == 0) rc = check_entry(guard, &keys[index], &values[index], 1, checks);
+        if (rc != 0) break;
+        *filled = index + 1;
+        op = MDB_NEXT;
+    }
+    thread->jump = NULL;
+    return rc;
+}
+
 int canopy_mdb_cursor_put(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsigned int flags) {
     GUARDED(guard, mdb_cursor_put(cursor, key, data, flags));
 }

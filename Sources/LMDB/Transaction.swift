@@ -232,6 +232,20 @@ public class ReadTransaction {
         throw checkedReadFailure(rc, "mdb_get", database, key: k, value: v, lookupKey: key)
     }
 
+    /// The value stored for `key`, or `nil` when there is none, as a buffer into the memory map (no copy): valid
+    /// until the transaction ends or (in a write transaction) its next write, as a cursor's ``Cursor/Entry`` is — use
+    /// it at once. For a read that hands the bytes straight to a decoder, without a closure around it.
+    /// - Throws: ``LMDBError/Code/checksumMismatch`` when `database` is checksummed and the value fails its check.
+    @inlinable
+    public func unsafeValue(forKey key: UnsafeRawBufferPointer, in database: Database) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = canopy_mdb_get_checked(environment.containment, try liveHandle, database.handle, &k, &v, entryChecks(database))
+        if rc == 0 { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        if rc == MDB_NOTFOUND { return nil }
+        throw checkedReadFailure(rc, "mdb_get", database, key: k, value: v, lookupKey: key)
+    }
+
     /// Calls `body` with the value stored for `key`, or `nil`, without copying it.
     @inlinable
     public func withValue<R>(

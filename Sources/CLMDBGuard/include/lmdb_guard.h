@@ -153,6 +153,16 @@ int canopy_mdb_cursor_get_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, 
 /// canopy_mdb_get, then the checks (of the value: `key` is the caller's).
 int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, int checks);
 
+/// Up to `capacity` steps of canopy_mdb_cursor_get_checked in one guarded call (a scan's read-ahead: one sigsetjmp and
+/// one call from Swift for many entries): the first with `op`, the others with MDB_NEXT, entry i into keys[i] and
+/// values[i], each checked as canopy_mdb_cursor_get_checked checks it. Stops at the first step that does not return
+/// 0 and returns what that step returned (MDB_NOTFOUND past the end; a check's code, keys[*filled] and
+/// values[*filled] then holding what LMDB returned), or 0 when all `capacity` steps found an entry. `*filled` counts
+/// the entries found and checked, also after a contained crash (CANOPY_LMDB_CONTAINED). Only for a read-only
+/// transaction, or a write transaction that writes nothing until the entries are used: a write can move the pages
+/// the entries point into.
+int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *keys, MDB_val *values,
+                                        int capacity, MDB_cursor_op op, int checks, int *filled);
 /// mdb_env_set_mapsize, then canopy_lmdb_guard_refresh_map.
 int canopy_mdb_env_set_mapsize(canopy_lmdb_guard *guard, size_t size);
 

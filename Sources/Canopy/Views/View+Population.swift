@@ -1,71 +1,19 @@
 import Foundation
 
 extension View {
-    /// One row's place, collected during population: order bytes live in a shared arena.
-    private struct Item {
-        var groupID: UInt32
-        var sortKeyLength: Int32
-        var start: Int
-        var length: Int32
-    }
-
     /// Builds the view from scratch in bulk: each row is decoded once, entries are sorted in memory, and pages are
     /// written in order with `MDB_APPEND`.
     func populate(in transaction: ReadWriteTransaction, tables: ViewTables, reason: String) throws -> ViewIndex {
         try tables.emptyAll(in: transaction)
         var index = ViewIndex()
-        var arena: [UInt8] = []
-        var items: [Item] = []
+        // The state below is captured only by closures that do not escape (no boxed variable, no run-time
+        // exclusivity check per row).
+        var batch = ViewEntryBatch()
+        var groups = RecentGroups()
         var examined = 0
         var skipped = SkippedRows()
         var skippedKeys: [StoredRowKey] = []
         let manyGroups = rowsInManyGroups(in: transaction)
-
-        // The groups met lately with their ids, found by comparing names rather than hashing each row's group.
-        var recentGroups: [(name: String, id: UInt32)] = []
-        func groupID(for group: String) -> UInt32 {
-            for recent in recentGroups where recent.name == group { return recent.id }
-            let id = index.groupID(for: group)
-            if recentGroups.count >= 16 { recentGroups.removeFirst() }
-            recentGroups.append((group, id))
-            return id
-        }
-
-        @discardableResult
-        func add(group: String, sortKeyLength: Int, order: [UInt8]) -> UInt32 {
-            let groupID = groupID(for: group)
-            let start = arena.count
-            arena.append(contentsOf: order)
-            items.append(Item(groupID: groupID, sortKeyLength: Int32(sortKeyLength), start: start, length: Int32(arena.count - start)))
-            return groupID
-        }
-
-        /// Attaches each row's entry to its record (one cursor walk; in stored-key order for the closures' scan).
-        func attachEntries() throws {
-            let slot = try transaction.writableAttachmentSlot(for: name)
-            if manyGroups {
-                // A row in several groups has an item per group: its attachment holds them all.
-                var byRow: [StoredRowKey: [ViewTables.RowEntry]] = [:]
-                for item in items {
-                    let order = arena[item.start..<(item.start + Int(item.length))]
-                    let sortKeyLength = Int(item.sortKeyLength)
-                    guard let rowKey = StoredRowKey(order[(order.startIndex + sortKeyLength)...]) else { continue }
-                    byRow[rowKey, default: []].append(ViewTables.RowEntry(
-                        groupID: item.groupID, sortKey: Array(order[order.startIndex..<(order.startIndex + sortKeyLength)])))
-                }
-                let rows = byRow.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
-                try transaction.setAttachments(at: slot, rows.lazy.map { ($0.key, ViewTables.attachment(holding: $0.value)) })
-                return
-            }
-            let entries = items.lazy.compactMap { item -> (StoredRowKey, [UInt8]?)? in
-                let order = arena[item.start..<(item.start + Int(item.length))]
-                let sortKeyLength = Int(item.sortKeyLength)
-                guard let rowKey = StoredRowKey(order[(order.startIndex + sortKeyLength)...]) else { return nil }
-                let entry = ViewTables.RowEntry(groupID: item.groupID, sortKey: Array(order[order.startIndex..<(order.startIndex + sortKeyLength)]))
-                return (rowKey, entry.encoded)
-            }
-            try transaction.setAttachments(at: slot, entries)
-        }
 
         switch source {
         case .closures, .manual:
@@ -91,7 +39,8 @@ extension View {
                     }
                     var entries: [ViewTables.RowEntry] = []
                     for place in places {
-                        let groupID = add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
+                        let groupID = groups.id(of: place.group) { index.groupID(for: $0) }
+                        batch.add(groupID: groupID, order: place.order, sortKeyLength: place.sortKeyLength)
                         entries.append(ViewTables.RowEntry(groupID: groupID, sortKey: Array(place.order[..<place.sortKeyLength])))
                     }
                     if !entries.isEmpty { try stored.setAttachment(ViewTables.attachment(holding: entries), at: slot) }
@@ -108,7 +57,8 @@ extension View {
                     return true
                 }
                 guard let place = found else { return true }
-                let groupID = add(group: place.group, sortKeyLength: place.sortKeyLength, order: place.order)
+                let groupID = groups.id(of: place.group) { index.groupID(for: $0) }
+                batch.add(groupID: groupID, order: place.order, sortKeyLength: place.sortKeyLength)
                 // The entry goes into the visited record at once (the scan's cursor rewrites it in place); a manual
                 // list's rows carry only its mark (their order keys are in its order table).
                 if case .manual = source {
@@ -118,19 +68,7 @@ extension View {
                 }
                 return true
             }
-            items.sort { lhs, rhs in
-                if lhs.groupID != rhs.groupID { return lhs.groupID < rhs.groupID }
-                return arena.withUnsafeBufferPointer { buffer in
-                    let a = UnsafeBufferPointer(rebasing: buffer[lhs.start..<(lhs.start + Int(lhs.length))])
-                    let b = UnsafeBufferPointer(rebasing: buffer[rhs.start..<(rhs.start + Int(rhs.length))])
-                    let common = min(a.count, b.count)
-                    if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-                        let result = memcmp(pa, pb, common)
-                        if result != 0 { return result < 0 }
-                    }
-                    return a.count < b.count
-                }
-            }
+            batch.sort()
         case .filtered(let parentName, _):
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else {
                 throw CanopyError(.extensionDependencyMissing, "the parent view '\(parentName)' is not registered", extensionName: name)
@@ -165,7 +103,8 @@ extension View {
                             }
                             guard accepted else { continue }
                             let order = page.orderBytes(at: i)
-                            add(group: groupName, sortKeyLength: order.count - rowKey.bytes.count, order: order)
+                            let groupID = groups.id(of: groupName) { index.groupID(for: $0) }
+                            batch.add(groupID: groupID, order: order, sortKeyLength: order.count - rowKey.bytes.count)
                         }
                     }
                 }
@@ -173,13 +112,11 @@ extension View {
             if manyGroups, !skippedKeys.isEmpty {
                 // A row skipped in one group has no entry in any (as the writer does): drop those it got elsewhere.
                 let skippedSet = Set(skippedKeys.map(\.bytes))
-                items.removeAll { item in
-                    let order = arena[item.start..<(item.start + Int(item.length))]
-                    return skippedSet.contains(Array(order[(order.startIndex + Int(item.sortKeyLength))...]))
-                }
+                let kept = batch
+                batch.removeAll { skippedSet.contains(Array(kept.rowKey(of: $0))) }
             }
-            // Group ids were assigned in the parent's group order, so items are already sorted.
-            try attachEntries()
+            // Group ids were assigned in the parent's group order, so entries are already sorted.
+            try attachFilteredEntries(batch, manyGroups: manyGroups, in: transaction)
             if !skippedKeys.isEmpty {
                 let slot = try transaction.writableAttachmentSlot(for: name)
                 try transaction.setAttachments(at: slot, skippedKeys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }.map { ($0, ViewTables.skippedMarker) })
@@ -187,29 +124,21 @@ extension View {
         }
 
         // Write pages in order and full: two full pages fill an LMDB page (see ViewPage), and an insert splits a page once.
-        let fillEntries = ViewPage.maxEntries
-        let fillBytes = ViewPage.maxBytes
-        var page: ViewPage?
+        var filler = ViewPageFiller()
         var pageCount = 0
-        func flush() throws {
-            guard let current = page, current.count > 0 else { return }
+        func write(_ page: ViewPage) throws {
             let id = index.newPageID()
-            try tables.writePage(current, id: id, transaction, append: true)
-            guard let name = index.groupNames[current.groupID] else { return }
-            index.appendPage(ViewIndex.PageRef(id: id, count: current.count, first: current.orderBytes(at: 0)), to: name, groupID: current.groupID)
+            try tables.writePage(page, id: id, transaction, append: true)
+            guard let name = index.groupNames[page.groupID] else { return }
+            index.appendPage(ViewIndex.PageRef(id: id, count: page.count, first: page.orderBytes(at: 0)), to: name, groupID: page.groupID)
             pageCount += 1
-            page = nil
         }
-        for item in items {
-            if let current = page,
-               current.groupID != item.groupID || current.count >= fillEntries
-                || current.byteSize + ViewPage.entrySize(orderLength: Int(item.length)) > fillBytes {
-                try flush()
+        for entry in batch.entries {
+            if let page = filler.append(groupID: entry.groupID, order: batch.order(of: entry), sortKeyLength: Int(entry.sortKeyLength)) {
+                try write(page)
             }
-            if page == nil { page = ViewPage(groupID: item.groupID) }
-            page?.append(order: arena[item.start..<(item.start + Int(item.length))], sortKeyLength: Int(item.sortKeyLength))
         }
-        try flush()
+        if let page = filler.finish() { try write(page) }
         for (name, id) in index.groupIDs {
             try tables.groups.put(name, forKey: id, in: transaction)
         }
@@ -218,10 +147,32 @@ extension View {
         transaction.markWritten()
         progress?(examined, examined)
         try transaction.setSkippedRows(skipped, ofExtension: name)
-        var report = PopulationReport(reason: reason, rowsExamined: examined, rowsIndexed: items.count, groups: index.groups.count, pages: pageCount)
+        var report = PopulationReport(reason: reason, rowsExamined: examined, rowsIndexed: batch.count, groups: index.groups.count, pages: pageCount)
         report.rowsSkipped = skipped.count
         state.withLock { $0.lastPopulation = report }
         return index
+    }
+
+    /// Attaches each entry of a filtered view's population to its row's record (one cursor walk over the rows, in
+    /// stored-key order).
+    private func attachFilteredEntries(_ batch: ViewEntryBatch, manyGroups: Bool, in transaction: ReadWriteTransaction) throws {
+        let slot = try transaction.writableAttachmentSlot(for: name)
+        if manyGroups {
+            // A row in several groups has an entry per group: its attachment holds them all.
+            var byRow: [StoredRowKey: [ViewTables.RowEntry]] = [:]
+            for entry in batch.entries {
+                guard let rowKey = StoredRowKey(batch.rowKey(of: entry)) else { continue }
+                byRow[rowKey, default: []].append(ViewTables.RowEntry(groupID: entry.groupID, sortKey: Array(batch.sortKey(of: entry))))
+            }
+            let rows = byRow.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
+            try transaction.setAttachments(at: slot, rows.lazy.map { ($0.key, ViewTables.attachment(holding: $0.value)) })
+            return
+        }
+        let attachments = batch.entries.lazy.compactMap { entry -> (StoredRowKey, [UInt8]?)? in
+            guard let rowKey = StoredRowKey(batch.rowKey(of: entry)) else { return nil }
+            return (rowKey, ViewTables.RowEntry.encoded(groupID: entry.groupID, sortKey: batch.sortKey(of: entry)))
+        }
+        try transaction.setAttachments(at: slot, attachments)
     }
 
     /// The decoding error to skip the row for, or `nil` when `error` must fail the population or the write (another

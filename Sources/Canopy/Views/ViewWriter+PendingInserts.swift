@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A view writer's new entries, kept out of the pages until something needs the pages: a bulk write places every
 /// row as it is written (its attachment holds its group and sort key, and the row log its entry), but inserts the
 /// entries of rows that had none all at once, sorted — into a group that had no pages, as full pages appended in
@@ -16,58 +10,34 @@ import Darwin
 /// invariant check — and at commit, so nothing ever sees the view without them. Group names and ids are assigned when
 /// an entry is deferred (a filtered view reads its parent's group names while the parent's entries wait).
 extension ViewWriter {
-    /// An entry placed by this transaction for a row that had none, not yet in the pages.
-    struct PendingInsert {
-        var groupID: UInt32
-        var sortKeyLength: Int32
-        /// The order bytes' first eight bytes, big-endian, zero-padded: most comparisons end there.
-        var prefix: UInt64
-        var order: [UInt8]
-    }
-
     /// Gives `entry` its group id (a new group is recorded in the groups table, as
     /// ``insertEntry(_:sortKeyLength:)`` does) and keeps the entry for ``insertPendingEntries()``. Returns the group id.
     func deferInsert(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
         dirty = true
-        let groupID = try recentGroupID(entry.group) ?? withLoadedIndex { index -> UInt32 in
-            let id: UInt32
-            if let known = index.groupIDs[entry.group] {
-                id = known
-            } else {
-                id = index.groupID(for: entry.group)
-                try tables.groups.put(entry.group, forKey: id, in: transaction)
+        let groupID = try recentGroups.id(of: entry.group) { group in
+            try withLoadedIndex { index -> UInt32 in
+                if let known = index.groupIDs[group] { return known }
+                let id = index.groupID(for: group)
+                try tables.groups.put(group, forKey: id, in: transaction)
+                return id
             }
-            if recentGroups.count >= Self.recentGroupLimit { recentGroups.removeFirst() }
-            recentGroups.append((entry.group, id))
-            return id
         }
-        if pendingInserts.isEmpty { pendingInserts.reserveCapacity(256) }
-        pendingInserts.append(PendingInsert(groupID: groupID, sortKeyLength: Int32(sortKeyLength), prefix: Self.prefix(of: entry.orderBytes),
-                                            order: entry.orderBytes))
+        pendingInserts.add(groupID: groupID, order: entry.orderBytes, sortKeyLength: sortKeyLength)
         return groupID
-    }
-
-    /// How many groups ``recentGroups`` keeps (a view with more groups hashes the others' names).
-    static let recentGroupLimit = 16
-
-    /// The id of `group` when a pending entry went to it lately. A group's id never changes (ids are kept even when a
-    /// group empties), so a remembered id stays right for the writer's life.
-    private func recentGroupID(_ group: String) -> UInt32? {
-        for recent in recentGroups where recent.name == group { return recent.id }
-        return nil
     }
 
     /// Inserts the pending entries into the pages and the directory, group by group in order.
     /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when an entry's group has no name, or a page read fails.
     func insertPendingEntries() throws {
         var pending = pendingInserts
-        pendingInserts = []
-        pending.sort(by: Self.precedes)
-        var start = pending.startIndex
-        while start < pending.endIndex {
-            let groupID = pending[start].groupID
+        pendingInserts = ViewEntryBatch()
+        pending.sort()
+        let entries = pending.entries
+        var start = entries.startIndex
+        while start < entries.endIndex {
+            let groupID = entries[start].groupID
             var end = start + 1
-            while end < pending.endIndex, pending[end].groupID == groupID { end += 1 }
+            while end < entries.endIndex, entries[end].groupID == groupID { end += 1 }
             // (The directory is read in a closure, so that no copy of it is held while the inserts change it.)
             let (name, hasPages) = try { () throws -> (String, Bool) in
                 let index = try loadedIndex()
@@ -75,64 +45,39 @@ extension ViewWriter {
                 return (name, index.groups[name] != nil)
             }()
             if !hasPages {
-                try appendPages(of: pending[start..<end], toEmptyGroup: name, groupID: groupID)
+                try appendPages(of: entries[start..<end], from: pending, toEmptyGroup: name, groupID: groupID)
             } else {
-                for item in pending[start..<end] {
-                    try insertEntry(ViewEntry(group: name, orderBytes: item.order), sortKeyLength: Int(item.sortKeyLength))
+                for entry in entries[start..<end] {
+                    try insertEntry(ViewEntry(group: name, orderBytes: Array(pending.order(of: entry))), sortKeyLength: Int(entry.sortKeyLength))
                 }
             }
             start = end
         }
     }
 
-    /// Writes `entries` (sorted, one group's) as the pages of that group, which has none: full pages, in order.
-    private func appendPages(of entries: ArraySlice<PendingInsert>, toEmptyGroup group: String, groupID: UInt32) throws {
-        var page = ViewPage(groupID: groupID)
-        var previous: [UInt8]?
-        func finishPage() throws {
-            guard page.count > 0 else { return }
+    /// Writes `entries` (sorted, one group's, from `batch`) as the pages of that group, which has none: full pages, in
+    /// order.
+    private func appendPages(
+        of entries: ArraySlice<ViewEntryBatch.Entry>, from batch: ViewEntryBatch, toEmptyGroup group: String, groupID: UInt32
+    ) throws {
+        var filler = ViewPageFiller()
+        func write(_ page: ViewPage) throws {
             let first = page.orderBytes(at: 0)
             let id = try withLoadedIndex { $0.newPageID() }
             try store(page, id: id)
-            let count = page.count
-            try withLoadedIndex { $0.appendPage(ViewIndex.PageRef(id: id, count: count, first: first), to: group, groupID: groupID) }
-            page = ViewPage(groupID: groupID)
+            try withLoadedIndex { $0.appendPage(ViewIndex.PageRef(id: id, count: page.count, first: first), to: group, groupID: groupID) }
         }
-        for item in entries {
+        var previous: ViewEntryBatch.Entry?
+        for entry in entries {
             // One row has one entry in a view of one group per row: two equal entries would be two rows under one key.
-            if let previous, previous == item.order {
+            if let previous, batch.isEqual(previous, entry) {
                 throw corrupt(view.name, "a transaction placed the same entry twice in group '\(group)'")
             }
-            previous = item.order
-            if page.count >= ViewPage.maxEntries || page.byteSize + ViewPage.entrySize(orderLength: item.order.count) > ViewPage.maxBytes {
-                try finishPage()
-            }
-            page.append(order: item.order[...], sortKeyLength: Int(item.sortKeyLength))
-        }
-        try finishPage()
-    }
-
-    /// Byte order of (group id, order bytes): the pages' order within a group.
-    private static func precedes(_ a: PendingInsert, _ b: PendingInsert) -> Bool {
-        if a.groupID != b.groupID { return a.groupID < b.groupID }
-        if a.prefix != b.prefix { return a.prefix < b.prefix }
-        return a.order.withUnsafeBufferPointer { x in
-            b.order.withUnsafeBufferPointer { y in
-                let common = min(x.count, y.count)
-                if common > 0, let p = x.baseAddress, let q = y.baseAddress {
-                    let result = memcmp(p, q, common)
-                    if result != 0 { return result < 0 }
-                }
-                return x.count < y.count
+            previous = entry
+            if let page = filler.append(groupID: groupID, order: batch.order(of: entry), sortKeyLength: Int(entry.sortKeyLength)) {
+                try write(page)
             }
         }
-    }
-
-    /// The first eight bytes of `bytes` as a big-endian integer, zero-padded: comparing two of these orders the bytes
-    /// as byte order does, or ties.
-    private static func prefix(of bytes: [UInt8]) -> UInt64 {
-        var value: UInt64 = 0
-        for i in 0..<min(8, bytes.count) { value |= UInt64(bytes[i]) << UInt64(56 - 8 * i) }
-        return value
+        if let page = filler.finish() { try write(page) }
     }
 }

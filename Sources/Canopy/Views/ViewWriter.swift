@@ -6,8 +6,13 @@ public final class ViewWriter: ExtensionTransaction {
     let transaction: ReadWriteTransaction
     let tables: ViewTables
     private var index: ViewIndex?
+    // The state a bulk write touches per row (`dirty`, the row log, the pending entries and their groups, the slot) is
+    // unchecked for exclusivity, as ReadWriteTransaction's: a writer belongs to one write transaction, on its thread,
+    // and no method passes these properties inout to code that reaches them again. The checks cost a bulk insert with
+    // two views about 600 instructions a row.
+
     /// Whether this transaction changed the view's pages or directory (its state is written at commit).
-    var dirty = false
+    @exclusivity(unchecked) var dirty = false
     /// Whether ``prepareCommit(_:)`` wrote the view's state: only then is ``index`` the directory of the version the
     /// commit leaves. A transaction that wrote no row (a change that a later extension refused, caught by the caller)
     /// commits without the extensions' commit step, so a changed directory here is not the file's.
@@ -22,7 +27,7 @@ public final class ViewWriter: ExtensionTransaction {
         var metadataChanged = false
     }
     /// Keyed by row, or by row and group in a view whose rows can be in many groups (``manyGroups``).
-    private var log: [ViewChangeKey: RowLog] = [:]
+    @exclusivity(unchecked) private var log: [ViewChangeKey: RowLog] = [:]
     /// Whether a row can be in several groups of the view: its attachment then holds an entry per group, and the log
     /// keeps a record per row and group.
     let manyGroups: Bool
@@ -32,7 +37,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// Set when the transaction changed more rows of the view than ``rowLogLimit``: the log is dropped and the commit
     /// reports the view as reset (observers reload), which keeps a bulk write from paying for a per-row log and from
     /// writing a commit-log entry as large as the write.
-    private var logOverflowed = false
+    @exclusivity(unchecked) private var logOverflowed = false
     /// The most rows a commit reports one by one; past it, the commit reports a reset. No UI animates more.
     static let rowLogLimit = 4_096
 
@@ -51,10 +56,10 @@ public final class ViewWriter: ExtensionTransaction {
     static let readPageCacheLimit = 64
     /// Entries of rows this transaction placed that had none, not yet in the pages: inserted together, sorted, at
     /// the first read of the view's pages or directory, or at commit (``insertPendingEntries()``).
-    var pendingInserts: [PendingInsert] = []
-    /// The groups pending entries went to lately, with their ids: found by comparing names (a few, usually small
-    /// strings) rather than by hashing the name into the directory per row.
-    var recentGroups: [(name: String, id: UInt32)] = []
+    @exclusivity(unchecked) var pendingInserts = ViewEntryBatch()
+    /// The groups pending entries went to lately, with their ids (a group's id never changes, so a remembered id stays
+    /// right for the writer's life).
+    @exclusivity(unchecked) var recentGroups = RecentGroups()
     /// The pages the commit that made the view's version at the start of this transaction wrote
     /// (``ViewIndex/committedPages``): as stored until this writer flushes pages of its own.
     private var startPages: [UInt64: ViewPage] = [:]
@@ -66,7 +71,7 @@ public final class ViewWriter: ExtensionTransaction {
         self.manyGroups = view.rowsInManyGroups(in: transaction)
     }
 
-    private var slotStorage: AttachmentSlot?
+    @exclusivity(unchecked) private var slotStorage: AttachmentSlot?
     /// The view's attachment slot (each row's entry lives in the row's record), or `nil` while it has none: the store
     /// assigns it when the view first asks for an attachment.
     var slot: AttachmentSlot? {

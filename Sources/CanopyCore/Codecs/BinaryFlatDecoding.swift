@@ -132,6 +132,8 @@ final class FlatDecodePlan: @unchecked Sendable {
     let size: Int
     private let slots: [Slot]
     private let keyBytes: [UInt8]
+    /// Whether short ASCII strings are stored straight into the value (``SmallASCIIString/isExact``, read once here).
+    private let smallStrings = SmallASCIIString.isExact
 
     init(fields: [Field], size: Int) {
         self.fields = fields
@@ -232,11 +234,23 @@ final class FlatDecodePlan: @unchecked Sendable {
             let target = out + slot.offset
             switch slot.kind {
             case .string:
-                guard let (length, next) = Self.varint(base, at: position, end: end), length <= UInt64(end &- next),
-                      let string = BinaryReader.validUTF8String(base + next, count: Int(length))
-                else { return (written, false) }
+                guard let (length, next) = Self.varint(base, at: position, end: end), length <= UInt64(end &- next) else {
+                    return (written, false)
+                }
+                let count = Int(length)
+                if smallStrings && count <= SmallASCIIString.maximumCount {
+                    // A short ASCII string: its bytes, loaded as two words (which also tell it is ASCII), stored in
+                    // place as the small string the standard library would make of them.
+                    let (low, high) = SmallASCIIString.words(base + next, count: count)
+                    if (low | high) & 0x8080_8080_8080_8080 == 0 {
+                        SmallASCIIString.initialize(target, low: low, high: high, count: count)
+                        position = next &+ count
+                        break
+                    }
+                }
+                guard let string = BinaryReader.validUTF8String(base + next, count: count) else { return (written, false) }
                 target.initializeMemory(as: String.self, to: string)
-                position = next &+ Int(length)
+                position = next &+ count
             case .bool:
                 guard position < end else { return (written, false) }
                 switch base.load(fromByteOffset: position, as: UInt8.self) {
@@ -326,6 +340,11 @@ final class FlatDecodePlan: @unchecked Sendable {
     /// ``VarInt/read(_:at:limit:)`` reads, inline (the position stays in a register).
     @inline(__always)
     private static func varint(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, Int)? {
+        // One byte (a string's length, a small number) without the loop's checks.
+        if position < end {
+            let first = base.load(fromByteOffset: position, as: UInt8.self)
+            if first < 0x80 { return (UInt64(first), position &+ 1) }
+        }
         var next = position
         var result: UInt64 = 0
         var shift: UInt64 = 0

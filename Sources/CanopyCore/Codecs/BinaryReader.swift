@@ -267,15 +267,18 @@ struct BinaryReader {
     /// binary codec makes a string of stored bytes (both decode paths and the conversions without types use it).
     ///
     /// ASCII is valid as it is (checked a word at a time); a string of it that fits in a small string (15 bytes) is
-    /// made by copying its bytes in, without a second look at them. Other bytes go through `String(decoding:)`, which
-    /// replaces invalid UTF-8 with U+FFFD, so they were valid exactly when the string's UTF-8 is the same bytes.
+    /// made from its bytes (``SmallASCIIString``), without a second look at them. Other bytes go through
+    /// `String(decoding:)`, which replaces invalid UTF-8 with U+FFFD, so they were valid exactly when the string's UTF-8
+    /// is the same bytes.
     /// (`String(validating:)` is several times slower: it is generic over the encoding.)
     @inline(__always)
     static func validUTF8String(_ start: UnsafeRawPointer, count: Int) -> String? {
         if count == 0 { return "" }
         if isASCII(start, count: count) {
-            if count <= 15 {
-                // A small string: `String(unsafeUninitializedCapacity:)` takes ASCII without validating it again.
+            if count <= SmallASCIIString.maximumCount {
+                // A small string: made from its bytes where that is exactly the standard library's string, else by
+                // `String(unsafeUninitializedCapacity:)`, which takes ASCII without validating it again.
+                if SmallASCIIString.isExact { return SmallASCIIString.make(start, count: count) }
                 return String(unsafeUninitializedCapacity: count) { buffer in
                     let destination = UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped)
                     if count >= 8 {

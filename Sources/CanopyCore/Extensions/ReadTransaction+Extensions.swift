@@ -148,6 +148,12 @@ extension ReadTransaction {
         let writable = try scanWritableSlots()
         try guardedRead {
             try storage.withCursor(in: tables.objects) { cursor in
+                // One writer for the scan (rows hold it during their visit only), and the collection of the previous
+                // row: rows come by collection, so its name is looked up (and allowed) once per run of rows.
+                let rewriter = writable.map { RowScanRewriter(cursor: cursor, live: $0) }
+                var lastCollectionID: UInt32?
+                var lastCollection: (name: String, codec: String)?
+                var lastAllowed = false
                 var entry = try cursor.first()
                 while let current = entry {
                     let rowKey = current.key
@@ -158,7 +164,13 @@ extension ReadTransaction {
                         throw CanopyError(.corruptStore, "a stored row's key is \(rowKey.count) bytes, shorter than a collection id",
                                           path: core.path)
                     }
-                    let collection = names[rowKey.loadUnaligned(as: UInt32.self).bigEndian]
+                    let collectionID = rowKey.loadUnaligned(as: UInt32.self).bigEndian
+                    if collectionID != lastCollectionID {
+                        lastCollectionID = collectionID
+                        lastCollection = names[collectionID]
+                        lastAllowed = lastCollection.map { collections?.contains($0.name) ?? true } ?? false
+                    }
+                    let collection = lastCollection
                     guard let flags = value.first, let object = StoredRecord.objectBytes(value),
                           let region = StoredRecord.attachmentBytes(value) else {
                         throw CanopyError(.corruptStore, value.isEmpty ? "a stored row is empty" : "a stored row is malformed",
@@ -168,32 +180,22 @@ extension ReadTransaction {
                     // the record: a row whose collection id is not recorded is damage (a file changed outside Canopy),
                     // never a row to leave out of a population without a word.
                     guard let collection else {
-                        let id = rowKey.loadUnaligned(as: UInt32.self).bigEndian
                         throw CanopyError(
                             .corruptStore,
-                            "a stored row (key '\(String(decoding: rowKey.dropFirst(4), as: UTF8.self))') names collection id \(id), which no collection record holds: the file was changed outside Canopy. Nothing was read past it; run `canopy verify` on the database and restore it from a backup",
+                            "a stored row (key '\(String(decoding: rowKey.dropFirst(4), as: UTF8.self))') names collection id \(collectionID), which no collection record holds: the file was changed outside Canopy. Nothing was read past it; run `canopy verify` on the database and restore it from a backup",
                             path: core.path)
                     }
-                    guard collections?.contains(collection.name) ?? true else {
+                    guard lastAllowed else {
                         entry = try cursor.next()
                         continue
                     }
                     guard let key = StoredRowKey(bytes: Array(rowKey)) else {
                         throw CanopyError(.corruptStore, "a stored row's key is shorter than a collection id", path: core.path)
                     }
-                    var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
-                    if let live = writable {
-                        attach = { slot, bytes in
-                            let updated = try ReadWriteTransaction.record(value, setting: bytes, at: slot.number, live: live, key: key)
-                            try updated.withUnsafeBytes { record in
-                                try key.bytes.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
-                            }
-                        }
-                    }
                     let row = StoredRow(
                         id: RowID(collection: collection.name, key: key.key), storedKey: key, codecName: collection.codec,
                         hasMetadata: flags & 1 != 0, object: .borrowed(object), attachments: .borrowed(region), transaction: self,
-                        attach: attach)
+                        rewriter: rewriter, record: rewriter == nil ? nil : value)
                     let goOn = try visit(row)
                     row.endAccess()
                     guard goOn else { return }

@@ -155,12 +155,13 @@ extension ReadWriteTransaction {
         let storage = try writeStorage
         let live = try attachmentSlots().live
         var found = 0
+        var buffers = RecordRewriteBuffers()
         try guarded {
             try storage.withCursor(in: tables.objects) { cursor in
                 for (key, bytes) in rows {
                     guard let entry = try cursor.seek(exactly: key.bytes) else { continue }
-                    let updated = try Self.record(entry.value, setting: bytes, at: slot.number, live: live, key: key)
-                    try updated.withUnsafeBytes { value in
+                    try Self.record(entry.value, setting: bytes, at: slot.number, live: live, key: key, into: &buffers)
+                    try buffers.record.withUnsafeBytes { value in
                         try key.bytes.withUnsafeBytes { try cursor.put(value, forKey: $0, flags: .current) }
                     }
                     found += 1
@@ -173,12 +174,27 @@ extension ReadWriteTransaction {
 
     /// `value` with the attachment at `slot` replaced, and attachments of retired slots dropped.
     static func record(_ value: UnsafeRawBufferPointer, setting bytes: [UInt8]?, at slot: UInt32, live: Set<UInt32>, key: StoredRowKey) throws -> [UInt8] {
+        var buffers = RecordRewriteBuffers()
+        try record(value, setting: bytes, at: slot, live: live, key: key, into: &buffers)
+        return buffers.record
+    }
+
+    /// ``record(_:setting:at:live:key:)`` written into `buffers.record`, through `buffers.region`: arrays kept from one
+    /// row to the next (a population or a bulk attachment rewrites every row's record).
+    static func record(
+        _ value: UnsafeRawBufferPointer, setting bytes: [UInt8]?, at slot: UInt32, live: Set<UInt32>, key: StoredRowKey,
+        into buffers: inout RecordRewriteBuffers
+    ) throws {
         guard let flags = value.first, let region = StoredRecord.attachmentBytes(value), let object = StoredRecord.objectBytes(value) else {
             throw CanopyError(.corruptStore, "a row's stored record is malformed", key: key.key)
         }
         // One pass over the region (ascending slots), copying the live attachments and putting `bytes` at its slot's
         // place: no dictionary of attachments per row (a population rewrites every row this way).
-        var out = ByteWriter(capacity: region.count + (bytes?.count ?? 0) + 4)
+        var out = ByteWriter(capacity: 0)
+        swap(&out.bytes, &buffers.region)
+        defer { swap(&out.bytes, &buffers.region) }
+        out.bytes.removeAll(keepingCapacity: true)
+        out.bytes.reserveCapacity(region.count + (bytes?.count ?? 0) + 4)
         var placed = false
         var offset = 0
         var previous: Int?
@@ -188,7 +204,10 @@ extension ReadWriteTransaction {
                 throw CanopyError(.corruptStore, "a row's attachments are malformed", key: key.key)
             }
             // Slots out of order (never written so): rebuilt through a dictionary, in order.
-            if let previous, found <= previous { return try recordRebuilt(value, flags: flags, region: region, object: object, setting: bytes, at: slot, live: live, key: key) }
+            if let previous, found <= previous {
+                buffers.record = try recordRebuilt(value, flags: flags, region: region, object: object, setting: bytes, at: slot, live: live, key: key)
+                return
+            }
             previous = found
             let current = UInt32(found)
             let start = offset
@@ -204,7 +223,7 @@ extension ReadWriteTransaction {
             out.bytes.append(contentsOf: region[start..<offset])
         }
         if !placed, let bytes { StoredRecord.appendAttachment(bytes, slot: slot, to: &out) }
-        return StoredRecord.value(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: out.bytes, object: object)
+        StoredRecord.write(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: out.bytes, object: object, into: &buffers.record)
     }
 
     private static func recordRebuilt(

@@ -20,17 +20,23 @@ public final class StoredRow {
     private let object: Object
     private let attachments: Object
     private let transaction: ReadTransaction
-    private var accessEnded = false
+    // The mutable state below is unchecked for exclusivity (as ReadWriteTransaction's): a row is not Sendable, its
+    // methods never pass these properties inout to code that reaches them again, and the checks cost a population
+    // about 150 instructions a row.
+    @exclusivity(unchecked) private var accessEnded = false
 
-    private var attach: ((AttachmentSlot, [UInt8]?) throws -> Void)?
+    /// The scan's writer and the visited record's bytes, during a visit of a read-write transaction's scan.
+    @exclusivity(unchecked) private var rewriter: RowScanRewriter?
+    private let record: UnsafeRawBufferPointer?
     /// The object and metadata decoded so far (at most once each, whichever extension or closure asked first: see
     /// ``ExtensionRow``); `metadataValue` is `.some(nil)` once the row is known to have none.
-    private var objectValue: Any?
-    private var metadataValue: Any??
+    @exclusivity(unchecked) private var objectValue: Any?
+    @exclusivity(unchecked) private var metadataValue: Any??
 
     init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
-         transaction: ReadTransaction, attach: ((AttachmentSlot, [UInt8]?) throws -> Void)? = nil) {
-        self.attach = attach
+         transaction: ReadTransaction, rewriter: RowScanRewriter? = nil, record: UnsafeRawBufferPointer? = nil) {
+        self.rewriter = rewriter
+        self.record = record
         self.id = id
         self.storedKey = storedKey
         self.codecName = codecName
@@ -65,7 +71,7 @@ public final class StoredRow {
     /// the closure kept fails the same way in both cases.
     public func endAccess() {
         accessEnded = true
-        attach = nil
+        rewriter = nil
     }
 
     /// Sets (or with `nil` removes) the row's attachment at `slot`, rewriting the visited record in place: during a
@@ -75,12 +81,12 @@ public final class StoredRow {
     ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed; what the write throws. The
     ///   row's access ends also when it throws: a write that failed part way may have changed the lent bytes.
     public func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot) throws {
-        guard let attach else {
+        guard let rewriter, let record else {
             throw CanopyError(.transactionEnded, "a row's attachment can be set only during its visit of a read-write transaction's scan",
                               collection: id.collection, key: id.key)
         }
         defer { endAccess() }
-        try attach(slot, bytes)
+        try rewriter.setAttachment(bytes, at: slot, record: record, key: storedKey)
     }
 
     private func checkAccess() throws {
@@ -128,7 +134,7 @@ public final class StoredRow {
 
     @inline(never)
     private func castOrDecodeObject<T: Decodable>(as type: T.Type) throws -> T {
-        if let value = objectValue as? T { return value }
+        if let objectValue, let value = objectValue as? T { return value }
         let value: T = try withObjectBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
         objectValue = value
         return value

@@ -120,6 +120,10 @@ final class CommitKeySets: Sendable {
         for (collection, keys) in maps[kind] { for key in keys { body(collection, key) } }
     }
 
+    /// Whether the sets were built (someone asked for them): the commit's own work (the persisted log, other
+    /// connections' caches, the change feed) walks the log's keys and never builds them.
+    var areBuilt: Bool { built.withLock { $0 != nil } }
+
     /// Whether the map `kind` lists no collection (no set is built).
     func isEmpty(_ kind: Kind) -> Bool {
         if let logged { return logged[kind].isEmpty }

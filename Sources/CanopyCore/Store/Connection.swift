@@ -376,7 +376,21 @@ final class ConnectionState {
     /// What the binary codec holds for the type it decoded last for this connection (`flatPlanType`), so that a
     /// decode asks the codec's shared table (under its lock) only when the type changes or was not learned yet.
     var flatPlanType: ObjectIdentifier?
-    var flatPlan: FlatDecodePlans.Entry?
+    var flatPlan: FlatDecodePlans.Entry? {
+        didSet { flatPlanReference = flatPlan?.plan.flatMap { $0.size <= Self.flatScratchSize ? Unmanaged.passUnretained($0) : nil } }
+    }
+    /// The plan of `flatPlan` (which holds it), when it fits ``flatScratch``: a typed read past the cache decodes with
+    /// it without retaining it or copying the enum around it.
+    private(set) var flatPlanReference: Unmanaged<FlatDecodePlan>?
+    /// Whether the type of `flatPlan` is at most 16-byte aligned (as ``flatScratch`` is).
+    var flatPlanAligned = false
+    /// Where the binary codec's fast path assembles a value read past the cache before moving it out (the plan's
+    /// fields are at most 8-byte aligned; the type's alignment is checked where it is used): allocated once, rather
+    /// than a stack buffer zeroed and reached through `withUnsafeMutableBytes` on every read (unspecialized code, a
+    /// generic call). Used only under the connection's lock, and only between a plan's decode and the move that
+    /// follows it (no other code runs in between), so one buffer serves every read.
+    let flatScratch = UnsafeMutableRawPointer.allocate(byteCount: ConnectionState.flatScratchSize, alignment: 16)
+    static let flatScratchSize = 256
     /// The binary codec's root encoder and its buffer, kept between the values this connection's writes encode (see
     /// ``ReadWriteTransaction/encode(_:codec:id:)``); taken while in use, so that an encode inside another (an
     /// `encode(to:)` that writes) gets one of its own.
@@ -396,6 +410,8 @@ final class ConnectionState {
         objectCache = ObjectCaches(limit: options.objectCacheLimit)
         metadataCache = ObjectCaches(limit: options.metadataCacheLimit)
     }
+
+    deinit { flatScratch.deallocate() }
 
     var cachesEnabled: Bool { objectCache.limit > 0 || metadataCache.limit > 0 }
 

@@ -110,17 +110,37 @@ public class ReadTransaction {
     final func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, codec: any Codec, isBinary: Bool, key: String, collection: String
     ) throws -> T {
+        guard isBinary else {
+            do {
+                return try codec.decode(T.self, from: bytes)
+            } catch {
+                throw decodingFailure(error, decoding: T.self, codec: codec, key: key, collection: collection)
+            }
+        }
+        return try decodeBinary(T.self, from: bytes, key: key, collection: collection)
+    }
+
+    /// ``decode(_:from:codec:key:collection:)`` with the binary codec, for a caller that knows the collection's codec is
+    /// the binary codec (no existential codec passed along: copying it in unspecialized code is a runtime call).
+    @inline(__always)
+    final func decodeBinary<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, key: String, collection: String) throws -> T {
         do {
-            guard isBinary else { return try codec.decode(T.self, from: bytes) }
             // The binary codec's plan for the type decoded last, remembered by the connection (no lock).
             let state = cacheState
             if state.flatPlanType != ObjectIdentifier(T.self) {
                 state.flatPlan = FlatDecodePlans.entry(for: T.self)
                 state.flatPlanType = state.flatPlan == nil ? nil : ObjectIdentifier(T.self)
+                state.flatPlanAligned = MemoryLayout<T>.alignment <= 16
+            }
+            // The fast path into the connection's scratch (the plan is `T`'s: `flatPlanType` says so), else the codec
+            // (which takes the general path for bytes that are not the plan's map, and learns a plan not laid out yet).
+            if state.flatPlanAligned, let plan = state.flatPlanReference,
+               plan._withUnsafeGuaranteedRef({ $0.decode(into: state.flatScratch, from: bytes) }) {
+                return state.flatScratch.assumingMemoryBound(to: T.self).move()
             }
             return try BinaryCodec().decode(T.self, from: bytes, entry: state.flatPlan)
         } catch {
-            throw decodingFailure(error, decoding: T.self, codec: codec, key: key, collection: collection)
+            throw decodingFailure(error, decoding: T.self, codec: BinaryCodec(), key: key, collection: collection)
         }
     }
 
@@ -182,18 +202,16 @@ public class ReadTransaction {
     /// ``withStoredObject(_:key:collection:_:)`` is: a typed read past the cache is unspecialized code, where each
     /// generic layer asks the runtime for metadata.)
     final func storedObjectBytes(_ record: CollectionRecord, key: String, collection: String) throws -> UnsafeRawBufferPointer? {
-        try withRowKey(record, key, collection: collection) { rowKey in
-            try storage.withValue(forKey: rowKey, in: tables.objects) { value -> UnsafeRawBufferPointer? in
-                guard let value else { return nil }
-                guard !value.isEmpty else {
-                    throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
-                }
-                guard let object = StoredRecord.objectBytes(value) else {
-                    throw CanopyError(.corruptStore, "the stored row is malformed", path: core.path, collection: collection, key: key)
-                }
-                return object
-            }
+        let storage = try storage
+        let found = try withRowKey(record, key, collection: collection) { rowKey in try storage.unsafeValue(forKey: rowKey, in: tables.objects) }
+        guard let value = found else { return nil }
+        guard !value.isEmpty else {
+            throw CanopyError(.corruptStore, "the stored row is empty", path: core.path, collection: collection, key: key)
         }
+        guard let object = StoredRecord.objectBytes(value) else {
+            throw CanopyError(.corruptStore, "the stored row is malformed", path: core.path, collection: collection, key: key)
+        }
+        return object
     }
 
     // MARK: Typed reads
@@ -231,10 +249,12 @@ public class ReadTransaction {
     @inline(never)
     private final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         guard let record = try collectionRecord(collection.name) else { return nil }
-        let isBinary = Swift.type(of: collection.codec) == BinaryCodec.self
+        let isBinary = collection.usesBinaryCodec
         if !isBinary || record.codec != BinaryCodec.codecName { try checkCodec(record, collection.codec, collection: collection.name) }
         guard let bytes = try storedObjectBytes(record, key: key, collection: collection.name) else { return nil }
-        let object = try decode(Object.self, from: bytes, codec: collection.codec, isBinary: isBinary, key: key, collection: collection.name)
+        let object = isBinary
+            ? try decodeBinary(Object.self, from: bytes, key: key, collection: collection.name)
+            : try decode(Object.self, from: bytes, codec: collection.codec, isBinary: false, key: key, collection: collection.name)
         cacheState.objectCache.set(object, forKey: key, in: collection.name)
         return object
     }
@@ -436,7 +456,7 @@ public class ReadTransaction {
     }
 
     /// The scan of both ``enumerateObjects(in:prefix:where:_:)`` forms: `body` gets each row's key (`withKeys`), or
-    /// an empty string in its place, and its object. Otherwise a key is made only when something asks for it: the
+    /// in its place an empty string (or the key, when one was made for the cache), and its object. Otherwise a key is made only when something asks for it: the
     /// filter, a non-empty cache, an error. (The keyed form passes its closure as it is: no extra call per row.)
     private final func scanObjects<Object, Metadata>(
         in collection: TypedCollection<Object, Metadata>, prefix: String, where filter: ((String) -> Bool)?,
@@ -448,7 +468,7 @@ public class ReadTransaction {
         // The decoder is chosen once per scan, not per row: the binary codec's fast path for flat structs, assembling
         // each row's value in one buffer for the whole scan (no per-row set-up), or the binary codec with what it
         // knows of the type (looked up again after the first row, which lays out its plan), or the handle's codec.
-        let binary = Swift.type(of: collection.codec) == BinaryCodec.self
+        let binary = collection.usesBinaryCodec
         var planEntry = binary ? FlatDecodePlans.entry(for: Object.self) : nil
         // (Unmanaged: `planEntry` holds the plan to the end of the scan, so a row's decode needs no retain and release
         // of it.)
@@ -458,20 +478,30 @@ public class ReadTransaction {
             byteCount: max(1, MemoryLayout<Object>.size), alignment: max(1, MemoryLayout<Object>.alignment))
         defer { scratch.deallocate() }
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
-        // The cursor is stepped here rather than through a closure per row (`forEach`): a row costs one call into LMDB
-        // (which checks the entry and its checksum in the same call), the decode and `body`.
+        // The cursor is stepped here rather than through a closure per row (`forEach`), and reads ahead: one call into
+        // LMDB (which checks each entry and its checksum in the same call) for up to 64 rows, then per row the decode
+        // and `body`. An entry that fails its checks is met where a step would meet it (after the rows before it).
         try guardedRead { try storage.withCursor(in: tables.objects) { cursor in try rowPrefix.withUnsafeBytes { rowPrefix in
             var entry = try cursor.seek(atOrAfter: rowPrefix)
+            var ahead = Cursor.ReadAhead(capacity: 64)
+            var aheadIndex = 0
+            // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
+            // string (no allocation) until then. (Declared once for the scan, so that the values-only form releases
+            // no string per row; `body` ignores it there.)
+            var key = ""
             while let found = entry, LMDB.ReadTransaction.key(found.key, startsWith: rowPrefix) {
                 let rowKey = found.key, value = found.value
-                // The row's key, made up front for the keyed form, else when something needs it (`hasKey`); an empty
-                // string (no allocation) until then.
-                var key = withKeys ? RowKey.key(of: rowKey) : ""
                 var hasKey = withKeys
+                if withKeys { key = RowKey.key(of: rowKey) }
                 if let filter {
                     if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
                     guard filter(key) else {
-                        entry = try cursor.next()
+                        aheadIndex += 1
+                        if aheadIndex >= ahead.count {
+                            aheadIndex = 0
+                            _ = try cursor.readAhead(into: &ahead)
+                        }
+                        entry = ahead.entry(at: aheadIndex)
                         continue
                     }
                 }
@@ -504,7 +534,12 @@ public class ReadTransaction {
                                                        key: hasKey ? key : RowKey.key(of: rowKey), collection: collection.name))
                 }
                 guard proceed else { return }
-                entry = try cursor.next()
+                aheadIndex += 1
+                if aheadIndex >= ahead.count {
+                    aheadIndex = 0
+                    _ = try cursor.readAhead(into: &ahead)
+                }
+                entry = ahead.entry(at: aheadIndex)
             }
         } } }
     }

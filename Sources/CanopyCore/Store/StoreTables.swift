@@ -157,22 +157,36 @@ enum RowKey {
         collectionID: UInt32, key: String, maxKeySize: Int, collection: String,
         _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R {
+        // The key's bytes in place (a native string's, without the copy that `withUTF8` on a `var` makes: a retain
+        // and a release per read), else through `withUTF8`.
+        if let built = try key.utf8.withContiguousStorageIfAvailable({ utf8 in
+            try with(collectionID: collectionID, utf8: utf8, maxKeySize: maxKeySize, collection: collection, body)
+        }) {
+            return built
+        }
         var key = key
-        return try key.withUTF8 { utf8 in
-            let length = 4 + utf8.count
-            guard length <= maxKeySize else {
-                throw CanopyError(
-                    .keyTooLong,
-                    "the key is \(utf8.count) bytes of UTF-8; keys can be at most \(maxKeySize - 4) bytes",
-                    collection: collection, key: String(decoding: utf8.prefix(64), as: UTF8.self) + "…")
+        return try key.withUTF8 { utf8 in try with(collectionID: collectionID, utf8: utf8, maxKeySize: maxKeySize, collection: collection, body) }
+    }
+
+    /// ``with(collectionID:key:maxKeySize:collection:_:)`` from the key's UTF-8 bytes.
+    @inline(__always)
+    private static func with<R>(
+        collectionID: UInt32, utf8: UnsafeBufferPointer<UInt8>, maxKeySize: Int, collection: String,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        let length = 4 + utf8.count
+        guard length <= maxKeySize else {
+            throw CanopyError(
+                .keyTooLong,
+                "the key is \(utf8.count) bytes of UTF-8; keys can be at most \(maxKeySize - 4) bytes",
+                collection: collection, key: String(decoding: utf8.prefix(64), as: UTF8.self) + "…")
+        }
+        return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
+            buffer.storeBytes(of: collectionID.bigEndian, toByteOffset: 0, as: UInt32.self)
+            if utf8.count > 0, let base = utf8.baseAddress, let destination = buffer.baseAddress {
+                (destination + 4).copyMemory(from: base, byteCount: utf8.count)
             }
-            return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
-                buffer.storeBytes(of: collectionID.bigEndian, toByteOffset: 0, as: UInt32.self)
-                if utf8.count > 0, let base = utf8.baseAddress {
-                    (buffer.baseAddress! + 4).copyMemory(from: base, byteCount: utf8.count)
-                }
-                return try body(UnsafeRawBufferPointer(buffer))
-            }
+            return try body(UnsafeRawBufferPointer(buffer))
         }
     }
 

@@ -96,6 +96,14 @@ enum StoredRecord {
     /// A stored value: flags (the attachments bit set from `attachments`), attachments, object.
     static func value(hasMetadata metadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8]()
+        write(hasMetadata: metadata, attachments: attachments, object: object, into: &out)
+        return out
+    }
+
+    /// ``value(hasMetadata:attachments:object:)`` written into `out` (emptied first, its capacity kept): a population
+    /// rewrites every row's record, one reused array for all of them.
+    static func write(hasMetadata metadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(object.count + attachments.count + 6)
         out.append((metadata ? hasMetadata : 0) | (attachments.isEmpty ? 0 : hasAttachments))
         if !attachments.isEmpty {
@@ -103,7 +111,6 @@ enum StoredRecord {
             out.append(contentsOf: attachments)
         }
         out.append(contentsOf: object)
-        return out
     }
 
     @inline(__always)
