@@ -22,7 +22,8 @@ struct SearchBlockDirectoryTests {
                     let reader = try SearchPostingBlock.Reader(value)
                     fromBlocks[term, default: []].append(SearchBlockHeader(
                         block: try SearchPostingBlock.block(ofKey: key), count: reader.count, maximumOccurrences: reader.maximumOccurrences,
-                        minimumLength: reader.minimumLength, densestLength: reader.densestLength, densestOccurrences: reader.densestOccurrences))
+                        minimumLength: reader.minimumLength, densestLength: reader.densestLength, densestOccurrences: reader.densestOccurrences,
+                        front: reader.front))
                     return true
                 }
                 var directoryTerms = Set<[UInt8]>()

@@ -19,15 +19,23 @@ struct SearchBytesTests {
                 _ = try bytes.withUnsafeBytes { try SearchPosting.decode($0, positions: true) }
             }
         }
-        // Blocks: a count past an Int, a row number that does not ascend (delta 0), an entry cut short, fewer entries
-        // than counted, bytes after the last entry, positions past the entry.
-        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence; then row 1, a
-        // body of 6 bytes.) A body size past the block is the last case.
-        let valid: [UInt8] = [1, 1, 3, 3, 1, 1, 6, 3, 1, 0, 1, 1, 0]
+        // Blocks: a count past an Int, a first row numbered 0, a row number that does not ascend (distance 0 twice),
+        // an entry cut short, fewer entries than counted, bytes after the last entry, a body size past the block, a
+        // width of row numbers other than 1, 2, 4 or 8, row numbers past the block, a damaged score front.
+        // (Header: one row, most occurrences 1, shortest row 3, densest row 3 words for 1 occurrence, a score front of
+        // one point, 1 occurrence in 3 words; row numbers: first 1, width 1, distance 0; then a body of 6 bytes.)
+        let entry: [UInt8] = [6, 3, 1, 0, 1, 1, 0]
+        let front: [UInt8] = [1, 1, 3]
+        let valid: [UInt8] = [1, 1, 3, 3, 1] + front + [1, 1, 0] + entry
         #expect(try valid.withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1])
+        let twoRows: [UInt8] = [2, 1, 3, 3, 1] + front + [1, 1, 0, 1]
+        #expect(try (twoRows + entry + entry).withUnsafeBytes { try SearchPostingBlock.decode($0) }.documents == [1, 2])
         let blocks: [[UInt8]] = [
-            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1, 0, 6, 3, 1, 0, 1, 1, 0], Array(valid.dropLast()), [2] + valid.dropFirst(), valid + [7],
-            [1, 1, 3, 3, 1, 1, 9, 3, 1, 0, 1, 1, 0],
+            Self.huge + [1, 3, 3, 1], [1, 1, 3, 3, 1] + front + [0, 1, 0] + entry, [2, 1, 3, 3, 1] + front + [1, 1, 0, 0] + entry + entry,
+            Array(valid.dropLast()), twoRows + entry, valid + [7], [1, 1, 3, 3, 1] + front + [1, 1, 0, 9, 3, 1, 0, 1, 1, 0],
+            [1, 1, 3, 3, 1] + front + [1, 3, 0, 0, 0] + entry, [1, 1, 3, 3, 1] + front + [1, 8, 0, 0],
+            // A front of 9 points, a front out of order.
+            [1, 1, 3, 3, 1, 9] + Array(repeating: 1, count: 18) + [1, 1, 0] + entry, [1, 1, 3, 3, 1, 2, 1, 3, 1, 4, 1, 1, 0] + entry,
         ]
         for bytes in blocks {
             #expect(throws: SearchBytes.Malformed.self, "\(bytes)") { _ = try bytes.withUnsafeBytes { try SearchPostingBlock.decode($0) } }
@@ -35,8 +43,9 @@ struct SearchBytesTests {
         // Directory chunks (keyed by their last block, 9 here): two blocks 4 and 9 of 3 and 2 rows. Damaged: a total
         // that is not the rows' sum, keys that do not ascend, a last key other than the chunk's, no block, a cut, a
         // chunk bound other than its blocks'.
-        // (Start: 2 blocks, 5 rows, at most 1 occurrence, densest row 2 words for 1.)
-        let chunk: [UInt8] = [2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 5, 2, 1, 3, 3, 1]
+        // (Start: 2 blocks, 5 rows, at most 1 occurrence, densest row 2 words for 1, score front one point: 1 occurrence
+        // in 2 words. Each block: key delta, rows, most occurrences, shortest row, densest row, front.)
+        let chunk: [UInt8] = [2, 5, 1, 2, 1, 1, 1, 2, 4, 3, 1, 2, 2, 1, 1, 1, 2, 5, 2, 1, 3, 3, 1, 1, 1, 3]
         var headers: [SearchBlockHeader] = []
         #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 5)
         #expect(headers.map(\.block) == [4, 9] && headers.map(\.count) == [3, 2])
@@ -48,8 +57,10 @@ struct SearchBytesTests {
         try chunk.withUnsafeBytes { _ = try SearchBlockDirectory.decode($0, chunkKey: 9, into: &opened) }
         #expect(opened.map(\.block) == [30, 4, 9])
         let chunks: [(bytes: [UInt8], key: UInt64)] = [
-            ([2, 6] + chunk.dropFirst(2), 9), ([2, 5, 1, 2, 1, 4, 3, 1, 2, 2, 1, 0, 2, 1, 3, 3, 1], 4), (chunk, 10), ([0, 0, 0, 0, 0], 0),
-            (Array(chunk.dropLast()), 9), ([2, 5, 1, 3, 1] + chunk.dropFirst(5), 9),
+            ([2, 6] + chunk.dropFirst(2), 9), ([2, 5, 1, 2, 1, 1, 1, 2, 4, 3, 1, 2, 2, 1, 1, 1, 2, 0, 2, 1, 3, 3, 1, 1, 1, 3], 4), (chunk, 10),
+            ([0, 0, 0, 0, 0, 0], 0), (Array(chunk.dropLast()), 9), ([2, 5, 1, 3, 1] + chunk.dropFirst(5), 9),
+            // A chunk front other than its blocks' (1 occurrence in 3 words), a block front out of order.
+            ([2, 5, 1, 2, 1, 1, 1, 3] + chunk.dropFirst(8), 9), (Array(chunk.prefix(14)) + [2, 1, 2, 1, 3] + chunk.dropFirst(17), 9),
         ]
         for (bytes, key) in chunks {
             var read: [SearchBlockHeader] = []

@@ -28,8 +28,9 @@ struct SearchDamageTests {
     @Test("densest rows of 2^32 − 1 words and occurrences compare without overflow (a directory chunk, a block's encoding)")
     func fullRangeDensities() throws {
         let most = Self.most
-        // A chunk keyed 9: block 4 (densest row 1 word for 2^32 − 1 occurrences), block 9 (2^32 − 1 words for 1).
-        let chunk = Self.varints([2, 2, most, 1, most, 4, 1, most, 1, 1, most, 5, 1, 1, most, most, 1])
+        // A chunk keyed 9: block 4 (densest row 1 word for 2^32 − 1 occurrences), block 9 (2^32 − 1 words for 1); no
+        // score fronts.
+        let chunk = Self.varints([2, 2, most, 1, most, 0, 4, 1, most, 1, 1, most, 0, 5, 1, 1, most, most, 1, 0])
         var headers: [SearchBlockHeader] = []
         #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 2)
         #expect(SearchBlockDirectory.encode(headers[...]) == chunk)
@@ -48,7 +49,8 @@ struct SearchDamageTests {
             // Row 1 as 2^32 − 1 words holding `milk` 2^32 − 1 times, block and directory agreeing.
             let most = Self.most
             let body = Self.varints([most, 1, 0, most, 0])
-            let block = Self.varints([1, most, most, most, most, 1, UInt64(body.count)]) + body
+            // (No score front; row numbers: first 1, width 1, distance 0.)
+            let block = Self.varints([1, most, most, most, most, 0, 1, 1, 0, UInt64(body.count)]) + body
             let key = SearchPostingBlock.key(term: Array("milk".utf8), block: SearchPostingBlock.openBlock)
             let header = SearchBlockHeader(
                 block: SearchPostingBlock.openBlock, count: 1, maximumOccurrences: Int(most), minimumLength: Int(most), densestLength: Int(most),
@@ -60,6 +62,33 @@ struct SearchDamageTests {
             }
             let hits = try connection.read { txn in try index.search("milk", in: txn, highlights: false).map(\.id.key) }
             #expect(hits == ["a"])
+        }
+    }
+
+    @Test("a block whose score front understates a row (its checksum valid, its directory agreeing): corruptStore, not a row skipped")
+    func frontUnderstatingARow() throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in try txn.set(Note(title: "milk milk oat"), forKey: "a", in: notes) }
+            // Row 1 holds `milk` twice in 3 words; the header's other counts say so, its front says 1 occurrence in 9
+            // words at best: a query would skip the block for any threshold above that bound.
+            let body: [UInt8] = [3, 1, 0, 2, 2, 0, 1]
+            var header = SearchBlockHeader(
+                block: SearchPostingBlock.openBlock, count: 1, maximumOccurrences: 2, minimumLength: 3, densestLength: 3, densestOccurrences: 2)
+            header.front = SearchScoreFront(of: [.init(occurrences: 1, length: 9)])
+            var block = ByteWriter()
+            block.bytes = Self.varints([1, 2, 3, 3, 2])
+            header.front.encode(into: &block)
+            block.bytes += [1, 1, 0, UInt8(body.count)] + body  // (row numbers: first 1, width 1, distance 0)
+            let key = SearchPostingBlock.key(term: Array("milk".utf8), block: SearchPostingBlock.openBlock)
+            try connection.readWrite { txn in
+                let tables = try index.tables()
+                try tables.postings.put(block.bytes, forKey: key, in: txn)
+                try tables.postingsDirectory.put(SearchBlockDirectory.encode([header][...]), forKey: key, in: txn)
+            }
+            let error = #expect(throws: CanopyError.self) {
+                try connection.read { txn in _ = try index.search("milk", in: txn, highlights: false) }
+            }
+            #expect(error?.code == .corruptStore)
         }
     }
 
@@ -122,7 +151,8 @@ struct SearchDamageTests {
             // Each word's block: row 1 holding it 2^32 − 1 times (three runs, merged by document number in an array).
             let most = Self.most
             let body = Self.varints([3, 1, 0, most, 0])
-            let block = Self.varints([1, most, 3, 3, most, 1, UInt64(body.count)]) + body
+            // (No score front; row numbers: first 1, width 1, distance 0.)
+            let block = Self.varints([1, most, 3, 3, most, 0, 1, 1, 0, UInt64(body.count)]) + body
             try connection.readWrite { txn in
                 for word in ["mila", "milb", "milc"] {
                     try index.tables().postings.put(block, forKey: SearchPostingBlock.key(term: Array(word.utf8), block: SearchPostingBlock.openBlock), in: txn)
@@ -138,7 +168,7 @@ struct SearchDamageTests {
         try Self.withIndex { index, connection in
             try connection.readWrite { txn in try txn.set(Note(title: "oat milk"), forKey: "a", in: notes) }
             // Each word's one chunk, its summary claiming 2^32 − 1 rows (the rest is read only when the chunk is opened).
-            let chunk = Self.varints([1, Self.most, 1, 1, 1])
+            let chunk = Self.varints([1, Self.most, 1, 1, 1, 0])
             try connection.readWrite { txn in
                 for word in ["oat", "milk"] {
                     try index.tables().postingsDirectory.put(

@@ -112,4 +112,37 @@ struct SearchFormatUpgradeTests {
         #expect(ids("goats") == ["#6 "])
         #expect(ids("oat") == ["#1 "])
     }
+
+    /// The fifth format (a block's row numbers interleaved with its postings as deltas; block headers bounding scores
+    /// by the most occurrences and the densest row), written by the `reminders` of e67644c (`add` ×7, `delete 3`,
+    /// `edit 7 --title`): read as format 6, a block's first postings would be taken for a score front and row numbers.
+    /// The recorded format rebuilds it first.
+    @Test("a format-5 index is rebuilt; searches answer what the old build answered, in its order; later writes keep it right")
+    func formatFiveRebuilt() throws {
+        let directory = try TemporaryDirectory(prefix: "reminders-search-format5")
+        defer { directory.remove() }
+        let path = try unpackGzippedDatabase(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format5-reminders.data.mdb.gz"),
+            into: directory)
+        #expect(try recordedOptions(path)?.contains("\"format\":5") == true, "the fixture holds the fifth format")
+        func ids(_ query: String) -> [String] {
+            let result = reminders(["search", query, "--db", path])
+            #expect(result.status == 0, "\(query): \(result.err)")
+            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
+        }
+        // What the old build answered on this file.
+        #expect(ids("milk") == ["#4 ", "#6 ", "#1 "])
+        #expect(ids("milk*") == ["#4 ", "#6 ", "#2 ", "#1 "])
+        #expect(ids("\"oat milk\"") == ["#1 ", "#4 "])
+        #expect(ids("mil* oat") == ["#1 ", "#4 "])
+        #expect(ids("東京") == ["#5 "])
+        #expect(ids("creme") == ["#1 "])
+        #expect(ids("crates") == ["#7 "])
+        #expect(reminders(["search", "plumber", "--db", path]).out.contains("No event or reminder matches"), "#3 was deleted")
+        #expect(try recordedOptions(path)?.contains("\"format\":\(Schema.searchIndex().options.format)") == true, "rebuilt in this build's format")
+        #expect(reminders(["delete", "4", "--db", path]).status == 0)
+        #expect(reminders(["add", "reminder", "Milk milk", "--db", path]).status == 0)
+        #expect(ids("milk").sorted() == ["#1 ", "#6 ", "#8 "])
+        #expect(ids("oat milk") == ["#1 "])
+    }
 }

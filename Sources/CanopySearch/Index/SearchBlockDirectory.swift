@@ -10,6 +10,8 @@ struct SearchBlockHeader: Hashable {
     var minimumLength: Int
     var densestLength: Int
     var densestOccurrences: Int
+    /// Its rows' (occurrences, length) front, which bounds their scores exactly for one field (format 6).
+    var front = SearchScoreFront()
 
     /// Whether a row of `length` words holding the term `occurrences` times is denser (fewer words per occurrence)
     /// than one of `otherLength` words and `otherOccurrences`: `length · otherOccurrences < otherLength · occurrences`,
@@ -29,10 +31,11 @@ struct SearchBlockHeader: Hashable {
 /// A chunk holds the headers of up to ``maximumBlocks`` consecutive blocks of one list, keyed `word 0 K` where `K` is
 /// its last block's key: as blocks partition a list's rows, chunks partition its blocks, so the chunk naming block
 /// `k` is the first key `>= word 0 k`. Value: `varint(blocks)`, `varint(rows in all)`, the chunk's bound inputs
-/// (`varint(most occurrences)` of its blocks, `varint(length)` and `varint(occurrences)` of its densest row: a bound
-/// of every block's, so a query decodes only the chunks whose bound reaches its best scores), then per block, by key:
-/// `varint(key − previous key)` (the first from 0), `varint(rows)`, `varint(most occurrences)`, `varint(shortest
-/// row)`, `varint(length)` and `varint(occurrences)` of its densest row. Every write of a block rewrites its chunk
+/// (`varint(most occurrences)` of its blocks, `varint(length)` and `varint(occurrences)` of its densest row, and the
+/// front of its blocks' score fronts, ``SearchScoreFront``: a bound of every block's, so a query decodes only the
+/// chunks whose bound reaches its best scores), then per block, by key: `varint(key − previous key)` (the first from
+/// 0), `varint(rows)`, `varint(most occurrences)`, `varint(shortest row)`, `varint(length)` and `varint(occurrences)`
+/// of its densest row, and its score front (as its block's header holds them). Every write of a block rewrites its chunk
 /// in the same transaction (``apply(removing:adding:term:to:in:)``); a block read through the directory is checked
 /// against it (a disagreement is damage, reported, never a wrong result used).
 enum SearchBlockDirectory {
@@ -49,7 +52,9 @@ enum SearchBlockDirectory {
         var bound: SearchBlockHeader
     }
 
-    /// What bounds the rows of all of `headers`: their most occurrences and their densest row.
+    /// What bounds the rows of all of `headers`: their most occurrences and their densest row (the merged front,
+    /// ``SearchScoreFront/init(merging:)``, is left out: a chunk's is written with it, and checked against its blocks'
+    /// fronts when read).
     static func summary(of headers: ArraySlice<SearchBlockHeader>) -> SearchBlockHeader {
         var result = SearchBlockHeader(block: headers.last?.block ?? 0, count: 0, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0)
         for header in headers {
@@ -68,12 +73,14 @@ enum SearchBlockDirectory {
     /// The value of a chunk of `headers` (ascending keys, at most ``maximumBlocks``).
     static func encode(_ headers: ArraySlice<SearchBlockHeader>) -> [UInt8] {
         var out = ByteWriter(capacity: 8 + headers.count * 12)
-        let summary = summary(of: headers)
+        var summary = summary(of: headers)
+        summary.front = SearchScoreFront(merging: headers)
         out.append(varint: UInt64(headers.count))
         out.append(varint: UInt64(summary.count))
         out.append(varint: UInt64(summary.maximumOccurrences))
         out.append(varint: UInt64(summary.densestLength))
         out.append(varint: UInt64(summary.densestOccurrences))
+        summary.front.encode(into: &out)
         var previous: UInt64 = 0
         for header in headers {
             out.append(varint: header.block - previous)
@@ -83,6 +90,7 @@ enum SearchBlockDirectory {
             SearchBytes.append(varint: UInt64(header.minimumLength), to: &out)
             SearchBytes.append(varint: UInt64(header.densestLength), to: &out)
             SearchBytes.append(varint: UInt64(header.densestOccurrences), to: &out)
+            header.front.encode(into: &out)
         }
         return out.bytes
     }
@@ -112,14 +120,19 @@ enum SearchBlockDirectory {
             }
             key = next
             previous = next
-            let header = SearchBlockHeader(
+            var header = SearchBlockHeader(
                 block: key, count: try reader.int(), maximumOccurrences: try reader.int(), minimumLength: try reader.int(),
                 densestLength: try reader.int(), densestOccurrences: try reader.int())
+            header.front = try SearchScoreFront.decode(&reader)
             guard header.count > 0 else { throw SearchBytes.Malformed("a directory entry of an empty block") }
             sum += header.count
             headers.append(header)
         }
-        guard reader.isAtEnd, key == chunkKey, sum == total, summary(of: headers[first...]) == chunk.bound else {
+        var counts = chunk.bound
+        counts.front = SearchScoreFront()
+        // The chunk's front must bound every block's (a query skips the chunk's blocks by it).
+        guard reader.isAtEnd, key == chunkKey, sum == total, summary(of: headers[first...]) == counts,
+              headers[first...].allSatisfy({ chunk.bound.front.bounds($0.front) }) else {
             throw SearchBytes.Malformed("a directory chunk does not add up (its key, its last block, its rows, its bound or its length)")
         }
         return total
@@ -130,9 +143,10 @@ enum SearchBlockDirectory {
         let count = try reader.int()
         guard count > 0, count <= maximumBlocks else { throw SearchBytes.Malformed("a directory chunk of \(count) blocks") }
         let rows = try reader.int()
-        let bound = SearchBlockHeader(
+        var bound = SearchBlockHeader(
             block: chunkKey, count: rows, maximumOccurrences: try reader.int(), minimumLength: 0, densestLength: try reader.int(),
             densestOccurrences: try reader.int())
+        bound.front = try SearchScoreFront.decode(&reader)
         return ChunkSummary(key: chunkKey, blocks: count, rows: rows, bound: bound)
     }
 

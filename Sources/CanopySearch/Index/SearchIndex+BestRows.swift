@@ -96,25 +96,52 @@ extension SearchIndex {
             }
             let header = headers[item]
             try withBlock(header.block, of: list, in: transaction) { raw in
-                var reader = try SearchPostingBlock.Reader(raw)
+                let layout = try SearchPostingBlock.Layout(raw)
+                var frontReader = SearchBytes.Reader(raw)
+                try frontReader.skip(layout.frontStart)
                 // The directory's bound holds only if the block is the one it describes.
-                guard reader.count == header.count, reader.maximumOccurrences == header.maximumOccurrences,
-                      reader.minimumLength == header.minimumLength, reader.densestLength == header.densestLength,
-                      reader.densestOccurrences == header.densestOccurrences else {
+                guard layout.count == header.count, layout.maximumOccurrences == header.maximumOccurrences,
+                      layout.minimumLength == header.minimumLength, layout.densestLength == header.densestLength,
+                      layout.densestOccurrences == header.densestOccurrences, try SearchScoreFront.decode(&frontReader) == header.front else {
                     throw SearchBytes.Malformed("block \(header.block)'s header differs from the directory's")
                 }
-                while let document = try reader.next() {
+                // Each row's counts, read in place: most bodies are one field of one-byte values (the row's length, one
+                // field, its number, its count), read inline; any other through the checked reader. What the block's
+                // Reader checks is checked here: rows ascending from the first, bodies within the block, nothing after
+                // the last.
+                let rows = layout.rows
+                var entries = SearchBytes.Reader(raw)
+                try entries.skip(layout.entriesStart)
+                var previous: UInt64 = 0
+                for index in 0..<layout.count {
+                    let document = rows.row(index)
+                    guard index == 0 ? document == rows.first && document > 0 : document > previous else {
+                        throw SearchBytes.Malformed("the rows of a block are out of order")
+                    }
+                    previous = document
+                    let size = try entries.int()
+                    let bodyStart = entries.offset
+                    try entries.skip(size)
+                    let body = UnsafeRawBufferPointer(rebasing: raw[bodyStart..<entries.offset])
                     for field in 0..<fieldCount { counts[field] = 0 }
                     var rowLength = 0
                     var occurrences = 0
-                    try reader.readCounts { length, field, count in
-                        rowLength = length
-                        occurrences += count
-                        if field < fieldCount { counts[field] += count }
+                    if body.count >= 4, body[0] < 0x80, body[1] == 1, body[2] < 0x80, body[3] < 0x80 {
+                        rowLength = Int(body[0])
+                        occurrences = Int(body[3])
+                        let field = Int(body[2])
+                        if field < fieldCount { counts[field] = occurrences }
+                    } else {
+                        try SearchPostingBlock.readCounts(in: raw, body: bodyStart..<entries.offset) { length, field, count in
+                            rowLength = length
+                            occurrences += count
+                            if field < fieldCount { counts[field] += count }
+                        }
                     }
                     // The bound holds only if the header does: a header that understates its rows is damage.
                     guard occurrences <= header.maximumOccurrences, rowLength >= header.minimumLength,
-                          !SearchBlockHeader.isDenser(length: rowLength, occurrences: occurrences, than: header.densestLength, header.densestOccurrences)
+                          !SearchBlockHeader.isDenser(length: rowLength, occurrences: occurrences, than: header.densestLength, header.densestOccurrences),
+                          header.front.bounds(occurrences: occurrences, length: rowLength)
                     else {
                         throw SearchBytes.Malformed("a block's header understates its rows (most occurrences \(header.maximumOccurrences), densest row \(header.densestLength) words for \(header.densestOccurrences))")
                     }
@@ -129,6 +156,7 @@ extension SearchIndex {
                         candidates.append((document, score))
                     }
                 }
+                guard entries.isAtEnd else { throw SearchBytes.Malformed("bytes after a block's last entry") }
             }
         }
         return try ranked(candidates, threshold: best.threshold, limit: limit, in: transaction)
@@ -142,6 +170,13 @@ extension SearchIndex {
     /// and `d / f ≥ (d / o) / w ≥ (densest d / o) / w` (the header's most occurrences and densest row): a bound tighter
     /// than the most occurrences with the shortest row, which may be two different rows. The margin covers rounding.
     static func bound(of header: SearchBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
+        // The front's bound (exact for one field) where the block has one; the two bounds hold together: the lower.
+        let frontBound = header.front.bound(largestWeight: largestWeight, idf: idf, averageLength: averageLength)
+        return min(frontBound, countsBound(of: header, largestWeight: largestWeight, idf: idf, averageLength: averageLength))
+    }
+
+    /// The bound of format 5, from the most occurrences and the densest row alone (see ``bound(of:largestWeight:idf:averageLength:)``).
+    static func countsBound(of header: SearchBlockHeader, largestWeight: Double, idf: Double, averageLength: Double) -> Double {
         guard header.maximumOccurrences > 0, header.densestOccurrences > 0 else { return .infinity }
         let k1 = SearchRanking.k1
         let b = SearchRanking.b

@@ -29,32 +29,22 @@ extension SearchIndex {
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
         let fieldCount = fields.count
-        // The candidates: the driver's rows, read without their bodies (most do not survive the other lists); each
-        // with its block and where its body starts there, to read the survivors' counts at the end.
+        // The candidates: the driver's rows, read from its blocks' row numbers alone (most do not survive the other
+        // lists); the survivors' blocks and entries are found again at the end, to read their counts.
         var documents: [UInt64] = []
         var driverBlocks: [UInt64] = []
-        var bodyBlocks: [Int32] = []
-        var bodyStarts: [Int32] = []
-        var bodyEnds: [Int32] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
         // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
         // gigabytes).
-        let expectedRows = min(documentCounts[driver], 1 << 20)
-        documents.reserveCapacity(expectedRows)
-        bodyBlocks.reserveCapacity(expectedRows)
-        bodyStarts.reserveCapacity(expectedRows)
-        bodyEnds.reserveCapacity(expectedRows)
+        documents.reserveCapacity(min(documentCounts[driver], 1 << 20))
         do {
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
-                let blockIndex = Int32(clamping: driverBlocks.count)
                 let blockKey = try SearchPostingBlock.block(ofKey: key)
                 let previousKey = driverBlocks.last ?? 0
                 guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
                 driverBlocks.append(blockKey)
-                let first = documents.count
-                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, bodyStarts: &bodyStarts, bodyEnds: &bodyEnds)
-                for _ in first..<documents.count { bodyBlocks.append(blockIndex) }
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents)
                 return true
             }
             var survivors = Array(documents.indices)
@@ -62,24 +52,31 @@ extension SearchIndex {
                 try narrow(&survivors, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
             }
             documents = survivors.map { documents[$0] }
-            bodyBlocks = survivors.map { bodyBlocks[$0] }
-            bodyStarts = survivors.map { bodyStarts[$0] }
-            bodyEnds = survivors.map { bodyEnds[$0] }
-            // The survivors' lengths and counts in the driver, block by block (survivors ascend, so do their blocks).
+            // The survivors' lengths and counts in the driver, block by block (survivors ascend, so do their blocks:
+            // a row's block is the first whose key is at least its number).
             lengths = [Int](repeating: 0, count: documents.count)
             counts[driver] = [Int](repeating: 0, count: documents.count * fieldCount)
             var slot = 0
+            var blockIndex = 0
             while slot < documents.count {
-                let blockIndex = Int(bodyBlocks[slot])
+                while blockIndex < driverBlocks.count, driverBlocks[blockIndex] < documents[slot] { blockIndex += 1 }
+                guard blockIndex < driverBlocks.count else { throw SearchBytes.Malformed("a row read a moment ago is in no block") }
                 var end = slot
-                while end < documents.count, Int(bodyBlocks[end]) == blockIndex { end += 1 }
+                while end < documents.count, documents[end] <= driverBlocks[blockIndex] { end += 1 }
                 let range = slot..<end
                 try lists[driver].table.withValue(
                     forKey: SearchPostingBlock.key(term: lists[driver].word, block: driverBlocks[blockIndex]), in: transaction
                 ) { raw in
                     guard let raw else { throw SearchBytes.Malformed("a block read a moment ago is gone") }
+                    let layout = try SearchPostingBlock.Layout(raw)
+                    var bodies = try SearchPostingBlock.BodyWalker(raw, layout: layout)
+                    var entry = 0
                     for survivor in range {
-                        try SearchPostingBlock.readCounts(in: raw, body: Int(bodyStarts[survivor])..<Int(bodyEnds[survivor])) { length, field, count in
+                        while entry < layout.count, layout.rows.row(entry) < documents[survivor] { entry += 1 }
+                        guard entry < layout.count, layout.rows.row(entry) == documents[survivor] else {
+                            throw SearchBytes.Malformed("a row read a moment ago is gone from its block")
+                        }
+                        try SearchPostingBlock.readCounts(in: raw, body: try bodies.body(of: entry)) { length, field, count in
                             lengths[survivor] = length
                             if field < fieldCount { counts[driver][survivor * fieldCount + field] += count }
                         }

@@ -349,6 +349,8 @@ struct SearchIndexVerifier {
                 if (stored.count, stored.maximumOccurrences, stored.minimumLength, stored.densestLength, stored.densestOccurrences)
                     != (header.count, header.maximumOccurrences, header.minimumLength, header.densestLength, header.densestOccurrences) {
                     problems.append("\(place): its header (\(stored.count) rows, most occurrences \(stored.maximumOccurrences), shortest \(stored.minimumLength), densest \(stored.densestLength)/\(stored.densestOccurrences)) is not what its rows give (\(header.count), \(header.maximumOccurrences), \(header.minimumLength), \(header.densestLength)/\(header.densestOccurrences))")
+                } else if stored.front != header.front {
+                    problems.append("\(place): its score front \(Self.describe(stored.front)) is not what its rows give (\(Self.describe(header.front)))")
                 }
                 for entry in 0..<run.count {
                     let document = run.documents[entry]
@@ -533,6 +535,11 @@ struct SearchIndexVerifier {
     }
 
     static func text(_ term: [UInt8]) -> String { String(decoding: term, as: UTF8.self) }
+
+    /// A score front as (occurrences, length) pairs.
+    static func describe(_ front: SearchScoreFront) -> String {
+        "[" + front.points.map { "\($0.occurrences) in \($0.length)" }.joined(separator: ", ") + "]"
+    }
 
     static func blockName(_ block: UInt64) -> String { block == SearchPostingBlock.openBlock ? "open" : String(block) }
 }

@@ -50,8 +50,9 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
     /// (3: block headers name their densest row, which bounds the scores of their rows. 4: each row's record is its
     /// attachment, no longer a value of a `rows` table. 5: each posting table has a directory of its blocks' headers,
-    /// ``SearchBlockDirectory``, and a block gives each row's posting size.)
-    static let formatVersion = 5
+    /// ``SearchBlockDirectory``, and a block gives each row's posting size. 6: a block's row numbers are fixed-width,
+    /// apart from its postings, ``SearchPostingBlock/RowNumbers``.)
+    static let formatVersion = 6
 
     /// Creates an index whose texts `text` reads from each row.
     /// - Parameters:

@@ -5,10 +5,11 @@ import CanopyCore
 /// - `postings`: blocks of one word's postings (``SearchPostingBlock``): the folded word's UTF-8, a 0 byte (words never
 ///   hold one), the block's key (8 bytes, big-endian: its last row's document number, or `UInt64.max` for the word's
 ///   open block) → `varint(rows)`, `varint(most occurrences in a row)`, `varint(shortest row)`, `varint(length)` and
-///   `varint(occurrences)` of its densest row (fewest words per occurrence), then per row, by
-///   document number: `varint(document − previous)`, `varint(body size)` and its posting body (``SearchPosting``: the
-///   row's length, its count per field, its positions; a query passes over a body it does not need without reading
-///   it). A prefix query walks the keys that start with the prefix.
+///   `varint(occurrences)` of its densest row (fewest words per occurrence), then its row numbers fixed-width
+///   (`varint(first)`, a width byte, each row's distance from the first: ``SearchPostingBlock/RowNumbers``), then per
+///   row, by document number, `varint(body size)` and its posting body (``SearchPosting``: the row's length, its count
+///   per field, its positions; a query passes over a body it does not need without reading it). A prefix query walks
+///   the keys that start with the prefix.
 /// - the row's attachment (its per-row record, kept in the row's own record at the index's attachment slot, written
 ///   with the row in the same put): `varint(document number)`, `varint(length)`, `varint(k)`, k × (`varint(size)`,
 ///   word): the row's distinct words, to remove its postings; a single 0 byte (no document is numbered 0) marks a row

@@ -55,8 +55,16 @@ struct SearchPostingRun {
 }
 
 /// The blocks of the `postings` table: each holds up to ``maximumDocuments`` rows' postings of one word (about
-/// ``targetBytes``), in document order, delta-encoded, with the block's maximum occurrences, minimum row length and
-/// densest row first (together an upper bound of any of its rows' scores: ``SearchIndex/bestRows(of:limit:in:)``).
+/// ``targetBytes``), in document order, with the block's maximum occurrences, minimum row length and densest row first
+/// (together an upper bound of any of its rows' scores: ``SearchIndex/bestRows(of:limit:in:)``).
+///
+/// A block's value (format 6): `varint(rows n)`, `varint(most occurrences in a row)`, `varint(shortest row)`,
+/// `varint(length)` and `varint(occurrences)` of its densest row, its rows' score front (``SearchScoreFront``); then
+/// its row numbers (``RowNumbers``):
+/// `varint(first row)`, one byte `w` (1, 2, 4 or 8) and n × w bytes, each row's distance from the first,
+/// little-endian (the first's is 0), ascending; then per row, in the same order, `varint(body size)` and its posting
+/// body (``SearchPosting``). An intersection compares row numbers without decoding an entry, and finds a matched row's
+/// body by walking the sizes (``BodyWalker``). (Format 5 interleaved `varint(row delta)`, size and body per row.)
 ///
 /// A word's blocks partition its rows: the block keyed `word 0 K` holds the rows after the previous block's key, up to
 /// `K` — the last row of a full block, or `UInt64.max` for the word's last (open) block, where new rows (always
@@ -112,10 +120,12 @@ enum SearchPostingBlock {
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
         var densest = (length: 0, occurrences: 0)
+        var frontPoints: [SearchScoreFront.Point] = []
+        frontPoints.reserveCapacity(2 * SearchScoreFront.maximumPoints)
         var size = 0
-        var previous: UInt64 = 0
         for entry in range {
             let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
+            SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
             if densest.occurrences == 0
@@ -123,9 +133,14 @@ enum SearchPostingBlock {
                 densest = (summary.length, summary.occurrences)
             }
             let bodySize = end(entry) - starts[entry]
-            size += VarInt.size(of: documents[entry] - previous) + VarInt.size(of: UInt64(bodySize)) + bodySize
-            previous = documents[entry]
+            size += VarInt.size(of: UInt64(bodySize)) + bodySize
         }
+        let front = SearchScoreFront(cutting: frontPoints)
+        size += front.encodedSize
+        let first = range.isEmpty ? 0 : documents[range.lowerBound]
+        let last = range.isEmpty ? 0 : documents[range.upperBound - 1]
+        let width = RowNumbers.width(spanning: last - first)
+        size += VarInt.size(of: first) + 1 + range.count * width
         let header: (UInt64, UInt64, UInt64, UInt64, UInt64) = (
             UInt64(range.count), UInt64(maximumOccurrences), UInt64(range.isEmpty ? 0 : minimumLength), UInt64(densest.length),
             UInt64(densest.occurrences))
@@ -138,16 +153,22 @@ enum SearchPostingBlock {
             offset += VarInt.write(header.2, to: out + offset)
             offset += VarInt.write(header.3, to: out + offset)
             offset += VarInt.write(header.4, to: out + offset)
-            var previous: UInt64 = 0
+            for value in front.encodedValues {
+                offset += VarInt.write(value, to: out + offset)
+            }
+            // The row numbers: the first, then each row's distance from it in `width` bytes (little-endian).
+            offset += VarInt.write(first, to: out + offset)
+            out[offset] = UInt8(truncatingIfNeeded: width)
+            offset += 1
             for entry in range {
-                let delta = documents[entry] - previous
-                if delta < 0x80 {
-                    out[offset] = UInt8(truncatingIfNeeded: delta)
+                var distance = documents[entry] - first
+                for _ in 0..<width {
+                    out[offset] = UInt8(truncatingIfNeeded: distance)
+                    distance >>= 8
                     offset += 1
-                } else {
-                    offset += VarInt.write(delta, to: out + offset)
                 }
-                previous = documents[entry]
+            }
+            for entry in range {
                 // The body's size, so that a query passes over a body it does not need.
                 let bodySize = end(entry) - starts[entry]
                 if bodySize < 0x80 {
@@ -164,9 +185,10 @@ enum SearchPostingBlock {
             }
             count = offset
         }
-        let blockHeader = SearchBlockHeader(
+        var blockHeader = SearchBlockHeader(
             block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
             densestLength: densest.length, densestOccurrences: densest.occurrences)
+        blockHeader.front = front
         return (value, blockHeader)
     }
 
@@ -220,112 +242,58 @@ enum SearchPostingBlock {
         return chunks
     }
 
-    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, and
-    /// where each one's body starts and ends to `bodyStarts` and `bodyEnds`, reading no body (an intersection reads
-    /// every row of its rarest list this way).
-    /// - Throws: ``SearchBytes/Malformed`` for a damaged block (as ``Reader`` does) or a row outside its block's range.
-    static func appendRows(
-        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64], bodyStarts: inout [Int32],
-        bodyEnds: inout [Int32]
-    ) throws {
-        var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
-        documents.reserveCapacity(documents.count + rows.remaining)
-        bodyStarts.reserveCapacity(bodyStarts.count + rows.remaining)
-        bodyEnds.reserveCapacity(bodyEnds.count + rows.remaining)
-        while try rows.next() {
-            documents.append(rows.document)
-            // (A block is a value of at most a few KB: its offsets fit; a clamped one fails readCounts' bound check.)
-            bodyStarts.append(Int32(clamping: rows.bodyStart))
-            bodyEnds.append(Int32(clamping: rows.bodyEnd))
+    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`,
+    /// reading no body: an intersection reads every row of its rarest list this way, from the block's row numbers
+    /// alone (``RowNumbers``), and finds the survivors' bodies later (``BodyWalker``).
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend, or a row outside its
+    ///   block's range.
+    static func appendRows(of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64]) throws {
+        let rows = try Layout(raw).rows
+        try rows.check(previousKey: previousKey, blockKey: blockKey)
+        let start = documents.count
+        documents.append(contentsOf: repeatElement(0, count: rows.count))
+        try documents.withUnsafeMutableBufferPointer { documents in
+            var previous = previousKey
+            for index in 0..<rows.count {
+                let document = rows.row(index)
+                guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
+                documents[start + index] = document
+                previous = document
+            }
         }
     }
 
     /// Calls `matched(slot, body)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
     /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
-    /// candidate the block could hold); reads no other body.
-    /// - Throws: as ``appendRows(of:after:upTo:to:bodyStarts:)``, and what `matched` throws.
+    /// candidate the block could hold); compares row numbers only (``RowNumbers``) and reads no other body.
+    /// - Throws: as ``appendRows(of:after:upTo:to:)``, and what `matched` throws.
     static func matchRows(
         of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
         next: inout Int, _ matched: (_ slot: Int, _ body: Range<Int>) throws -> Void
     ) throws {
+        let layout = try Layout(raw)
+        let rows = layout.rows
+        try rows.check(previousKey: previousKey, blockKey: blockKey)
+        var bodies = try BodyWalker(raw, layout: layout)
         var slot = next
-        var rows = try RowScanner(raw, after: previousKey, upTo: blockKey)
-        while slot < candidates.count, try rows.next() {
-            let document = rows.document
+        var index = 0
+        var previous = previousKey
+        while slot < candidates.count, index < rows.count {
+            let document = rows.row(index)
+            guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
+            previous = document
             while slot < candidates.count, candidates[slot] < document { slot += 1 }
             if slot < candidates.count, candidates[slot] == document {
-                try matched(slot, rows.bodyStart..<rows.bodyEnd)
+                try matched(slot, try bodies.body(of: index))
                 slot += 1
             }
+            index += 1
         }
         next = slot
     }
 
-    /// A block's rows and their bodies' places, over its raw bytes (no body read); checks what ``Reader`` checks.
-    struct RowScanner {
-        private let base: UnsafeRawPointer?
-        private let count: Int
-        private var offset: Int
-        private(set) var remaining: Int
-        private let previousKey: UInt64
-        private let blockKey: UInt64
-        private(set) var document: UInt64 = 0
-        private(set) var bodyStart = 0
-        /// Where the current row's body ends (its size said so; within the block).
-        private(set) var bodyEnd = 0
-
-        init(_ raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64) throws {
-            let header = try Reader(raw)
-            base = raw.baseAddress
-            count = raw.count
-            offset = header.offset
-            remaining = header.count
-            self.previousKey = previousKey
-            self.blockKey = blockKey
-        }
-
-        /// Moves to the next row (``document``, ``bodyStart``); `false` after the last.
-        @inline(__always)
-        mutating func next() throws -> Bool {
-            guard remaining > 0, let base else {
-                guard offset == count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
-                return false
-            }
-            remaining -= 1
-            let delta = try Self.varint(base, &offset, count)
-            let (sum, overflow) = document.addingReportingOverflow(delta)
-            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
-            document = sum
-            let size = try Self.varint(base, &offset, count)
-            guard size <= UInt64(count - offset) else { throw SearchBytes.Malformed("an entry's body runs past its block") }
-            bodyStart = offset
-            offset += Int(size)
-            bodyEnd = offset
-            guard document > previousKey, document <= blockKey else { throw SearchBytes.Malformed("a row outside its block's range") }
-            return true
-        }
-
-        /// A varint at `offset`: one or two bytes here, longer ones by ``VarInt``.
-        @inline(__always)
-        private static func varint(_ base: UnsafeRawPointer, _ offset: inout Int, _ count: Int) throws -> UInt64 {
-            if offset + 1 < count {
-                let first = base.load(fromByteOffset: offset, as: UInt8.self)
-                if first < 0x80 {
-                    offset += 1
-                    return UInt64(first)
-                }
-                let second = base.load(fromByteOffset: offset + 1, as: UInt8.self)
-                if second < 0x80, second > 0 {
-                    offset += 2
-                    return UInt64(first & 0x7F) | UInt64(second) << 7
-                }
-            }
-            do { return try VarInt.read(base, at: &offset, limit: count) } catch { throw SearchBytes.Malformed("a varint is malformed (\(error))") }
-        }
-    }
-
     /// Reads the length and per-field counts of the entry whose body is `body` in the block `raw` (the place
-    /// ``RowScanner`` gave for this block). Every read stays inside the body: counts that run past its end (bytes that
+    /// ``BodyWalker`` gave for this block). Every read stays inside the body: counts that run past its end (bytes that
     /// pass the block's checksum but disagree with the size the block gives the body) throw, never read the next
     /// entry's bytes as counts.
     /// - Throws: ``SearchBytes/Malformed`` when the body is outside the block or its counts run past its end.
@@ -340,9 +308,118 @@ enum SearchPostingBlock {
         }
     }
 
+    /// A block's row numbers, read in place: `count` numbers, the first (``first``) then each row's distance from it in
+    /// ``width`` bytes, little-endian (the first row's distance is 0). Fixed-width, so that an intersection compares
+    /// row numbers at a load each instead of decoding every entry (format 6).
+    struct RowNumbers {
+        private let base: UnsafeRawPointer?
+        let count: Int
+        let first: UInt64
+        let width: Int
+
+        init(base: UnsafeRawPointer?, count: Int, first: UInt64, width: Int) {
+            self.base = base
+            self.count = count
+            self.first = first
+            self.width = width
+        }
+
+        /// The fewest bytes (1, 2, 4 or 8) that hold a distance of `span`.
+        static func width(spanning span: UInt64) -> Int {
+            span <= 0xFF ? 1 : span <= 0xFFFF ? 2 : span <= 0xFFFF_FFFF ? 4 : 8
+        }
+
+        /// Row `index` (`0..<count`, which ``Layout`` checked to lie in the block). A distance that carries past
+        /// `UInt64.max` wraps below ``first``: the callers' ascending check refuses it.
+        @inline(__always)
+        func row(_ index: Int) -> UInt64 {
+            guard let base else { return first }
+            let at = base + index &* width
+            switch width {
+            case 1: return first &+ UInt64(at.load(as: UInt8.self))
+            case 2: return first &+ UInt64(UInt16(littleEndian: at.loadUnaligned(as: UInt16.self)))
+            case 4: return first &+ UInt64(UInt32(littleEndian: at.loadUnaligned(as: UInt32.self)))
+            default: return first &+ UInt64(littleEndian: at.loadUnaligned(as: UInt64.self))
+            }
+        }
+
+        /// Checks the ends: the first row's distance is 0 and it comes after `previousKey`, the last is at most
+        /// `blockKey` (the callers check that the rows ascend between them).
+        func check(previousKey: UInt64, blockKey: UInt64) throws {
+            guard count > 0 else { return }
+            guard row(0) == first, first > previousKey, row(count - 1) <= blockKey, row(count - 1) >= first else {
+                throw SearchBytes.Malformed("a row outside its block's range")
+            }
+        }
+    }
+
+    /// Where a block's parts are: its header, its row numbers (``RowNumbers``) and where its entries (`varint(body size)`
+    /// and body, by row) start. Checks that the row numbers fit in the block.
+    struct Layout {
+        let count: Int
+        let maximumOccurrences: Int
+        let minimumLength: Int
+        let densestLength: Int
+        let densestOccurrences: Int
+        /// Where the score front starts (``SearchScoreFront``).
+        let frontStart: Int
+        let rows: RowNumbers
+        let entriesStart: Int
+
+        init(_ raw: UnsafeRawBufferPointer) throws {
+            var reader = SearchBytes.Reader(raw)
+            count = try reader.int()
+            maximumOccurrences = try reader.int()
+            minimumLength = try reader.int()
+            densestLength = try reader.int()
+            densestOccurrences = try reader.int()
+            guard count <= raw.count else { throw SearchBytes.Malformed("a block count larger than the block") }
+            frontStart = reader.offset
+            try SearchScoreFront.skip(&reader)
+            let first = try reader.varint()
+            let width = Int(try reader.byte())
+            guard width == 1 || width == 2 || width == 4 || width == 8 else { throw SearchBytes.Malformed("row numbers \(width) bytes wide") }
+            let rowsStart = reader.offset
+            // (count ≤ raw.count: the product cannot overflow.)
+            try reader.skip(count * width)
+            entriesStart = reader.offset
+            rows = RowNumbers(base: raw.baseAddress.map { $0 + rowsStart }, count: count, first: first, width: width)
+        }
+    }
+
+    /// Walks a block's entries by their sizes to the body of a row, forward only (no body read).
+    struct BodyWalker {
+        private var reader: SearchBytes.Reader
+        private let count: Int
+        private var index = 0
+
+        init(_ raw: UnsafeRawBufferPointer, layout: Layout) throws {
+            reader = SearchBytes.Reader(raw)
+            count = layout.count
+            try reader.skip(layout.entriesStart)
+        }
+
+        /// The body of the entry of row index `entry` (at least the last one asked for).
+        /// - Throws: ``SearchBytes/Malformed`` when an entry runs past the block, or `entry` is behind or past the
+        ///   entries.
+        mutating func body(of entry: Int) throws -> Range<Int> {
+            guard entry >= index, entry < count else { throw SearchBytes.Malformed("an entry outside its block") }
+            while index < entry {
+                try reader.skip(try reader.int())
+                index += 1
+            }
+            let size = try reader.int()
+            let start = reader.offset
+            try reader.skip(size)
+            index += 1
+            return start..<reader.offset
+        }
+    }
+
     /// Reads a block's entries in order.
     struct Reader {
         private var reader: SearchBytes.Reader
+        private let rows: RowNumbers
         /// The block's entries.
         let count: Int
         /// The most occurrences of the word in one of its rows.
@@ -353,7 +430,9 @@ enum SearchPostingBlock {
         /// `length / occurrences` is at least `densestLength / densestOccurrences`.
         let densestLength: Int
         let densestOccurrences: Int
-        private var remaining: Int
+        /// Its rows' score front.
+        let front: SearchScoreFront
+        private var index = 0
         private var document: UInt64 = 0
         /// Where the current entry's body starts and ends in the block.
         private(set) var bodyStart = 0
@@ -363,30 +442,35 @@ enum SearchPostingBlock {
         var offset: Int { reader.offset }
 
         init(_ raw: UnsafeRawBufferPointer) throws {
+            let layout = try Layout(raw)
             reader = SearchBytes.Reader(raw)
-            count = try reader.int()
-            maximumOccurrences = try reader.int()
-            minimumLength = try reader.int()
-            densestLength = try reader.int()
-            densestOccurrences = try reader.int()
-            guard count <= raw.count else { throw SearchBytes.Malformed("a block count larger than the block") }
-            remaining = count
+            try reader.skip(layout.entriesStart)
+            rows = layout.rows
+            count = layout.count
+            maximumOccurrences = layout.maximumOccurrences
+            minimumLength = layout.minimumLength
+            densestLength = layout.densestLength
+            densestOccurrences = layout.densestOccurrences
+            var frontReader = SearchBytes.Reader(raw)
+            try frontReader.skip(layout.frontStart)
+            front = try SearchScoreFront.decode(&frontReader)
         }
 
         /// The next entry's row, its body to be read (``skipBody()``, ``readCounts(_:)``) before the next call; `nil`
         /// after the last.
         @inline(__always)
         mutating func next() throws -> UInt64? {
-            guard remaining > 0 else {
+            guard index < count else {
                 guard reader.isAtEnd else { throw SearchBytes.Malformed("bytes after a block's last entry") }
                 return nil
             }
-            remaining -= 1
-            // Row numbers start at 1 and ascend: every delta is at least 1.
-            let delta = try reader.varint()
-            let (sum, overflow) = document.addingReportingOverflow(delta)
-            guard delta > 0, !overflow else { throw SearchBytes.Malformed("the rows of a block are out of order") }
-            document = sum
+            // Row numbers start at 1 and ascend; the first is the block's first number (distance 0).
+            let next = rows.row(index)
+            guard index == 0 ? next == rows.first && next > 0 : next > document else {
+                throw SearchBytes.Malformed("the rows of a block are out of order")
+            }
+            index += 1
+            document = next
             let size = try reader.int()
             bodyStart = reader.offset
             bodyEnd = bodyStart + size
