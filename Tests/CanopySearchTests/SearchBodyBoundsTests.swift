@@ -9,12 +9,11 @@ import Testing
 @Suite("Search index: a posting's counts are read within its body")
 struct SearchBodyBoundsTests {
     /// A block of `milk` holding rows 1 and 2: row 1's body says one field but ends after the count of fields, so its
-    /// field and count would be read from row 2's delta and size (1 and 6: six occurrences in the body field).
+    /// field and count would be read from row 2's delta and size (1 and 6: six occurrences in the body field). Built
+    /// by hand (the index's encoder refuses such a body), its header from row 1 as 2 words and no occurrence.
     static func overrunningBlock() -> (value: [UInt8], header: SearchBlockHeader) {
-        var run = SearchPostingRun()
-        run.append(1) { $0.bytes += [2, 1] }
-        run.append(2) { $0.bytes += [2, 1, 0, 1, 1, 1] }
-        return SearchPostingBlock.encode(run, 0..<2, key: SearchPostingBlock.openBlock)
+        SearchRewriteDamageTests.block(
+            rows: [(1, [2, 1]), (2, [2, 1, 0, 1, 1, 1])], summaries: [(2, 0), (2, 1)], key: SearchPostingBlock.openBlock)
     }
 
     @Test("counts that run past their body: corruptStore from both sides of a two-word search, not a score from the next row's bytes",

@@ -84,7 +84,7 @@ struct SearchBytesTests {
         // A block of rows in order: read back entry by entry, cut into blocks of bounded size.
         var run = SearchPostingRun()
         for document in [3 as UInt64, 9, 700] { run.append(document) { $0.bytes.append(contentsOf: posting.encoded) } }
-        let block = SearchPostingBlock.encode(run, 0..<3)
+        let block = try SearchPostingBlock.encode(run, 0..<3)
         let read = try block.withUnsafeBytes { try SearchPostingBlock.decode($0) }
         #expect(read.documents == [3, 9, 700] && (0..<3).allSatisfy { read.body($0) == run.body($0) })
         #expect(try block.withUnsafeBytes { try SearchPostingBlock.Reader($0) }.maximumOccurrences == 3)

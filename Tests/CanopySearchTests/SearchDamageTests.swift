@@ -38,7 +38,7 @@ struct SearchDamageTests {
         var run = SearchPostingRun()
         run.append(1) { $0.bytes += Self.varints([most, 1, 0, most, 0]) }
         run.append(2) { $0.bytes += Self.varints([most, 1, 0, 1, 0]) }
-        let encoded = SearchPostingBlock.encode(run, 0..<2, key: 2)
+        let encoded = try SearchPostingBlock.encode(run, 0..<2, key: 2)
         #expect(encoded.header.densestLength == Int(most) && encoded.header.densestOccurrences == Int(most))
     }
 

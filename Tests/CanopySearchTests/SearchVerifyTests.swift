@@ -67,7 +67,7 @@ struct SearchVerifyTests {
                 extended.append(8) { $0.bytes += [1, 1, 0, 1, 1, 0] }
                 for entry in 0..<run.count { extended.append(run.documents[entry], body: run.body(entry)) }
                 run = extended
-                try tables.postings.put(SearchPostingBlock.encode(run, 0..<run.count, key: SearchPostingBlock.openBlock).value, forKey: teaKey, in: txn)
+                try tables.postings.put(try SearchPostingBlock.encode(run, 0..<run.count, key: SearchPostingBlock.openBlock).value, forKey: teaKey, in: txn)
             }
             let problems = try Self.check(database, index).problems
             #expect(problems.contains { $0.contains("is missing from the documents table") }, "\(problems)")

@@ -344,7 +344,7 @@ struct SearchIndexVerifier {
                     return problems.count < limit
                 }
                 let stored = try SearchPostingBlock.Reader(value)
-                let header = SearchPostingBlock.encode(run, 0..<run.count, key: block).header
+                let header = try SearchPostingBlock.encode(run, 0..<run.count, key: block).header
                 blockHeaders[term, default: []].append(header)
                 if (stored.count, stored.maximumOccurrences, stored.minimumLength, stored.densestLength, stored.densestOccurrences)
                     != (header.count, header.maximumOccurrences, header.minimumLength, header.densestLength, header.densestOccurrences) {

@@ -207,9 +207,14 @@ public final class SearchIndex: StoreExtension, Sendable {
             return true
         }
         try tables.documents.append(documents, first: firstDocument, in: transaction)
-        try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, in: transaction)
-        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
-            try Self.append(prefixPostings, to: prefixes, directory: directory, in: transaction)
+        do {
+            try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, in: transaction)
+            if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
+                try Self.append(prefixPostings, to: prefixes, directory: directory, in: transaction)
+            }
+        } catch let error as SearchBytes.Malformed {
+            // (The bodies were just written from the rows' text: a typed error, should one ever not be a posting.)
+            throw corrupt("a posting written at population is malformed (\(error))")
         }
         try transaction.setExtensionState(state.encoded, of: name)
         try transaction.setSkippedRows(skipped, ofExtension: name)
@@ -228,7 +233,7 @@ public final class SearchIndex: StoreExtension, Sendable {
             headers.removeAll(keepingCapacity: true)
             for (position, chunk) in chunks.enumerated() {
                 let block = position == chunks.count - 1 ? SearchPostingBlock.openBlock : run.documents[chunk.upperBound - 1]
-                let encoded = SearchPostingBlock.encode(run, chunk, key: block)
+                let encoded = try SearchPostingBlock.encode(run, chunk, key: block)
                 try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
                 headers.append(encoded.header)
             }

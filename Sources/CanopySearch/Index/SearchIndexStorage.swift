@@ -224,15 +224,17 @@ struct SearchPosting {
         }
     }
 
-    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``
-    /// ((0, 0) for malformed bytes).
-    static func summary(of body: ArraySlice<UInt8>) -> (length: Int, occurrences: Int) {
-        body.withUnsafeBufferPointer { summary(of: $0) }
+    /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``.
+    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body: a count that runs past the end, or
+    ///   positions that do not fill the rest exactly (a block rewritten from such a body would carry a wrong header
+    ///   under a valid checksum).
+    static func summary(of body: ArraySlice<UInt8>) throws -> (length: Int, occurrences: Int) {
+        try body.withUnsafeBufferPointer { try summary(of: $0) }
     }
 
     /// The same, of the body's bytes.
     @inline(__always)
-    static func summary(of body: UnsafeBufferPointer<UInt8>) -> (length: Int, occurrences: Int) {
+    static func summary(of body: UnsafeBufferPointer<UInt8>) throws -> (length: Int, occurrences: Int) {
         // Most values are below 128 (one byte each): read inline; anything else through the checked reader.
         let count = body.count
         if count >= 2, body[0] < 0x80, body[1] < 0x80 {
@@ -246,15 +248,21 @@ struct SearchPosting {
                 occurrences += Int(body[offset + 1])
                 offset += 2
             }
-            if fast { return (length, occurrences) }
+            // Then the positions' size, one byte here, and exactly that many bytes of positions.
+            if fast, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
         }
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(body))
-        guard let length = try? reader.int(), let fields = try? reader.int() else { return (0, 0) }
+        let length = try reader.int()
+        let fields = try reader.int()
+        guard fields <= count else { throw SearchBytes.Malformed("a field count larger than the posting") }
+        // (At most `count` fields of counts below 2^32 each: the sum fits in an Int.)
         var occurrences = 0
         for _ in 0..<fields {
-            guard (try? reader.int()) != nil, let count = try? reader.int() else { break }
-            occurrences += count
+            _ = try reader.int()
+            occurrences += try reader.int()
         }
+        try reader.skip(try reader.int())
+        guard reader.isAtEnd else { throw SearchBytes.Malformed("a posting's positions do not end where its body does") }
         return (length, occurrences)
     }
 

@@ -158,6 +158,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
     /// Applies `changes` (by row, each row once) to `term`'s blocks: each block they fall in is read, merged and
     /// written back, cut again when it outgrows a block; a block left empty is removed. The blocks' headers are
     /// written to `directory` (``SearchBlockDirectory``) once for all of them.
+    /// - Throws: `corruptStore` naming the word and the block when a block read back, a posting in it or the word's
+    ///   directory is malformed: a block is never rewritten with a header built from damaged bytes (the transaction
+    ///   then fails and writes nothing).
     private func write(
         _ changes: SearchPostingRun, term: [UInt8], to table: ExtensionTable<BytesCoding, BytesCoding>,
         directory: ExtensionTable<BytesCoding, BytesCoding>
@@ -180,7 +183,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
                     return false
                 }
             } catch let error as SearchBytes.Malformed {
-                throw index.corrupt("a posting block is malformed (\(error))")
+                throw malformed(error, term: term, table: table, block: blockKey)
             }
             var end = next
             while end < changes.count, changes.documents[end] <= blockKey { end += 1 }
@@ -196,13 +199,33 @@ public final class SearchIndexWriter: ExtensionTransaction {
             for (position, chunk) in chunks.enumerated() {
                 // Full blocks are keyed by their last row; the last keeps the block's key (the open block's, say).
                 let key = position == chunks.count - 1 ? blockKey : merged.documents[chunk.upperBound - 1]
-                let encoded = SearchPostingBlock.encode(merged, chunk, key: key)
+                let encoded: (value: [UInt8], header: SearchBlockHeader)
+                do {
+                    encoded = try SearchPostingBlock.encode(merged, chunk, key: key)
+                } catch let error as SearchBytes.Malformed {
+                    // (Rows of the stored block, or of this transaction's changes: a damaged body read back.)
+                    throw malformed(error, term: term, table: table, block: blockKey)
+                }
                 try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
                 writtenBlocks.append(encoded.header)
             }
             next = end
         }
-        try SearchBlockDirectory.apply(removing: removedBlocks, adding: writtenBlocks, term: term, to: directory, in: transaction)
+        do {
+            try SearchBlockDirectory.apply(removing: removedBlocks, adding: writtenBlocks, term: term, to: directory, in: transaction)
+        } catch let error as SearchBytes.Malformed {
+            throw index.corrupt("the block directory of \(listName(table)) '\(SearchIndexVerifier.text(term))' is malformed (\(error))")
+        }
+    }
+
+    /// What `table` lists: words, or prefixes.
+    private func listName(_ table: ExtensionTable<BytesCoding, BytesCoding>) -> String {
+        table.name == tables.postings.name ? "word" : "prefix"
+    }
+
+    /// `corruptStore` for the damaged block `block` of `term`'s list in `table`.
+    private func malformed(_ error: SearchBytes.Malformed, term: [UInt8], table: ExtensionTable<BytesCoding, BytesCoding>, block: UInt64) -> CanopyError {
+        index.corrupt("block \(SearchIndexVerifier.blockName(block)) of \(listName(table)) '\(SearchIndexVerifier.text(term))' is malformed (\(error))")
     }
 
     /// Records row `document`'s posting of `term`, written by `encode` (nothing written: removed), for

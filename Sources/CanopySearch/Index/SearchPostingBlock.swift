@@ -96,16 +96,20 @@ enum SearchPostingBlock {
     ///
     /// (Read and written through pointers, into an array of the value's exact size: a bulk write encodes every
     /// posting it adds once here.)
-    static func encode(_ run: SearchPostingRun, _ range: Range<Int>) -> [UInt8] {
-        encode(run, range, key: 0).value
+    /// - Throws: as ``encode(_:_:key:)``.
+    static func encode(_ run: SearchPostingRun, _ range: Range<Int>) throws -> [UInt8] {
+        try encode(run, range, key: 0).value
     }
 
     /// The value of the block keyed `key` of `run`'s entries `range` (no removals), and its header for the directory.
-    static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) -> (value: [UInt8], header: SearchBlockHeader) {
-        run.documents.withUnsafeBufferPointer { documents in
-            run.starts.withUnsafeBufferPointer { starts in
-                run.writer.bytes.withUnsafeBufferPointer { bodies in
-                    encode(documents: documents, starts: starts, bodies: bodies, range, key: key)
+    /// - Throws: ``SearchBytes/Malformed`` when a body is not a posting (``SearchPosting/summary(of:)``): the header
+    ///   and score front are built from the bodies, so a block is never written with a header its rows do not give
+    ///   (a block read back to be rewritten may hold damage that passed its checksum).
+    static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) throws -> (value: [UInt8], header: SearchBlockHeader) {
+        try run.documents.withUnsafeBufferPointer { documents in
+            try run.starts.withUnsafeBufferPointer { starts in
+                try run.writer.bytes.withUnsafeBufferPointer { bodies in
+                    try encode(documents: documents, starts: starts, bodies: bodies, range, key: key)
                 }
             }
         }
@@ -114,7 +118,7 @@ enum SearchPostingBlock {
     private static func encode(
         documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
         key: UInt64
-    ) -> (value: [UInt8], header: SearchBlockHeader) {
+    ) throws -> (value: [UInt8], header: SearchBlockHeader) {
         func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodies.count }
         var maximumOccurrences = 0
         var minimumLength = Int.max
@@ -124,7 +128,12 @@ enum SearchPostingBlock {
         frontPoints.reserveCapacity(2 * SearchScoreFront.maximumPoints)
         var size = 0
         for entry in range {
-            let summary = SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
+            let summary: (length: Int, occurrences: Int)
+            do {
+                summary = try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
+            } catch let error as SearchBytes.Malformed {
+                throw SearchBytes.Malformed("row \(documents[entry])'s posting: \(error)")
+            }
             SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
             maximumOccurrences = max(maximumOccurrences, summary.occurrences)
             minimumLength = min(minimumLength, summary.length)
