@@ -137,3 +137,42 @@ struct SearchRewriteDamageTests {
         #expect(try Self.snapshot(index, connection) == before)
     }
 }
+
+extension SearchRewriteDamageTests {
+    @Test("a row rewritten in a block that holds a row past its key: corruptStore naming the block, not the block written back as it was")
+    func rowPastTheBlockKey() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let index = makeNoteSearch()
+        try database.register(index)
+        let connection = database.newConnection()
+        try connection.readWrite { txn in
+            try txn.set(Note(title: "milk"), forKey: "a", in: notes)
+            try txn.set(Note(title: "milk"), forKey: "b", in: notes)
+        }
+        // `milk`'s rows 1 and 2 in one block keyed 1 (valid bodies and checksum, its directory agreeing): row 2 lies
+        // past the key, where no write would look for it.
+        let body: [UInt8] = [1, 1, 0, 1, 1, 0]
+        let block = Self.block(rows: [(1, body), (2, body)], summaries: [(1, 1), (1, 1)], key: 1)
+        let term = Array("milk".utf8)
+        try connection.readWrite { txn in
+            let tables = try index.tables()
+            let open = SearchPostingBlock.key(term: term, block: SearchPostingBlock.openBlock)
+            try tables.postings.remove(open, in: txn)
+            try tables.postingsDirectory.remove(open, in: txn)
+            let key = SearchPostingBlock.key(term: term, block: 1)
+            try tables.postings.put(block.value, forKey: key, in: txn)
+            try tables.postingsDirectory.put(SearchBlockDirectory.encode([block.header][...]), forKey: key, in: txn)
+        }
+        let before = try Self.snapshot(index, connection)
+        let error = #expect(throws: CanopyError.self) {
+            // Row 1's text changes: its block, keyed 1, is read back and rewritten.
+            try connection.readWrite { txn in try txn.set(Note(title: "milk milk"), forKey: "a", in: notes) }
+        }
+        #expect(error?.code == .corruptStore, "\(String(describing: error))")
+        #expect(error?.message.contains("block 1 of word 'milk'") == true, "\(String(describing: error?.message))")
+        #expect(try connection.read { txn in try txn.object(forKey: "a", in: notes)?.title } == "milk")
+        #expect(try Self.snapshot(index, connection) == before)
+    }
+}

@@ -179,6 +179,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
                     guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
                     blockKey = try SearchPostingBlock.block(ofKey: key)
                     stored = try SearchPostingBlock.decode(value)
+                    // (Rows ascend, checked by the decode; one past the block's key would be written back under it.)
+                    if let last = stored.documents.last, last > blockKey {
+                        throw SearchBytes.Malformed("row \(last) is past the block's key")
+                    }
                     found = true
                     return false
                 }
