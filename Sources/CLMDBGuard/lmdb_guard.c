@@ -358,10 +358,11 @@ int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, 
     GUARDED_THEN(guard, mdb_get(txn, dbi, key, data), rc != 0 ? rc : check_entry(guard, key, data, 0, checks));
 }
 
-/// What canopy_mdb_cursor_get_batch_checked found, written through `filled` and `status` as it goes (so that after a
+/// What canopy_mdb_cursor_get_batch_checked found is counted through `filled` as it goes (so that after a
 /// contained crash the entries read before it are still counted).
 int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *keys, MDB_val *values,
-                                        int capacity, MDB_cursor_op op, int checks, int *filled) {
+                                        int capacity, MDB_cursor_op op, int checks, const void *prefix,
+                                        size_t prefix_length, int *filled) {
     *filled = 0;
     if (__atomic_load_n(&guard->damaged, __ATOMIC_ACQUIRE)) return CANOPY_LMDB_REFUSED;
     struct thread_guard *thread = &current_thread;
@@ -377,6 +378,13 @@ int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cu
         if (rc == 0) rc = check_entry(guard, &keys[index], &values[index], 1, checks);
         if (rc != 0) break;
         *filled = index + 1;
+        // Past the keys the scan wants: this entry ends it, and nothing after it is read (a step would read no
+        // further, so damage there is not the scan's to meet).
+        if (prefix_length > 0 && (keys[index].mv_size < prefix_length ||
+                                  memcmp(keys[index].mv_data, prefix, prefix_length) != 0)) {
+            rc = MDB_NOTFOUND;
+            break;
+        }
         op = MDB_NEXT;
     }
     thread->jump = NULL;

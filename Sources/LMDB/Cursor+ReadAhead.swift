@@ -56,11 +56,15 @@ extension Cursor {
     /// Reads the entries after the current one into `batch` (replacing what it held), as ``next()`` would read them one
     /// by one. Returns `false` when there is none left.
     ///
+    /// With a `prefix`, the first entry whose key does not start with it is the last one read (the batch ends with it,
+    /// and the next read returns `false`): a scan of a prefix reads, and checks, nothing past the entry where a scan
+    /// stepping with ``next()`` stops — damage further on stays for a scan that gets there.
+    ///
     /// In a write transaction it reads one entry at a time (a write the caller makes between two entries could move
     /// the pages later entries point into), so it can be used wherever a step can.
     /// - Throws: what ``next()`` throws, when the scan reaches the entry that fails (the entries before it are
     ///   returned first).
-    public func readAhead(into batch: inout ReadAhead) throws -> Bool {
+    public func readAhead(into batch: inout ReadAhead, prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws -> Bool {
         if let pending = batch.pending {
             batch.pending = nil
             batch.filled(0)
@@ -77,7 +81,8 @@ extension Cursor {
         let capacity = transaction.isReadOnly ? batch.nextCapacity : 1
         batch.nextCapacity = min(batch.capacity, 2 * batch.nextCapacity)
         var filled: Int32 = 0
-        let rc = canopy_mdb_cursor_get_batch_checked(containment, handle, batch.keys, batch.values, Int32(capacity), MDB_NEXT, checks, &filled)
+        let rc = canopy_mdb_cursor_get_batch_checked(
+            containment, handle, batch.keys, batch.values, Int32(capacity), MDB_NEXT, checks, prefix.baseAddress, prefix.count, &filled)
         let count = Int(filled)
         batch.filled(count)
         if rc == MDB_NOTFOUND {

@@ -135,6 +135,51 @@ struct ContainmentTests {
         }
     }
 
+    @Test("a read-ahead bounded by a prefix reads nothing past the first key outside it: a damaged leaf further on is not reached, the environment stays usable")
+    func readAheadStopsAtThePrefixEnd() throws {
+        var firstOfDamaged = 0
+        try Self.withDamagedEnvironment(count: 400, { data in
+            let leaves = Self.pages(.leaf, in: data)
+            try #require(leaves.count >= 3, "\(leaves)")
+            let page = leaves.sorted()[1]
+            // The key of the zeroed leaf's first node (4 bytes, big-endian): the scan below ends two keys before it.
+            let base = page * Self.pageSize
+            let node = base + (Int(data[base + 16]) | Int(data[base + 17]) << 8)
+            firstOfDamaged = data[node + 8..<node + 12].reduce(0) { $0 << 8 | Int($1) }
+            for offset in base..<base + Self.pageSize { data[offset] = 0 }
+        }) { environment, table, _ throws in
+            try #require(firstOfDamaged >= 2, "\(firstOfDamaged)")
+            // A scan of the one key two before the damaged leaf: a step-by-step scan reads it and the key after it
+            // (outside the prefix), then stops. The read-ahead asks for 4 entries, which would run into the damaged
+            // leaf (an assertion in LMDB, contained, the environment damaged for the process) without the bound.
+            let prefix = key(firstOfDamaged - 2)
+            var visited: [[UInt8]] = []
+            try environment.read { txn in
+                try txn.withCursor(in: table) { cursor in
+                    try prefix.withUnsafeBytes { prefix in
+                        var entry = try cursor.seek(atOrAfter: prefix)
+                        var batch = Cursor.ReadAhead(capacity: 64)
+                        var index = 0
+                        while let found = entry, ReadTransaction.key(found.key, startsWith: prefix) {
+                            visited.append(Array(found.key))
+                            index += 1
+                            if index >= batch.count {
+                                index = 0
+                                _ = try cursor.readAhead(into: &batch, prefix: prefix)
+                            }
+                            entry = batch.entry(at: index)
+                        }
+                        #expect(batch.count == 1 && batch.entry(at: 0).map { Array($0.key) } == key(firstOfDamaged - 1))
+                        #expect(try cursor.readAhead(into: &batch, prefix: prefix) == false)
+                    }
+                }
+            }
+            #expect(visited == [prefix])
+            #expect(!environment.isDamaged)
+            #expect(try environment.read { txn in try txn.value(forKey: key(0), in: table) } == value(0, count: 100))
+        }
+    }
+
     @Test("a node whose value size runs past the file: valueOutsideFile before anything reads it; the environment stays usable")
     func valuePastTheFile() throws {
         try Self.withDamagedEnvironment(count: 20, { data in

@@ -160,9 +160,12 @@ int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, 
 /// values[*filled] then holding what LMDB returned), or 0 when all `capacity` steps found an entry. `*filled` counts
 /// the entries found and checked, also after a contained crash (CANOPY_LMDB_CONTAINED). Only for a read-only
 /// transaction, or a write transaction that writes nothing until the entries are used: a write can move the pages
-/// the entries point into.
+/// the entries point into. With `prefix_length` > 0, an entry whose key does not start with the `prefix_length` bytes
+/// at `prefix` is the last one read (it is counted, and MDB_NOTFOUND returned): a scan of a prefix reads nothing past
+/// the entry a step-by-step scan would stop at.
 int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *keys, MDB_val *values,
-                                        int capacity, MDB_cursor_op op, int checks, int *filled);
+                                        int capacity, MDB_cursor_op op, int checks, const void *prefix,
+                                        size_t prefix_length, int *filled);
 /// mdb_env_set_mapsize, then canopy_lmdb_guard_refresh_map.
 int canopy_mdb_env_set_mapsize(canopy_lmdb_guard *guard, size_t size);
 

@@ -480,7 +480,8 @@ public class ReadTransaction {
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
         // The cursor is stepped here rather than through a closure per row (`forEach`), and reads ahead: one call into
         // LMDB (which checks each entry and its checksum in the same call) for up to 64 rows, then per row the decode
-        // and `body`. An entry that fails its checks is met where a step would meet it (after the rows before it).
+        // and `body`. An entry that fails its checks is met where a step would meet it (after the rows before it); the
+        // read-ahead ends at the first key past the prefix, as the loop does (nothing after it is read or checked).
         try guardedRead { try storage.withCursor(in: tables.objects) { cursor in try rowPrefix.withUnsafeBytes { rowPrefix in
             var entry = try cursor.seek(atOrAfter: rowPrefix)
             var ahead = Cursor.ReadAhead(capacity: 64)
@@ -499,7 +500,7 @@ public class ReadTransaction {
                         aheadIndex += 1
                         if aheadIndex >= ahead.count {
                             aheadIndex = 0
-                            _ = try cursor.readAhead(into: &ahead)
+                            _ = try cursor.readAhead(into: &ahead, prefix: rowPrefix)
                         }
                         entry = ahead.entry(at: aheadIndex)
                         continue
@@ -537,7 +538,7 @@ public class ReadTransaction {
                 aheadIndex += 1
                 if aheadIndex >= ahead.count {
                     aheadIndex = 0
-                    _ = try cursor.readAhead(into: &ahead)
+                    _ = try cursor.readAhead(into: &ahead, prefix: rowPrefix)
                 }
                 entry = ahead.entry(at: aheadIndex)
             }
