@@ -161,6 +161,23 @@ struct SearchDamageTests {
         }
     }
 
+    @Test("a state counting fewer rows than a word's postings hold (one word, two words): corruptStore, not a NaN idf that returns no row",
+          arguments: ["milk", "oat milk"])
+    func stateBelowAWordsRows(query: String) throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in
+                for key in ["a", "b", "c"] { try txn.set(Note(title: "oat milk"), forKey: key, in: notes) }
+            }
+            // 3 rows hold `milk` and `oat`; the state says 1 row.
+            try connection.readWrite { txn in try txn.setExtensionState(Self.state(next: 4, rows: 1, words: 6), of: index.name) }
+            let error = #expect(throws: CanopyError.self) {
+                let hits = try connection.read { txn in try index.search(query, in: txn, highlights: false).map(\.id.key) }
+                Issue.record("a search answered \(hits)")
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
+
     @Test("counters at the end of their range (the next row number, the word total): a new row is corruptStore, not a trap",
           arguments: [[UInt64.max, 1], [2, UInt64(Int.max)]] as [[UInt64]])
     func countersAtTheirEnd(counters: [UInt64]) throws {
@@ -205,6 +222,8 @@ struct SearchDamageTests {
                     try index.tables().postingsDirectory.put(
                         chunk, forKey: SearchPostingBlock.key(term: Array(word.utf8), block: SearchPostingBlock.openBlock), in: txn)
                 }
+                // A state counting as many rows (fewer is damage refused before any block is read: stateBelowAWordsRows).
+                try txn.setExtensionState(Self.state(next: 2, rows: Self.most, words: 2), of: index.name)
             }
             // (Ranked with the claimed counts, the row may score too low to be kept: what matters is the answer.)
             let hits = try connection.read { txn in try index.search("oat milk", in: txn, highlights: false).map(\.id.key) }

@@ -55,8 +55,7 @@ extension SearchIndex {
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a block directory is malformed (\(error))")
         }
-        let statistics = SearchStatistics(
-            documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: [chunks.reduce(0) { $0 + $1.summary.rows }])
+        let statistics = try bm25Statistics(state, termDocumentCounts: [chunks.reduce(0) { $0 + $1.summary.rows }])
         guard limit > 0, !chunks.isEmpty else { return [] }
         let averageLength = SearchRanking.averageLength(statistics)
         let idf = SearchRanking.idf(term: 0, statistics: statistics)
