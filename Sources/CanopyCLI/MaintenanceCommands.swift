@@ -40,6 +40,17 @@ extension CanopyCommand {
             var name: String
             var check: SearchIndexCheck?
             var problems: [String]
+
+            /// The check when the index was checked; `nil` when it could not be read or was not checked (stale, or
+            /// another format: its counts are not the index's, never to be shown as such).
+            var checked: SearchIndexCheck? { check.flatMap { $0.notChecked == nil ? $0 : nil } }
+
+            /// What the summary line says of it: its rows when checked, else that it was not checked (or could not be
+            /// read).
+            var summary: String {
+                if let checked { return "\(checked.rows) rows" }
+                return check == nil ? "could not be read" : "not checked"
+            }
         }
 
         func run() throws {
@@ -96,8 +107,8 @@ extension CanopyCommand {
                                   ("skippedError", v.skipped.map { .string($0.firstError) } ?? .null)])
                     })),
                     ("searchIndexes", .array(searchIndexes.map { s in
-                        .members([("name", .string(s.name)), ("rows", s.check.map { .int($0.rows) } ?? .null),
-                                  ("words", s.check.map { .int($0.words) } ?? .null),
+                        .members([("name", .string(s.name)), ("rows", s.checked.map { .int($0.rows) } ?? .null),
+                                  ("words", s.checked.map { .int($0.words) } ?? .null),
                                   ("skippedRows", .int(s.check?.skippedRows ?? 0)),
                                   ("checked", .bool(s.check != nil && s.check?.notChecked == nil)),
                                   ("notChecked", s.check?.notChecked.map { .string($0) } ?? .null),
@@ -126,7 +137,7 @@ extension CanopyCommand {
                 }
                 let viewsText = views.map { "\($0.name) (\($0.entries.map(String.init) ?? "?") entries)" }.joined(separator: ", ")
                 let searchText = searchIndexes.isEmpty ? "" : String(format: ", %d search index%@ [%@]", searchIndexes.count, searchIndexes.count == 1 ? "" : "es",
-                    searchIndexes.map { "\($0.name) (\($0.check.map { String($0.rows) } ?? "?") rows)" }.joined(separator: ", "))
+                    searchIndexes.map { "\($0.name) (\($0.summary))" }.joined(separator: ", "))
                 console.line(String(format: "%@: %d tables, %d entries, %d rows, %d views%@%@ checked in %.2f s",
                                     ok ? "ok" : "FAILED", tableCount, entryCount, rows, views.count, views.isEmpty ? "" : " [\(viewsText)]", searchText, seconds))
             }

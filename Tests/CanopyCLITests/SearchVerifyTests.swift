@@ -171,6 +171,12 @@ struct SearchVerifyTests {
             let verify = await canopy("verify", path)
             #expect(verify.status == 0, "\(verify.output)")
             #expect(verify.output.contains("warning: search index 'memo-search' was not checked: it is stale"), "\(verify.output)")
+            // Its counts were not read: the summary says so, never "0 rows".
+            #expect(verify.output.contains("1 search index [memo-search (not checked)]"), "\(verify.output)")
+            let search = try await canopy("verify", path, "--json").json()["searchIndexes"]?.elements.first
+            #expect(search?["checked"] == .bool(false))
+            #expect(search?["rows"] == .null)
+            #expect(search?["words"] == .null)
         }
     }
 
@@ -190,6 +196,11 @@ struct SearchVerifyTests {
             let verify = await canopy("verify", path)
             #expect(verify.status == 0, "\(verify.output)")
             #expect(verify.output.contains("warning: search index 'memo-search' was not checked: it is stored in format \(current - 1)"), "\(verify.output)")
+            #expect(verify.output.contains("1 search index [memo-search (not checked)]"), "\(verify.output)")
+            #expect(!verify.output.contains("(0 rows)"), "\(verify.output)")
+            let search = try await canopy("verify", path, "--json").json()["searchIndexes"]?.elements.first
+            #expect(search?["checked"] == .bool(false))
+            #expect(search?["rows"] == .null)
         }
     }
 

@@ -92,6 +92,37 @@ struct SearchDamageTests {
         }
     }
 
+    @Test("a block holding a row past its key, that row also in the next block (checksums valid, directory agreeing): a one-word search is corruptStore, not the row twice")
+    func rowPastItsBlockKey() throws {
+        try Self.withIndex { index, connection in
+            // Rows 1, 2, 3 in `milk`'s open block.
+            try connection.readWrite { txn in
+                for key in ["a", "b", "c"] { try txn.set(Note(title: "milk"), forKey: key, in: notes) }
+                // Rows without it: the four postings of `milk` stay fewer than the rows (a finite idf).
+                for number in 0..<10 { try txn.set(Note(title: "oat"), forKey: "o\(number)", in: notes) }
+            }
+            let milk = Array("milk".utf8)
+            let openKey = SearchPostingBlock.key(term: milk, block: SearchPostingBlock.openBlock)
+            try connection.readWrite { txn in
+                let tables = try index.tables()
+                let stored = try #require(try tables.postings.withValue(forKey: openKey, in: txn) { raw in try raw.map { try SearchPostingBlock.decode($0) } })
+                try #require(stored.documents == [1, 2, 3])
+                // Block keyed 2 holding rows 1, 2 and 3 (3 is past its key), the open block holding row 3; each header
+                // what its rows give, the directory listing both.
+                let low = try SearchPostingBlock.encode(stored, 0..<3, key: 2)
+                let open = try SearchPostingBlock.encode(stored, 2..<3, key: SearchPostingBlock.openBlock)
+                try tables.postings.put(low.value, forKey: SearchPostingBlock.key(term: milk, block: 2), in: txn)
+                try tables.postings.put(open.value, forKey: openKey, in: txn)
+                try tables.postingsDirectory.put(SearchBlockDirectory.encode([low.header, open.header][...]), forKey: openKey, in: txn)
+            }
+            let error = #expect(throws: CanopyError.self) {
+                let hits = try connection.read { txn in try index.search("milk", in: txn, highlights: false).map(\.id.key) }
+                Issue.record("a search answered \(hits)")
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
+
     @Test("two directory chunks that both list a block: corruptStore, not the block's rows twice")
     func overlappingChunks() throws {
         try Self.withIndex { index, connection in
@@ -125,6 +156,23 @@ struct SearchDamageTests {
             try connection.readWrite { txn in try txn.setExtensionState(Self.state(next: 2, rows: 0, words: 0), of: index.name) }
             let error = #expect(throws: CanopyError.self) {
                 try connection.readWrite { txn in try txn.remove(key: "a", in: notes) }
+            }
+            #expect(error?.code == .corruptStore)
+        }
+    }
+
+    @Test("a state counting fewer rows than a word's postings hold (one word, two words): corruptStore, not a NaN idf that returns no row",
+          arguments: ["milk", "oat milk"])
+    func stateBelowAWordsRows(query: String) throws {
+        try Self.withIndex { index, connection in
+            try connection.readWrite { txn in
+                for key in ["a", "b", "c"] { try txn.set(Note(title: "oat milk"), forKey: key, in: notes) }
+            }
+            // 3 rows hold `milk` and `oat`; the state says 1 row.
+            try connection.readWrite { txn in try txn.setExtensionState(Self.state(next: 4, rows: 1, words: 6), of: index.name) }
+            let error = #expect(throws: CanopyError.self) {
+                let hits = try connection.read { txn in try index.search(query, in: txn, highlights: false).map(\.id.key) }
+                Issue.record("a search answered \(hits)")
             }
             #expect(error?.code == .corruptStore)
         }
@@ -174,6 +222,8 @@ struct SearchDamageTests {
                     try index.tables().postingsDirectory.put(
                         chunk, forKey: SearchPostingBlock.key(term: Array(word.utf8), block: SearchPostingBlock.openBlock), in: txn)
                 }
+                // A state counting as many rows (fewer is damage refused before any block is read: stateBelowAWordsRows).
+                try txn.setExtensionState(Self.state(next: 2, rows: Self.most, words: 2), of: index.name)
             }
             // (Ranked with the claimed counts, the row may score too low to be kept: what matters is the answer.)
             let hits = try connection.read { txn in try index.search("oat milk", in: txn, highlights: false).map(\.id.key) }

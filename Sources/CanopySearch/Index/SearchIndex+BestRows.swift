@@ -55,8 +55,7 @@ extension SearchIndex {
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a block directory is malformed (\(error))")
         }
-        let statistics = SearchStatistics(
-            documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: [chunks.reduce(0) { $0 + $1.summary.rows }])
+        let statistics = try bm25Statistics(state, termDocumentCounts: [chunks.reduce(0) { $0 + $1.summary.rows }])
         guard limit > 0, !chunks.isEmpty else { return [] }
         let averageLength = SearchRanking.averageLength(statistics)
         let idf = SearchRanking.idf(term: 0, statistics: statistics)
@@ -68,6 +67,10 @@ extension SearchIndex {
         }
         var headers: [SearchBlockHeader] = []
         headers.reserveCapacity(chunks.reduce(0) { $0 + $1.summary.blocks })
+        // The key of the block before each of `headers` (its rows come after it): blocks are read best bound first,
+        // not in key order.
+        var previousKeys: [UInt64] = []
+        previousKeys.reserveCapacity(headers.capacity)
         var best = BestScores(limit: limit)
         var candidates: [(document: UInt64, score: Double)] = []
         let fieldCount = fields.count
@@ -87,6 +90,7 @@ extension SearchIndex {
                     throw corrupt("a block directory is malformed (\(error))")
                 }
                 for block in first..<headers.count {
+                    previousKeys.append(block == first ? previousKey : headers[block - 1].block)
                     let blockBound = Self.bound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
                     // A block below the scores kept now stays below them (they only rise): it would never be read.
                     if best.isFull, blockBound < best.threshold { continue }
@@ -110,6 +114,9 @@ extension SearchIndex {
                 // Reader checks is checked here: rows ascending from the first, bodies within the block, nothing after
                 // the last.
                 let rows = layout.rows
+                // Its rows lie in its range (after the block before it, up to its key): a row outside it may be in
+                // another block too, and would be ranked twice.
+                try rows.check(previousKey: previousKeys[item], blockKey: header.block)
                 var entries = SearchBytes.Reader(raw)
                 try entries.skip(layout.entriesStart)
                 var previous: UInt64 = 0

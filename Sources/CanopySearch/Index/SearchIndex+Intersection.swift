@@ -25,7 +25,7 @@ extension SearchIndex {
         }
         let state = try state(in: transaction)
         let documentCounts = try lists.map { try documentCount(of: $0, in: transaction) }
-        let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: documentCounts)
+        let statistics = try bm25Statistics(state, termDocumentCounts: documentCounts)
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
         let fieldCount = fields.count

@@ -104,7 +104,7 @@ extension SearchIndex {
         }
         let state = try state(in: transaction)
         let hits = try query.terms.map { try occurrences(of: $0, documentBound: state.nextDocument, in: tables, transaction) }
-        let statistics = SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: hits.map(\.count))
+        let statistics = try bm25Statistics(state, termDocumentCounts: hits.map(\.count))
         var result = Matches(statistics: statistics)
         guard let driver = hits.indices.min(by: { hits[$0].count < hits[$1].count }) else { return result }
         let fieldCount = fields.count

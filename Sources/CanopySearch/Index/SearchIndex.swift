@@ -367,6 +367,17 @@ public final class SearchIndex: StoreExtension, Sendable {
         return try storedState(in: transaction)
     }
 
+    /// BM25's statistics for a query of terms matching `termDocumentCounts` rows, from `state`.
+    /// - Throws: `corruptStore` when a term matches more rows than the state counts (a damaged count or list: the
+    ///   term's idf, the log of a negative ratio, would be NaN, and every score of the query with it: no row would be
+    ///   returned, without an error).
+    func bm25Statistics(_ state: SearchIndexState, termDocumentCounts: [Int]) throws -> SearchStatistics {
+        if let most = termDocumentCounts.max(), most > state.documentCount {
+            throw corrupt("a word's postings hold \(most) rows, but its state counts \(state.documentCount) rows")
+        }
+        return SearchStatistics(documentCount: state.documentCount, totalLength: state.totalLength, termDocumentCounts: termDocumentCounts)
+    }
+
     func storedState(in transaction: ReadTransaction) throws -> SearchIndexState {
         try transaction.withExtensionState(of: name) { bytes in
             guard let bytes else { return SearchIndexState() }
