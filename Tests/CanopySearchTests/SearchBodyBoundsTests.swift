@@ -21,15 +21,7 @@ struct SearchBodyBoundsTests {
     func countsPastTheBody(query: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
-        try database.register(index)
-        let connection = database.newConnection()
-        try connection.readWrite { txn in
-            try txn.set(Note(title: "oat milk"), forKey: "a", in: notes)
-            try txn.set(Note(title: "oat milk"), forKey: "b", in: notes)
-            try txn.set(Note(title: "oat"), forKey: "c", in: notes)
-        }
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "oat milk", "b": "oat milk", "c": "oat"])
         let milk = Array("milk".utf8)
         let block = Self.overrunningBlock()
         // The block stands for both rows, as the intact one did; its directory agrees with it.

@@ -19,6 +19,18 @@ func makeNoteSearch(versionTag: String = "1", titleWeight: Double = 2, prefixLen
     ], prefixLengths: prefixLengths)
 }
 
+/// A database in `directory` with the notes index registered and `titles` (key, title) written in one transaction.
+func openNoteIndex(in directory: TemporaryDirectory, titles: KeyValuePairs<String, String>) throws -> (database: Database, index: SearchIndex, connection: Connection) {
+    let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+    let index = makeNoteSearch()
+    try database.register(index)
+    let connection = database.newConnection()
+    try connection.readWrite { txn in
+        for (key, title) in titles { try txn.set(Note(title: title), forKey: key, in: notes) }
+    }
+    return (database, index, connection)
+}
+
 /// Words the random texts are made of: ASCII, accented (written composed and decomposed, in several cases), CJK,
 /// emoji with and without modifiers, words that are prefixes of others.
 let vocabulary = [

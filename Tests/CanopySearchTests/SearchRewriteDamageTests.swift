@@ -78,14 +78,7 @@ struct SearchRewriteDamageTests {
     func malformedBodyOnRewrite(damaged: Int, write: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
-        try database.register(index)
-        let connection = database.newConnection()
-        try connection.readWrite { txn in
-            try txn.set(Note(title: "oat milk"), forKey: "a", in: notes)
-            try txn.set(Note(title: "milk"), forKey: "b", in: notes)
-        }
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "oat milk", "b": "milk"])
         // The damaged block is written in-process, through the table: its checksum is valid, its directory agrees.
         let block = Self.block(
             rows: [(1, Self.damagedBodies[damaged]), (2, [1, 1, 0, 1, 1, 0])], summaries: [(2, 1), (1, 1)], key: SearchPostingBlock.openBlock)
@@ -117,11 +110,7 @@ struct SearchRewriteDamageTests {
     func malformedDirectoryOnWrite() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
-        try database.register(index)
-        let connection = database.newConnection()
-        try connection.readWrite { txn in try txn.set(Note(title: "milk"), forKey: "a", in: notes) }
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "milk"])
         let milk = SearchPostingBlock.key(term: Array("milk".utf8), block: SearchPostingBlock.openBlock)
         try connection.readWrite { txn in
             // A chunk of 0 blocks (valid checksum): no chunk holds none.
@@ -143,14 +132,7 @@ extension SearchRewriteDamageTests {
     func rowPastTheBlockKey() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
-        try database.register(index)
-        let connection = database.newConnection()
-        try connection.readWrite { txn in
-            try txn.set(Note(title: "milk"), forKey: "a", in: notes)
-            try txn.set(Note(title: "milk"), forKey: "b", in: notes)
-        }
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "milk", "b": "milk"])
         // `milk`'s rows 1 and 2 in one block keyed 1 (valid bodies and checksum, its directory agreeing): row 2 lies
         // past the key, where no write would look for it.
         let body: [UInt8] = [1, 1, 0, 1, 1, 0]
