@@ -1,4 +1,4 @@
-import Canopy
+@testable import Canopy
 import CanopyCoreTestFixtures
 import CanopyTestFixtures
 import CanopyTestSupport
@@ -104,6 +104,40 @@ struct PendingInsertTests {
             try connection.read { txn throws in
                 #expect(try contents(of: txn.view("by-list-rebuilt")) == contents(of: txn.view("by-list")), "seed \(seed): against a population")
             }
+        }
+    }
+
+    /// A read in the transaction inserts the pending entries; when that fails part way (a page of the group is
+    /// missing), the app may catch the error and go on. The commit must not then leave rows whose records say they are
+    /// in the view while their entries never reached its pages.
+    @Test("A failed insertion of the pending entries, caught by the app, keeps the transaction from committing")
+    func failedInsertionRefusesTheCommit() throws {
+        try withDatabase { database, _ in
+            try database.register(makeTaskView())
+            let connection = database.newConnection()
+            try connection.readWrite { txn in
+                for index in 0..<10 { try txn.set(TodoItem(title: "h\(index)", list: "home", priority: 1), forKey: "h\(index)", in: tasks) }
+            }
+            // A later commit of another group, so that the home pages are read from the file, not from the pages the
+            // last commit wrote.
+            try connection.readWrite { txn in try txn.set(TodoItem(title: "w", list: "work", priority: 1), forKey: "w", in: tasks) }
+            // The view's pages go missing (a damaged file): its directory still names them.
+            try connection.readWrite { txn in
+                let tables = try ViewTables.open(in: txn, view: "by-list")
+                let next = try tables.loadIndex(txn).nextPageID
+                for id in 1..<next where try tables.hasPage(id, txn) { try tables.deletePage(id, txn) }
+                txn.markWritten()
+            }
+            let committed = Result {
+                try connection.readWrite { txn in
+                    try txn.set(TodoItem(title: "new", list: "home", priority: 9), forKey: "new", in: tasks)
+                    let error = #expect(throws: CanopyError.self) { try txn.view("by-list").rowID(at: 0, inGroup: "home") }
+                    #expect(error?.code == .corruptStore, "\(String(describing: error))")
+                    // The app catches the error and commits.
+                }
+            }
+            #expect(throws: CanopyError.self) { try committed.get() }
+            #expect(try connection.read { txn in try txn.object(forKey: "new", in: tasks) } == nil)
         }
     }
 }

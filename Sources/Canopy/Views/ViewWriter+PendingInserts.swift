@@ -27,10 +27,24 @@ extension ViewWriter {
     }
 
     /// Inserts the pending entries into the pages and the directory, group by group in order.
-    /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when an entry's group has no name, or a page read fails.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/corruptStore`` when an entry's group has no name, or a page read fails;
+    ///   after such a failure part way, the same error on every later call (the app may have caught the first one: the
+    ///   commit must still refuse pages that lack entries their rows' records name).
     func insertPendingEntries() throws {
+        if let pendingInsertFailure { throw pendingInsertFailure }
         var pending = pendingInserts
         pendingInserts = ViewEntryBatch()
+        do {
+            try insertAll(&pending)
+        } catch {
+            pendingInsertFailure = error
+            pendingInserts = pending  // not empty: every read of the pages, and the commit, come back here
+            throw error
+        }
+    }
+
+    /// Sorts `pending` and inserts its entries, group by group.
+    private func insertAll(_ pending: inout ViewEntryBatch) throws {
         pending.sort()
         let entries = pending.entries
         var start = entries.startIndex

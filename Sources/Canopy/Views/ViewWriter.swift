@@ -60,6 +60,9 @@ public final class ViewWriter: ExtensionTransaction {
     /// The groups pending entries went to lately, with their ids (a group's id never changes, so a remembered id stays
     /// right for the writer's life).
     @exclusivity(unchecked) var recentGroups = RecentGroups()
+    /// Why inserting the pending entries failed part way, if it did: the pages then lack some of the entries the
+    /// rows' records name, so every later read of the pages and the commit throw it (the transaction cannot commit).
+    var pendingInsertFailure: (any Error)?
     /// The pages the commit that made the view's version at the start of this transaction wrote
     /// (``ViewIndex/committedPages``): as stored until this writer flushes pages of its own.
     private var startPages: [UInt64: ViewPage] = [:]
