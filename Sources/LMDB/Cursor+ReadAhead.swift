@@ -2,12 +2,12 @@ import CLMDB
 import CLMDBGuard
 
 extension Cursor {
-    /// Entries a scan reads ahead of its position in one call into LMDB (``Cursor/readAhead(into:)``): up to
+    /// Entries a scan reads ahead of its position in one call into LMDB (``Cursor/readAhead(into:prefix:)``): up to
     /// `capacity` of them, each checked as a single step checks it (key and value inside the data file, the value's
     /// checksum). A scan's step otherwise costs a call from Swift and a `sigsetjmp` per entry.
     ///
     /// The entries' buffers point into the memory map, valid as those of ``Entry`` are. An entry that fails its checks
-    /// is not in the batch: its error is kept and thrown by the next ``Cursor/readAhead(into:)``, so that a scan meets
+    /// is not in the batch: its error is kept and thrown by the next ``Cursor/readAhead(into:prefix:)``, so that a scan meets
     /// it where a step would have, after the entries before it. So is a crash contained while reading ahead, with one
     /// difference: the environment is damaged from then on (``Environment/isDamaged``), so a call the scan's user
     /// makes while it handles the entries before it throws ``LMDBError/Code/environmentDamaged``.
