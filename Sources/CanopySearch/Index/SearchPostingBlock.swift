@@ -507,10 +507,8 @@ enum SearchPostingBlock {
         ///   entries.
         mutating func body(of entry: Int) throws -> Range<Int> {
             guard entry >= index, entry < count else { throw SearchBytes.Malformed("an entry outside its block") }
-            while index < entry {
-                try reader.skip(try reader.int())
-                index += 1
-            }
+            try reader.skipEntries(entry - index)
+            index = entry
             let size = try reader.int()
             let start = reader.offset
             try reader.skip(size)
