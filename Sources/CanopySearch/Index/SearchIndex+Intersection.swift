@@ -55,10 +55,12 @@ extension SearchIndex {
                 previousKey = blockKey
                 return true
             }
-            var survivors = Array(documents.indices)
-            for term in lists.indices where term != driver && !survivors.isEmpty {
-                try narrow(&survivors, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
+            // `nil`: every row of the driver (not listed: the first list narrows `documents` itself).
+            var kept: [Int]?
+            for term in lists.indices where term != driver && !(kept?.isEmpty ?? documents.isEmpty) {
+                try narrow(&kept, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
             }
+            let survivors = kept ?? Array(documents.indices)
             documents = survivors.map { documents[$0] }
             lengths = survivors.map { driverLengths[$0] }
             counts[driver].reserveCapacity(survivors.count * fieldCount)
@@ -91,15 +93,15 @@ extension SearchIndex {
         return result
     }
 
-    /// Keeps the candidates (`survivors`: ascending slots of `documents`) that `list` (term `term`) also holds, with
-    /// their counts in it; the counts of earlier terms follow their rows.
+    /// Keeps the candidates (`survivors`: ascending slots of `documents`, `nil` for all of them) that `list` (term
+    /// `term`) also holds, with their counts in it; the counts of earlier terms follow their rows.
     private func narrow(
-        _ survivors: inout [Int], _ documents: [UInt64], _ counts: inout [[Int]], to term: Int, of list: PostingList,
+        _ survivors: inout [Int]?, _ documents: [UInt64], _ counts: inout [[Int]], to term: Int, of list: PostingList,
         fieldCount: Int, in transaction: ReadTransaction
     ) throws {
         var kept: [Int] = []  // positions in `survivors` found in the list, ascending
         var termCounts: [Int] = []
-        let candidates = survivors.map { documents[$0] }
+        let candidates = survivors.map { $0.map { documents[$0] } } ?? documents
         var next = 0  // the first survivor not yet passed
         var previousKey: UInt64 = 0
         var rowsBuffer = [UInt64](repeating: 0, count: SearchPostingBlock.maximumDocuments)
@@ -123,7 +125,7 @@ extension SearchIndex {
             }
             return true
         }
-        survivors = kept.map { survivors[$0] }
+        survivors = survivors.map { previous in kept.map { previous[$0] } } ?? kept
         for other in counts.indices where !counts[other].isEmpty {
             let previous = counts[other]
             counts[other] = []

@@ -300,7 +300,7 @@ enum SearchPostingBlock {
             guard offset < raw.count else { throw SearchBytes.Malformed("the value ends early") }
             var size = Int(raw[offset])
             if size < 0x80 {
-                offset += 1
+                offset &+= 1
             } else {
                 var reader = SearchBytes.Reader(raw)
                 try reader.skip(offset)
@@ -310,13 +310,15 @@ enum SearchPostingBlock {
             guard size <= raw.count - offset else { throw SearchBytes.Malformed("an entry's body runs past its block") }
             let bodyStart = offset
             offset += size
-            let counts = out.counts + index * fieldCount
+            let counts = out.counts + index &* fieldCount  // (within the room made for the block's rows)
             // Most bodies are one field of one-byte values (the row's length, one field, its number, its count): read
             // inline, as ``readCounts(in:body:_:)`` reads them; any other through it.
-            if size >= 4, raw[bodyStart] < 0x80, raw[bodyStart + 1] == 1, raw[bodyStart + 2] < 0x80, raw[bodyStart + 3] < 0x80 {
-                out.lengths[index] = Int(raw[bodyStart])
-                let field = Int(raw[bodyStart + 2])
-                if field < fieldCount { counts[field] = Int(raw[bodyStart + 3]) }
+            // (The four bytes loaded at once: each of length, field and count below 0x80, one field.)
+            let head = size >= 4 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: bodyStart, as: UInt32.self)) : 0
+            if head & 0x8080_FF80 == 0x0000_0100 {
+                out.lengths[index] = Int(head & 0xFF)
+                let field = Int((head >> 16) & 0xFF)
+                if field < fieldCount { counts[field] = Int(head >> 24) }
             } else {
                 var rowLength = 0
                 try readCounts(in: raw, body: bodyStart..<offset) { length, field, count in
