@@ -137,3 +137,49 @@ func rawSmallWrites(iterations: Int) throws {
         if round >= 0 { try measured(writes) } else { try writes() }
     }
 }
+
+/// The pages each observed two-view update commits (`update-pages`): the commits of `update-2-views-observed`, each
+/// commit's written bytes counted, printed as runs (pages x commits), with LMDB's free list after the views'
+/// registration and at the end. With COMPACT_AFTER_SETUP=1 the store is first copied with `Database.backup(to:compact:)`
+/// (free pages left out) and the updates run on the copy: what the free list left by the registration costs.
+func updatePages(iterations: Int) throws {
+    var (database, connection, observer, directory) = try openViewStore("update-pages", observed: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    var file = directory.child("db") + "/data.mdb"
+    print("update-pages: LMDB's free list after the registration: \(freeListShape(file))")
+    var compacted: TemporaryDirectory?
+    if ProcessInfo.processInfo.environment["COMPACT_AFTER_SETUP"] == "1" {
+        let copy = TemporaryDirectory("update-pages-compact")
+        try database.backup(to: copy.child("db"), compact: true)
+        observer = nil
+        database = try Database(path: copy.child("db"), options: storeOptions(durability: .none))
+        try database.register(byPriority())
+        try database.register(byState())
+        connection = database.newConnection()
+        observer = try ViewObserver(database: database, mappings: ViewMappings(view: "by-priority", groupFilter: { _ in true }))
+        compacted = copy
+        file = copy.child("db") + "/data.mdb"
+        print("update-pages: compacted; LMDB's free list now: \(freeListShape(file))")
+    }
+    defer { withExtendedLifetime(compacted) {} }
+    var generator = XorShift()
+    var blocks: [Int] = []  // pages per block of `updatesPerIteration` commits
+    var total = 0
+    let commits = updatesPerIteration * max(1, iterations)
+    for commit in 0..<commits {
+        let before = bytesWritten()
+        try updateRow(connection, Int(generator.next() % UInt64(updateRowCount)), round: commit + 1)
+        let pages = (bytesWritten() - before) / 4_096
+        if commit >= commits / 2 { total += pages }
+        _ = try observer?.advance()
+        if commit % updatesPerIteration == 0 { blocks.append(0) }
+        blocks[blocks.count - 1] += pages
+    }
+    print("update-pages: mean pages per commit, per \(updatesPerIteration) commits: "
+          + blocks.map { String(format: "%.1f", Double($0) / Double(updatesPerIteration)) }.joined(separator: " "))
+    print("update-pages: mean pages per commit (second half): \(Double(total) / Double(commits - commits / 2))")
+    print("update-pages: LMDB's free list at the end: \(freeListShape(file))")
+    if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
+        try FileManager.default.copyItem(atPath: (compacted ?? directory).child("db"), toPath: keep)
+    }
+}
