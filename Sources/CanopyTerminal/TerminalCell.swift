@@ -6,7 +6,8 @@ public struct TerminalColumn: Hashable, Sendable {
     public enum Width: Hashable, Sendable {
         /// Exactly this many terminal columns (text is truncated or padded), so columns stay aligned across rows.
         case fixed(Int)
-        /// The room the fixed columns leave, shared equally among flexible columns.
+        /// The room the fixed columns leave, shared equally among flexible columns; each keeps at least its
+        /// ``TerminalColumn/minimumWidth`` (fixed columns are dropped first, see ``TerminalCell/layout(_:width:colour:)``).
         case flexible
     }
 
@@ -26,13 +27,27 @@ public struct TerminalColumn: Hashable, Sendable {
     public var alignment: Alignment
     /// The style, applied when colour is on.
     public var style: TerminalStyle
+    /// For a flexible column, the width it keeps before any fixed column: in a narrow row, fixed columns are dropped
+    /// (from the right) until every flexible column has this much. Ignored for fixed columns.
+    public var minimumWidth: Int
+
+    /// The ``minimumWidth`` of a flexible column unless its initializer says otherwise: enough for a word or two.
+    public static let defaultMinimumWidth = 8
 
     /// Creates a column.
-    public init(_ text: String, width: Width = .flexible, alignment: Alignment = .left, style: TerminalStyle = .plain) {
+    /// - Parameters:
+    ///   - text: The text.
+    ///   - width: Fixed or flexible.
+    ///   - alignment: Which side the text sticks to.
+    ///   - style: The style, applied when colour is on.
+    ///   - minimumWidth: For a flexible column, the width it keeps before fixed columns are shown (``minimumWidth``).
+    public init(_ text: String, width: Width = .flexible, alignment: Alignment = .left, style: TerminalStyle = .plain,
+                minimumWidth: Int = TerminalColumn.defaultMinimumWidth) {
         self.text = text
         self.width = width
         self.alignment = alignment
         self.style = style
+        self.minimumWidth = max(0, minimumWidth)
     }
 }
 
@@ -53,26 +68,31 @@ open class TerminalCell: ReusableView {
         TerminalCell.layout(columns, width: width, colour: colour)
     }
 
-    /// Lays `columns` out in `width` terminal columns: fixed columns take their width (those that don't fit are
-    /// dropped from the right), flexible ones share the rest; one space between columns.
+    /// Lays `columns` out in `width` terminal columns, one space between columns. Fixed columns take their width and
+    /// flexible ones share the rest; when the row is too narrow for the fixed columns plus each flexible column's
+    /// ``TerminalColumn/minimumWidth``, fixed columns are dropped, the rightmost first, until it fits (a title keeps
+    /// its words before an ID or a calendar name keeps its place). Which columns are dropped depends only on the widths,
+    /// never on the text, so every row of a list keeps the same columns. A row without flexible columns is cut at the
+    /// right.
     public static func layout(_ columns: [TerminalColumn], width: Int, colour: Bool) -> String {
         let width = max(0, width)
-        guard !columns.isEmpty else { return String(repeating: " ", count: width) }
-        let separators = columns.count - 1
-        let fixed = columns.reduce(0) { total, column in
+        let shown = shownColumns(columns, width: width)
+        guard !shown.isEmpty else { return String(repeating: " ", count: width) }
+        let separators = shown.count - 1
+        let fixed = shown.reduce(0) { total, column in
             if case .fixed(let w) = column.width { return total + max(0, w) }
             return total
         }
-        let flexibleCount = columns.filter { $0.width == .flexible }.count
+        let flexibleCount = shown.filter { $0.width == .flexible }.count
         let room = max(0, width - fixed - separators)
-        var widths = columns.map { column -> Int in
+        var widths = shown.map { column -> Int in
             if case .fixed(let w) = column.width { return max(0, w) }
             return 0
         }
         if flexibleCount > 0 {
             var remaining = room
             var left = flexibleCount
-            for index in columns.indices where columns[index].width == .flexible {
+            for index in shown.indices where shown[index].width == .flexible {
                 widths[index] = remaining / left
                 remaining -= widths[index]
                 left -= 1
@@ -80,7 +100,7 @@ open class TerminalCell: ReusableView {
         }
         var line = ""
         var used = 0
-        for (index, column) in columns.enumerated() {
+        for (index, column) in shown.enumerated() {
             let separator = index > 0 ? 1 : 0
             let available = width - used - separator
             guard available > 0 else { break }
@@ -91,6 +111,26 @@ open class TerminalCell: ReusableView {
         }
         if used < width { line += String(repeating: " ", count: width - used) }
         return line
+    }
+
+    /// The columns ``layout(_:width:colour:)`` shows in `width`: all of them when the fixed widths, the separators and
+    /// the flexible columns' minimum widths fit; otherwise without the rightmost fixed columns, one at a time, until
+    /// they do (or no fixed column is left). Without a flexible column, all of them (the row is cut at the right).
+    public static func shownColumns(_ columns: [TerminalColumn], width: Int) -> [TerminalColumn] {
+        guard columns.contains(where: { $0.width == .flexible }) else { return columns }
+        func needed(_ columns: [TerminalColumn]) -> Int {
+            columns.reduce(max(0, columns.count - 1)) { total, column in
+                switch column.width {
+                case .fixed(let w): total + max(0, w)
+                case .flexible: total + column.minimumWidth
+                }
+            }
+        }
+        var shown = columns
+        while needed(shown) > width, let last = shown.lastIndex(where: { $0.width != .flexible }) {
+            shown.remove(at: last)
+        }
+        return shown
     }
 }
 

@@ -85,6 +85,38 @@ struct TerminalListViewTests {
         for line in try list.render() { #expect(DisplayWidth.of(line) == 28) }
     }
 
+    @Test("A narrow row drops fixed columns, the rightmost first, before the flexible title goes below its minimum")
+    func narrowRowKeepsTheTitle() {
+        // The shape of an agenda row in `reminders tui`: time, title, calendar, ID.
+        func row(_ title: String) -> [TerminalColumn] {
+            [TerminalColumn("09:00–09:15", width: .fixed(11)), TerminalColumn(title),
+             TerminalColumn("Personal", width: .fixed(10)), TerminalColumn("#12", width: .fixed(5), alignment: .right)]
+        }
+        let expected: [(width: Int, line: String)] = [
+            (60, "09:00–09:15 Lunch with Ada at the café      Personal     #12"),
+            (40, "09:00–09:15 Lunch with… Personal     #12"),
+            (36, "09:00–09:15 Lunch with A… Personal  "),  // 7 left for the title: the ID goes
+            (30, "09:00–09:15 Lunch with Ada at…"),  // then the calendar: the title has the room
+            (20, "09:00–09:15 Lunch w…"),
+            (18, "Lunch with Ada at…"),  // the time goes last
+            (8, "Lunch w…"),
+            (2, "L…"),
+            (0, ""),
+        ]
+        for (width, line) in expected {
+            let laidOut = TerminalCell.layout(row("Lunch with Ada at the café"), width: width, colour: false)
+            #expect(laidOut == line, "width \(width)")
+            #expect(DisplayWidth.of(laidOut) == width, "width \(width)")
+            // Which columns show depends on the widths only: every row of the list keeps the same columns.
+            #expect(TerminalCell.shownColumns(row(""), width: width).count == TerminalCell.shownColumns(row("Lunch with Ada at the café"), width: width).count)
+        }
+        // A title that asks for more room keeps it; a row of fixed columns only is cut at the right, as before.
+        let wide = [TerminalColumn("09:00", width: .fixed(5)), TerminalColumn("Lunch with Ada", minimumWidth: 14), TerminalColumn("#12", width: .fixed(3))]
+        #expect(TerminalCell.layout(wide, width: 20, colour: false) == "09:00 Lunch with Ada")
+        let fixedOnly = [TerminalColumn("09:00", width: .fixed(5)), TerminalColumn("#12", width: .fixed(3))]
+        #expect(TerminalCell.layout(fixedOnly, width: 7, colour: false) == "09:00 …")
+    }
+
     @Test("Colour only when enabled: escape sequences with colour, none with NO_COLOR or off a terminal")
     func colour() throws {
         let (coloured, keep3) = makeList(sampleRows, width: 40, colour: true)

@@ -50,17 +50,14 @@ func recipeObserveAsync(observer: ViewObserver, until done: @escaping @Sendable 
 }
 
 /// A live terminal list: the README's list (`list`, `source`), redrawn after each commit of any process.
-func recipeLiveList(database: Database, list: TerminalListView, source: ViewDatasource<Reminder, TerminalCell, TerminalSupplementaryView, TerminalListView>, until done: @escaping @Sendable () -> Bool) async throws {
+func recipeLiveList(list: TerminalListView, source: ViewDatasource<Reminder, TerminalCell, TerminalSupplementaryView, TerminalListView>, until done: @escaping @Sendable () -> Bool) async throws {
     // RECIPE live-list BEGIN
-    // Commits of any process touch the database's signal file; the watch wakes this loop (inotify, no polling).
-    let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-    let watch = database.watchCommits { wake.yield() }
-    defer { watch.cancel() }
-    wake.yield()                           // look once at the start
-    for await _ in wakeups where try source.hasNewCommits() {
-        try source.advance()               // one checked batch for the commits passed over
-        print(try list.renderToString())   // a real app redraws its screen (TerminalScreen)
-        if done() { break }
+    // The data source pushes: it wakes when any process commits (inotify on the database's signal file, no polling),
+    // and each element is the changeset of the commits since the last one, already applied to `list` as one checked batch.
+    for try await changes in source.changes() {
+        print("\(changes.rowChanges.count) rows changed")
+        print(try list.renderToString())   // a real app redraws its screen, or lets a TerminalRunner follow the source
+        if done() { break }                // or cancel the task: the loop ends
     }
     // RECIPE live-list END
 }

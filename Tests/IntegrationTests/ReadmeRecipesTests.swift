@@ -95,7 +95,7 @@ struct ReadmeRecipesTests {
             try await connection.readWrite { txn in
                 try txn.set(Reminder(title: "Fresh", list: "home", priority: 7), forKey: "a0", in: recipeReminders)
             }
-            try await recipeLiveList(database: database, list: list, source: source) { true }
+            try await recipeLiveList(list: list, source: source) { true }
             #expect(try list.renderToString().contains("Fresh"))
         }
     }

@@ -83,7 +83,8 @@ public final class AgendaList: DataSourceProvider {
                 // The focus list mixes days: its rows say which.
                 TerminalColumn(reminder.due.map { showsDays ? day($0) : "   \(time($0))" } ?? "", width: .fixed(showsDays ? 17 : 11)),
                 TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)\(tags)",
-                               style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil)),
+                               style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil),
+                               minimumWidth: 4 + TerminalColumn.defaultMinimumWidth),  // the checkbox, then the title
                 try calendarColumn(reminder.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
             ]
