@@ -11,8 +11,12 @@ public final class ReminderCell: TerminalCell {}
 
 /// The agenda as a terminal list: a view-backed data source over the `agenda` (or `by-calendar`, or `overdue`) view,
 /// with an event cell and a reminder cell registered by key. Both read the item's calendar (name, colour) through the
-/// index's pinned transaction, so a row always shows the calendar as of the snapshot the list shows.
+/// index's pinned transaction, so a row always shows the calendar as of the snapshot the list shows. In a narrow
+/// terminal the ID goes first, then the calendar, then the time: the title keeps ``titleMinimumWidth`` columns.
 public final class AgendaList: DataSourceProvider {
+    /// The columns a row's title keeps before the ID, the calendar or the time is shown: a reminder's checkbox and 8
+    /// characters. Events and reminders use the same, so rows of both kinds drop the same columns and stay aligned.
+    public static let titleMinimumWidth = 4 + TerminalColumn.defaultMinimumWidth
     /// The data source type.
     public typealias Source = ViewDatasource<AgendaItem, TerminalCell, TerminalSupplementaryView, TerminalListView>
     /// The terminal list.
@@ -70,7 +74,7 @@ public final class AgendaList: DataSourceProvider {
             let title = event.location.map { "\(event.title) @ \($0)" } ?? event.title
             cell.columns = [
                 TerminalColumn("\(time(event.start))–\(time(event.end))", width: .fixed(11)),
-                TerminalColumn(title, style: TerminalStyle(bold: true)),
+                TerminalColumn(title, style: TerminalStyle(bold: true), minimumWidth: Self.titleMinimumWidth),
                 try calendarColumn(event.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
             ]
@@ -83,8 +87,7 @@ public final class AgendaList: DataSourceProvider {
                 // The focus list mixes days: its rows say which.
                 TerminalColumn(reminder.due.map { showsDays ? day($0) : "   \(time($0))" } ?? "", width: .fixed(showsDays ? 17 : 11)),
                 TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)\(tags)",
-                               style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil),
-                               minimumWidth: 4 + TerminalColumn.defaultMinimumWidth),  // the checkbox, then the title
+                               style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil), minimumWidth: Self.titleMinimumWidth),
                 try calendarColumn(reminder.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
             ]
