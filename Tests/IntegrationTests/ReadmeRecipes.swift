@@ -55,7 +55,8 @@ func recipeLiveList(list: TerminalListView, source: ViewDatasource<Reminder, Ter
     // The data source pushes: it wakes when any process commits (inotify on the database's signal file, no polling),
     // and each element is the changeset of the commits since the last one, already applied to `list` as one checked batch.
     for try await changes in source.changes() {
-        print("\(changes.rowChanges.count) rows changed")
+        // Rows of a section that appeared come with it: they are not row changes (the UIKit rule).
+        print(changes.isReload ? "reload" : "\(changes.sectionChanges.count) sections, \(changes.rowChanges.count) rows changed")
         print(try list.renderToString())   // a real app redraws its screen, or lets a TerminalRunner follow the source
         if done() { break }                // or cancel the task: the loop ends
     }
