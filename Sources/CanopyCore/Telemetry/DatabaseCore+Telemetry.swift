@@ -1,4 +1,5 @@
 import CoreMetrics
+import Dispatch
 import LMDB
 import Logging
 
@@ -8,11 +9,12 @@ extension DatabaseCore {
     /// How often (in commits) the reader table is read for pinned snapshots, when the logger would print the warning.
     static let pinnedReaderCheckInterval = 1_024
 
-    /// After a commit that wrote something: the commit metrics.
+    /// After a commit that wrote something: the commit metrics (`start`: when the write transaction began, in
+    /// `DispatchTime`'s monotonic nanoseconds).
     @inline(__always)
-    func recordCommit(startedAt start: ContinuousClock.Instant, bytesWritten: Int) {
+    func recordCommit(startedAt start: UInt64, bytesWritten: Int) {
         metrics.commits.increment()
-        metrics.commitDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - start))
+        metrics.commitDuration.recordNanoseconds(Int64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds &- start))
         if bytesWritten > 0 { metrics.bytesWritten.increment(by: Int64(bytesWritten)) }
     }
 
