@@ -25,6 +25,12 @@ struct RecentCommits {
     var first: CommitNotification? { storage.isEmpty ? nil : self[0] }
     var last: CommitNotification? { storage.isEmpty ? nil : self[storage.count - 1] }
 
+    /// Forgets every notification (readers then take them from the persisted log).
+    mutating func removeAll() {
+        storage.removeAll()
+        start = 0
+    }
+
     /// Adds the newest notification, dropping the oldest when the ring is full.
     mutating func append(_ notification: CommitNotification) {
         guard storage.count == capacity else {

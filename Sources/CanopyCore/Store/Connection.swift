@@ -157,7 +157,7 @@ public final class Connection: @unchecked Sendable {
                 return try core.environment.withAccess {
                     let txn: ReadWriteTransaction
                     do {
-                        let waitStart = core.logger.logLevel <= .debug ? ContinuousClock.now : nil
+                        let waitStart = core.logger.logLevel <= .debug ? DispatchTime.now().uptimeNanoseconds : nil
                         let storage = try core.environment.beginWrite()
                         if let waitStart { core.didWaitForWriteLock(since: waitStart) }
                         let state = try core.readState(storage, committed: storage.id - 1)

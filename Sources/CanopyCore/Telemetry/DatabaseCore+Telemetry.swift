@@ -18,18 +18,14 @@ extension DatabaseCore {
         if bytesWritten > 0 { metrics.bytesWritten.increment(by: Int64(bytesWritten)) }
     }
 
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-
     /// Called (only when the logger prints debug messages) after a write transaction began at `start`: the wait for
     /// LMDB's write lock, held by another process (this process's writers queue before it, on ``writeLock``).
-    func didWaitForWriteLock(since start: ContinuousClock.Instant) {
-        let waited = ContinuousClock.now - start
-        guard waited > .milliseconds(10) else { return }
+    /// `start`: `DispatchTime`'s monotonic nanoseconds.
+    func didWaitForWriteLock(since start: UInt64) {
+        let waited = DispatchTime.now().uptimeNanoseconds &- start
+        guard waited > 10_000_000 else { return }
         logger.debug("a write waited for another process's write lock",
-                     metadata: ["canopy.path": "\(path)", "canopy.waited_ms": "\(Self.nanoseconds(waited) / 1_000_000)"])
+                     metadata: ["canopy.path": "\(path)", "canopy.waited_ms": "\(waited / 1_000_000)"])
     }
 
     /// After `mdb_reader_check` cleared `cleared` slots of dead processes.
