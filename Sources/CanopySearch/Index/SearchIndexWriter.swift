@@ -186,6 +186,12 @@ public final class SearchIndexWriter: ExtensionTransaction {
                     found = true
                     return false
                 }
+                // ...and after the block before it: a row at or below that block's key may be in it too (a search
+                // would count it twice), and would be written back here.
+                if found, let first = stored.documents.first {
+                    let previousKey = try keyOfBlock(before: changes.documents[next], term: term, in: table)
+                    if first <= previousKey { throw SearchBytes.Malformed("row \(first) is at or before the key of the block before it (\(previousKey))") }
+                }
             } catch let error as SearchBytes.Malformed {
                 throw malformed(error, term: term, table: table, block: blockKey)
             }
@@ -220,6 +226,18 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } catch let error as SearchBytes.Malformed {
             throw index.corrupt("the block directory of \(listName(table)) '\(SearchIndexVerifier.text(term))' is malformed (\(error))")
         }
+    }
+
+    /// The key of `term`'s last block before the one that holds (or would hold) row `document`, or 0 when it has
+    /// none: that block's rows are all above this key.
+    private func keyOfBlock(before document: UInt64, term: [UInt8], in table: ExtensionTable<BytesCoding, BytesCoding>) throws -> UInt64 {
+        guard document > 0 else { return 0 }
+        var previous: UInt64 = 0
+        try table.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: document - 1), reverse: true) { key, _ in
+            if key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 { previous = try SearchPostingBlock.block(ofKey: key) }
+            return false
+        }
+        return previous
     }
 
     /// What `table` lists: words, or prefixes.

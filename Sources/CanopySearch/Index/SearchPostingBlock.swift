@@ -311,10 +311,14 @@ enum SearchPostingBlock {
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[body]))
         let length = try reader.int()
         let fields = try reader.int()
+        var total = 0
         for _ in 0..<fields {
             let field = try reader.int()
-            visit(length, field, try reader.int())
+            let count = try reader.int()
+            try SearchCounts.check(length: length, count: count, total: &total)
+            visit(length, field, count)
         }
+        guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
     }
 
     /// A block's row numbers, read in place: `count` numbers, the first (``first``) then each row's distance from it in
@@ -498,10 +502,14 @@ enum SearchPostingBlock {
         mutating func readCounts(_ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
             let length = try reader.int()
             let fields = try reader.int()
+            var total = 0
             for _ in 0..<fields {
                 let field = try reader.int()
-                visit(length, field, try reader.int())
+                let count = try reader.int()
+                try SearchCounts.check(length: length, count: count, total: &total)
+                visit(length, field, count)
             }
+            guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
             guard reader.offset <= bodyEnd else { throw SearchBytes.Malformed("an entry's counts run past its body") }
             try skipBody()
         }
