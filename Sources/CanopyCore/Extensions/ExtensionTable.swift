@@ -84,15 +84,14 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
     }
 
     /// Visits the entries' stored bytes in key order, from the first key `>= start` (or the first), while `body`
-    /// returns `true`; with `reverse`, in reverse key order from the last key `<= start` (or the last). The buffers
-    /// are valid only inside `body`.
+    /// returns `true`. The buffers are valid only inside `body`.
     public func forEachBytes(
-        in transaction: ReadTransaction, from start: KeyCoding.Value? = nil, reverse: Bool = false,
+        in transaction: ReadTransaction, from start: KeyCoding.Value? = nil,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         let storage = try transaction.storage
         let startBytes = start.map { KeyCoding.withBytes(of: $0) { Array($0) } }
-        try transaction.guardedRead { try storage.forEach(in: database, from: startBytes, reverse: reverse, body) }
+        try transaction.guardedRead { try storage.forEach(in: database, from: startBytes, body) }
     }
 
     /// Calls `body` with the first entry whose key is `>= start` (`nil` when there is none) and the key of the entry
