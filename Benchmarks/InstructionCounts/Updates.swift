@@ -14,7 +14,8 @@ let updatesPerIteration = 100
 
 /// A `.none`-durability store holding rows `0..<updateRowCount`, with the two views registered after the load (as
 /// the benchmark's `ViewStore`), and an observer of "by-priority" through `mappings` (all groups when `nil`) when
-/// `observed`.
+/// `observed`. With COMPACT_AFTER_SETUP=1, a compacted copy of it (``Database/backup(to:compact:)``), opened from
+/// `directory`/compacted.
 func openViewStore(_ label: String, observed: Bool, mappings: ViewMappings? = nil)
     throws -> (Database, Connection, ViewObserver?, TemporaryDirectory)
 {
@@ -27,6 +28,20 @@ func openViewStore(_ label: String, observed: Bool, mappings: ViewMappings? = ni
     }
     try database.register(byPriority())
     try database.register(byState())
+    if ProcessInfo.processInfo.environment["COMPACT_AFTER_SETUP"] == "1" {
+        // A compacted copy (free pages left out) in place of the store: what LMDB's free list, left deep by the
+        // views' registration (it freed the rows' old tree at once), costs each later commit.
+        let copy = directory.child("compacted")
+        try database.backup(to: copy, compact: true)
+        let compacted = try Database(path: copy, options: storeOptions(durability: .none))
+        try compacted.register(byPriority())
+        try compacted.register(byState())
+        print("\(label): compacted after the registration; LMDB's free list was \(freeListShape(directory.child("db") + "/data.mdb")), is \(freeListShape(copy + "/data.mdb"))")
+        let observer = observed
+            ? try ViewObserver(database: compacted, mappings: mappings ?? ViewMappings(view: "by-priority", groupFilter: { _ in true }))
+            : nil
+        return (compacted, compacted.newConnection(), observer, directory)
+    }
     let observer = observed
         ? try ViewObserver(database: database, mappings: mappings ?? ViewMappings(view: "by-priority", groupFilter: { _ in true }))
         : nil
@@ -135,5 +150,36 @@ func rawSmallWrites(iterations: Int) throws {
             }
         }
         if round >= 0 { try measured(writes) } else { try writes() }
+    }
+}
+
+/// The pages each observed two-view update commits (`update-pages`): the commits of `update-2-views-observed`, each
+/// commit's written bytes counted, printed as means per 100 commits, with LMDB's free list before and after. With
+/// COMPACT_AFTER_SETUP=1 the updates run on a compacted copy (``openViewStore(_:observed:mappings:)``).
+func updatePages(iterations: Int) throws {
+    let (database, connection, observer, directory) = try openViewStore("update-pages", observed: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    let compacted = ProcessInfo.processInfo.environment["COMPACT_AFTER_SETUP"] == "1"
+    let path = directory.child(compacted ? "compacted" : "db")
+    print("update-pages: LMDB's free list before the updates: \(freeListShape(path + "/data.mdb"))")
+    var generator = XorShift()
+    var blocks: [Int] = []  // pages per block of `updatesPerIteration` commits
+    var total = 0
+    let commits = updatesPerIteration * max(1, iterations)
+    for commit in 0..<commits {
+        let before = bytesWritten()
+        try updateRow(connection, Int(generator.next() % UInt64(updateRowCount)), round: commit + 1)
+        let pages = (bytesWritten() - before) / 4_096
+        if commit >= commits / 2 { total += pages }
+        _ = try observer?.advance()
+        if commit % updatesPerIteration == 0 { blocks.append(0) }
+        blocks[blocks.count - 1] += pages
+    }
+    print("update-pages: mean pages per commit, per \(updatesPerIteration) commits: "
+          + blocks.map { String(format: "%.1f", Double($0) / Double(updatesPerIteration)) }.joined(separator: " "))
+    print("update-pages: mean pages per commit (second half): \(Double(total) / Double(commits - commits / 2))")
+    print("update-pages: LMDB's free list at the end: \(freeListShape(path + "/data.mdb"))")
+    if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
+        try FileManager.default.copyItem(atPath: path, toPath: keep)
     }
 }

@@ -258,7 +258,7 @@ func freeListShape(_ file: String) -> String {
         func u16(_ at: Int) -> UInt16 { data[at..<(at + 2)].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) } }
         let meta = 16, free = meta + 24, txnid = meta + 24 + 96 + 8
         if u64(txnid) >= best.txn {
-            best = (u64(txnid), "\(u64(free + 32)) records, depth \(u16(free + 6)), \(u64(free + 16)) leaves, \(u64(free + 8)) branches (transaction \(u64(txnid)))")
+            best = (u64(txnid), "\(u64(free + 32)) records, depth \(u16(free + 6)), \(u64(free + 16)) leaves, \(u64(free + 8)) branches, \(u64(free + 24)) overflow pages (transaction \(u64(txnid)))")
         }
     }
     return best.text
@@ -542,6 +542,7 @@ let workloads: [String: (Int) throws -> Void] = [
     "search-query-profile-1m": { _ in try searchQueryProfile(count: SearchWorkload.largeTextCount) },
     "raw-small-write-txn-none": rawSmallWrites,
     "small-write-pages": smallWritePages,
+    "update-pages": updatePages,
     "layout-main": commitLayoutWorkload(.main, bigFree: false),
     "layout-named": commitLayoutWorkload(.named, bigFree: false),
     "layout-named-log": commitLayoutWorkload(.namedLog, bigFree: false),

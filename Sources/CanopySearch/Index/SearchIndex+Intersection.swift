@@ -2,9 +2,10 @@ import CanopyCore
 
 extension SearchIndex {
     /// The rows matching every term of a query whose terms are all one posting list each (words, prefixes with a
-    /// merged list), scored as `matches(of:in:)` scores them: the rarest list is read whole, then each other list is
-    /// walked once beside the remaining candidates — a block that holds none of them is not decoded, and a posting
-    /// that is not a candidate is skipped without reading its counts. `nil` when a term is not one list.
+    /// merged list), scored as `matches(of:in:)` scores them: the rarest list is read whole (row numbers, lengths and
+    /// counts), then each other list is walked once beside the remaining candidates — a block that holds none of them
+    /// is not decoded, and a posting that is not a candidate is skipped without reading its counts. `nil` when a term
+    /// is not one list.
     func listIntersection(of query: SearchQuery, in transaction: ReadTransaction) throws -> Matches? {
         guard query.terms.count > 1 else { return nil }
         try transaction.requireCurrentExtension(named: name)
@@ -29,60 +30,42 @@ extension SearchIndex {
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
         let fieldCount = fields.count
-        // The candidates: the driver's rows, read from its blocks' row numbers alone (most do not survive the other
-        // lists); the survivors' blocks and entries are found again at the end, to read their counts.
+        // The candidates: the driver's rows with their lengths and counts, read in one walk of its blocks (most rows do
+        // not survive the other lists; reading the survivors' blocks again cost a lookup and a whole block's checksum
+        // each, more than walking every body's first bytes once).
         var documents: [UInt64] = []
-        var driverBlocks: [UInt64] = []
+        var driverLengths: [Int] = []
+        var driverCounts: [Int] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
         // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
         // gigabytes).
-        documents.reserveCapacity(min(documentCounts[driver], 1 << 20))
+        let reservation = min(documentCounts[driver], 1 << 20)
+        documents.reserveCapacity(reservation)
+        driverLengths.reserveCapacity(reservation)
+        driverCounts.reserveCapacity(reservation * fieldCount)
         do {
+            var previousKey: UInt64 = 0
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockKey = try SearchPostingBlock.block(ofKey: key)
-                let previousKey = driverBlocks.last ?? 0
                 guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
-                driverBlocks.append(blockKey)
-                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents)
+                try SearchPostingBlock.appendRows(
+                    of: value, after: previousKey, upTo: blockKey, fieldCount: fieldCount, to: &documents, lengths: &driverLengths,
+                    counts: &driverCounts)
+                previousKey = blockKey
                 return true
             }
-            var survivors = Array(documents.indices)
-            for term in lists.indices where term != driver && !survivors.isEmpty {
-                try narrow(&survivors, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
+            // `nil`: every row of the driver (not listed: the first list narrows `documents` itself).
+            var kept: [Int]?
+            for term in lists.indices where term != driver && !(kept?.isEmpty ?? documents.isEmpty) {
+                try narrow(&kept, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
             }
+            let survivors = kept ?? Array(documents.indices)
             documents = survivors.map { documents[$0] }
-            // The survivors' lengths and counts in the driver, block by block (survivors ascend, so do their blocks:
-            // a row's block is the first whose key is at least its number).
-            lengths = [Int](repeating: 0, count: documents.count)
-            counts[driver] = [Int](repeating: 0, count: documents.count * fieldCount)
-            var slot = 0
-            var blockIndex = 0
-            while slot < documents.count {
-                while blockIndex < driverBlocks.count, driverBlocks[blockIndex] < documents[slot] { blockIndex += 1 }
-                guard blockIndex < driverBlocks.count else { throw SearchBytes.Malformed("a row read a moment ago is in no block") }
-                var end = slot
-                while end < documents.count, documents[end] <= driverBlocks[blockIndex] { end += 1 }
-                let range = slot..<end
-                try lists[driver].table.withValue(
-                    forKey: SearchPostingBlock.key(term: lists[driver].word, block: driverBlocks[blockIndex]), in: transaction
-                ) { raw in
-                    guard let raw else { throw SearchBytes.Malformed("a block read a moment ago is gone") }
-                    let layout = try SearchPostingBlock.Layout(raw)
-                    var bodies = try SearchPostingBlock.BodyWalker(raw, layout: layout)
-                    var entry = 0
-                    for survivor in range {
-                        while entry < layout.count, layout.rows.row(entry) < documents[survivor] { entry += 1 }
-                        guard entry < layout.count, layout.rows.row(entry) == documents[survivor] else {
-                            throw SearchBytes.Malformed("a row read a moment ago is gone from its block")
-                        }
-                        try SearchPostingBlock.readCounts(in: raw, body: try bodies.body(of: entry)) { length, field, count in
-                            lengths[survivor] = length
-                            if field < fieldCount { counts[driver][survivor * fieldCount + field] += count }
-                        }
-                    }
-                }
-                slot = end
+            lengths = survivors.map { driverLengths[$0] }
+            counts[driver].reserveCapacity(survivors.count * fieldCount)
+            for survivor in survivors {
+                counts[driver].append(contentsOf: driverCounts[(survivor * fieldCount)..<((survivor + 1) * fieldCount)])
             }
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a posting block is malformed (\(error))")
@@ -110,17 +93,18 @@ extension SearchIndex {
         return result
     }
 
-    /// Keeps the candidates (`survivors`: ascending slots of `documents`) that `list` (term `term`) also holds, with
-    /// their counts in it; the counts of earlier terms follow their rows.
+    /// Keeps the candidates (`survivors`: ascending slots of `documents`, `nil` for all of them) that `list` (term
+    /// `term`) also holds, with their counts in it; the counts of earlier terms follow their rows.
     private func narrow(
-        _ survivors: inout [Int], _ documents: [UInt64], _ counts: inout [[Int]], to term: Int, of list: PostingList,
+        _ survivors: inout [Int]?, _ documents: [UInt64], _ counts: inout [[Int]], to term: Int, of list: PostingList,
         fieldCount: Int, in transaction: ReadTransaction
     ) throws {
         var kept: [Int] = []  // positions in `survivors` found in the list, ascending
         var termCounts: [Int] = []
-        let candidates = survivors.map { documents[$0] }
+        let candidates = survivors.map { $0.map { documents[$0] } } ?? documents
         var next = 0  // the first survivor not yet passed
         var previousKey: UInt64 = 0
+        var rowsBuffer = [UInt64](repeating: 0, count: SearchPostingBlock.maximumDocuments)
         try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
             let blockKey = try SearchPostingBlock.block(ofKey: key)
             guard blockKey > previousKey || previousKey == 0 else { throw SearchBytes.Malformed("a word's blocks are out of order") }
@@ -130,7 +114,7 @@ extension SearchIndex {
             guard next < candidates.count else { return false }
             guard candidates[next] <= blockKey else { return true }
             try candidates.withUnsafeBufferPointer { candidates in
-                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next) { slot, body in
+                try SearchPostingBlock.matchRows(of: value, after: previousKey, upTo: blockKey, candidates: candidates, next: &next, rowsBuffer: &rowsBuffer) { slot, body in
                     kept.append(slot)
                     let base = termCounts.count
                     for _ in 0..<fieldCount { termCounts.append(0) }
@@ -141,7 +125,7 @@ extension SearchIndex {
             }
             return true
         }
-        survivors = kept.map { survivors[$0] }
+        survivors = survivors.map { previous in kept.map { previous[$0] } } ?? kept
         for other in counts.indices where !counts[other].isEmpty {
             let previous = counts[other]
             counts[other] = []

@@ -345,6 +345,28 @@ enum SearchBytes {
             reader.offset += count
         }
 
+        /// Passes over `entries` entries of `varint(size)` then `size` bytes each (a block's postings), reading each
+        /// one-byte size inline.
+        @inline(__always)
+        mutating func skipEntries(_ entries: Int) throws {
+            let buffer = reader.buffer
+            var offset = reader.offset
+            for _ in 0..<max(entries, 0) {
+                guard offset < buffer.count else { throw Malformed("the value ends early") }
+                let size = buffer[offset]
+                if size < 0x80 {
+                    offset += 1 &+ Int(size)
+                } else {
+                    reader.offset = offset
+                    try skip(try int())
+                    offset = reader.offset
+                }
+            }
+            // (A size past the end stops the next turn, or here.)
+            guard offset <= buffer.count else { throw Malformed("the value ends early") }
+            reader.offset = offset
+        }
+
         mutating func byte() throws -> UInt8 {
             do { return try reader.readByte() } catch { throw Malformed("the value ends early") }
         }

@@ -251,54 +251,126 @@ enum SearchPostingBlock {
         return chunks
     }
 
-    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`,
-    /// reading no body: an intersection reads every row of its rarest list this way, from the block's row numbers
-    /// alone (``RowNumbers``), and finds the survivors' bodies later (``BodyWalker``).
-    /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend, or a row outside its
-    ///   block's range.
-    static func appendRows(of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64]) throws {
-        let rows = try Layout(raw).rows
-        try rows.check(previousKey: previousKey, blockKey: blockKey)
-        let start = documents.count
-        documents.append(contentsOf: repeatElement(0, count: rows.count))
-        try documents.withUnsafeMutableBufferPointer { documents in
-            var previous = previousKey
-            for index in 0..<rows.count {
-                let document = rows.row(index)
-                guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
-                documents[start + index] = document
-                previous = document
-            }
-        }
-    }
-
-    /// Calls `matched(slot, body)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
-    /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
-    /// candidate the block could hold); compares row numbers only (``RowNumbers``) and reads no other body.
-    /// - Throws: as ``appendRows(of:after:upTo:to:)``, and what `matched` throws.
-    static func matchRows(
-        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
-        next: inout Int, _ matched: (_ slot: Int, _ body: Range<Int>) throws -> Void
+    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, with
+    /// each row's length in `lengths` and its occurrences per field in `counts` (`fieldCount` a row, fields past it
+    /// left out): an intersection reads its rarest list once this way, walking each body's size and first bytes, and
+    /// keeps the counts of the rows that survive the other lists (reading the survivors' blocks again cost a lookup
+    /// and a checksum of the whole block each).
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend, a row outside its
+    ///   block's range, a body that runs past the block, counts that run past their body, bytes after the last entry.
+    static func appendRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, fieldCount: Int,
+        to documents: inout [UInt64], lengths: inout [Int], counts: inout [Int]
     ) throws {
         let layout = try Layout(raw)
         let rows = layout.rows
         try rows.check(previousKey: previousKey, blockKey: blockKey)
-        var bodies = try BodyWalker(raw, layout: layout)
-        var slot = next
-        var index = 0
+        let start = documents.count
+        let countsStart = counts.count
+        // Written in place: three appends a row cost more than reading the row.
+        documents.append(contentsOf: repeatElement(0, count: rows.count))
+        lengths.append(contentsOf: repeatElement(0, count: rows.count))
+        counts.append(contentsOf: repeatElement(0, count: rows.count * fieldCount))
+        try documents.withUnsafeMutableBufferPointer { documents in
+            try lengths.withUnsafeMutableBufferPointer { lengths in
+                try counts.withUnsafeMutableBufferPointer { counts in
+                    guard let documents = documents.baseAddress, let lengths = lengths.baseAddress, let counts = counts.baseAddress else { return }
+                    rows.decode(into: documents + start)
+                    try readRows(
+                        raw, layout, after: previousKey, fieldCount: fieldCount,
+                        into: (documents: documents + start, lengths: lengths + start, counts: counts + countsStart))
+                }
+            }
+        }
+    }
+
+    /// ``appendRows(of:after:upTo:fieldCount:to:lengths:counts:)``'s walk of the entries, `out.documents` holding
+    /// the block's rows (``RowNumbers/decode(into:)``), `out.counts` zeroed.
+    private static func readRows(
+        _ raw: UnsafeRawBufferPointer, _ layout: Layout, after previousKey: UInt64, fieldCount: Int,
+        into out: (documents: UnsafeMutablePointer<UInt64>, lengths: UnsafeMutablePointer<Int>, counts: UnsafeMutablePointer<Int>)
+    ) throws {
+        let rows = layout.rows
+        var offset = layout.entriesStart
         var previous = previousKey
-        while slot < candidates.count, index < rows.count {
-            let document = rows.row(index)
+        for index in 0..<rows.count {
+            let document = out.documents[index]
             guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
             previous = document
-            while slot < candidates.count, candidates[slot] < document { slot += 1 }
-            if slot < candidates.count, candidates[slot] == document {
-                try matched(slot, try bodies.body(of: index))
+            guard offset < raw.count else { throw SearchBytes.Malformed("the value ends early") }
+            var size = Int(raw[offset])
+            if size < 0x80 {
+                offset &+= 1
+            } else {
+                var reader = SearchBytes.Reader(raw)
+                try reader.skip(offset)
+                size = try reader.int()
+                offset = reader.offset
+            }
+            guard size <= raw.count - offset else { throw SearchBytes.Malformed("an entry's body runs past its block") }
+            let bodyStart = offset
+            offset += size
+            let counts = out.counts + index &* fieldCount  // (within the room made for the block's rows)
+            // Most bodies are one field of one-byte values (the row's length, one field, its number, its count): read
+            // inline, as ``readCounts(in:body:_:)`` reads them; any other through it.
+            // (The four bytes loaded at once: each of length, field and count below 0x80, one field.)
+            let head = size >= 4 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: bodyStart, as: UInt32.self)) : 0
+            if head & 0x8080_FF80 == 0x0000_0100 {
+                out.lengths[index] = Int(head & 0xFF)
+                let field = Int((head >> 16) & 0xFF)
+                if field < fieldCount { counts[field] = Int(head >> 24) }
+            } else {
+                var rowLength = 0
+                try readCounts(in: raw, body: bodyStart..<offset) { length, field, count in
+                    rowLength = length
+                    if field < fieldCount { counts[field] += count }
+                }
+                out.lengths[index] = rowLength
+            }
+        }
+        guard offset == raw.count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
+    }
+
+    /// Calls `matched(slot, body)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
+    /// `previousKey`) that is `candidates[slot]`, for slots from `next` on (ascending; `next` ends past the last
+    /// candidate the block could hold); compares row numbers only (``RowNumbers``, decoded into `rowsBuffer`, scratch
+    /// room grown when a block has more rows) and reads no other body.
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend, a row outside its
+    ///   block's range, a body past the block; and what `matched` throws.
+    static func matchRows(
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, candidates: UnsafeBufferPointer<UInt64>,
+        next: inout Int, rowsBuffer: inout [UInt64], _ matched: (_ slot: Int, _ body: Range<Int>) throws -> Void
+    ) throws {
+        let layout = try Layout(raw)
+        let rows = layout.rows
+        try rows.check(previousKey: previousKey, blockKey: blockKey)
+        guard rows.count > 0 else { return }
+        var bodies = try BodyWalker(raw, layout: layout)
+        if rowsBuffer.count < rows.count { rowsBuffer = [UInt64](repeating: 0, count: rows.count) }
+        try rowsBuffer.withUnsafeMutableBufferPointer { buffer in
+            guard let documents = buffer.baseAddress else { return }
+            rows.decode(into: documents)
+            // Each candidate moves the block's row forward to the first at or past it. `check` made the last row at
+            // least every candidate compared (`candidate <= last`), so the walk stops at the last row at the latest,
+            // and rows that do not ascend on the way throw.
+            let last = documents[rows.count - 1]
+            var slot = next
+            var index = 0
+            var document = documents[0]
+            while slot < candidates.count {
+                let candidate = candidates[slot]
+                if candidate > last { break }
+                while document < candidate {
+                    index += 1
+                    let following = documents[index]
+                    guard following > document else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+                    document = following
+                }
+                if document == candidate { try matched(slot, try bodies.body(of: index)) }
                 slot += 1
             }
-            index += 1
+            next = slot
         }
-        next = slot
     }
 
     /// Reads the length and per-field counts of the entry whose body is `body` in the block `raw` (the place
@@ -353,6 +425,30 @@ enum SearchPostingBlock {
             case 2: return first &+ UInt64(UInt16(littleEndian: at.loadUnaligned(as: UInt16.self)))
             case 4: return first &+ UInt64(UInt32(littleEndian: at.loadUnaligned(as: UInt32.self)))
             default: return first &+ UInt64(littleEndian: at.loadUnaligned(as: UInt64.self))
+            }
+        }
+
+        /// Writes the rows, in order, to `out` (room for ``count``): one loop per width, a load and an add a row.
+        func decode(into out: UnsafeMutablePointer<UInt64>) {
+            guard let base else {
+                for index in 0..<count { out[index] = first }
+                return
+            }
+            switch width {
+            case 1:
+                for index in 0..<count { out[index] = first &+ UInt64(base.load(fromByteOffset: index, as: UInt8.self)) }
+            case 2:
+                for index in 0..<count {
+                    out[index] = first &+ UInt64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 &* index, as: UInt16.self)))
+                }
+            case 4:
+                for index in 0..<count {
+                    out[index] = first &+ UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 4 &* index, as: UInt32.self)))
+                }
+            default:
+                for index in 0..<count {
+                    out[index] = first &+ UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8 &* index, as: UInt64.self))
+                }
             }
         }
 
@@ -417,10 +513,8 @@ enum SearchPostingBlock {
         ///   entries.
         mutating func body(of entry: Int) throws -> Range<Int> {
             guard entry >= index, entry < count else { throw SearchBytes.Malformed("an entry outside its block") }
-            while index < entry {
-                try reader.skip(try reader.int())
-                index += 1
-            }
+            try reader.skipEntries(entry - index)
+            index = entry
             let size = try reader.int()
             let start = reader.offset
             try reader.skip(size)

@@ -1,0 +1,69 @@
+import Canopy
+@testable import CanopySearch
+import CanopyTestSupport
+import Testing
+
+/// Queries of several words over lists of many blocks: the intersection reads its rarest list's rows, lengths and
+/// counts in one walk and compares the other lists' row numbers block by block (``SearchPostingBlock``), so its
+/// answers must equal the brute-force matcher's where lists span many blocks, rows have gaps (removed rows) and a
+/// word's counts are in one field or two.
+@Suite("Search index: intersections over lists of many blocks")
+struct SearchIntersectionTests {
+    @Test("two- and three-word queries over 1,500 rows (lists of several blocks, gaps, counts in one field or two) equal the brute-force matcher", arguments: [1 as UInt64, 2])
+    func intersectionsMatchBruteForce(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        let index = makeNoteSearch()
+        try database.register(index)
+        // A small vocabulary, skewed: the first words are in most rows (lists of many blocks), the last in few.
+        let vocabulary = ["oat", "milk", "bread", "tea", "honey", "crème", "plum", "rye", "fig", "kale", "yam", "zest"]
+        func word() -> String {
+            let r = Double(random.next() % 1_000) / 1_000
+            return vocabulary[min(vocabulary.count - 1, Int(r * r * Double(vocabulary.count)))]
+        }
+        func text(_ words: Int) -> String { (0..<words).map { _ in word() }.joined(separator: " ") }
+        var rows: [String: Note] = [:]
+        try database.newConnection().readWrite { txn in
+            for number in 0..<1_500 {
+                let note = Note(title: text(1 + Int(random.next() % 3)), body: random.next() % 5 == 0 ? nil : text(2 + Int(random.next() % 9)))
+                try txn.set(note, forKey: "n\(number)", in: notes)
+                rows["n\(number)"] = note
+            }
+        }
+        // Gaps: rows removed and rewritten across the lists' blocks.
+        try database.newConnection().readWrite { txn in
+            for _ in 0..<300 {
+                let key = "n\(random.next() % 1_500)"
+                if random.next() % 2 == 0 {
+                    try txn.remove(key: key, in: notes)
+                    rows[key] = nil
+                } else {
+                    let note = Note(title: text(2), body: text(6))
+                    try txn.set(note, forKey: key, in: notes)
+                    rows[key] = note
+                }
+            }
+        }
+        let connection = database.newConnection()
+        var multiBlock = 0
+        for round in 0..<60 {
+            let words = (0..<(2 + round % 2)).map { _ in word() }
+            let query = try SearchQuery(words.joined(separator: " "))
+            let expected = BruteForce.search(query, rows)
+            let context = "seed \(seed), round \(round), query \(query)"
+            try connection.read { txn in
+                let all = try index.search(query, in: txn, limit: .max, highlights: false).map { BruteForce.Hit(key: $0.id.key, score: $0.score) }
+                let agrees = sameHits(all, expected)  // (a Bool: a failure prints the first hits only)
+                #expect(agrees, "\(context): \(all.prefix(5)) against \(expected.prefix(5))")
+                let best = try index.search(query, in: txn, limit: 20, highlights: false).map { BruteForce.Hit(key: $0.id.key, score: $0.score) }
+                let bestAgrees = sameHits(best, Array(expected.prefix(20)))
+                #expect(bestAgrees, "\(context), top 20: \(best.prefix(5)) against \(expected.prefix(5))")
+                #expect(try index.count(matching: query, in: txn) == expected.count, "\(context)")
+                if try index.statistics(of: query, in: txn).termDocumentCounts.min() ?? 0 > SearchPostingBlock.maximumDocuments { multiBlock += 1 }
+            }
+        }
+        #expect(multiBlock >= 10, "seed \(seed): queries whose every list spans several blocks (\(multiBlock) of 60)")
+    }
+}
