@@ -315,7 +315,9 @@ enum SearchPostingBlock {
             // inline, as ``readCounts(in:body:_:)`` reads them; any other through it.
             // (The four bytes loaded at once: each of length, field and count below 0x80, one field.)
             let head = size >= 4 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: bodyStart, as: UInt32.self)) : 0
-            if head & 0x8080_FF80 == 0x0000_0100 {
+            // (Inline only for a count the checked reader accepts, 1 up to the length: any other is read — and
+            // refused — as every path refuses it, ``SearchCounts``.)
+            if head & 0x8080_FF80 == 0x0000_0100, head >> 24 > 0, head >> 24 <= head & 0xFF {
                 out.lengths[index] = Int(head & 0xFF)
                 let field = Int((head >> 16) & 0xFF)
                 if field < fieldCount { counts[field] = Int(head >> 24) }
