@@ -516,6 +516,7 @@ let workloads: [String: (Int) throws -> Void] = [
     "point-read-cache-miss": pointReadCacheMiss,
     "bulk-insert": { try bulkInsert(iterations: $0, views: { [] }) },
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
+    "bulk-insert-grdb": bulkInsertGRDB,
     "full-scan": fullScan(keyed: false),
     "full-scan-keyed": fullScan(keyed: true),
     "small-write-txn-none": smallWrites,

@@ -183,4 +183,29 @@ struct SortKeyPropertyTests {
             if actual != expected { return }
         }
     }
+    /// A string's encoding is its UTF-8 with each 0x00 escaped as 0x00 0xFF, then 0x00 0x01, whatever the string's
+    /// storage: small (up to 15 bytes) or native, with or without NUL bytes, from a substring (the encoder copies a
+    /// contiguous buffer when the string has one and no NUL, and walks the bytes otherwise).
+    @Test func stringEncodingIsTheSameForEveryStorage() {
+        func expected(_ string: String) -> [UInt8] {
+            var bytes: [UInt8] = [0x30]
+            for byte in Array(string.utf8) {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(0xFF) }
+            }
+            return bytes + [0x00, 0x01]
+        }
+        var random = SeededRandom(seed: 31)
+        let alphabet: [Character] = ["a", "\u{0}", "é", "😀", "z"]
+        var strings = ["", "a", "\u{0}", "short title", "a title longer than fifteen bytes", "a long title with a \u{0} inside it"]
+        for _ in 0..<200 {
+            strings.append(String((0..<Int.random(in: 0..<40, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }))
+        }
+        for string in strings {
+            let substring = String(("<" + string + ">").dropFirst().dropLast())
+            #expect(SortKey(.ascending(string)).bytes == expected(string), "seed 31: \(Array(string.utf8))")
+            #expect(SortKey(.ascending(substring)).bytes == expected(string), "seed 31 (from a substring): \(Array(string.utf8))")
+            #expect(SortKey(.descending(string)).bytes == expected(string).map { ~$0 }, "seed 31 (descending): \(Array(string.utf8))")
+        }
+    }
 }

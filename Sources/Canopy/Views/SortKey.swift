@@ -19,7 +19,8 @@ public struct SortKey: Hashable, Sendable, Comparable {
         /// `value` in ascending order.
         public static func ascending(_ value: some SortKeyValue) -> Component {
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(16)
+            // (Room for a short string's encoding: a title of 20 bytes took a second allocation at 16.)
+            bytes.reserveCapacity(32)
             value.appendSortBytes(to: &bytes)
             return Component(bytes: bytes)
         }
@@ -27,7 +28,7 @@ public struct SortKey: Hashable, Sendable, Comparable {
         /// `value` in descending order.
         public static func descending(_ value: some SortKeyValue) -> Component {
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(16)
+            bytes.reserveCapacity(32)
             value.appendSortBytes(to: &bytes)
             bytes.withUnsafeMutableBufferPointer { encoded in
                 for i in encoded.indices { encoded[i] = ~encoded[i] }
@@ -96,13 +97,18 @@ extension String: SortKeyValue {
     /// UTF-8 bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01, so that a prefix sorts first.
     public func appendSortBytes(to bytes: inout [UInt8]) {
         bytes.append(SortTag.string)
-        if utf8.contains(0) {
+        // A native string's bytes in one contiguous buffer: searched for a zero by `memchr` and copied at once (the
+        // generic walks over the UTF-8 view cost about eight instructions a byte, twice). The same bytes as below.
+        let copied: Bool? = utf8.withContiguousStorageIfAvailable { buffer in
+            guard let base = buffer.baseAddress, memchr(base, 0, buffer.count) == nil else { return false }
+            bytes.append(contentsOf: buffer)
+            return true
+        }
+        if copied != true {
             for byte in utf8 {
                 bytes.append(byte)
                 if byte == 0 { bytes.append(0xFF) }
             }
-        } else {
-            bytes.append(contentsOf: utf8)
         }
         bytes.append(0x00)
         bytes.append(0x01)

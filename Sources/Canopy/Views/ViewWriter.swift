@@ -330,8 +330,9 @@ public final class ViewWriter: ExtensionTransaction {
         _ change: RowChange, rerun: Bool, stored: ViewTables.RowEntry?, attached: Bool, wasSkipped: Bool
     ) throws -> AttachmentEdit {
         let rowKey = change.storedKey
-        let index = try loadedIndex()
-        let existing = entry(stored, rowKey: rowKey, index)
+        // The directory only names a stored entry's group: a row without one (every row of a bulk insert) takes no
+        // copy of it (a copy retains and releases its dictionaries and arrays: about 500 instructions a row and view).
+        let existing = try stored.flatMap { entry($0, rowKey: rowKey, try loadedIndex()) }
         guard rerun || wasSkipped else {
             if existing != nil {
                 note(change.id, original: existing, current: existing, object: change.objectChanged, metadata: change.metadataChanged)

@@ -48,9 +48,20 @@ public struct ExtensionRow {
     }
 
     /// The collection's name.
-    public var collection: String { id.collection }
+    public var collection: String {
+        // Read where the source keeps it (copying ``id`` first would retain and release the key too).
+        switch source {
+        case .change(let change): change.id.collection
+        case .stored(let stored): stored.id.collection
+        }
+    }
     /// The key.
-    public var key: String { id.key }
+    public var key: String {
+        switch source {
+        case .change(let change): change.id.key
+        case .stored(let stored): stored.id.key
+        }
+    }
 
     /// The row's stored key (its collection's id, then the key).
     public var storedKey: StoredRowKey {
@@ -92,15 +103,30 @@ public struct ExtensionRow {
     ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what ``object(as:)``
     ///   throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
+        try check(collection.name, collection.codec)
         return try object(as: Object.self)
     }
 
     /// The metadata, decoded through `collection`, or `nil` when the row has none.
     /// - Throws: as ``object(in:)``.
     public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try id.checkTyped(collection: collection.name, codec: collection.codec, recordedCodec: codecName)
+        try check(collection.name, collection.codec)
         return try metadata(as: Metadata.self)
+    }
+
+    /// Whether a typed handle for collection `name` with `codec` reads this row (``RowID/checkTyped(collection:codec:recordedCodec:)``,
+    /// which throws the error when not). The names are compared where the source keeps them, without copying the
+    /// row's address and codec name out of it first: a typed closure asks on every row, once per closure (four
+    /// times a row for two views), and each copy retained and released both strings.
+    private func check(_ name: String, _ codec: any Codec) throws {
+        switch source {
+        case .change(let change):
+            if change.id.collection == name, change.codecName == codec.name { return }
+            try change.id.checkTyped(collection: name, codec: codec, recordedCodec: change.codecName)
+        case .stored(let stored):
+            if stored.id.collection == name, stored.codecName == codec.name { return }
+            try stored.id.checkTyped(collection: name, codec: codec, recordedCodec: stored.codecName)
+        }
     }
 
     /// The row's attachment at `slot` (an extension's per-row record): for a written row, as the extensions that

@@ -138,6 +138,7 @@ extension ReadWriteTransaction {
         let storage = try writeStorage
         try guarded { try StoreInfoRecords.attachmentSlots.put(slots, in: storage, info: tables.info) }
         attachmentSlotsCache = slots
+        writerSlots = []  // a writer's slot may have changed: found again by name
         didWrite = true
     }
 

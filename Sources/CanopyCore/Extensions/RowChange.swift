@@ -151,7 +151,13 @@ public final class RowChange {
 
     func record(_ edit: AttachmentEdit, at slot: UInt32) {
         if case .keep = edit { return }
-        if let index = edits.firstIndex(where: { $0.slot == slot }) { edits[index].edit = edit } else { edits.append((slot, edit)) }
+        if let index = edits.firstIndex(where: { $0.slot == slot }) {
+            edits[index].edit = edit
+        } else {
+            // Room for a few writers' edits at the first: growing from one to two (a row of two views) reallocates.
+            if edits.isEmpty { edits.reserveCapacity(4) }
+            edits.append((slot, edit))
+        }
     }
 
     private func previous() throws -> [UInt32: [UInt8]] {

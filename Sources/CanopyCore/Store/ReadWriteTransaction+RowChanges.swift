@@ -34,16 +34,27 @@ extension ReadWriteTransaction {
     /// have written their tables for a change the store does not write.
     func tellWriters(_ change: RowChange) throws {
         do {
-            for (name, writer) in writers {
-                let edit = try writer.handle(change)
+            for position in writers.indices {
+                let edit = try writers[position].writer.handle(change)
                 if case .keep = edit { continue }
                 if change.kind == .remove { continue }
-                change.record(edit, at: try writableAttachmentSlot(for: name).number)
+                change.record(edit, at: try writerSlot(at: position))
             }
         } catch {
             if interruptedChange == nil { interruptedChange = error }
             throw error
         }
+    }
+
+    /// The attachment slot of the writer at `position` of ``writers``: ``writableAttachmentSlot(for:)`` of its name,
+    /// kept in ``writerSlots`` while the slots stay as they are (a registration inserts writers: the name is compared).
+    private func writerSlot(at position: Int) throws -> UInt32 {
+        let name = writers[position].name
+        if position < writerSlots.count, let known = writerSlots[position], known.name == name { return known.slot }
+        let slot = try writableAttachmentSlot(for: name).number
+        if writerSlots.count < writers.count { writerSlots += Array(repeating: nil, count: writers.count - writerSlots.count) }
+        writerSlots[position] = (name, slot)
+        return slot
     }
 
     /// The slots of extensions that are registered (attachments of other slots are dropped when a record is written).

@@ -38,6 +38,10 @@ public final class ReadWriteTransaction: ReadTransaction {
     @exclusivity(unchecked) private var lastNewCollectionName: String?
     @exclusivity(unchecked) private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     var writers: [(name: String, writer: any ExtensionTransaction)] = []
+    /// The attachment slot of the writer at each position of ``writers`` (with its name), found on its first edit:
+    /// every edited row of a bulk write asked for it by name, a hash of the name per row and writer. Emptied whenever
+    /// the slots change (``writableAttachmentSlot(for:)``, a retired slot).
+    @exclusivity(unchecked) var writerSlots: [(name: String, slot: UInt32)?] = []
     var registeredExtensions: [any StoreExtension] = []
     var unregisteredExtensions: [String] = []
     /// Extensions rebuilt in this transaction (told so at commit: ``ExtensionCommit/isReset``).
