@@ -16,6 +16,8 @@ import Foundation
 //                                                      as v2, but after each "batch" line waits for a line on its
 //                                                      standard input before the next batch (until that input ends):
 //                                                      the test decides how far the migration goes, whatever the load
+//        EvolutionChild <database-path> notes-to-json      migrates collection "notes" (version 1's notes) to the JSON
+//                                                      codec, prints "migrated <rows>"
 
 let arguments = CommandLine.arguments
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }  // unbuffered
@@ -51,6 +53,10 @@ do {
         try database.register(evolutionViewV2())
         let count = try database.newConnection().read { txn in try txn.view("notes-by-day").count() }
         say("registered \(count)")
+    case "notes-to-json":
+        var migrator = Migrator()
+        migrator.append(.changeCodec("notes-json", collection: "notes", to: JSONCodec(), object: EvolutionNoteV1.self, metadata: NoMetadata.self))
+        say("migrated \(try migrator.migrate(database).map(\.rows).reduce(0, +))")
     case "write-new", "write-old", "remove":
         let key = arguments.count > 3 ? arguments[3] : "k"
         try database.newConnection().readWrite { txn in

@@ -130,8 +130,10 @@ public struct MigrationStep: Sendable {
     /// records the new codec for the collection. Typed, so that a `Date` or `Data` comes back as itself (the JSON codec
     /// writes dates as numbers, which an untyped conversion could not tell from a `Double`).
     ///
-    /// It runs in one transaction whatever the batch size (a collection has one codec). Other processes keep the codec
-    /// they read before: change a codec while no other process has the database open.
+    /// It runs in one transaction whatever the batch size (a collection has one codec). Every connection, in this
+    /// process or another, reads the codec of its own snapshot: once it reads past the change, a handle with the old
+    /// codec gets ``CanopyError/Code/codecMismatch`` and one with the new codec decodes (the apps still running the
+    /// old code then fail with that error rather than misread bytes: ship the new handle with the migration).
     public static func changeCodec<Object: Codable & SendableMetatype, Metadata: Codable & SendableMetatype>(
         _ name: String, collection: String, to codec: any Codec, object: Object.Type, metadata: Metadata.Type
     ) -> MigrationStep {

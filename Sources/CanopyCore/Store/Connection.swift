@@ -370,9 +370,13 @@ final class ConnectionState {
     var cacheSnapshot: UInt64?
     var pinned: LMDB.ReadTransaction?
     var pinnedSnapshot: UInt64 = 0
+    /// The collection records this connection read, consistent with `cacheSnapshot` as the object caches are: a
+    /// record changes only when a migration changes the collection's codec (in this process or another), and such
+    /// a commit reports the collection as wholly rewritten (``CommitNotification/removedCollections``), which drops
+    /// the record here (as do `removedAll` and a gap of unknown commits); the next read takes it from its snapshot.
     var collections: [String: CollectionRecord] = [:]
-    /// The record of `collections` used last (records never change once written), found without hashing its name
-    /// (two properties rather than a tuple, so that comparing the name copies nothing).
+    /// The record of `collections` used last, found without hashing its name (two properties rather than a tuple, so
+    /// that comparing the name copies nothing).
     var lastCollectionName: String?
     var lastCollectionRecord = CollectionRecord(id: 0, codec: "")
     /// What the binary codec holds for the type it decoded last for this connection (`flatPlanType`), so that a
@@ -434,6 +438,19 @@ final class ConnectionState {
         return answer
     }
 
+    /// Drops every remembered collection record (see ``collections``).
+    func forgetCollectionRecords() {
+        guard !collections.isEmpty || lastCollectionName != nil else { return }
+        collections.removeAll()
+        lastCollectionName = nil
+    }
+
+    /// Drops the remembered record of `collection` (see ``collections``).
+    func forgetCollectionRecord(_ collection: String) {
+        collections[collection] = nil
+        if lastCollectionName == collection { lastCollectionName = nil }
+    }
+
     /// Brings the caches from `cacheSnapshot` to `snapshot` by applying the commits in between, or empties them when
     /// those commits are not known.
     func synchronizeCaches(to snapshot: UInt64, core: DatabaseCore, txn: LMDB.ReadTransaction) throws {
@@ -441,6 +458,7 @@ final class ConnectionState {
         guard let from = cacheSnapshot, cachesEnabled, from < snapshot else {
             objectCache.removeAll()
             metadataCache.removeAll()
+            forgetCollectionRecords()
             cacheSnapshot = snapshot
             return
         }
@@ -453,17 +471,20 @@ final class ConnectionState {
         guard let notifications, cacheSnapshot != nil else {
             objectCache.removeAll()
             metadataCache.removeAll()
+            forgetCollectionRecords()
             return
         }
         for notification in notifications {
             if notification.removedAll {
                 objectCache.removeAll()
                 metadataCache.removeAll()
+                forgetCollectionRecords()
                 continue
             }
             for collection in notification.removedCollections {
                 objectCache.removeAll(inCollection: collection)
                 metadataCache.removeAll(inCollection: collection)
+                forgetCollectionRecord(collection)
             }
             // Key by key as the commit listed them (a bulk commit's sets are not built for this).
             let keys = notification.keySets

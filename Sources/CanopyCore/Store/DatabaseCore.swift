@@ -369,10 +369,6 @@ final class DatabaseCore: Sendable {
 
     // MARK: Collections
 
-    func cachedCollection(_ name: String) -> CollectionRecord? {
-        state.withLock { $0.collections[name] }
-    }
-
     func remember(_ records: [String: CollectionRecord]) {
         guard !records.isEmpty else { return }
         state.withLock { state in

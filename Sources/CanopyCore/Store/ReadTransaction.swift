@@ -68,10 +68,8 @@ public class ReadTransaction {
             throw CanopyError(.invalidCollectionName, "collection names must be 1 to \(core.maxKeySize) bytes of UTF-8",
                               path: core.path, collection: String(name.prefix(64)))
         }
-        if let record = core.cachedCollection(name) {
-            cacheState.collections[name] = record
-            return record
-        }
+        // From this transaction's snapshot, not from the records the process shares: those are of no one snapshot
+        // (a migration in this process may have changed the codec after this snapshot, one in another process before).
         let storage = try storage
         let record = try guardedRead { try tables.collectionsTable.value(forKey: name, in: storage, path: core.path) }
         if let record {
