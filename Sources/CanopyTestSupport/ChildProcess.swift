@@ -2,14 +2,19 @@ import Foundation
 import Synchronization
 
 /// A child process for tests that need another process (a crash writer, a `canopy watch`): its standard output read
-/// line by line on a thread of its own, and waits bounded by a timeout that kills it — so a hang fails the test
-/// instead of hanging the run. The bounds are limits on a hang, never timings a test asserts on.
+/// line by line on a thread of its own, its standard error kept (and passed on to the test's) so that a failure message
+/// can say why the child failed (``errorOutput(seconds:)``), and waits bounded by a timeout that kills it — so a hang
+/// fails the test instead of hanging the run. The bounds are limits on a hang, never timings a test asserts on.
 public final class ChildProcess: Sendable {
     private let process: Process
     private let lines = Mutex<(queued: [String], ended: Bool)>(([], false))
     /// Signalled once per line, and once at the end of the output.
     private let available = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
+    /// What the child wrote on its standard error so far.
+    private let errors = Mutex<Data>(Data())
+    /// Signalled once, when the child closes its standard error (it exited, or was killed).
+    private let errorsEnded = DispatchSemaphore(value: 0)
     /// The writing end of the child's standard input, when the test talks to it (``send(_:)``).
     private let input: FileHandle?
 
@@ -31,10 +36,23 @@ public final class ChildProcess: Sendable {
         }
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = FileHandle.standardError
+        // A pipe drained on a thread of its own (a child that writes a lot never blocks on it): a test's failure message
+        // can include it, where the test's own standard error may be filtered or interleaved with other tests'.
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
+        let errorHandle = errorPipe.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let chunk = errorHandle.availableData
+                if chunk.isEmpty { break }
+                errors.withLock { $0.append(chunk) }
+                FileHandle.standardError.write(chunk)
+            }
+            errorsEnded.signal()
+        }.start()
         let handle = pipe.fileHandleForReading
         Thread { [self] in
             var buffer = Data()
@@ -92,15 +110,49 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits for the child to exit and returns its status; kills it and returns `nil` when it takes longer than
-    /// `seconds`.
+    /// `seconds`. Once it has exited, every call returns its status at once.
     public func waitForExit(seconds: Int = 60) -> Int32? {
         if exited.wait(timeout: .now() + .seconds(seconds)) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return nil
         }
+        exited.signal()  // for the next call
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// ``waitForExit(seconds:)`` without holding the calling thread: the wait runs on a thread of its own. When the
+    /// waiting task is cancelled, the child is killed (so a test that ends early leaves no child running).
+    public func exitStatus(seconds: Int = 60) async -> Int32? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
+                Thread { [self] in continuation.resume(returning: waitForExit(seconds: seconds)) }.start()
+            }
+        } onCancel: {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// What the child wrote on its standard error, once it has closed it (it exited), or what it wrote within
+    /// `seconds` otherwise (a grandchild may hold it open). For failure messages: "exited with status 1: CrashWriter: …".
+    public func errorOutput(seconds: Int = 10) -> String {
+        if errorsEnded.wait(timeout: .now() + .seconds(seconds)) == .success { errorsEnded.signal() }  // later calls too
+        return String(decoding: errors.withLock { $0 }, as: UTF8.self)
+    }
+
+    /// "exited with status 1; its standard error: …" (or "was still running after `seconds` s and was killed"): the
+    /// end of a failure message, after waiting for the child to exit.
+    public func exitDescription(seconds: Int = 60) -> String {
+        let status = waitForExit(seconds: seconds)
+        let errors = errorOutput().trimmingCharacters(in: .whitespacesAndNewlines)
+        let outcome: String
+        if let status {
+            outcome = process.terminationReason == .uncaughtSignal ? "was ended by signal \(status)" : "exited with status \(status)"
+        } else {
+            outcome = "was still running after \(seconds) s and was killed"
+        }
+        return outcome + (errors.isEmpty ? " and wrote nothing on its standard error" : "; its standard error: \(errors)")
     }
 
     /// Kills the child with SIGKILL and waits for it; does nothing to a child that has already exited (its process id

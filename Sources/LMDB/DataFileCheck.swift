@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// Checks a data file against what its meta pages claim before LMDB maps it: a file shorter than its last used page
 /// (a copy cut short, a truncated file) would make the first read of a missing page end the process with SIGBUS.
@@ -40,16 +41,25 @@ enum DataFileCheck {
         guard fstat(descriptor, &status) == 0 else { return }
         let size = Int(status.st_size)
         guard size > 0 else { return }
+        afterSizeRead.withLock { $0 }?(file)
         guard let meta = try newestMeta(descriptor: descriptor, fileSize: size) else { return }
         let (pages, overflow) = meta.lastPage.addingReportingOverflow(1)
         let (needed, overflow2) = Int(clamping: pages).multipliedReportingOverflow(by: meta.pageSize)
         let required = overflow || overflow2 ? Int.max : max(needed, 2 * meta.pageSize)
+        // Another process may have committed between the size and the meta page: its meta names pages past the size
+        // read before it. LMDB writes a commit's pages before the meta page that names them, so a size read after
+        // the meta covers them, unless the file really is short.
+        if size < required, fstat(descriptor, &status) == 0, Int(status.st_size) >= required { return }
         if size < required {
             throw LMDBError(
                 code: .fileTruncated, operation: "mdb_env_open", path: path,
                 hint: "data.mdb is truncated: \(size) bytes, the database needs \(required == Int.max ? "more than can be addressed" : String(required)) (\(meta.lastPage + 1) pages of \(meta.pageSize) bytes); restore a backup")
         }
     }
+
+    /// Called with the data file's path after ``check(environmentPath:flags:)`` read its size, before it reads the
+    /// meta pages (tests only: another process committing at that moment).
+    static let afterSizeRead = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// The meta page LMDB would use, or `nil` when the file does not start with LMDB meta pages.
     static func newestMeta(descriptor: Int32, fileSize: Int) throws -> Meta? {

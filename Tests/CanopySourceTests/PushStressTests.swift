@@ -23,13 +23,6 @@ struct PushStressTests {
         let path = directory.appending("db")
         let database = try Database(path: path, options: .init(durability: .none))
         try database.register(crashWriterView())
-        let list = TerminalListView(width: 40, height: 8)
-        let factory = Source.SourceFactory()
-        factory.registerCell(.type(TerminalCell.self), in: list) { cell, entry, _ in cell.columns = [TerminalColumn("\(entry.number)\(entry.part)")] }
-        let source = try Source(database: database, mappings: ViewMappings(view: "entries-by-part", groupFilter: { _ in true }),
-                                factory: factory, container: list, collection: crashWriterEntries)
-        list.dataSource = source
-        _ = try list.render()
 
         // The child commits 150 transactions of two rows ("n-a", "n-b"), as fast as it can; a thread of this process
         // commits 60 rows of part "c" meanwhile.
@@ -52,7 +45,35 @@ struct PushStressTests {
             localDone.signal()
         }.start()
 
+        // The loop runs in a task of its own, and another waits for the child: a child that fails ends the test at once
+        // with its exit status and what it wrote on its standard error (otherwise the loop would wait for its rows
+        // until the time limit, and the failure would not say why).
         let expected = childCommits * 2 + localCommits
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await Self.followSlowly(database, seed: seed, expected: expected) }
+            group.addTask {
+                let status = await child.exitStatus(seconds: 110)
+                guard status == 0 || Task.isCancelled else {  // (cancelled: the loop failed or the time limit passed; the child was killed)
+                    throw ChildFailure(description: "seed \(seed): the CrashWriter child \(child.exitDescription())")
+                }
+            }
+            while try await group.next() != nil {}
+        }
+        #expect(localDone.wait(timeout: .now() + 60) == .success, "seed \(seed)")
+        #expect(localFailure.withLock { $0 } == nil, "seed \(seed)")
+    }
+
+    /// Follows the view through `changes(pollInterval: 1 h)` with a slow loop until the list shows `expected` rows,
+    /// then compares the list with the view, row for row.
+    static func followSlowly(_ database: Database, seed: UInt64, expected: Int) async throws {
+        let list = TerminalListView(width: 40, height: 8)
+        let factory = Source.SourceFactory()
+        factory.registerCell(.type(TerminalCell.self), in: list) { cell, entry, _ in cell.columns = [TerminalColumn("\(entry.number)\(entry.part)")] }
+        let source = try Source(database: database, mappings: ViewMappings(view: "entries-by-part", groupFilter: { _ in true }),
+                                factory: factory, container: list, collection: crashWriterEntries)
+        list.dataSource = source
+        _ = try list.render()
+
         var random = SeededRandom(seed: seed)
         var changesets = 0
         var batchErrors: [String] = []
@@ -66,9 +87,7 @@ struct PushStressTests {
             usleep(UInt32(random.next() % 4_000))
             if list.numberOfRows == expected { break }
         }
-        #expect(child.waitForExit() == 0, "seed \(seed)")
-        #expect(localDone.wait(timeout: .now() + 60) == .success, "seed \(seed)")
-        #expect(localFailure.withLock { $0 } == nil, "seed \(seed)")
+        try Task.checkCancellation()  // the child failed (the other task says why), or the time limit passed
         #expect(batchErrors.isEmpty, "seed \(seed): \(batchErrors)")
         #expect(list.numberOfRows == expected, "seed \(seed): \(changesets) changesets; the loop ended before the last commits were shown")
 
@@ -83,4 +102,9 @@ struct PushStressTests {
         #expect((0..<source.numberOfSections).map { source.group(forSection: $0) } == ["a", "b", "c"], "seed \(seed)")
         #expect(shown == stored, "seed \(seed)")
     }
+}
+
+/// A child process that failed, with its exit status and standard error.
+struct ChildFailure: Error, CustomStringConvertible {
+    var description: String
 }

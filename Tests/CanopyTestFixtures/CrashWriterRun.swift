@@ -3,7 +3,8 @@ import CanopyTestSupport
 /// Runs the `CrashWriter` child over the database at `path` without fsync (`none`), with `arguments` (no extension
 /// unless they name one), reads what it prints and waits for it to exit. The bound is a limit on a hang: past it the
 /// child is killed.
-/// - Throws: when the executable was not built next to the tests, or the child did not exit with status 0.
+/// - Throws: when the executable was not built next to the tests, or the child did not exit with status 0 (the message
+///   says how it ended and what it wrote on its standard error).
 public func runCrashWriter(_ path: String, _ arguments: [String], seconds: Int = 120) throws {
     guard let executable = builtExecutable(named: "CrashWriter") else { throw CrashWriterFailure("the CrashWriter executable was not built") }
     let child = try ChildProcess(executable, [path, "none"] + arguments)
@@ -11,7 +12,7 @@ public func runCrashWriter(_ path: String, _ arguments: [String], seconds: Int =
     let status = child.waitForExit(seconds: seconds)
     guard status == 0 else {
         throw CrashWriterFailure("CrashWriter \(arguments.joined(separator: " ")): "
-            + (status.map { "exited with status \($0)" } ?? "still running after \(seconds) s, killed"))
+            + (status == nil ? "still running after \(seconds) s, killed" : child.exitDescription(seconds: 0)))
     }
 }
 

@@ -13,6 +13,8 @@ import Foundation
 // "acked n" after the commit returns.
 //
 // Usage: CrashWriter <database-path> <full|metadataOnly|none> [options]
+//   --wait-for-go          first reads a line from standard input (several children started at once then open the
+//                          database at once: the concurrent first open test)
 //   --with-view            registers `crashWriterView()` (tag "1"), kept up to date by every commit
 //   --with-many-group-view registers `crashWriterManyGroupView()` (a row in 2 or 3 groups), kept up to date too
 //   --with-search          registers `crashWriterSearch()`, kept up to date by every commit
@@ -68,6 +70,8 @@ var options = DatabaseOptions(durability: durability)
 if let initial = value("--initial-map-size").flatMap(Int.init) { options.initialMapSize = initial }
 if let limit = value("--commit-log-limit").flatMap(Int.init) { options.commitLogLimit = limit }
 let churn = arguments.contains("--churn")
+
+if arguments.contains("--wait-for-go") { _ = readLine() }
 
 do {
     if let limit = value("--file-size-limit").flatMap(Int.init) {

@@ -18,7 +18,8 @@ import LMDB
 public final class Database: Sendable {
     let core: DatabaseCore
 
-    /// Opens the database at `path`, creating the directory (not its parents) and the files when missing.
+    /// Opens the database at `path`, creating the directory (not its parents) and the files when missing. Several
+    /// processes may open a new database at once: one creates it, the others open what it made.
     ///
     /// - Throws: ``CanopyError`` with ``CanopyError/Code/cannotOpen`` for a missing parent directory, a file that is
     ///   not an LMDB database, or a `lock.mdb` or signal file that is a symbolic link (naming it);

@@ -135,15 +135,28 @@ final class DatabaseCore: Sendable {
             guard manager.fileExists(atPath: parent.path) else {
                 throw CanopyError(.cannotOpen, "the parent directory does not exist; create it first", path: url.path)
             }
+            beforeCreatingDirectory.withLock { $0 }?(url.path)
             do {
                 try manager.createDirectory(at: url, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw CanopyError(.cannotOpen, "cannot create the database directory: check the permissions of its parent", path: url.path,
-                                  underlying: error)
+                // Another process (or thread) opening the same new database created it since the look above: a
+                // concurrent first open is legitimate, and opens the directory the other one made.
+                var isDirectory: ObjCBool = false
+                guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+                    throw CanopyError(.cannotOpen, "cannot create the database directory: check the permissions of its parent", path: url.path,
+                                      underlying: error)
+                }
+                guard isDirectory.boolValue else {
+                    throw CanopyError(.cannotOpen, "the path is a file; a Canopy database is a directory", path: url.path)
+                }
             }
         }
         return url.resolvingSymlinksInPath().standardizedFileURL.path
     }
+
+    /// Called with the path just before an open creates the database directory (tests only: another process creating
+    /// it at that moment, between the look and the creation).
+    static let beforeCreatingDirectory = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     private init(path: String, options: DatabaseOptions) throws {
         var flags: EnvironmentOptions.Flags = []
