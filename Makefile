@@ -22,9 +22,15 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# At most CANOPY_TEST_WIDTH test cases run at once (Swift Testing's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH;
+# a toolchain without it ignores it): otherwise every test starts at once and queues on Swift's cooperative pool (a
+# thread per core), and a suspended async test resumes, and a time limit is checked, only after every test queued
+# before it, which on a loaded 2-core machine passed a one-minute limit. Tests that wait run off the pool (`.ownThread`).
+CANOPY_TEST_WIDTH ?= 6
+
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-xctest
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(CANOPY_TEST_WIDTH) $(SWIFT) test --skip-build --disable-xctest
 
 # `reminders demo`: a fresh database in a temporary folder, two weeks of items, scripted edits with each changeset.
 demo: deps

@@ -119,7 +119,10 @@ let package = Package(
         .testTarget(name: "CanopySearchTests", dependencies: [
             "CanopySearch", "Canopy", "CanopyCore", "CanopySource", "CanopyTestSupport", "CanopyTestFixtures", "CanopySearchTestFixtures", "CrashWriter",
         ]),
-        .testTarget(name: "CanopySourceTests", dependencies: ["CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport"]),
+        // (CrashWriter and its fixtures: the push source's stress test observes another process's commits.)
+        .testTarget(name: "CanopySourceTests", dependencies: [
+            "CanopySource", "CanopyTerminal", "Canopy", "CanopyCore", "CanopyTestSupport", "CanopyTestFixtures", "CrashWriter",
+        ]),
         .testTarget(name: "CanopyTerminalTests", dependencies: ["CanopyTerminal", "CanopySource", "Canopy", "CanopyCore", "CanopyTestSupport", "live-list"]),
         .testTarget(name: "RemindersTests", dependencies: ["RemindersKit", "CanopyCore", "CanopyTestSupport", "reminders"], exclude: ["Fixtures"]),
     ],

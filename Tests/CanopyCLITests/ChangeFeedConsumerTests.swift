@@ -7,7 +7,7 @@ import Testing
 /// `canopy changes --consumer` as a real consumer process, killed with SIGKILL at random moments while another
 /// process commits: over the whole run it must have printed every commit, in order, none missing (at least once:
 /// a commit printed but not acknowledged before the kill is printed again by the next run).
-@Suite("Change feed consumer under SIGKILL", .serialized)
+@Suite("Change feed consumer under SIGKILL", .serialized, .ownThread)
 struct ChangeFeedConsumerTests {
     /// Kills of the consumer: 50 by default (the CI run); `CANOPY_FEED_KILLS=500` for the long run.
     static let kills = max(50, ProcessInfo.processInfo.environment["CANOPY_FEED_KILLS"].flatMap(Int.init) ?? 50)

@@ -13,7 +13,7 @@ import Testing
 /// (about 20 seconds); `CANOPY_CORRUPTION_COPIES=1000` for the large run, `CANOPY_CORRUPTION_SEED` to replay one
 /// (each copy's seed is printed with its outcome when it ends by a signal or a hang, and the counts at the end),
 /// `CANOPY_CORRUPTION_COMMANDS=api,verify` to run some of the commands only.
-@Suite("Corrupted copies: a typed error or a report, never a signal", .serialized)
+@Suite("Corrupted copies: a typed error or a report, never a signal", .serialized, .ownThread)
 struct CorruptionTests {
     /// What one process run ended with.
     enum Outcome: String, CaseIterable, Comparable {

@@ -6,7 +6,7 @@ import LMDB
 import Testing
 
 /// Crashes inside liblmdb, killed backups, symbolic links and permissions in the database directory.
-@Suite("canopy: damaged files, hostile directories", .serialized)
+@Suite("canopy: damaged files, hostile directories", .serialized, .ownThread)
 struct HostileDirectoryTests {
     /// A database of `rows` entries (with the CrashWriter's view), written in one transaction so that every page is live.
     static func makeDatabase(at path: String, rows: Int, payload: Int = 300) throws {

@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("canopy: backup, export and import")
+@Suite("canopy: backup, export and import", .ownThread)
 struct MaintenanceTests {
     @Test("backup (plain and compact) makes a copy that verify accepts and that holds the same rows and views", arguments: [false, true])
     func backup(compact: Bool) async throws {
@@ -167,7 +167,7 @@ struct MaintenanceTests {
     }
 }
 
-@Suite("canopy backup while another process writes")
+@Suite("canopy backup while another process writes", .ownThread)
 struct HotBackupTests {
     @Test("a backup taken while a writer commits is consistent: verify accepts it and its view holds every row", .timeLimit(.minutes(1)))
     func hotBackup() async throws {
@@ -208,7 +208,7 @@ struct HotBackupTests {
 /// The CrashWriter executable (a writer that commits until killed), built next to the test bundle.
 let crashWriterExecutable: String? = builtExecutable(named: "CrashWriter")
 
-@Suite("canopy: a write blocked behind another process")
+@Suite("canopy: a write blocked behind another process", .ownThread)
 struct WriteLockWaitTests {
     @Test("import behind another process's write transaction says which process holds the write lock, then completes",
           .timeLimit(.minutes(2)))

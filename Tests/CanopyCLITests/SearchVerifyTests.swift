@@ -9,7 +9,7 @@ import Testing
 /// `canopy verify` checks search indexes from their stored tables, without the app's text closure: files written by
 /// the app's code, closed, then damaged as a disk or a foreign tool would (records deleted or rewritten with valid
 /// checksums, so only the index's own structure can tell).
-@Suite("canopy verify on search indexes: lost blocks, directory entries and counts are reported, never a signal")
+@Suite("canopy verify on search indexes: lost blocks, directory entries and counts are reported, never a signal", .ownThread)
 struct SearchVerifyTests {
     static let index = "memo-search"
     static let words = ["milk", "bread", "oat", "butter", "honey", "tea", "milkshake", "mild"]

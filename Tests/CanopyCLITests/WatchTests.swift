@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("canopy watch in a child process")
+@Suite("canopy watch in a child process", .ownThread)
 struct WatchTests {
     /// A row change as `watch --json` prints it: kind, collection, key, original and final index paths.
     struct Change: Hashable, CustomStringConvertible {

@@ -4,7 +4,7 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-@Suite("Change feed: values, tombstones, checkpoints, pruning")
+@Suite("Change feed: values, tombstones, checkpoints, pruning", .ownThread)
 struct ChangeFeedTests {
     @Test func commitsCarryValuesAndTombstonesInOrder() throws {
         try withDatabase { database, _ in

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Cross-process commit wake-up")
+@Suite("Cross-process commit wake-up", .ownThread)
 struct CommitWakeupTests {
     @Test("another process's commit wakes a watch (inotify on the signal file), without polling", .timeLimit(.minutes(1)))
     func otherProcessCommitWakesTheWatch() throws {

@@ -4,7 +4,7 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-@Suite("Commit notifications")
+@Suite("Commit notifications", .ownThread)
 struct NotificationTests {
     @Test func notificationsCarryExactlyTheChangedKeys() throws {
         try withDatabase { database, _ in

@@ -7,7 +7,7 @@ import Testing
 /// The binary codec decodes exactly what a type's `init(from:)` returns, whatever value of the type a process decodes
 /// first: types whose hand-written `init(from:)` lowercases or clamps, random values (about half of them left as they
 /// are by the transformation), read in random orders by fresh child processes.
-@Suite("Binary codec: values decode as init(from:) makes them")
+@Suite("Binary codec: values decode as init(from:) makes them", .ownThread)
 struct TransformingDecodeTests {
     @Test("Every value a fresh process reads, in any order, equals what init(from:) returns", .timeLimit(.minutes(2)))
     func freshProcessesInRandomOrders() throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// Search with other processes: a writer killed at random moments with the index registered (the index agrees with
 /// the rows after every kill), and a query set by another process (this process's next write places rows for it).
-@Suite("Search index and results with other processes")
+@Suite("Search index and results with other processes", .ownThread)
 struct SearchProcessTests {
     /// The index finds exactly the stored entries of each part, each entry by its number, and by the prefix lists.
     static func expectAgreement(_ index: SearchIndex, _ txn: ReadTransaction, context: String) throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// The rules views follow, for the search index: catch-up after another process wrote without it, a definition
 /// fingerprint, a spot check of the closure, rows it cannot decode skipped and recorded; and bad input.
-@Suite("Search index: currency, definition, skipped rows, bad input")
+@Suite("Search index: currency, definition, skipped rows, bad input", .ownThread)
 struct SearchRulesTests {
     static func entrySearch() -> SearchIndex { crashWriterSearch() }
 

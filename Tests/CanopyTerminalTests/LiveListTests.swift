@@ -18,7 +18,7 @@ private func openNotes(_ path: String) throws -> Database {
     return database
 }
 
-@Suite("A live terminal list in 30 lines", .serialized)
+@Suite("A live terminal list in 30 lines", .serialized, .ownThread)
 struct LiveListTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
 

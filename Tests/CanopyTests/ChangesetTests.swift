@@ -250,7 +250,7 @@ struct ChangesetTests {
     }
 }
 
-@Suite("View observer")
+@Suite("View observer", .ownThread)
 struct ViewObserverTests {
     @Test("The async sequence yields one changeset per advance and reads see the state it leads to", .timeLimit(.minutes(1)))
     func asyncSequence() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// A damaged page that makes liblmdb crash (a zeroed leaf page: LMDB's `IS_LEAF` assertion, which calls abort()),
 /// read through the API: `corruptStore` naming the table and what to do, in this process and in a child process —
 /// never a signal. A fault that is not LMDB's still ends the process.
-@Suite("Crashes inside liblmdb through the API: corruptStore, never a signal", .serialized)
+@Suite("Crashes inside liblmdb through the API: corruptStore, never a signal", .serialized, .ownThread)
 struct ContainedCrashTests {
     /// A closed database of 2,000 entries with the CrashWriter's view (what `CrashWriter --read-all` reads), whose
     /// `canopy.objects` leaf page holding the middle keys is zeroed. Returns the database's path.

@@ -6,7 +6,7 @@ import Testing
 
 /// Kills a writer process with SIGKILL at random moments and checks that every acknowledged commit survives and no
 /// transaction is half-applied. 20 kills by default; `CANOPY_CRASH_KILLS=N` for more.
-@Suite("Crash safety")
+@Suite("Crash safety", .ownThread)
 struct CrashTests {
     struct Entry: Codable, Sendable {
         var number: Int

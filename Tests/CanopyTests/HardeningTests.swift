@@ -9,7 +9,7 @@ import Testing
 
 /// What a long-running, multi-process app runs into: map growth with readers open, other processes, dead readers,
 /// foreign files, nested calls, cancellation. Each test failed before its fix (see the hardening issue).
-@Suite("Hardening: long-running and multi-process use")
+@Suite("Hardening: long-running and multi-process use", .ownThread)
 struct HardeningTests {
     static let entries = crashWriterEntries
 

@@ -7,7 +7,7 @@ import Testing
 /// A manual list is registered in this process while another process that does not register it writes: the rule
 /// "removing a row from the store removes it from the list" holds for the other process's removals too, including a
 /// row it removes and writes again in one transaction (the commit log then records only a change).
-@Suite("Manual lists across processes")
+@Suite("Manual lists across processes", .ownThread)
 struct ManualListCatchUpTests {
     static let focus = ManualView.make(name: "focus", collections: [crashWriterEntries.name])
 

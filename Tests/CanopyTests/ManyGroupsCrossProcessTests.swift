@@ -7,7 +7,7 @@ import Testing
 /// Many-group views observed across processes: one process writes rows that change their sets of groups at random
 /// (`crashWriterRegroup`), the other observes the view, applies every changeset to its model of the list (UIKit's batch
 /// rules, per row and group) and must end equal to the view as stored — in both directions.
-@Suite("Views: rows in many groups, observed from another process")
+@Suite("Views: rows in many groups, observed from another process", .ownThread)
 struct ManyGroupsCrossProcessTests {
     static let mappings = ViewMappings(view: "entries-by-tags", groupFilter: { _ in true })
     static let commits = 40

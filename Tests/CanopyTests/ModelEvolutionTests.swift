@@ -5,7 +5,7 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-@Suite("Model evolution")
+@Suite("Model evolution", .ownThread)
 struct ModelEvolutionTests {
     static var childPath: String? { builtExecutable(named: "EvolutionChild") }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// An observer holds a snapshot only between two advances: a loop over `changes()` running through many commits does
 /// not keep LMDB from reusing the pages they free, so the file does not grow with every commit.
-@Suite("Observers never hold old snapshots")
+@Suite("Observers never hold old snapshots", .ownThread)
 struct ObserverSnapshotTests {
     /// The blocks `data.mdb` takes on disk (st_blocks, in 512-byte units).
     static func allocatedBlocks(_ directory: String) throws -> Int {

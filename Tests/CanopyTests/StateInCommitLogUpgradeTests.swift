@@ -32,7 +32,7 @@ private func expectFixtureState(_ txn: Canopy.ReadTransaction, sourceLocation: S
     #expect(try txn.checkStoredRows().problems == [], sourceLocation: sourceLocation)
 }
 
-@Suite("Format canopy/4 → canopy/5: the state moves into the commit log, in place, in the opening transaction")
+@Suite("Format canopy/4 → canopy/5: the state moves into the commit log, in place, in the opening transaction", .ownThread)
 struct StateInCommitLogUpgradeTests {
     @Test("Read-only: a canopy/4 file reads as it is (state from its record), and the file is left byte for byte")
     func readOnlyReadsAsItIs() throws {

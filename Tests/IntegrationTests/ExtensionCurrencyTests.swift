@@ -8,7 +8,7 @@ import Testing
 /// A process keeps extensions registered while another process (the `CrashWriter` child, which registers none) writes
 /// rows: the first process's next write must bring them up to date before marking them current, and reads through
 /// them meanwhile must not show a stale state.
-@Suite("Extension currency across processes")
+@Suite("Extension currency across processes", .ownThread)
 struct ExtensionCurrencyTests {
     static func byNumber() -> SecondaryIndex<Int64OrderedCoding> {
         SecondaryIndex<Int64OrderedCoding>.byObject(name: "by-number", crashWriterEntries) { _, entry in

@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("README recipes")
+@Suite("README recipes", .ownThread)
 struct ReadmeRecipesTests {
     static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let names = ["paging", "delete-group", "observe-async", "live-list", "server", "index", "many-groups", "feed"]

@@ -6,7 +6,7 @@ import Testing
 
 /// `reminders`' views are never stale in normal use, whatever the shell's time zone, and commands that only read
 /// write nothing.
-@Suite("reminders: views current, reads write nothing")
+@Suite("reminders: views current, reads write nothing", .ownThread)
 struct CurrencyTests {
     /// Runs `reminders` in-process as a shell with `TZ=zone` would.
     func run(_ arguments: [String], zone: String, now: Date = fixedNow) -> RunResult {

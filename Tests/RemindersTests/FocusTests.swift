@@ -5,7 +5,7 @@ import RemindersKit
 import Testing
 
 /// `reminders focus`: a list of reminders in the user's order (a manual view), from the command line and in the TUI.
-@Suite("Focus list")
+@Suite("Focus list", .ownThread)
 struct FocusTests {
     /// The focus list's IDs as `reminders focus` prints them (the last column of each row).
     static func focusIDs(_ path: String) -> [String] {

@@ -5,7 +5,7 @@ import RemindersKit
 import Synchronization
 import Testing
 
-@Suite("reminders, live", .serialized)
+@Suite("reminders, live", .serialized, .ownThread)
 struct LiveTests {
     @Test("Renaming a calendar is a changeset of updates for every row that shows it", .timeLimit(.minutes(1)))
     func renameUpdatesRows() throws {

@@ -4,7 +4,7 @@ import Foundation
 import RemindersKit
 import Testing
 
-@Suite("reminders, end to end", .serialized)
+@Suite("reminders, end to end", .serialized, .ownThread)
 struct RemindersCommandTests {
     /// Adds the four items of the golden tests.
     func seed(_ path: String) {

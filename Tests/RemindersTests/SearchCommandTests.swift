@@ -4,7 +4,7 @@ import Foundation
 import RemindersKit
 import Testing
 
-@Suite("reminders search", .serialized)
+@Suite("reminders search", .serialized, .ownThread)
 struct SearchCommandTests {
     @Test("search: ranked, accents and case folded, prefixes and phrases; highlighted only at a terminal; bad queries are errors")
     func searchCommand() throws {
@@ -74,6 +74,43 @@ struct SearchCommandTests {
             #expect(added.status == 0, "\(added.output)")
             #expect(try waitUntil { $0.contains("Bake bread") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
             try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
+        }
+    }
+
+    /// Found typing a long search in `reminders tui`: the status line kept the start of the text and cut the end, so
+    /// what was typed next (and the cursor) never showed, and erasing looked like doing nothing.
+    @Test("tui in tmux: a search longer than the status line shows its end, where the cursor is, as it is typed and erased",
+          .timeLimit(.minutes(1)))
+    func longSearchShowsItsEnd() throws {
+        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
+        let binary = try #require(LiveTests.remindersBinary, "the reminders executable was not built")
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "reminder", "Call the bank", "--db", path]).status == 0)
+            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
+            try LiveTests.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "40", "-y", "12",
+                                           "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
+            defer { _ = try? LiveTests.shell(tmuxPath, ["-L", socket, "kill-server"]) }
+            func screen() throws -> String { try LiveTests.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
+            /// The status line: the screen's last line that is not empty.
+            func lastLine() throws -> String { try screen().split(separator: "\n").last.map(String.init) ?? "" }
+            func waitUntil(_ line: () throws -> String = lastLine, _ condition: (String) -> Bool) throws -> Bool {
+                let deadline = Date().addingTimeInterval(15)
+                while Date() < deadline {
+                    if condition(try line()) { return true }
+                    usleep(20_000)
+                }
+                return false
+            }
+            #expect(try waitUntil(screen) { $0.contains("[ ] Call") }, "screen: \((try? screen()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
+            #expect(try waitUntil { $0.hasPrefix("Search: ▏") }, "status: \((try? lastLine()) ?? "")")
+            // 60 characters (past the 40 columns), ending in "bank" and an é: the end shows, after an ellipsis.
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "-l", String(repeating: "x ", count: 27) + "bankés"])
+            #expect(try waitUntil { $0.hasPrefix("Search: …") && $0.hasSuffix("bankés▏") }, "status: \((try? lastLine()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "BSpace", "BSpace"])
+            #expect(try waitUntil { $0.hasPrefix("Search: …") && $0.hasSuffix("x bank▏") }, "status: \((try? lastLine()) ?? "")")
+            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "Escape", "q"])
         }
     }
 }

@@ -228,7 +228,27 @@ final class LiveAgenda {
     }
 
     func searchPrompt(_ text: String, problem: String?) -> String {
-        "Search: \(text)▏" + (problem.map { "  (\($0))" } ?? "  (Enter or Esc ends typing)")
+        Self.promptLine("Search: ", text, hint: problem.map { "  (\($0))" } ?? "  (Enter or Esc ends typing)", width: list.width)
+    }
+
+    /// A prompt's status line, `label`, `text` and the cursor, then `hint` when it fits: text too long for `width`
+    /// keeps its end, where the cursor is (`Search: …d of a long query▏`), so typing and erasing show; the status line
+    /// cuts only what follows.
+    static func promptLine(_ label: String, _ text: String, hint: String, width: Int) -> String {
+        let line = label + text + "▏"
+        let room = width - DisplayWidth.of(label) - 2  // the "…" and the cursor
+        if DisplayWidth.of(line) <= width || room <= 0 {
+            return DisplayWidth.of(line + hint) <= width ? line + hint : line
+        }
+        var kept: [Character] = []
+        var used = 0
+        for character in text.reversed() {
+            let characterWidth = DisplayWidth.of(character)
+            guard used + characterWidth <= room else { break }
+            used += characterWidth
+            kept.append(character)
+        }
+        return label + "…" + String(kept.reversed()) + "▏"
     }
 
     /// A key typed at the search prompt: the results follow each change (a commit, so the list animates, and other
@@ -296,7 +316,7 @@ final class LiveAgenda {
             break
         }
         rename = current
-        runner.status = "Rename calendar '\(current.calendar)' to: \(current.text)▏"
+        runner.status = Self.promptLine("Rename calendar '\(current.calendar)' to: ", current.text, hint: "", width: list.width)
         return true
     }
 }
