@@ -108,11 +108,30 @@ func pointReadCacheMiss(iterations: Int) throws {
     }
 }
 
-func readRows(_ connection: Connection, _ count: Int, generator: inout XorShift) throws {
+/// The rows `point-read-cache-hit` reads over and over (StoreBenchmarks' `Workload.hotRows`).
+let hotRows = Array(Workload.permutation.prefix(Workload.hotKeyCount))
+
+/// Point reads of a hot set the connection's cache holds: `point-read-cache-hit canopy`, 10,000 reads per iteration.
+func pointReadCacheHit(iterations: Int) throws {
+    let (database, connection, directory) = try openStore("hit", cacheLimit: 2 * Workload.hotKeyCount, populated: true)
+    defer { withExtendedLifetime((database, directory)) {} }
+    try connection.read { txn in
+        for index in hotRows { _ = try txn.object(forKey: Workload.keys[index], in: benchRecords) }
+    }
+    guard connection.cachedCounts.objects == Workload.hotKeyCount else { throw DriverError("the hot set is not all cached") }
+    var generator = XorShift()
+    try readRows(connection, Workload.readsPerIteration / 10, generator: &generator, hotRows: hotRows)  // warm-up
+    for _ in 0..<iterations {
+        try measured { try readRows(connection, Workload.readsPerIteration, generator: &generator, hotRows: hotRows) }
+    }
+    guard connection.cachedCounts.objects == Workload.hotKeyCount else { throw DriverError("the cache lost hot rows") }
+}
+
+func readRows(_ connection: Connection, _ count: Int, generator: inout XorShift, hotRows: [Int]? = nil) throws {
     let rows = UInt64(Workload.rowCount)
     try connection.read { txn in
         for _ in 0..<count {
-            let index = Int(generator.next() % rows)
+            let index = hotRows.map { $0[Int(generator.next() % UInt64($0.count))] } ?? Int(generator.next() % rows)
             guard let object = try txn.object(forKey: Workload.keys[index], in: benchRecords), object.id == index else {
                 throw DriverError("row \(index) not found")
             }
@@ -494,6 +513,19 @@ func rawPointReads(iterations: Int) throws {
     withExtendedLifetime(environment) {}
 }
 
+/// The raw baseline of `point-read-cache-hit`: 10,000 `mdb_get`s of the hot rows per iteration in one read transaction.
+func rawPointReadsHot(iterations: Int) throws {
+    let directory = TemporaryDirectory("raw-read-hot")
+    let environment = RawEnvironment(directory: directory.child("env"))
+    environment.insert(Workload.permutation)
+    var generator = XorShift()
+    environment.pointReads(Workload.hotKeyCount, generator: &generator, hotRows: hotRows)  // warm-up, as the benchmark's
+    for _ in 0..<iterations {
+        measured { environment.pointReads(Workload.readsPerIteration, generator: &generator, hotRows: hotRows) }
+    }
+    withExtendedLifetime(environment) {}
+}
+
 /// The raw baseline of `small-write-txn-metadata-only`: one-put commits with `MDB_NOMETASYNC`, 1,000 per iteration.
 func rawSmallWritesMetadataOnly(iterations: Int) throws {
     let directory = TemporaryDirectory("raw-txn")
@@ -514,6 +546,8 @@ struct DriverError: Error, CustomStringConvertible {
 
 let workloads: [String: (Int) throws -> Void] = [
     "point-read-cache-miss": pointReadCacheMiss,
+    "point-read-cache-hit": pointReadCacheHit,
+    "raw-point-read-hot": rawPointReadsHot,
     "bulk-insert": { try bulkInsert(iterations: $0, views: { [] }) },
     "bulk-insert-2-views": { try bulkInsert(iterations: $0, views: { [byPriority(), byState()] }) },
     "bulk-insert-grdb": bulkInsertGRDB,

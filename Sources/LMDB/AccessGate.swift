@@ -77,8 +77,10 @@ final class AccessGate: @unchecked Sendable {
 /// The shared scopes each thread holds, per environment: a short list, since a thread rarely uses more than one or two
 /// environments at once.
 final class ThreadAccessTable {
-    private var identities: [UInt] = []
-    private var depths: [Int] = []
+    // Without the runtime's exclusivity checks (four per transaction otherwise): a table belongs to one thread (its
+    // thread-specific value), and no access to it overlaps another (none calls out while it holds the arrays).
+    @exclusivity(unchecked) private var identities: [UInt] = []
+    @exclusivity(unchecked) private var depths: [Int] = []
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

@@ -100,7 +100,7 @@ struct CacheTests {
                     model[RowID(collection: victim, key: order[victim]!.removeFirst())] = nil
                 }
             case 5..<8:
-                let cache = caches.cache(for: id.collection, as: Int.self)
+                let cache = caches.cache(for: id.collection, type: ObjectIdentifier(Int.self))
                 let value = cache?.slot(for: CacheKey(id.key)).map { cache!.value(at: $0, as: Int.self) }
                 #expect(value == model[id], "seed \(seed) step \(step)")
                 if value != nil {

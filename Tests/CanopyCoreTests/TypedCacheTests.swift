@@ -26,8 +26,8 @@ struct TypedCacheTests {
             try connection.read { txn throws in #expect(try txn.object(forKey: "k", in: notesByTitle)?.title == "stored") }
             // One key holds one cached value: caching it under the other type dropped the first.
             #expect(connection.state.objectCache.count(inCollection: "notes") == 1)
-            #expect(connection.state.objectCache.cache(for: "notes", as: TitleOnly.self)?.count == 1)
-            #expect(connection.state.objectCache.cache(for: "notes", as: Note.self)?.count == 0)
+            #expect(connection.state.objectCache.cache(for: "notes", type: ObjectIdentifier(TitleOnly.self))?.count == 1)
+            #expect(connection.state.objectCache.cache(for: "notes", type: ObjectIdentifier(Note.self))?.count == 0)
         }
     }
 

@@ -11,14 +11,30 @@ import Testing
 struct SearchIntersectionTests {
     @Test("two- and three-word queries over 1,500 rows (lists of several blocks, gaps, counts in one field or two) equal the brute-force matcher", arguments: [1 as UInt64, 2])
     func intersectionsMatchBruteForce(seed: UInt64) throws {
+        // A small vocabulary, skewed: the first words are in most rows (lists of many blocks), the last in few.
+        try Self.compareWithBruteForce(
+            seed: seed, vocabulary: ["oat", "milk", "bread", "tea", "honey", "crème", "plum", "rye", "fig", "kale", "yam", "zest"],
+            prefixLengths: [], prefixes: 0)
+    }
+
+    /// Prefixes of 2 letters of words that share them: merged lists (``SearchIndex/prefixLengths``) whose rows hold
+    /// several words, their counts summed per field, intersected with words and with each other.
+    @Test("queries of prefixes with merged lists and words over 1,500 rows equal the brute-force matcher", arguments: [3 as UInt64, 4])
+    func prefixIntersectionsMatchBruteForce(seed: UInt64) throws {
+        try Self.compareWithBruteForce(
+            seed: seed, vocabulary: ["oat", "oats", "milk", "mild", "tea", "teal", "oath", "mile", "team", "bread", "brie", "tease"],
+            prefixLengths: [2], prefixes: 2)
+    }
+
+    /// Writes 1,500 rows of `vocabulary`'s words (then removes and rewrites 300), and compares 60 queries of two or
+    /// three terms — up to `prefixes` of them a word's first two letters and `*` — with the brute-force matcher.
+    static func compareWithBruteForce(seed: UInt64, vocabulary: [String], prefixLengths: Set<Int>, prefixes: Int) throws {
         var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
+        let index = makeNoteSearch(prefixLengths: prefixLengths)
         try database.register(index)
-        // A small vocabulary, skewed: the first words are in most rows (lists of many blocks), the last in few.
-        let vocabulary = ["oat", "milk", "bread", "tea", "honey", "crème", "plum", "rye", "fig", "kale", "yam", "zest"]
         func word() -> String {
             let r = Double(random.next() % 1_000) / 1_000
             return vocabulary[min(vocabulary.count - 1, Int(r * r * Double(vocabulary.count)))]
@@ -49,7 +65,8 @@ struct SearchIntersectionTests {
         let connection = database.newConnection()
         var multiBlock = 0
         for round in 0..<60 {
-            let words = (0..<(2 + round % 2)).map { _ in word() }
+            var words = (0..<(2 + round % 2)).map { _ in word() }
+            for term in words.indices.prefix(prefixes) where random.next() % 2 == 0 { words[term] = String(words[term].prefix(2)) + "*" }
             let query = try SearchQuery(words.joined(separator: " "))
             let expected = BruteForce.search(query, rows)
             let context = "seed \(seed), round \(round), query \(query)"

@@ -106,7 +106,24 @@ struct TransactionLifetimeTests {
                 let metadata = #expect(throws: CanopyError.self) { _ = try txn.metadata(forKey: "k", in: asJSON) }
                 #expect(metadata?.code == .codecMismatch)
                 #expect(try txn.object(forKey: "k", in: notes)?.title == "binary")
+                // A hit through the binary handle remembers that the record is binary (no lookup on later such hits):
+                // that must not let a handle of another codec through. (Seen failing with the remembered check
+                // applied to every handle.)
+                #expect(try txn.object(forKey: "k", in: notes)?.title == "binary")
+                #expect(try txn.metadata(forKey: "k", in: notes)?.color == "red")
+                let again = #expect(throws: CanopyError.self) { _ = try txn.object(forKey: "k", in: asJSON) }
+                #expect(again?.code == .codecMismatch)
+                let metadataAgain = #expect(throws: CanopyError.self) { _ = try txn.metadata(forKey: "k", in: asJSON) }
+                #expect(metadataAgain?.code == .codecMismatch)
             }
+            // The remembered check does not outlive the transaction's rules either: a hit of an ended transaction fails.
+            var escaped: ReadTransaction?
+            try connection.read { txn in
+                _ = try txn.object(forKey: "k", in: notes)
+                escaped = txn
+            }
+            let ended = #expect(throws: CanopyError.self) { _ = try escaped?.object(forKey: "k", in: notes) }
+            #expect(ended?.code == .transactionEnded)
         }
     }
 }

@@ -21,7 +21,8 @@ extension ReadWriteTransaction {
     /// commit of another process (``DatabaseCore/feedEnabledSince(_:committed:)``); only enabling and disabling the
     /// feed write that record (``setChangeFeedEnabled(since:)``, which tells this transaction what it wrote).
     func recordInChangeFeed(_ notification: CommitNotification) throws {
-        guard let feedTables = core.feedTables else { return }
+        // (Tested without copying the tables: most stores have no feed, and every commit asks.)
+        guard core.feedTables != nil else { return }
         let enabledSince: UInt64?
         if let written = feedEnabledSince {
             enabledSince = written
@@ -29,7 +30,7 @@ extension ReadWriteTransaction {
             enabledSince = try core.feedEnabledSince(storage, committed: storage.id - 1)
             feedEnabledSince = .some(enabledSince)
         }
-        guard enabledSince != nil else { return }
+        guard enabledSince != nil, let feedTables = core.feedTables else { return }
         var changes: [FeedChange] = []
         if notification.removedAll { changes.append(FeedChange(kind: .removeAll, collection: "")) }
         for collection in notification.removedCollections.sorted() {

@@ -145,55 +145,57 @@ public final class Connection: @unchecked Sendable {
     /// write lock.
     private func writeAttempts<R>(_ body: (ReadWriteTransaction) throws -> R, isCancelled: (() -> Bool)?) throws -> R {
         var attempt = 0
-        let started = ContinuousClock.now
+        // Nanoseconds of the monotonic clock, for the commit-duration metric: `ContinuousClock.Instant` is a type of
+        // another module whose layout this one does not know, each copy a runtime call.
+        let started = DispatchTime.now().uptimeNanoseconds
         while true {
             attempt += 1
             if isCancelled?() == true { throw CancellationError() }
-            let outcome: WriteAttempt<R> = try core.environment.withAccess {
-                let txn: ReadWriteTransaction
-                do {
-                    let waitStart = core.logger.logLevel <= .debug ? ContinuousClock.now : nil
-                    let storage = try core.environment.beginWrite()
-                    if let waitStart { core.didWaitForWriteLock(since: waitStart) }
-                    let state = try core.readState(storage, committed: storage.id - 1)
+            do {
+                // (The result is returned, a full map thrown as `MapFullAttempt`: an enum generic over the result
+                // would ask the runtime for its metadata on every write, this function not being specialized.)
+                return try core.environment.withAccess {
+                    let txn: ReadWriteTransaction
                     do {
-                        try self.state.synchronizeCaches(to: state.snapshot, core: core, txn: storage)
-                        txn = try ReadWriteTransaction(storage: storage, connection: self, state: state)
+                        let waitStart = core.logger.logLevel <= .debug ? DispatchTime.now().uptimeNanoseconds : nil
+                        let storage = try core.environment.beginWrite()
+                        if let waitStart { core.didWaitForWriteLock(since: waitStart) }
+                        let state = try core.readState(storage, committed: storage.id - 1)
+                        do {
+                            try self.state.synchronizeCaches(to: state.snapshot, core: core, txn: storage)
+                            txn = try ReadWriteTransaction(storage: storage, connection: self, state: state)
+                        } catch {
+                            storage.abort()
+                            throw error
+                        }
                     } catch {
-                        storage.abort()
-                        throw error
+                        throw CanopyError.wrap(error, path: core.path)
                     }
-                } catch {
-                    throw CanopyError.wrap(error, path: core.path)
+                    do {
+                        let result = try body(txn)
+                        if txn.sawMapFull { throw LMDBError(code: .mapFull, operation: "mdb_put", path: core.path) }
+                        if isCancelled?() == true { throw CancellationError() }
+                        let notification = try txn.commit()
+                        txn.end()
+                        if let notification {
+                            core.didCommit(notification)
+                            core.recordCommit(startedAt: started, bytesWritten: txn.bytesWritten)
+                            core.clearStaleReadersPeriodically()
+                        }
+                        return result
+                    } catch {
+                        txn.rollback()
+                        txn.end()
+                        if txn.sawMapFull || (error as? LMDBError)?.code == .mapFull || (error as? CanopyError)?.code == .databaseFull
+                            || (error as? CanopyError)?.lmdbError?.code == .mapFull
+                        {
+                            throw MapFullAttempt()
+                        }
+                        if error is CancellationError { throw error }
+                        throw CanopyError.wrap(error, path: core.path)
+                    }
                 }
-                do {
-                    let result = try body(txn)
-                    if txn.sawMapFull { throw LMDBError(code: .mapFull, operation: "mdb_put", path: core.path) }
-                    if isCancelled?() == true { throw CancellationError() }
-                    let notification = try txn.commit()
-                    txn.end()
-                    if let notification {
-                        core.didCommit(notification)
-                        core.recordCommit(startedAt: started, bytesWritten: txn.bytesWritten)
-                        core.clearStaleReadersPeriodically()
-                    }
-                    return .committed(result)
-                } catch {
-                    txn.rollback()
-                    txn.end()
-                    if txn.sawMapFull || (error as? LMDBError)?.code == .mapFull || (error as? CanopyError)?.code == .databaseFull
-                        || (error as? CanopyError)?.lmdbError?.code == .mapFull
-                    {
-                        return .mapFull
-                    }
-                    if error is CancellationError { throw error }
-                    throw CanopyError.wrap(error, path: core.path)
-                }
-            }
-            switch outcome {
-            case .committed(let result):
-                return result
-            case .mapFull:
+            } catch is MapFullAttempt {
                 // Outside the access scope: growing remaps, which waits for this process's other uses of the map.
                 if attempt < 16, try core.growMap() { continue }
                 throw CanopyError(
@@ -204,10 +206,9 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    private enum WriteAttempt<R> {
-        case committed(R)
-        case mapFull
-    }
+    /// An attempt of a write transaction that filled the map (rolled back): the map grows and the closure runs again.
+    /// Never leaves ``writeAttempts(_:isCancelled:)``.
+    private struct MapFullAttempt: Error {}
 
     /// Runs `body` in a read transaction on a background thread (a thread of its own, not the cooperative pool).
     ///

@@ -40,7 +40,7 @@ final class DatabaseCore: Sendable {
 
     struct State {
         var collections: [String: CollectionRecord] = [:]
-        var recentCommits: [CommitNotification] = []
+        var recentCommits = RecentCommits(capacity: DatabaseCore.recentCommitLimit)
         var extensions: [any StoreExtension] = []
         var callbacks: [UInt64: @Sendable (CommitNotification) -> Void] = [:]
         var wakeups: [UInt64: @Sendable () -> Void] = [:]
@@ -63,7 +63,6 @@ final class DatabaseCore: Sendable {
     let commitBeacon = CommitBeacon()
 
     static let recentCommitLimit = 256
-    static let recentCommitPruneBatch = 64
 
     // MARK: Opening
 
@@ -389,10 +388,6 @@ final class DatabaseCore: Sendable {
         let (callbacks, streams, wakeups) = state.withLock { state in
             state.lastCommittedSnapshot = notification.snapshot
             state.recentCommits.append(notification)
-            // Pruned in batches: removing the oldest one per commit would shift the whole array every commit.
-            if state.recentCommits.count >= Self.recentCommitLimit + Self.recentCommitPruneBatch {
-                state.recentCommits.removeFirst(state.recentCommits.count - Self.recentCommitLimit)
-            }
             return (Array(state.callbacks.values), Array(state.streams.values), Array(state.wakeups.values))
         }
         for wake in wakeups { wake() }
@@ -421,7 +416,8 @@ final class DatabaseCore: Sendable {
             }
             var slice: [CommitNotification] = []
             slice.reserveCapacity(Int(to - from))
-            for notification in state.recentCommits[low...] {
+            for index in low..<state.recentCommits.count {
+                let notification = state.recentCommits[index]
                 guard notification.snapshot <= to else { break }
                 slice.append(notification)
             }

@@ -29,35 +29,55 @@ struct CacheKey: Hashable {
     /// A 64-bit hash of the UTF-8 bytes of `key`: 8 bytes at a time, multiplied and rotated, then a final avalanche
     /// (MurmurHash3's finalizer) so that every bit of the result depends on every input byte.
     static func hash(of key: String) -> Int {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: key.utf8.count)
-        let done: Void? = key.utf8.withContiguousStorageIfAvailable { bytes in
-            let raw = UnsafeRawBufferPointer(bytes)
-            var offset = 0
-            while offset + 8 <= raw.count {
-                state = mix(state, raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                offset += 8
-            }
-            if offset < raw.count {
-                var tail: UInt64 = 0
-                for (shift, byte) in raw[offset...].enumerated() { tail |= UInt64(byte) << (8 * UInt64(shift)) }
-                state = mix(state, tail)
+        // The bytes in place (a native string's own storage; a small string's copied to the stack by the standard
+        // library), hashed by a function the closure inlines.
+        if let hash = key.utf8.withContiguousStorageIfAvailable({ hash(of: UnsafeRawBufferPointer($0)) }) { return hash }
+        // A string without contiguous UTF-8 (bridged): the same words, assembled byte by byte.
+        var state = seed ^ UInt64(truncatingIfNeeded: key.utf8.count)
+        var word: UInt64 = 0
+        var filled: UInt64 = 0
+        for byte in key.utf8 {
+            word |= UInt64(byte) << (8 * filled)
+            filled += 1
+            if filled == 8 {
+                state = mix(state, word)
+                word = 0
+                filled = 0
             }
         }
-        if done == nil {
-            // A string without contiguous UTF-8 (bridged): the same words, assembled byte by byte.
-            var word: UInt64 = 0
-            var filled: UInt64 = 0
-            for byte in key.utf8 {
-                word |= UInt64(byte) << (8 * filled)
-                filled += 1
-                if filled == 8 {
-                    state = mix(state, word)
-                    word = 0
-                    filled = 0
-                }
-            }
-            if filled > 0 { state = mix(state, word) }
+        if filled > 0 { state = mix(state, word) }
+        return finalize(state)
+    }
+
+    private static let seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    /// ``hash(of:)`` of the UTF-8 bytes `raw`.
+    @inline(__always)
+    private static func hash(of raw: UnsafeRawBufferPointer) -> Int {
+        let count = raw.count
+        var state = seed ^ UInt64(truncatingIfNeeded: count)
+        var offset = 0
+        while offset &+ 8 <= count {
+            state = mix(state, raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset &+= 8
         }
+        if offset < count {
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while offset < count {
+                tail |= UInt64(raw.load(fromByteOffset: offset, as: UInt8.self)) &<< shift
+                shift &+= 8
+                offset &+= 1
+            }
+            state = mix(state, tail)
+        }
+        return finalize(state)
+    }
+
+    /// MurmurHash3's finalizer.
+    @inline(__always)
+    private static func finalize(_ value: UInt64) -> Int {
+        var state = value
         state ^= state >> 33
         state &*= 0xFF51_AFD7_ED55_8CCD
         state ^= state >> 33
@@ -87,6 +107,11 @@ final class CollectionCache {
     /// The Swift type of the values (a collection read through handles of two types has two caches).
     let valueType: ObjectIdentifier
     @exclusivity(unchecked) private(set) var keys: ObjectCache
+    /// Whether a hit through a handle of the binary codec found the collection's record to be of the binary codec
+    /// since the cache was last emptied: later such hits skip the record's lookup. A collection's codec changes only
+    /// by a migration, which empties its caches (in this connection directly, in others through the commit's
+    /// `removedCollections`), and emptying clears this.
+    @exclusivity(unchecked) var binaryRecordChecked = false
     private let stride: Int
     private let alignment: Int
     // Used under the connection's lock, never in overlapping accesses: without the runtime's exclusivity checks (one
@@ -115,8 +140,9 @@ final class CollectionCache {
 
     var count: Int { keys.count }
 
+    /// Where the value of `slot` lives (valid until the cache changes).
     @inline(__always)
-    private func address(_ slot: Int) -> UnsafeMutableRawPointer {
+    func address(of slot: Int) -> UnsafeMutableRawPointer {
         chunks[slot &>> Self.chunkShift] + (slot & ((1 << Self.chunkShift) - 1)) &* stride
     }
 
@@ -129,7 +155,7 @@ final class CollectionCache {
     /// The value in `slot`, which must hold a value of `Value` (the caller checked ``valueType``).
     @inline(__always)
     func value<Value>(at slot: Int, as type: Value.Type) -> Value {
-        address(slot).assumingMemoryBound(to: Value.self).pointee
+        address(of: slot).assumingMemoryBound(to: Value.self).pointee
     }
 
     /// Stores `value` (of the cache's type) for `key`. Returns whether the cache holds one value more than before.
@@ -139,18 +165,18 @@ final class CollectionCache {
             while slot &>> Self.chunkShift >= chunks.count {
                 chunks.append(UnsafeMutableRawPointer.allocate(byteCount: stride << Self.chunkShift, alignment: alignment))
             }
-            address(slot).initializeMemory(as: Value.self, to: value)
+            address(of: slot).initializeMemory(as: Value.self, to: value)
             return true
         }
-        address(slot).assumingMemoryBound(to: Value.self).pointee = value
+        address(of: slot).assumingMemoryBound(to: Value.self).pointee = value
         return false
     }
 
     /// Removes the value for `key`; returns whether there was one.
     func remove(_ key: CacheKey) -> Bool {
         guard let (slot, movedFrom) = keys.remove(key) else { return false }
-        destroyValue(address(slot))
-        if let movedFrom { moveValue(address(movedFrom), address(slot)) }
+        destroyValue(address(of: slot))
+        if let movedFrom { moveValue(address(of: movedFrom), address(of: slot)) }
         return true
     }
 
@@ -162,8 +188,9 @@ final class CollectionCache {
 
     /// Removes every value (keeping the storage).
     func removeAll() {
-        for slot in 0..<keys.count { destroyValue(address(slot)) }
+        for slot in 0..<keys.count { destroyValue(address(of: slot)) }
         keys.removeAll()
+        binaryRecordChecked = false
     }
 
     func checkInvariants() -> Bool { keys.checkInvariants() }
@@ -188,10 +215,9 @@ final class ObjectCaches {
         self.limit = max(0, limit)
     }
 
-    /// The cache of `collection` for values of `type`, or `nil` when there is none.
+    /// The cache of `collection` for values of the type `valueType` identifies, or `nil` when there is none.
     @inline(__always)
-    func cache(for collection: String, as type: Any.Type) -> CollectionCache? {
-        let valueType = ObjectIdentifier(type)
+    func cache(for collection: String, type valueType: ObjectIdentifier) -> CollectionCache? {
         if let last, last.valueType == valueType, last.collection == collection { return last }
         for cache in caches where cache.valueType == valueType && cache.collection == collection {
             last = cache
@@ -205,7 +231,7 @@ final class ObjectCaches {
         guard limit > 0 else { return }
         let cacheKey = CacheKey(key)
         let cache: CollectionCache
-        if let found = self.cache(for: collection, as: Value.self) {
+        if let found = self.cache(for: collection, type: ObjectIdentifier(Value.self)) {
             cache = found
         } else {
             cache = CollectionCache(collection: collection, limit: limit, valueType: Value.self)

@@ -224,30 +224,56 @@ public class ReadTransaction {
     /// - Throws: ``CanopyError/Code/decodingFailed`` (naming the collection and key) when the bytes cannot be decoded;
     ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec;
     ///   ``CanopyError/Code/transactionEnded`` when the transaction is used after its closure returned.
-    public func object<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
-        let caches = cacheState.objectCache
-        if caches.count > 0, let cache = caches.cache(for: collection.name, as: Object.self), let slot = cache.slot(for: CacheKey(key)) {
-            try checkCachedRead(collection.name, collection.codec)
-            return cache.value(at: slot, as: Object.self)
+    @inlinable
+    public final func object<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
+        // Inlined into the caller, where `Object` is known: the value is copied out of the cache's slot (and the
+        // optional made) as the concrete type, not through the runtime's generic witnesses; everything else of a hit
+        // (finding the slot, the transaction's and codec's checks) is one call that is not generic.
+        if let slot = try cachedValue(forKey: key, collection: collection.name, codec: collection.codec,
+                                      isBinary: collection.usesBinaryCodec, type: ObjectIdentifier(Object.self), metadata: false) {
+            return slot.assumingMemoryBound(to: Object.self).pointee
         }
         return try uncachedObject(forKey: key, in: collection)
     }
 
+    /// Where the connection's object cache (`metadata`: its metadata cache) holds the value of `type` for `key` in
+    /// `collection`, made the most recently used, after the checks of a read (see ``checkCachedRead(_:_:isBinary:)``);
+    /// `nil` when the cache holds none. The address is valid until the cache changes: the caller copies the value at once.
+    @usableFromInline
+    final func cachedValue(
+        forKey key: String, collection: String, codec: any Codec, isBinary: Bool, type: ObjectIdentifier, metadata: Bool
+    ) throws -> UnsafeRawPointer? {
+        let caches = metadata ? cacheState.metadataCache : cacheState.objectCache
+        guard caches.count > 0, let cache = caches.cache(for: collection, type: type), let slot = cache.slot(for: CacheKey(key)) else {
+            return nil
+        }
+        if isBinary && cache.binaryRecordChecked {
+            guard isActive else { throw endedError() }
+        } else {
+            cache.binaryRecordChecked = try checkCachedRead(collection, codec, isBinary: isBinary)
+        }
+        return UnsafeRawPointer(cache.address(of: slot))
+    }
+
     /// The checks a read makes before it reaches LMDB, for a read the cache answers: the transaction is active, and
     /// the handle's codec is the collection's (a cached value exists only for a collection that has a record).
-    @inline(__always)
-    final func checkCachedRead(_ collection: String, _ codec: any Codec) throws {
+    /// `isBinary`: whether `codec` is the binary codec (``TypedCollection/usesBinaryCodec``: the dynamic type of an
+    /// existential is a call into the runtime).
+    /// Returns whether both are the binary codec (the handle's and the collection's record's).
+    @inline(__always) @discardableResult
+    final func checkCachedRead(_ collection: String, _ codec: any Codec, isBinary: Bool) throws -> Bool {
         guard isActive else { throw endedError() }
-        guard let record = try collectionRecord(collection) else { return }
+        guard let record = try collectionRecord(collection) else { return false }
         // The common case without a call through the existential: the binary codec, recorded for the collection.
-        if Swift.type(of: codec) == BinaryCodec.self, record.codec == BinaryCodec.codecName { return }
+        if isBinary, record.codec == BinaryCodec.codecName { return true }
         try checkCodec(record, codec, collection: collection)
+        return false
     }
 
     /// ``object(forKey:in:)`` past the cache. Apart, so that the hit path has no optional of the generic type (which,
     /// unspecialized, asks the runtime for its metadata on every call).
-    @inline(never)
-    private final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
+    @inline(never) @usableFromInline
+    final func uncachedObject<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Object? {
         guard let record = try collectionRecord(collection.name) else { return nil }
         let isBinary = collection.usesBinaryCodec
         if !isBinary || record.codec != BinaryCodec.codecName { try checkCodec(record, collection.codec, collection: collection.name) }
@@ -262,18 +288,19 @@ public class ReadTransaction {
     /// The metadata stored for `key` in `collection`, or `nil` when the row or its metadata is absent.
     ///
     /// Reads only the metadata: the object is not decoded. Cache hits obey the rules of ``object(forKey:in:)``.
-    public func metadata<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        let caches = cacheState.metadataCache
-        if caches.count > 0, let cache = caches.cache(for: collection.name, as: Metadata.self), let slot = cache.slot(for: CacheKey(key)) {
-            try checkCachedRead(collection.name, collection.codec)
-            return cache.value(at: slot, as: Metadata.self)
+    @inlinable
+    public final func metadata<Object, Metadata>(forKey key: String, in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
+        // (Inlined as ``object(forKey:in:)`` is.)
+        if let slot = try cachedValue(forKey: key, collection: collection.name, codec: collection.codec,
+                                      isBinary: collection.usesBinaryCodec, type: ObjectIdentifier(Metadata.self), metadata: true) {
+            return slot.assumingMemoryBound(to: Metadata.self).pointee
         }
         return try uncachedMetadata(forKey: key, in: collection)
     }
 
     /// ``metadata(forKey:in:)`` past the cache (apart, as ``uncachedObject(forKey:in:)``).
-    @inline(never)
-    private final func uncachedMetadata<Object, Metadata>(
+    @inline(never) @usableFromInline
+    final func uncachedMetadata<Object, Metadata>(
         forKey key: String, in collection: TypedCollection<Object, Metadata>
     ) throws -> Metadata? {
         let id = RowID(collection: collection.name, key: key)
@@ -464,7 +491,7 @@ public class ReadTransaction {
     ) throws {
         guard let record = try collectionRecord(collection.name) else { return }
         try checkCodec(record, collection.codec, collection: collection.name)
-        let cache = cacheState.objectCache.cache(for: collection.name, as: Object.self)
+        let cache = cacheState.objectCache.cache(for: collection.name, type: ObjectIdentifier(Object.self))
         // The decoder is chosen once per scan, not per row: the binary codec's fast path for flat structs, assembling
         // each row's value in one buffer for the whole scan (no per-row set-up), or the binary codec with what it
         // knows of the type (looked up again after the first row, which lays out its plan), or the handle's codec.

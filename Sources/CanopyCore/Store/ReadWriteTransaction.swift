@@ -17,40 +17,40 @@ public final class ReadWriteTransaction: ReadTransaction {
             return lmdbWriteStorage
         }
     }
-    var storeState: StoreState
-    // The properties every row's write touches go without the runtime's exclusivity check (a call per access, per
-    // row): the transaction is used on one thread, and no access to them overlaps another (no user code runs during
-    // one).
+    // The properties every row's write or every commit touches go without the runtime's exclusivity check (a call per
+    // access, per row or commit): the transaction is used on one thread, and no access to them overlaps another (no
+    // user code runs during one).
+    @exclusivity(unchecked) var storeState: StoreState
     @exclusivity(unchecked) var changes = ChangeLog()
     @exclusivity(unchecked) var didWrite = false
     /// Whether the change feed is on (the snapshot it was enabled at) as this transaction's commit found it, once
     /// ``recordInChangeFeed(_:)`` read it: what the committed state says too.
-    var feedEnabledSince: UInt64??
+    @exclusivity(unchecked) var feedEnabledSince: UInt64??
     /// Bytes of objects and metadata written (the `canopy_bytes_written_total` metric).
     @exclusivity(unchecked) var bytesWritten = 0
-    var sawMapFull = false
+    @exclusivity(unchecked) var sawMapFull = false
     /// The first error an extension's writer threw while told of a row change: writers before it may have written
     /// their tables for a change the store then did not write, so the transaction must not commit (``commit()``
     /// refuses it, whether or not the caller caught the error).
-    var interruptedChange: (any Error)?
+    @exclusivity(unchecked) var interruptedChange: (any Error)?
     @exclusivity(unchecked) var newCollections: [String: CollectionRecord] = [:]
     /// The entry of `newCollections` found last (two properties, as the connection's ``ConnectionState/lastCollectionName``).
     @exclusivity(unchecked) private var lastNewCollectionName: String?
     @exclusivity(unchecked) private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
-    var writers: [(name: String, writer: any ExtensionTransaction)] = []
+    @exclusivity(unchecked) var writers: [(name: String, writer: any ExtensionTransaction)] = []
     /// The attachment slot of the writer at each position of ``writers`` (with its name), found on its first edit:
     /// every edited row of a bulk write asked for it by name, a hash of the name per row and writer. Emptied whenever
     /// the slots change (``writableAttachmentSlot(for:)``, a retired slot).
     @exclusivity(unchecked) var writerSlots: [(name: String, slot: UInt32)?] = []
-    var registeredExtensions: [any StoreExtension] = []
-    var unregisteredExtensions: [String] = []
+    @exclusivity(unchecked) var registeredExtensions: [any StoreExtension] = []
+    @exclusivity(unchecked) var unregisteredExtensions: [String] = []
     /// Extensions rebuilt in this transaction (told so at commit: ``ExtensionCommit/isReset``).
-    var rebuiltExtensions: Set<String> = []
+    @exclusivity(unchecked) var rebuiltExtensions: Set<String> = []
     /// Extensions registered in this process whose state lags the store and was not brought up to date in this
     /// transaction (only in a registering transaction, for an extension whose recorded definition differs). They are
     /// not recorded as consistent with the commit's snapshot; every other writer's extension is (it was current when
     /// the transaction began, or was caught up, rebuilt or registered in it). Empty in nearly every transaction.
-    var laggingExtensions: Set<String> = []
+    @exclusivity(unchecked) var laggingExtensions: Set<String> = []
 
     /// Bytes attached to this commit's ``CommitNotification/customPayload``, for observers (who wrote, why).
     public var customPayload: [UInt8]? {

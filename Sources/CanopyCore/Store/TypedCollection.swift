@@ -15,7 +15,7 @@ public struct TypedCollection<Object: Codable & Sendable, Metadata: Codable & Se
     public let codec: any Codec
     /// Whether `codec` is the binary codec: told once here, as the dynamic type of an existential is a call into the
     /// runtime (about 50 instructions), which a typed read past the cache would otherwise make every time.
-    let usesBinaryCodec: Bool
+    @usableFromInline let usesBinaryCodec: Bool
 
     /// Creates a handle for collection `name`, stored with `codec` (the fast binary codec by default).
     public init(_ name: String, codec: any Codec = BinaryCodec()) {

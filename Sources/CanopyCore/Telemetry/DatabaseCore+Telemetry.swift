@@ -1,4 +1,5 @@
 import CoreMetrics
+import Dispatch
 import LMDB
 import Logging
 
@@ -8,26 +9,23 @@ extension DatabaseCore {
     /// How often (in commits) the reader table is read for pinned snapshots, when the logger would print the warning.
     static let pinnedReaderCheckInterval = 1_024
 
-    /// After a commit that wrote something: the commit metrics.
+    /// After a commit that wrote something: the commit metrics (`start`: when the write transaction began, in
+    /// `DispatchTime`'s monotonic nanoseconds).
     @inline(__always)
-    func recordCommit(startedAt start: ContinuousClock.Instant, bytesWritten: Int) {
+    func recordCommit(startedAt start: UInt64, bytesWritten: Int) {
         metrics.commits.increment()
-        metrics.commitDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - start))
+        metrics.commitDuration.recordNanoseconds(Int64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds &- start))
         if bytesWritten > 0 { metrics.bytesWritten.increment(by: Int64(bytesWritten)) }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// Called (only when the logger prints debug messages) after a write transaction began at `start`: the wait for
     /// LMDB's write lock, held by another process (this process's writers queue before it, on ``writeLock``).
-    func didWaitForWriteLock(since start: ContinuousClock.Instant) {
-        let waited = ContinuousClock.now - start
-        guard waited > .milliseconds(10) else { return }
+    /// `start`: `DispatchTime`'s monotonic nanoseconds.
+    func didWaitForWriteLock(since start: UInt64) {
+        let waited = DispatchTime.now().uptimeNanoseconds &- start
+        guard waited > 10_000_000 else { return }
         logger.debug("a write waited for another process's write lock",
-                     metadata: ["canopy.path": "\(path)", "canopy.waited_ms": "\(Self.nanoseconds(waited) / 1_000_000)"])
+                     metadata: ["canopy.path": "\(path)", "canopy.waited_ms": "\(waited / 1_000_000)"])
     }
 
     /// After `mdb_reader_check` cleared `cleared` slots of dead processes.

@@ -369,6 +369,14 @@ enum SearchPostingBlock {
                 if document == candidate { try matched(slot, try bodies.body(of: index)) }
                 slot += 1
             }
+            // The rows the walk did not reach ascend too: a row out of order hides a candidate behind a larger row
+            // the walk stopped at (every row is compared once, here or on the way).
+            while index + 1 < rows.count {
+                index += 1
+                let following = documents[index]
+                guard following > document else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+                document = following
+            }
             next = slot
         }
     }
