@@ -27,6 +27,21 @@ func searchIndex(iterations: Int) throws {
     }
 }
 
+/// `search-index-batched`: the texts of `search-index` written into a registered index 1,000 per transaction, so
+/// that every transaction after the first rewrites the blocks its words already have (the writer's read, merge and
+/// range checks of a stored block), as an app that writes as it goes does.
+func searchIndexBatched(iterations: Int) throws {
+    for _ in 0..<iterations {
+        let directory = TemporaryDirectory("search-index-batched")
+        let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
+        try database.register(SearchWorkload.index())
+        try SearchWorkload.insert(0..<1_000, into: database)
+        try measured {
+            for start in stride(from: 1_000, to: 21_000, by: 1_000) { try SearchWorkload.insert(start..<(start + 1_000), into: database) }
+        }
+    }
+}
+
 /// The query workloads' database: `count` texts with their index (the query workloads' prefix lists), kept in the
 /// temporary directory between runs (named by the index's storage format, prefix lengths and checksums), so that
 /// callgrind does not run the population: run a query workload once without it first. The texts it holds are counted,

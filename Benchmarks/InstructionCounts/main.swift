@@ -567,6 +567,7 @@ let workloads: [String: (Int) throws -> Void] = [
     "insert-multigroup-1m": singleRowInserts("insert-multigroup-1m", rows: 1_000_000, view: ManyGroupWorkload.threeGroups),
     "changeset-multigroup-300": multigroupChangesets(size: 300),
     "changeset-multigroup-10000": multigroupChangesets(size: 10_000),
+    "search-index-batched": searchIndexBatched,
     "search-index": searchIndex,
     "search-index-grdb": searchIndexGRDB,
     "search-texts": searchTexts,

@@ -8,8 +8,9 @@ import Testing
 @Suite("View pages: splicing and decoding agree with a sorted list; the stored bytes are unchanged")
 struct ViewPageTests {
     /// Random order bytes: a sort key (`sortKeyLength` bytes, some with multi-byte varint lengths) then a row key.
-    static func drawEntry(_ random: inout SeededRandom) -> (order: [UInt8], sortKeyLength: Int) {
-        let sortKeyLength = Int.random(in: 0...(Bool.random(using: &random) ? 12 : 200), using: &random)
+    static func drawEntry(_ random: inout SeededRandom, longKeys: Bool = false) -> (order: [UInt8], sortKeyLength: Int) {
+        let longest = longKeys && Int.random(in: 0..<4, using: &random) == 0 ? 5_000 : (Bool.random(using: &random) ? 12 : 200)
+        let sortKeyLength = Int.random(in: 0...longest, using: &random)
         let rowKeyLength = Int.random(in: 5...20, using: &random)
         let order = (0..<(sortKeyLength + rowKeyLength)).map { _ in UInt8.random(in: 0...3, using: &random) }
         return (order, sortKeyLength)
@@ -32,14 +33,17 @@ struct ViewPageTests {
         #expect(reserved == page.encoded, "seed \(seed), step \(step)")
     }
 
-    @Test("Inserts, removals and splits at random places match a sorted list (seeds printed)", arguments: [1, 2, 3, 4] as [UInt64])
+    @Test("Inserts, removals and splits at random places match a sorted list; pages split by entries and by bytes (seeds printed)",
+          arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func splicing(seed: UInt64) throws {
+        // Seeds 5 and 6: a quarter of the sort keys up to 5,000 bytes (pages cut by bytes, an entry alone on a page).
+        let longKeys = seed > 4
         var random = SeededRandom(seed: seed)
         var page = ViewPage(groupID: UInt32(seed))
         var reference: [(order: [UInt8], sortKeyLength: Int)] = []
         for step in 0..<400 {
             if reference.isEmpty || Int.random(in: 0..<3, using: &random) > 0 {
-                let entry = Self.drawEntry(&random)
+                let entry = Self.drawEntry(&random, longKeys: longKeys)
                 guard !reference.contains(where: { $0.order == entry.order }) else { continue }
                 let at = page.insert(order: entry.order, sortKeyLength: entry.sortKeyLength)
                 let expected = reference.firstIndex { !$0.order.lexicographicallyPrecedes(entry.order) } ?? reference.count
@@ -51,11 +55,16 @@ struct ViewPageTests {
                 page.remove(at: i)
                 reference.remove(at: i)
             }
-            if page.count > ViewPage.maxEntries {
-                let upper = page.splitUpperHalf()
-                let middle = reference.count / 2
-                try Self.expectSame(upper, Array(reference[middle...]), seed: seed, step: step)
-                reference.removeSubrange(middle...)
+            if page.isOverfull {
+                let uppers = page.splitToFit()
+                #expect(!uppers.isEmpty && !page.isOverfull && !uppers.contains { $0.isOverfull }, "seed \(seed), step \(step)")
+                var start = page.count
+                for upper in uppers {
+                    try Self.expectSame(upper, Array(reference[start..<min(reference.count, start + upper.count)]), seed: seed, step: step)
+                    start += upper.count
+                }
+                #expect(start == reference.count, "seed \(seed), step \(step)")
+                reference.removeSubrange(page.count...)
             }
             try Self.expectSame(page, reference, seed: seed, step: step)
         }

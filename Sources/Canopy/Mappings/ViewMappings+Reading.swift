@@ -1,5 +1,6 @@
 extension ViewMappings {
-    /// Checks that `reader` reads the view and snapshot these mappings describe.
+    /// Checks that `reader` reads the view and the state of it these mappings describe: its snapshot, and in a
+    /// read-write transaction the transaction's changes to the view so far.
     func checkReader(_ reader: ViewReader) throws {
         guard reader.name == view else {
             throw CanopyError(.invalidArgument, "these mappings are for view '\(view)', not '\(reader.name)'", extensionName: reader.name)
@@ -8,6 +9,12 @@ extension ViewMappings {
             throw CanopyError(
                 .snapshotMismatch,
                 "the mappings describe snapshot \(snapshot.map(String.init) ?? "none") but the reader reads snapshot \(reader.snapshot); update the mappings with this reader first",
+                extensionName: view)
+        }
+        guard reader.readPoint.uncommitted == uncommitted else {
+            throw CanopyError(
+                .snapshotMismatch,
+                "the reader's write transaction changed the view since the mappings were updated (at snapshot \(snapshot), before those changes), so index paths would point at the wrong rows; update the mappings with this reader first",
                 extensionName: view)
         }
     }

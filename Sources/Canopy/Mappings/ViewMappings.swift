@@ -50,6 +50,10 @@ public struct ViewMappings: Sendable {
 
     /// The snapshot of the last ``update(with:)``, or `nil` before the first one.
     public private(set) var snapshot: UInt64?
+    /// The uncommitted changes of the write transaction whose reader last updated the mappings (none for a read
+    /// transaction's reader): a reader whose transaction has changed the view since reads another state than the
+    /// mappings' counts describe, at the same snapshot.
+    var uncommitted = ViewWriter.ChangeStamp.none
     /// The groups the mappings take sections from, in section order, including empty ones (which show only as static
     /// sections).
     public private(set) var allGroups: [String] = []
@@ -132,6 +136,7 @@ public struct ViewMappings: Sendable {
         self.allGroups = groups
         self.counts = counts
         self.snapshot = reader.snapshot
+        self.uncommitted = reader.readPoint.uncommitted
         refreshLayout()
     }
 
@@ -158,6 +163,7 @@ public struct ViewMappings: Sendable {
             }
         }
         snapshot = reader.snapshot
+        uncommitted = reader.readPoint.uncommitted
         refreshLayout()
     }
 
@@ -165,6 +171,7 @@ public struct ViewMappings: Sendable {
     /// the commits' changes): the groups and counts read there would be the ones the mappings hold.
     mutating func moveUnchanged(to reader: ViewReader) {
         snapshot = reader.snapshot
+        uncommitted = reader.readPoint.uncommitted
     }
 
     /// Whether a group's cells are drawn from neighbours (``GroupOptions/drawingDependencies``), for any group.

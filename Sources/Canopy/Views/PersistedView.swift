@@ -184,7 +184,9 @@ extension ViewReader {
     /// and a filtered view's entries are in its parent, in the same group and order.
     func checkStoredStructure() throws -> [String] {
         var (problems, _) = try storedStructureProblems()
+        let index = try self.index
         let parent = try parentView.map { try transaction.persistedView($0) }
+        let parentIndex = try parent?.index
         var entries: [(StoredRowKey, ViewTables.RowEntry)] = []
         if let slot = try attachmentSlot() {
             try transaction.scanRows { row in
@@ -208,7 +210,7 @@ extension ViewReader {
                 let parentEntries = try parent.attachmentSlot().map { try parent.tables.rowEntries(try transaction.attachment(at: $0, forRow: rowKey)) } ?? []
                 if !parentEntries.isEmpty {
                     let group = index.groupNames[entry.groupID]
-                    if !parentEntries.contains(where: { parent.index.groupNames[$0.groupID] == group && $0.sortKey == entry.sortKey }) {
+                    if !parentEntries.contains(where: { parentIndex?.groupNames[$0.groupID] == group && $0.sortKey == entry.sortKey }) {
                         problems.append("row \(label) is in another group or place than in the parent view '\(parent.name)'")
                     }
                 } else {

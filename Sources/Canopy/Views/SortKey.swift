@@ -40,6 +40,12 @@ public struct SortKey: Hashable, Sendable, Comparable {
     /// The encoded bytes.
     public private(set) var bytes: [UInt8]
 
+    /// The longest sort key a view stores, in bytes (1 MiB). A row whose sorting closure returns a longer one fails
+    /// the write with ``/CanopyCore/CanopyError/Code/sortKeyTooLong`` and nothing is written. Keys under it of any
+    /// length are stored and ordered exactly: a key over about 2 KB takes a view page of its own. (The bound keeps
+    /// what a view holds in memory per page — its first entry, in 32-bit offsets — far from its limits.)
+    public static let maximumLength = 1 << 20
+
     /// Encodes `components` in order.
     public init(_ components: Component...) {
         self.init(components)

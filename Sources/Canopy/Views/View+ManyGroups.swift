@@ -12,7 +12,7 @@ extension View {
             }
             let groups = try groupsClosure(row).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             return try groups.map { group in
-                let sortKey = try sorting.closure(group, row)
+                let sortKey = try checked(try sorting.closure(group, row), of: row)
                 return (group, sortKey.bytes.count, sortKey.bytes + rowKey.bytes)
             }
         case .filtered(let parentName, let filter):

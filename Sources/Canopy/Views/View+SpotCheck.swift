@@ -10,7 +10,7 @@ extension View {
     /// closures, and returns a sentence describing the first difference, or `nil` when the sample agrees.
     func spotCheck(_ reader: ViewReader) throws -> String? {
         let transaction = reader.transaction
-        let groups = reader.index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let groups = try reader.index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         for group in Self.spread(groups.count, Self.spotCheckGroups).map({ groups[$0] }) {
             let count = try reader.count(inGroup: group)
             for position in Self.spread(count, Self.spotCheckEntriesPerGroup) {

@@ -287,7 +287,7 @@ public final class View: StoreExtension {
             state.withLock { $0.tables = existing }
 
         }
-        let reader = ViewReader(view: self, index: try writer?.currentIndex() ?? index(in: transaction), transaction: transaction,
+        let reader = ViewReader(view: self, index: writer == nil ? try index(in: transaction) : nil, transaction: transaction,
                                 tables: tables, writer: writer)
         if let mismatch = try spotCheck(reader) { return .rebuild(because: mismatch) }
         return .usable
@@ -361,7 +361,7 @@ public final class View: StoreExtension {
                 throw CanopyError(.extensionFailed, "internal: a row of a view whose rows can be in many groups was placed in one", extensionName: name)
             }
             guard let group = try grouping.closure(row) else { return nil }
-            let sortKey = try sorting.closure(group, row)
+            let sortKey = try checked(try sorting.closure(group, row), of: row)
             return (group, sortKey.bytes.count, sortKey.bytes + rowKey.bytes)
         case .filtered(let parentName, let filter):
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else { return nil }
@@ -380,6 +380,18 @@ public final class View: StoreExtension {
             let sortKey = ManualOrderTable.sortKey(order)
             return (group, sortKey.count, sortKey + rowKey.bytes)
         }
+    }
+
+    /// `sortKey`, the sorting closure's key for `row`.
+    /// - Throws: ``/CanopyCore/CanopyError/Code/sortKeyTooLong`` when it is longer than ``SortKey/maximumLength``.
+    func checked(_ sortKey: SortKey, of row: ViewRow) throws -> SortKey {
+        guard sortKey.bytes.count <= SortKey.maximumLength else {
+            throw CanopyError(
+                .sortKeyTooLong,
+                "the sorting closure's key for the row is \(sortKey.bytes.count) bytes; a view stores sort keys of at most \(SortKey.maximumLength) bytes: sort by a shorter value (a prefix of a long text, say); nothing was written",
+                collection: row.collection, key: row.key, extensionName: name)
+        }
+        return sortKey
     }
 
     /// Whether a change of the object / metadata can change the row's place.

@@ -8,7 +8,9 @@
 /// Pages stay at or under ``maxBytes`` so that LMDB keeps them inline in its leaf pages (no overflow pages to copy on
 /// write), and so that two full pages fill one 4 KiB LMDB page: a node is 8 bytes of header, the 8-byte page id and
 /// the value (with the store's 4-byte checksum), plus a 2-byte pointer, and a leaf holds 4,080 bytes
-/// (2 × (2 + 8 + 8 + 2,016 + 4) = 4,076).
+/// (2 × (2 + 8 + 8 + 2,016 + 4) = 4,076). The one exception is an entry larger than a page (a sort key over about
+/// 2 KB): it gets a page of its own, which LMDB keeps in overflow pages. Pages are cut by bytes as well as by
+/// entries, so a long sort key never makes its neighbours' pages grow past the bound.
 struct ViewPage: Sendable {
     static let maxEntries = 64
     static let maxBytes = 2_016
@@ -28,7 +30,9 @@ struct ViewPage: Sendable {
 
     var count: Int { offsets.count }
     var byteSize: Int { Self.headerSize + data.count }
-    var isOverfull: Bool { count > Self.maxEntries || byteSize > Self.maxBytes }
+    /// Whether the page is past its bounds: more than ``maxEntries`` entries, or more than ``maxBytes`` bytes with
+    /// more than one entry (an entry larger than a page has a page of its own).
+    var isOverfull: Bool { count > Self.maxEntries || (byteSize > Self.maxBytes && count > 1) }
 
     /// Parses a stored page; throws on malformed bytes (never traps).
     ///
@@ -225,15 +229,41 @@ struct ViewPage: Sendable {
         }
     }
 
-    /// Splits off the upper half into a new page of the same group, returned.
-    mutating func splitUpperHalf() -> ViewPage {
-        let middle = count / 2
-        let cut = offsets[middle]
+    /// Splits an overfull page (``isOverfull``) into pages within the bounds: this page keeps the lowest entries, and
+    /// the pages that follow it are returned in order (empty when the page was within its bounds).
+    ///
+    /// A page over ``maxEntries`` with small entries is cut in the middle (two half-full pages, room for inserts on
+    /// both sides); a page over ``maxBytes`` is cut where its bytes are halved, and again while a part is past the
+    /// bounds, so an entry larger than a page ends on a page of its own (an insert makes at most three pages).
+    mutating func splitToFit() -> [ViewPage] {
+        guard isOverfull else { return [] }
+        var upper = splitOff(from: splitIndex())
+        let between = splitToFit()
+        let above = upper.splitToFit()
+        return between + [upper] + above
+    }
+
+    /// Where ``splitToFit()`` cuts: the middle entry when the bytes fit, otherwise the entry boundary that best
+    /// halves the bytes (in `1..<count`: both parts keep an entry).
+    private func splitIndex() -> Int {
+        guard byteSize > Self.maxBytes else { return count / 2 }
+        var best = 1
+        var bestLarger = Int.max
+        for i in 1..<count {
+            let larger = max(offsets[i], data.count - offsets[i])
+            if larger < bestLarger { (best, bestLarger) = (i, larger) }
+        }
+        return best
+    }
+
+    /// Moves the entries from `index` on into a new page of the same group, returned.
+    private mutating func splitOff(from index: Int) -> ViewPage {
+        let cut = offsets[index]
         var upper = ViewPage(groupID: groupID)
         upper.data = Array(data[cut...])
-        upper.offsets = offsets[middle...].map { $0 - cut }
+        upper.offsets = offsets[index...].map { $0 - cut }
         data.removeSubrange(cut...)
-        offsets.removeSubrange(middle...)
+        offsets.removeSubrange(index...)
         return upper
     }
 

@@ -2,6 +2,7 @@ extension ViewReader {
     /// Calls `body` with the page and offset of each entry of `group` in `range` (clamped to the group), in order,
     /// reading each page once.
     func walkEntries(inGroup group: String, range: Range<Int>, _ body: (ViewPage, Int) throws -> Void) throws {
+        let index = try self.index
         guard let groupIndex = index.groups[group] else { return }
         let lower = max(0, range.lowerBound)
         let upper = min(groupIndex.count, range.upperBound)

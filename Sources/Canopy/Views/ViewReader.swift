@@ -14,7 +14,7 @@ extension ReadTransaction {
             return try persistedView(name)
         }
         if let writer = writer(of: view) {
-            return ViewReader(view: view, index: try writer.currentIndex(), transaction: self, tables: try view.tables, writer: writer)
+            return ViewReader(view: view, index: nil, transaction: self, tables: try view.tables, writer: writer)
         }
         try requireCurrentExtension(named: name)
         return ViewReader(view: view, index: try view.index(in: self), transaction: self, tables: try view.tables)
@@ -26,13 +26,50 @@ extension ReadTransaction {
 /// Valid only inside the transaction it came from: once that transaction's closure has returned, every call throws
 /// ``/CanopyCore/CanopyError/Code/transactionEnded``. Position queries don't scan groups: they use the view's counted
 /// page directory and read one page.
+///
+/// In a read-write transaction, every call reads the view as the transaction has made it at that moment: a reader made
+/// before the transaction's writes reads them (its groups, counts, rows and positions follow every write).
 public struct ViewReader {
     let view: View
-    let index: ViewIndex
+    /// The directory of the snapshot read (a read transaction's, fixed); `nil` in a read-write transaction, where
+    /// the writer's directory is read at every call (see ``index``).
+    private let fixedIndex: ViewIndex?
     let transaction: ReadTransaction
     let tables: ViewTables
-    /// In a read-write transaction, the view's writer, which holds the pages the transaction changed.
-    var writer: ViewWriter? = nil
+    /// In a read-write transaction, the view's writer, which holds the pages and directory the transaction changed.
+    let writer: ViewWriter?
+
+    init(view: View, index: ViewIndex?, transaction: ReadTransaction, tables: ViewTables, writer: ViewWriter? = nil) {
+        self.view = view
+        self.fixedIndex = index
+        self.transaction = transaction
+        self.tables = tables
+        self.writer = writer
+    }
+
+    /// The view's page directory as this reader's transaction has it now: the snapshot's, or, in a read-write
+    /// transaction, the writer's current one (a copy kept at the reader's making would miss the writes made since,
+    /// while pages are read as written: stale counts and positions, or rows of the wrong place).
+    var index: ViewIndex {
+        get throws {
+            if let writer { return try writer.currentIndex() }
+            guard let fixedIndex else { throw corrupt(view.name, "internal: a reader without a directory or a writer") }
+            return fixedIndex
+        }
+    }
+
+    /// Which state of the view the reader reads now: its snapshot, and in a read-write transaction the changes the
+    /// transaction has made to the view so far (``ViewWriter/changeStamp``). Mappings remember it when updated and
+    /// refuse a reader at another.
+    var readPoint: ReadPoint {
+        ReadPoint(snapshot: transaction.snapshot, uncommitted: writer?.changeStamp ?? .none)
+    }
+
+    /// A state of a view: a snapshot, and the uncommitted changes of one write transaction on it.
+    struct ReadPoint: Hashable, Sendable {
+        var snapshot: UInt64
+        var uncommitted: ViewWriter.ChangeStamp
+    }
 
     /// The view's name.
     public var name: String { view.name }
@@ -42,41 +79,42 @@ public struct ViewReader {
     /// The names of the groups that hold at least one row, sorted by their UTF-8 bytes.
     public func groups() throws -> [String] {
         try transaction.checkActive()
-        return index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return try index.groups.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// The number of non-empty groups.
     public func numberOfGroups() throws -> Int {
         try transaction.checkActive()
-        return index.groups.count
+        return try index.groups.count
     }
 
     /// The number of rows in `group` (0 for a group that is empty or unknown).
     public func count(inGroup group: String) throws -> Int {
         try transaction.checkActive()
-        return index.groups[group]?.count ?? 0
+        return try index.groups[group]?.count ?? 0
     }
 
     /// The number of rows in the whole view: of entries, for a view whose rows can be in many groups (a row counts
     /// once per group it is in).
     public func count() throws -> Int {
         try transaction.checkActive()
-        return index.totalCount
+        return try index.totalCount
     }
 
     func page(_ id: UInt64) throws -> ViewPage {
         try transaction.checkActive()
         if let writer { return try writer.page(id) }
-        if let page = index.committedPages[id] { return page }
+        if let page = fixedIndex?.committedPages[id] { return page }
         return try tables.readPage(id, transaction)
     }
 
     /// The row at `index` of `group`, or `nil` when out of range.
     public func rowID(at index: Int, inGroup group: String) throws -> RowID? {
-        guard let groupIndex = self.index.groups[group], let (location, offset) = self.index.location(ofIndex: index, in: groupIndex) else {
+        let directory = try self.index
+        guard let groupIndex = directory.groups[group], let (location, offset) = directory.location(ofIndex: index, in: groupIndex) else {
             return nil
         }
-        let page = try page(self.index.page(at: location, in: groupIndex).id)
+        let page = try page(directory.page(at: location, in: groupIndex).id)
         guard offset < page.count else { throw corrupt(view.name, "a page holds fewer rows than its count") }
         return try rowID(ofEntryAt: offset, in: page)
     }
@@ -129,6 +167,7 @@ public struct ViewReader {
     /// the view, one entry in a view whose rows are each in one group.
     public func entries(of id: RowID) throws -> [ViewEntry] {
         guard let rowKey = try transaction.storedRowKey(for: id), let slot = try attachmentSlot() else { return [] }
+        let index = try self.index
         let stored = try view.storedEntries(try transaction.attachment(at: slot, forRow: rowKey), rowKey: rowKey, tables: tables, index: index,
                                             in: transaction)
         return stored.compactMap { entry in
@@ -179,6 +218,7 @@ public struct ViewReader {
     /// The number of rows of `entry.group` whose order bytes sort strictly before `entry.orderBytes` (the entry need
     /// not be in the view): the index it has, or would have.
     public func lowerBound(of entry: ViewEntry) throws -> Int {
+        let index = try self.index
         guard let group = index.groups[entry.group], let location = index.locate(entry.orderBytes, in: group) else { return 0 }
         let page = try page(index.page(at: location, in: group).id)
         return index.rank(of: location, in: group) + page.lowerBound(entry.orderBytes)

@@ -13,7 +13,7 @@ extension ViewWriter {
     /// Gives `entry` its group id (a new group is recorded in the groups table, as
     /// ``insertEntry(_:sortKeyLength:)`` does) and keeps the entry for ``insertPendingEntries()``. Returns the group id.
     func deferInsert(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
-        dirty = true
+        noteChange()
         let groupID = try recentGroups.id(of: entry.group) { group in
             try withLoadedIndex { index -> UInt32 in
                 if let known = index.groupIDs[group] { return known }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Keeps one view up to date during one write transaction, and records what happened to each row: the view's
 /// ``/CanopyCore/StoreExtension/Writer``. Its state is read through the view (``CanopyCore/ReadTransaction/view(_:)``
 /// inside a write transaction includes it); the store alone calls its methods.
@@ -13,6 +15,33 @@ public final class ViewWriter: ExtensionTransaction {
 
     /// Whether this transaction changed the view's pages or directory (its state is written at commit).
     @exclusivity(unchecked) var dirty = false
+    /// The changes this writer made to the view's entries so far (``noteChange()``).
+    @exclusivity(unchecked) private var changeCount: UInt64 = 0
+    /// A number for this writer, unique in the process: two write transactions that made as many changes from one
+    /// snapshot still have different stamps.
+    private let serial = ViewWriter.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<UInt64>(0)
+
+    /// The uncommitted changes a write transaction made to a view: which writer, and how many (``none`` for none:
+    /// the state of the snapshot the transaction began at).
+    struct ChangeStamp: Hashable, Sendable {
+        var writer: UInt64
+        var changes: UInt64
+        static let none = ChangeStamp(writer: 0, changes: 0)
+    }
+
+    /// Which state of the view the transaction has made so far: ``ChangeStamp/none`` while it changed nothing, else
+    /// one that no other state of the view in this process has.
+    var changeStamp: ChangeStamp {
+        changeCount == 0 ? .none : ChangeStamp(writer: serial, changes: changeCount)
+    }
+
+    /// Records that the view's entries changed (an entry inserted, removed, or waiting to be inserted).
+    @inline(__always)
+    func noteChange() {
+        dirty = true
+        changeCount &+= 1
+    }
     /// Whether ``prepareCommit(_:)`` wrote the view's state: only then is ``index`` the directory of the version the
     /// commit leaves. A transaction that wrote no row (a change that a later extension refused, caught by the caller)
     /// commits without the extensions' commit step, so a changed directory here is not the file's.
@@ -424,7 +453,7 @@ public final class ViewWriter: ExtensionTransaction {
     }
 
     func removeEntry(_ entry: ViewEntry, groupID: UInt32) throws {
-        dirty = true
+        noteChange()
         try withIndex { index in
             // The group's name is hashed once: its slot in the directory serves the lookup and the update.
             guard let slot = index.groups.index(forKey: entry.group), case let group = index.groups.values[slot],
@@ -446,7 +475,7 @@ public final class ViewWriter: ExtensionTransaction {
 
     @discardableResult
     func insertEntry(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
-        dirty = true
+        noteChange()
         return try withIndex { index in
             // The group's name is hashed once when it has rows: its slot in the directory gives its id, its pages and
             // the place to update.
@@ -469,17 +498,20 @@ public final class ViewWriter: ExtensionTransaction {
                 return groupID
             }
             let ref = index.page(at: location, in: group)
-            let (count, first, upper): (Int, [UInt8]?, ViewPage?) = try modifyPage(ref.id) { page in
+            let (count, first, uppers): (Int, [UInt8]?, [ViewPage]) = try modifyPage(ref.id) { page in
                 let position = page.insert(order: entry.orderBytes, sortKeyLength: sortKeyLength)
-                let upper = page.isOverfull ? page.splitUpperHalf() : nil
-                return (page.count, position == 0 || upper != nil ? page.orderBytes(at: 0) : nil, upper)
+                let uppers = page.isOverfull ? page.splitToFit() : []
+                return (page.count, position == 0 || !uppers.isEmpty ? page.orderBytes(at: 0) : nil, uppers)
             }
             index.updatePage(at: location, inGroupAt: slot, count: count, first: first)
-            if let upper {
+            var after = location
+            for (number, upper) in uppers.enumerated() {
                 let upperID = index.newPageID()
+                let upperFirst = upper.orderBytes(at: 0)
                 try store(upper, id: upperID)
-                index.insertPage(ViewIndex.PageRef(id: upperID, count: upper.count, first: upper.orderBytes(at: 0)),
-                                 after: location, in: entry.group, groupID: groupID)
+                index.insertPage(ViewIndex.PageRef(id: upperID, count: upper.count, first: upperFirst), after: after, in: entry.group, groupID: groupID)
+                // (A split into three: the next page goes after this one, wherever a chunk split put it.)
+                if number + 1 < uppers.count, let group = index.groups[entry.group], let next = index.locate(upperFirst, in: group) { after = next }
             }
             return groupID
         }

@@ -94,6 +94,26 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
         try transaction.guardedRead { try storage.forEach(in: database, from: startBytes, body) }
     }
 
+    /// Calls `body` with the first entry whose key is `>= start` (`nil` when there is none) and the key of the entry
+    /// before it (`nil` when there is none): one cursor, one descent and one step, for a caller that checks a value
+    /// against its predecessor's key (ranges keyed by their end, which must not overlap). The buffers are valid only
+    /// inside `body`.
+    public func withEntry<R>(
+        atOrAfter start: KeyCoding.Value, in transaction: ReadTransaction,
+        _ body: (_ entry: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?, _ previousKey: UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        let storage = try transaction.storage
+        let startBytes = KeyCoding.withBytes(of: start) { Array($0) }
+        return try transaction.guardedRead {
+            try storage.withCursor(in: database) { cursor in
+                let found = try cursor.seek(atOrAfter: startBytes)
+                // (Stepping leaves the found entry's bytes in place: nothing is written meanwhile.)
+                let previous = found != nil ? try cursor.previous() : try cursor.last()
+                return try body(found.map { ($0.key, $0.value) }, previous?.key)
+            }
+        }
+    }
+
     /// Visits, in key order, the entries whose stored key starts with `prefix`, while `body` returns `true`.
     public func forEachBytes(
         in transaction: ReadTransaction, prefix: [UInt8],

@@ -33,6 +33,10 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let incompatibleFormat = Code("incompatibleFormat")
         /// A key (with its collection prefix) is longer than LMDB allows.
         public static let keyTooLong = Code("keyTooLong")
+        /// A view's sort key for a row is longer than a view stores (`SortKey.maximumLength`, 1 MiB): the message names
+        /// the view, the row and the length. The write (or the registration that placed the row) was rolled back and
+        /// nothing was written; sort by a shorter value (a prefix of a long text, say).
+        public static let sortKeyTooLong = Code("sortKeyTooLong")
         /// A collection name is empty or too long.
         public static let invalidCollectionName = Code("invalidCollectionName")
         /// A collection's recorded codec differs from the codec of the handle used to access it.

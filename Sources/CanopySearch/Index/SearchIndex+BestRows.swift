@@ -133,7 +133,7 @@ extension SearchIndex {
                     for field in 0..<fieldCount { counts[field] = 0 }
                     var rowLength = 0
                     var occurrences = 0
-                    if body.count >= 4, body[0] < 0x80, body[1] == 1, body[2] < 0x80, body[3] < 0x80 {
+                    if body.count >= 4, body[0] < 0x80, body[1] == 1, body[2] < 0x80, body[3] < 0x80, body[3] > 0, body[3] <= body[0] {
                         rowLength = Int(body[0])
                         occurrences = Int(body[3])
                         let field = Int(body[2])

@@ -146,6 +146,9 @@ extension SearchIndex {
             var runs: [TermHits] = []
             var hits = TermHits()
             var runWord: [UInt8] = []
+            // The run's last row: a word's blocks come in key order, so its rows ascend across them too (a row in two
+            // blocks of a damaged list would be counted twice).
+            var previousRow: UInt64 = 0
             let list = prefixList(for: term, in: tables)
             let splitsRuns = term.isPrefix && list?.table == nil
             let keyPrefix = splitsRuns ? words[0] : words[0] + [0]
@@ -156,9 +159,13 @@ extension SearchIndex {
                         if hits.count > 0 { runs.append(hits) }
                         hits = TermHits()
                         runWord = Array(word)
+                        previousRow = 0
                     }
+                    let blockKey = try SearchPostingBlock.block(ofKey: key)
                     var block = try SearchPostingBlock.Reader(value)
                     while let document = try block.next() {
+                        try Self.checkRow(document, after: previousRow, upTo: blockKey)
+                        previousRow = document
                         let base = hits.counts.count
                         hits.documents.append(document)
                         for _ in 0..<fieldCount { hits.counts.append(0) }
@@ -184,7 +191,7 @@ extension SearchIndex {
                 var next: [TermHits] = []
                 next.reserveCapacity((runs.count + 1) / 2)
                 for pair in stride(from: 0, to: runs.count, by: 2) {
-                    next.append(pair + 1 < runs.count ? merged(runs[pair], runs[pair + 1], fieldCount: fieldCount) : runs[pair])
+                    next.append(pair + 1 < runs.count ? try merged(runs[pair], runs[pair + 1], fieldCount: fieldCount) : runs[pair])
                 }
                 runs = next
             }
@@ -229,6 +236,25 @@ extension SearchIndex {
         return result
     }
 
+    /// Throws when `document`, read from the block keyed `blockKey`, is not above `previous` (the word's row before it,
+    /// in this block or the one before) or is past the block's key: a damaged list, whose row would be counted twice
+    /// or under the wrong block.
+    @inline(__always)
+    static func checkRow(_ document: UInt64, after previous: UInt64, upTo blockKey: UInt64) throws {
+        guard document > previous, document <= blockKey else {
+            throw SearchBytes.Malformed("row \(document) follows row \(previous) of its word in the block keyed \(blockKey)")
+        }
+    }
+
+    /// Throws unless `a` and `b`, two runs' length of one row, agree, and `occurrences` (the row's occurrences the
+    /// runs add up to) fit in it: a row has one length, and each occurrence is one of its words.
+    @inline(__always)
+    private func checkMerged(document: UInt64, length a: Int, _ b: Int, occurrences: Int) throws {
+        guard a == b, occurrences <= a else {
+            throw corrupt("row \(document)'s postings give it \(a) and \(b) words, and \(occurrences) occurrences of a prefix")
+        }
+    }
+
     /// The largest index whose prefix matches are merged through an array indexed by document number.
     static let denseMergeBound: UInt64 = 1 << 26
 
@@ -246,15 +272,21 @@ extension SearchIndex {
                 let document = run.documents[entry]
                 guard document < documentBound else { throw corrupt("a posting names document \(document), past the index's next number \(documentBound)") }
                 let slot = Int(document)
+                // Lengths and counts were checked as read (a length fits an Int32, counts add up to at most it), and
+                // the sums are checked against the length here as the pairwise merge checks them: no clamp, the
+                // numbers every path scores with.
+                let length = run.lengths[entry]
                 if lengths[slot] < 0 {
-                    lengths[slot] = Int32(clamping: run.lengths[entry])
+                    lengths[slot] = Int32(length)
                     matched += 1
                 }
-                // Counts from disk reach 2^32 − 1: summed in an Int and kept at most Int32.max (no trap; a real row
-                // holds far fewer words).
+                var occurrences = 0
+                for field in 0..<fieldCount { occurrences += Int(counts[slot * fieldCount + field]) + run.counts[entry * fieldCount + field] }
+                try checkMerged(document: document, length: Int(lengths[slot]), length, occurrences: occurrences)
+                // (Each sum is at most the occurrences, at most the length, which fits an Int32.)
                 for field in 0..<fieldCount {
                     let at = slot * fieldCount + field
-                    counts[at] = Int32(clamping: Int(counts[at]) + run.counts[entry * fieldCount + field])
+                    counts[at] = Int32(Int(counts[at]) + run.counts[entry * fieldCount + field])
                 }
             }
         }
@@ -272,7 +304,7 @@ extension SearchIndex {
 
     /// The rows of `a` and `b` (each by document number), by document number; a row in both has the sum of their
     /// occurrences.
-    private func merged(_ a: TermHits, _ b: TermHits, fieldCount: Int) -> TermHits {
+    private func merged(_ a: TermHits, _ b: TermHits, fieldCount: Int) throws -> TermHits {
         var result = TermHits()
         result.documents.reserveCapacity(a.count + b.count)
         result.lengths.reserveCapacity(a.count + b.count)
@@ -293,7 +325,13 @@ extension SearchIndex {
             } else {
                 result.documents.append(a.documents[i])
                 result.lengths.append(a.lengths[i])
-                for field in 0..<fieldCount { result.counts.append(a.counts[i * fieldCount + field] + b.counts[j * fieldCount + field]) }
+                var occurrences = 0
+                for field in 0..<fieldCount {
+                    let count = a.counts[i * fieldCount + field] + b.counts[j * fieldCount + field]
+                    result.counts.append(count)
+                    occurrences += count
+                }
+                try checkMerged(document: a.documents[i], length: a.lengths[i], b.lengths[j], occurrences: occurrences)
                 i += 1
                 j += 1
             }
@@ -308,9 +346,22 @@ extension SearchIndex {
     ) throws {
         let keyPrefix = prefix ? word : word + [0]
         do {
-            try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { _, value in
+            var runWord: [UInt8] = []
+            var previousRow: UInt64 = 0
+            try tables.postings.forEachBytes(in: transaction, prefix: keyPrefix) { key, value in
+                // Rows ascend across a word's blocks (each word of a prefix its own run).
+                let word = UnsafeRawBufferPointer(rebasing: key[0..<max(key.count - 9, 0)])
+                if !runWord.elementsEqual(word) {
+                    runWord = Array(word)
+                    previousRow = 0
+                }
+                let blockKey = try SearchPostingBlock.block(ofKey: key)
                 var block = try SearchPostingBlock.Reader(value)
-                while let document = try block.next() { try visit(document, try block.readPosting()) }
+                while let document = try block.next() {
+                    try Self.checkRow(document, after: previousRow, upTo: blockKey)
+                    previousRow = document
+                    try visit(document, try block.readPosting())
+                }
                 return true
             }
         } catch let error as SearchBytes.Malformed {

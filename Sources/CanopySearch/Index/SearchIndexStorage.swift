@@ -244,12 +244,12 @@ struct SearchPosting {
             var occurrences = 0
             var fast = true
             for _ in 0..<fields {
-                guard offset + 1 < count, body[offset] < 0x80, body[offset + 1] < 0x80 else { fast = false; break }
+                guard offset + 1 < count, body[offset] < 0x80, body[offset + 1] < 0x80, body[offset + 1] > 0 else { fast = false; break }
                 occurrences += Int(body[offset + 1])
                 offset += 2
             }
             // Then the positions' size, one byte here, and exactly that many bytes of positions.
-            if fast, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
+            if fast, occurrences > 0, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
         }
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(body))
         let length = try reader.int()
@@ -259,8 +259,12 @@ struct SearchPosting {
         var occurrences = 0
         for _ in 0..<fields {
             _ = try reader.int()
-            occurrences += try reader.int()
+            let count = try reader.int()
+            // (A word is posted for a row where it occurs: a field named with no occurrence is not a posting.)
+            guard count > 0 else { throw SearchBytes.Malformed("a posting names a field with no occurrence") }
+            occurrences += count
         }
+        guard occurrences > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
         try reader.skip(try reader.int())
         guard reader.isAtEnd else { throw SearchBytes.Malformed("a posting's positions do not end where its body does") }
         return (length, occurrences)
@@ -293,6 +297,20 @@ struct SearchPosting {
         }
         guard reader.offset == end else { throw SearchBytes.Malformed("the positions of a posting do not fill it") }
         return (length, counts, all)
+    }
+}
+
+/// The counts a posting gives, checked as they are read: a row's length fits an `Int32` (no storable row holds more
+/// words), each field's count is at least 1, and the counts add up to at most the row's length (every occurrence is
+/// one of its words). Every search path reads counts through this, so the dense merge's 32-bit arrays and the other
+/// paths' `Int` sums see the same numbers or the same `corruptStore`.
+enum SearchCounts {
+    @inline(__always)
+    static func check(length: Int, count: Int, total: inout Int) throws {
+        guard length <= Int(Int32.max), count > 0, count <= length - total else {
+            throw SearchBytes.Malformed("a posting counts \(count) more occurrences after \(total) in a row of \(length) words")
+        }
+        total += count
     }
 }
 

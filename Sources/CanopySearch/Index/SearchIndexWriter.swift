@@ -174,17 +174,22 @@ public final class SearchIndexWriter: ExtensionTransaction {
             var found = false
             let start = SearchPostingBlock.key(term: term, block: changes.documents[next])
             do {
-                try table.forEachBytes(in: transaction, from: start) { key, value in
-                    // The first block at or after the row, if it is the word's.
-                    guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
+                // The first block at or after the row, if it is the word's, and the key of the block before it.
+                try table.withEntry(atOrAfter: start, in: transaction) { entry, previousKey in
+                    guard let (key, value) = entry, isBlock(key, of: term) else { return }
                     blockKey = try SearchPostingBlock.block(ofKey: key)
                     stored = try SearchPostingBlock.decode(value)
-                    // (Rows ascend, checked by the decode; one past the block's key would be written back under it.)
+                    found = true
+                    // Rows ascend (checked by the decode) up to the block's key (one past it would be written back
+                    // under it), after the block before it: a row at or below that block's key may be in it too (a
+                    // search would count it twice), and would be written back here.
                     if let last = stored.documents.last, last > blockKey {
                         throw SearchBytes.Malformed("row \(last) is past the block's key")
                     }
-                    found = true
-                    return false
+                    if let first = stored.documents.first, let previousKey, isBlock(previousKey, of: term) {
+                        let previous = try SearchPostingBlock.block(ofKey: previousKey)
+                        if first <= previous { throw SearchBytes.Malformed("row \(first) is at or before the key of the block before it (\(previous))") }
+                    }
                 }
             } catch let error as SearchBytes.Malformed {
                 throw malformed(error, term: term, table: table, block: blockKey)
@@ -220,6 +225,11 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } catch let error as SearchBytes.Malformed {
             throw index.corrupt("the block directory of \(listName(table)) '\(SearchIndexVerifier.text(term))' is malformed (\(error))")
         }
+    }
+
+    /// Whether `key` is a block key of `term`'s list (the term, a zero byte, the 8-byte block number).
+    private func isBlock(_ key: UnsafeRawBufferPointer, of term: [UInt8]) -> Bool {
+        key.count == term.count + 9 && key.starts(with: term) && key[term.count] == 0
     }
 
     /// What `table` lists: words, or prefixes.

@@ -315,7 +315,9 @@ enum SearchPostingBlock {
             // inline, as ``readCounts(in:body:_:)`` reads them; any other through it.
             // (The four bytes loaded at once: each of length, field and count below 0x80, one field.)
             let head = size >= 4 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: bodyStart, as: UInt32.self)) : 0
-            if head & 0x8080_FF80 == 0x0000_0100 {
+            // (Inline only for a count the checked reader accepts, 1 up to the length: any other is read — and
+            // refused — as every path refuses it, ``SearchCounts``.)
+            if head & 0x8080_FF80 == 0x0000_0100, head >> 24 > 0, head >> 24 <= head & 0xFF {
                 out.lengths[index] = Int(head & 0xFF)
                 let field = Int((head >> 16) & 0xFF)
                 if field < fieldCount { counts[field] = Int(head >> 24) }
@@ -391,10 +393,14 @@ enum SearchPostingBlock {
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[body]))
         let length = try reader.int()
         let fields = try reader.int()
+        var total = 0
         for _ in 0..<fields {
             let field = try reader.int()
-            visit(length, field, try reader.int())
+            let count = try reader.int()
+            try SearchCounts.check(length: length, count: count, total: &total)
+            visit(length, field, count)
         }
+        guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
     }
 
     /// A block's row numbers, read in place: `count` numbers, the first (``first``) then each row's distance from it in
@@ -600,10 +606,14 @@ enum SearchPostingBlock {
         mutating func readCounts(_ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
             let length = try reader.int()
             let fields = try reader.int()
+            var total = 0
             for _ in 0..<fields {
                 let field = try reader.int()
-                visit(length, field, try reader.int())
+                let count = try reader.int()
+                try SearchCounts.check(length: length, count: count, total: &total)
+                visit(length, field, count)
             }
+            guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
             guard reader.offset <= bodyEnd else { throw SearchBytes.Malformed("an entry's counts run past its body") }
             try skipBody()
         }
