@@ -208,4 +208,30 @@ struct SortKeyPropertyTests {
             #expect(SortKey(.descending(string)).bytes == expected(string).map { ~$0 }, "seed 31 (descending): \(Array(string.utf8))")
         }
     }
+    /// The same encoding for strings of other origins and sizes: a NUL only at the last byte of a long buffer (the
+    /// `memchr` must search the whole of it) or at the first, a megabyte, strings made by Foundation, from C bytes,
+    /// from repaired UTF-8, and immortal literals.
+    @Test func stringEncodingIsTheSameForEveryOrigin() throws {
+        func expected(_ string: String) -> [UInt8] {
+            var bytes: [UInt8] = [0x30]
+            for byte in Array(string.utf8) {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(0xFF) }
+            }
+            return bytes + [0x00, 0x01]
+        }
+        let long = String(repeating: "é-title ", count: 131_072)  // 1.1 MB
+        var strings = [long, long + "\u{0}", "\u{0}" + long, String(long.prefix(40)) + "\u{0}",
+                       "an immortal literal longer than fifteen bytes, non-ASCII: ü😀"]
+        strings.append(try #require(String(data: Data("from Data, ünïcode \u{0} with a NUL".utf8), encoding: .utf8)))
+        strings.append(NSString(string: "from NSString, longer than fifteen bytes: ñ").description)
+        strings.append(("a lowercased TITLE longer than 15 bytes" as NSString).lowercased)
+        strings.append([UInt8]("from C bytes, longer than fifteen".utf8 + [0]).withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "" })
+        strings.append(String(decoding: [0x61, 0xFF, 0x00, 0xC3, 0x62] + Array(repeating: UInt8(0x7A), count: 20), as: UTF8.self))
+        for string in strings {
+            let prefix = Array(string.utf8.prefix(24))
+            #expect(SortKey(.ascending(string)).bytes == expected(string), "\(string.utf8.count) bytes from \(prefix)")
+            #expect(SortKey(.descending(string)).bytes == expected(string).map { ~$0 }, "\(string.utf8.count) bytes from \(prefix) (descending)")
+        }
+    }
 }

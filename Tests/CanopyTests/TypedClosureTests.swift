@@ -2,6 +2,7 @@ import Canopy
 import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Typed grouping, sorting and indexing closures take a `TypedCollection` and see only its rows: writes to other
@@ -99,6 +100,62 @@ struct TypedClosureTests {
                                sorting: .byKey { _, _, key in SortKey(key) })
             let error = #expect(throws: CanopyError.self) { try database.register(misread) }
             #expect("\(String(describing: error))".contains("invalidArgument"), "\(String(describing: error))")
+        }
+    }
+    /// What a byRow closure's typed reads said, per row key (the accessors' order as in the test).
+    final class TypedReads: Sendable {
+        let said = Mutex<[String: [String]]>([:])
+    }
+
+    @Test("A row's typed accessors refuse another collection or codec with checkTyped's error, for a stored and a written row")
+    func typedAccessorsRefuseAsCheckTyped() throws {
+        // The accessors compare the names where the row keeps them and fall back to `RowID.checkTyped` for the error:
+        // a written row (`RowChange`, the write path) and a stored row (population) must both refuse exactly as it.
+        try withDatabase { database, _ in
+            let otherCollection = TypedCollection<Note, NoteInfo>("other-notes")
+            let otherCodec = TypedCollection<Note, NoteInfo>("notes", codec: JSONCodec())
+            let reads = TypedReads()
+            @Sendable func outcome(_ body: () throws -> Any?) -> String {
+                do {
+                    _ = try body()
+                    return "ok"
+                } catch let error as CanopyError {
+                    return "\(error.code) \(error.collection ?? "-") \(error.key ?? "-") \(error.message)"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let view = View(
+                name: "typed-reads",
+                grouping: .byRow { row in
+                    let said = [
+                        outcome { try row.object(in: otherCollection) }, outcome { try row.metadata(in: otherCollection) },
+                        outcome { try row.object(in: otherCodec) }, outcome { try row.metadata(in: otherCodec) },
+                        outcome { try row.object(in: notes) }, outcome { try row.metadata(in: notes) },
+                    ]
+                    reads.said.withLock { $0[row.key] = said }
+                    return "all"
+                },
+                sorting: .byKey { _, _, key in SortKey(key) })
+            try database.newConnection().readWrite { txn throws in
+                try txn.set(Note(title: "stored"), forKey: "stored", in: notes, metadata: NoteInfo(color: "red"))
+            }
+            try database.register(view)  // the stored row, by population
+            try database.newConnection().readWrite { txn throws in
+                try txn.set(Note(title: "written"), forKey: "written", in: notes, metadata: NoteInfo(color: "blue"))
+            }
+            for key in ["stored", "written"] {
+                let id = RowID(collection: "notes", key: key)
+                let expected = [
+                    outcome { try id.checkTyped(collection: otherCollection.name, codec: otherCollection.codec, recordedCodec: "binary") },
+                    outcome { try id.checkTyped(collection: otherCollection.name, codec: otherCollection.codec, recordedCodec: "binary") },
+                    outcome { try id.checkTyped(collection: otherCodec.name, codec: otherCodec.codec, recordedCodec: "binary") },
+                    outcome { try id.checkTyped(collection: otherCodec.name, codec: otherCodec.codec, recordedCodec: "binary") },
+                    "ok", "ok",
+                ]
+                #expect(expected[0].hasPrefix("invalidArgument") && expected[2].hasPrefix("codecMismatch"), "\(expected)")
+                #expect(reads.said.withLock { $0[key] } == expected, "\(key)")
+            }
         }
     }
 }
