@@ -452,6 +452,13 @@ final class ConnectionState {
         lastCollectionName = nil
     }
 
+    /// Remembers `record` for `collection` (read from the snapshot the caches hold, or written by this connection's
+    /// commit: a new collection, or a codec changed), in ``lastCollectionRecord`` too when that is `collection`'s.
+    func rememberCollectionRecord(_ record: CollectionRecord, for collection: String) {
+        collections[collection] = record
+        if lastCollectionName == collection { lastCollectionRecord = record }
+    }
+
     /// Drops the remembered record of `collection` (see ``collections``).
     func forgetCollectionRecord(_ collection: String) {
         collections[collection] = nil
