@@ -149,7 +149,9 @@ extension ViewChangeset {
     ///   - reader: a reader of the view at the snapshot the span ends with.
     /// - Returns: the changes, with the mappings updated to `reader`'s snapshot.
     /// - Throws: ``/CanopyCore/CanopyError/Code/snapshotMismatch`` when the notifications don't run without a gap from
-    ///   `mappings.snapshot` to `reader.snapshot` (or the mappings were never updated);
+    ///   `mappings.snapshot` to `reader.snapshot` (or the mappings were never updated), or when the mappings were
+    ///   updated in a write transaction after it changed the view, or `reader`'s write transaction changed the view
+    ///   (the commit log holds only committed changes: unless both are at the same such state, with no commit between);
     ///   ``/CanopyCore/CanopyError/Code/invalidArgument`` when `reader` reads another view; ``/CanopyCore/CanopyError/Code/corruptStore`` when a
     ///   notification's view payload is malformed; ``/CanopyCore/CanopyError/Code/staleView`` when another process wrote
     ///   rows without registering the view (its stored state lags the store); what reading the view throws.
