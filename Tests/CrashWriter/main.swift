@@ -22,6 +22,8 @@ import Foundation
 //                          "query set" and exits
 //   --view-tag T           with --with-view: registers the view with version tag T (another definition)
 //   --commits N            stops after N commits instead of running until killed
+//   --gap-microseconds N   sleeps N microseconds between two commits (the last commit then comes right after a
+//                          spaced touch of the signal file; the process exits at once after it)
 //   --churn                each transaction also removes "<n-1>-a", and removes and writes again "<n-2>-b" with number
 //                          n (a row whose record loses every extension's attachment, and moves in the view's order)
 //   --regroup SEED         each transaction also rewrites one to three earlier entries with a random part and number
@@ -70,6 +72,7 @@ var options = DatabaseOptions(durability: durability)
 if let initial = value("--initial-map-size").flatMap(Int.init) { options.initialMapSize = initial }
 if let limit = value("--commit-log-limit").flatMap(Int.init) { options.commitLogLimit = limit }
 let churn = arguments.contains("--churn")
+let commitGap = value("--gap-microseconds").flatMap(UInt32.init)
 
 if arguments.contains("--wait-for-go") { _ = readLine() }
 
@@ -199,6 +202,7 @@ do {
     var written = 0
     while commitLimit.map({ written < $0 }) ?? true {
         let number = next
+        if let commitGap, written > 0 { usleep(commitGap) }
         try connection.readWrite { txn in
             try txn.set(CrashWriterEntry(number: number, part: "a", payload: payload), forKey: "\(number)-a", in: entries)
             try txn.set(number, forKey: "n", in: counter)

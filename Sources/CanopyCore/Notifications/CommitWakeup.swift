@@ -30,7 +30,7 @@ import Darwin
 /// wakes the watchers) — as much as a small commit itself. So touches are spaced by at least ``minimumSpacing``: a
 /// commit right after a touch schedules one trailing touch at the end of the spacing instead. An isolated commit
 /// wakes observers at once; a burst of commits wakes them at most once a millisecond, and the last commit of a burst
-/// within a millisecond.
+/// within a millisecond — or at the process's exit, if it exits first (see ``installExitHandler``).
 final class CommitBeacon: Sendable {
     /// The signal file's name in the database directory.
     static let fileName = "canopy-commit.signal"
@@ -74,17 +74,41 @@ final class CommitBeacon: Sendable {
                 return nil
             }
             state.trailingTouchScheduled = true
+            Self.pendingAtExit.withLock { $0[ObjectIdentifier(self)] = self }
             return Self.minimumSpacing - since
         }
         guard let delay else { return }
+        Self.installExitHandler
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in
-            state.withLock { state in
-                Self.touch(state.descriptor)
-                state.lastTouch = DispatchTime.now().uptimeNanoseconds
-                state.trailingTouchScheduled = false
-            }
+            touchIfScheduled()
         }
     }
+
+    /// Makes the scheduled trailing touch now, if it has not been made yet.
+    private func touchIfScheduled() {
+        state.withLock { state in
+            guard state.trailingTouchScheduled else { return }
+            Self.touch(state.descriptor)
+            state.lastTouch = DispatchTime.now().uptimeNanoseconds
+            state.trailingTouchScheduled = false
+            _ = Self.pendingAtExit.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
+        }
+    }
+
+    /// The beacons with a trailing touch scheduled: a process that exits right after a commit (a command-line tool's
+    /// last write) makes them at exit, or the observers of its last commit would not be woken for it.
+    /// (Lock order: a beacon's state, then this.)
+    private static let pendingAtExit = Mutex<[ObjectIdentifier: CommitBeacon]>([:])
+
+    /// Installs, once per process, the `atexit` handler that makes the scheduled touches. A process that ends
+    /// without `exit` (killed, `_exit`) leaves them unmade: its observers then find its last commits by their
+    /// safety poll.
+    private static let installExitHandler: Void = {
+        atexit {
+            let beacons = CommitBeacon.pendingAtExit.withLock { Array($0.values) }
+            for beacon in beacons { beacon.touchIfScheduled() }
+        }
+    }()
 
     /// Opens the signal file without following a symbolic link (`O_NOFOLLOW`: a link fails with `ELOOP`, and the
     /// database open refuses links anyway), creating it with `O_EXCL` when missing — never through a dangling link —
