@@ -123,4 +123,29 @@ struct SearchListBoundsTests {
             #expect(error?.code == .corruptStore, "\(damage): \(query): \(String(describing: error))")
         }
     }
+
+    /// Row 2's `milk` posting damaged as `damage` says (rows 1 to 3 hold "milk mild mint").
+    static func openDamagedMilk(_ directory: TemporaryDirectory, damage: String) throws -> (SearchIndex, Connection) {
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "milk mild mint", "b": "milk mild mint", "c": "milk mild mint"])
+        let three = Self.body(length: 3, count: 1)
+        var milk: [(document: UInt64, body: [UInt8], length: Int, occurrences: Int)] = [(1, three, 3, 1), (2, three, 3, 1), (3, three, 3, 1)]
+        milk[1] = damage == "huge length" ? (2, Self.body(length: 3_000_000_000, count: 1), 3_000_000_000, 1) : (2, Self.body(length: 3, count: 5), 3, 5)
+        try Self.store([(milk, SearchPostingBlock.openBlock)], word: "milk", index, connection)
+        return (index, connection)
+    }
+
+    @Test("Counts past the row's length, or a length past 2^31 − 1: a phrase query is corruptStore as the word's own query is (its reader read positions without the counts' checks)",
+          arguments: ["count past length", "huge length"])
+    func phrasePastTheLength(damage: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (index, connection) = try Self.openDamagedMilk(directory, damage: damage)
+        for query in ["\"milk mild\"", "\"mild mint\" milk"] {
+            let error = #expect(throws: CanopyError.self, "\(damage): \(query)") {
+                let hits = try connection.read { txn in try index.search(query, in: txn, highlights: false) }
+                Issue.record("\(query) answered \(hits.map(\.id.key))")
+            }
+            #expect(error?.code == .corruptStore, "\(damage): \(query): \(String(describing: error))")
+        }
+    }
 }

@@ -271,6 +271,8 @@ struct SearchPosting {
     }
 
     /// Reads the row length and per-field counts (and, with `positions`, the positions) of a body.
+    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body, or its counts are not what
+    ///   ``SearchCounts`` accepts.
     static func decode(_ raw: UnsafeRawBufferPointer, positions: Bool) throws -> Decoded {
         var reader = SearchBytes.Reader(raw)
         let length = try reader.int()
@@ -278,7 +280,16 @@ struct SearchPosting {
         guard entries <= raw.count else { throw SearchBytes.Malformed("a field count larger than the posting") }
         var counts: [(field: Int, count: Int)] = []
         counts.reserveCapacity(entries)
-        for _ in 0..<entries { counts.append((try reader.int(), try reader.int())) }
+        // (Checked as every reader of counts checks them: a phrase query never reads a posting the word's own query
+        // refuses.)
+        var total = 0
+        for _ in 0..<entries {
+            let field = try reader.int()
+            let count = try reader.int()
+            try SearchCounts.check(length: length, count: count, total: &total)
+            counts.append((field, count))
+        }
+        guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
         let size = try reader.int()
         guard positions else { return (length, counts, []) }
         let end = reader.offset + size
