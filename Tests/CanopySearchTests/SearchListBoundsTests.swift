@@ -148,4 +148,21 @@ struct SearchListBoundsTests {
             #expect(error?.code == .corruptStore, "\(damage): \(query): \(String(describing: error))")
         }
     }
+
+    @Test("Counts past the row's length: a write that rewrites the block is corruptStore and writes nothing, and verify reports the block (the summary they build headers with did not check them)")
+    func writeAndVerifyPastTheLength() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (index, connection) = try Self.openDamagedMilk(directory, damage: "count past length")
+        let check = try connection.read { txn in try txn.checkSearchIndex(named: index.name) }
+        #expect(check.problems.contains { $0.contains("'milk'") && $0.contains("malformed") }, "\(check.problems)")
+        let before = try SearchRewriteDamageTests.snapshot(index, connection)
+        let write = #expect(throws: CanopyError.self) {
+            try connection.readWrite { txn in try txn.set(Note(title: "milk"), forKey: "d", in: notes) }
+        }
+        #expect(write?.code == .corruptStore, "\(String(describing: write))")
+        #expect(write?.message.contains("word 'milk'") == true, "\(String(describing: write?.message))")
+        #expect(try SearchRewriteDamageTests.snapshot(index, connection) == before)
+        #expect(try connection.read { txn in try txn.object(forKey: "d", in: notes) } == nil)
+    }
 }

@@ -225,9 +225,9 @@ struct SearchPosting {
     }
 
     /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``.
-    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body: a count that runs past the end, or
-    ///   positions that do not fill the rest exactly (a block rewritten from such a body would carry a wrong header
-    ///   under a valid checksum).
+    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body: a count that runs past the end, counts
+    ///   ``SearchCounts`` refuses, or positions that do not fill the rest exactly (a block rewritten from such a body
+    ///   would carry a wrong header under a valid checksum).
     static func summary(of body: ArraySlice<UInt8>) throws -> (length: Int, occurrences: Int) {
         try body.withUnsafeBufferPointer { try summary(of: $0) }
     }
@@ -248,21 +248,19 @@ struct SearchPosting {
                 occurrences += Int(body[offset + 1])
                 offset += 2
             }
-            // Then the positions' size, one byte here, and exactly that many bytes of positions.
-            if fast, occurrences > 0, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
+            // Then the positions' size, one byte here, and exactly that many bytes of positions. (What ``SearchCounts``
+            // checks, for one-byte values: at least one occurrence, at most the row's length.)
+            if fast, occurrences > 0, occurrences <= length, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
         }
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(body))
         let length = try reader.int()
         let fields = try reader.int()
         guard fields <= count else { throw SearchBytes.Malformed("a field count larger than the posting") }
-        // (At most `count` fields of counts below 2^32 each: the sum fits in an Int.)
+        // (Checked as the queries check them: a write never rewrites, nor verify passes, a posting a query refuses.)
         var occurrences = 0
         for _ in 0..<fields {
             _ = try reader.int()
-            let count = try reader.int()
-            // (A word is posted for a row where it occurs: a field named with no occurrence is not a posting.)
-            guard count > 0 else { throw SearchBytes.Malformed("a posting names a field with no occurrence") }
-            occurrences += count
+            try SearchCounts.check(length: length, count: try reader.int(), total: &occurrences)
         }
         guard occurrences > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
         try reader.skip(try reader.int())
