@@ -129,7 +129,12 @@ struct SearchListBoundsTests {
         let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "milk mild mint", "b": "milk mild mint", "c": "milk mild mint"])
         let three = Self.body(length: 3, count: 1)
         var milk: [(document: UInt64, body: [UInt8], length: Int, occurrences: Int)] = [(1, three, 3, 1), (2, three, 3, 1), (3, three, 3, 1)]
-        milk[1] = damage == "huge length" ? (2, Self.body(length: 3_000_000_000, count: 1), 3_000_000_000, 1) : (2, Self.body(length: 3, count: 5), 3, 5)
+        switch damage {
+        case "huge length": milk[1] = (2, Self.body(length: 3_000_000_000, count: 1), 3_000_000_000, 1)
+        // Twice in 3 words, each posting alone possible; with mild and mint once each, 4 occurrences in 3 words.
+        case "words past length": milk[1] = (2, Self.body(length: 3, count: 2), 3, 2)
+        default: milk[1] = (2, Self.body(length: 3, count: 5), 3, 5)
+        }
         try Self.store([(milk, SearchPostingBlock.openBlock)], word: "milk", index, connection)
         return (index, connection)
     }
@@ -164,5 +169,16 @@ struct SearchListBoundsTests {
         #expect(write?.message.contains("word 'milk'") == true, "\(String(describing: write?.message))")
         #expect(try SearchRewriteDamageTests.snapshot(index, connection) == before)
         #expect(try connection.read { txn in try txn.object(forKey: "d", in: notes) } == nil)
+    }
+
+    @Test("A row's words counting more occurrences than its length (each posting alone possible): a prefix query over them is corruptStore, and verify reports the row")
+    func wordsPastTheLength() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (index, connection) = try Self.openDamagedMilk(directory, damage: "words past length")
+        let error = #expect(throws: CanopyError.self) { try connection.read { txn in try index.search("mi*", in: txn, highlights: false) } }
+        #expect(error?.code == .corruptStore, "\(String(describing: error))")
+        let check = try connection.read { txn in try txn.checkSearchIndex(named: index.name) }
+        #expect(check.problems.contains { $0.contains("notes/b") && $0.contains("4 occurrences") }, "\(check.problems)")
     }
 }
