@@ -1,3 +1,4 @@
+import Canopy
 import CanopyCore
 import CanopyTestSupport
 import Testing
@@ -150,5 +151,48 @@ struct SearchCountReadersPropertyTests {
             if let phrase = Self.phrase(body) { #expect(phrase == walk, "phrase; \(context)") }
             if let summary = try? SearchPosting.summary(of: body[...]) { #expect(summary.length == walk?.length, "summary; \(context)") }
         }
+    }
+
+    /// The same bodies through an index, on every query path: the best rows from block headers (`milk`), the one-word
+    /// walk (a count of `milk`), the intersection with `milk` as its first list (`milk mint`) and as another
+    /// (`mint milk`), and a phrase: each answers exactly when the walk does (the phrase, which reads positions too,
+    /// never when the walk refuses).
+    @Test("One damaged posting in an index: every query path answers or is corruptStore alike", arguments: [21 as UInt64])
+    func everyQueryPath(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "milk mild mint", "b": "milk mild mint", "c": "milk mild mint"])
+        let three = SearchListBoundsTests.body(length: 3, count: 1)
+        func outcome(_ query: String, _ read: (ReadTransaction) throws -> Int) -> Bool {
+            do { _ = try connection.read(read); return true } catch let error as CanopyError where error.code == .corruptStore { return false } catch {
+                Issue.record("\(query): \(error)")
+                return false
+            }
+        }
+        var answered = 0
+        for round in 0..<150 {
+            var body = SearchListBoundsTests.body(length: 3, count: 1 + Int(random.next() % 3))
+            switch random.next() % 3 {
+            case 0: body[Int(random.next() % UInt64(body.count))] = UInt8(truncatingIfNeeded: random.next() % 8)
+            case 1: body.removeLast(Int(random.next() % UInt64(body.count)))
+            default: body += [UInt8(truncatingIfNeeded: random.next() % 4)]
+            }
+            // The header the body gives, when the walk reads it (so that the best rows' header check agrees).
+            let walked = Self.walk(Self.block(body))
+            let header = walked.map { (length: $0.length, occurrences: $0.counts.reduce(0, +)) } ?? (length: 1, occurrences: 1)
+            try SearchListBoundsTests.store(
+                [([(1, three, 3, 1), (2, body, header.length, header.occurrences), (3, three, 3, 1)], SearchPostingBlock.openBlock)],
+                word: "milk", index, connection)
+            let context = "seed \(seed), round \(round): body \(body), walk \(String(describing: walked))"
+            let walk = outcome("count") { try index.count(matching: SearchQuery("milk"), in: $0) }
+            #expect(walk == (walked != nil), "count; \(context)")
+            for query in ["milk", "milk mint", "mint milk"] {
+                #expect(outcome(query) { try index.search(query, in: $0, highlights: false).count } == walk, "\(query); \(context)")
+            }
+            if outcome("phrase", { try index.search("\"milk mild\"", in: $0, highlights: false).count }) { #expect(walk, "phrase; \(context)") }
+            if walk { answered += 1 }
+        }
+        #expect(answered > 10 && answered < 140, "seed \(seed): \(answered) answered")
     }
 }
