@@ -31,6 +31,23 @@ func openNoteIndex(in directory: TemporaryDirectory, titles: KeyValuePairs<Strin
     return (database, index, connection)
 }
 
+/// A database in `directory` with the notes index and a ranked results view "note-results" registered, three notes
+/// ("a": milk / oat milk, "b": bread / milk bread, "c": bread) and the query "milk" set.
+func openRankedNotes(in directory: TemporaryDirectory) throws -> (database: Database, index: SearchIndex, ranked: SearchResultsView) {
+    let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+    let index = makeNoteSearch()
+    let ranked = SearchResultsView.ranked(name: "note-results", index: index)
+    try database.register(index)
+    try database.register(ranked.view)
+    try database.newConnection().readWrite { txn in
+        try txn.set(Note(title: "milk", body: "oat milk"), forKey: "a", in: notes)
+        try txn.set(Note(title: "bread", body: "milk bread"), forKey: "b", in: notes)
+        try txn.set(Note(title: "bread", body: nil), forKey: "c", in: notes)
+        try ranked.setQuery("milk", in: txn)
+    }
+    return (database, index, ranked)
+}
+
 /// Words the random texts are made of: ASCII, accented (written composed and decomposed, in several cases), CJK,
 /// emoji with and without modifiers, words that are prefixes of others.
 let vocabulary = [

@@ -12,17 +12,7 @@ struct SearchResultsReadAfterWriteTests {
     func readerFollowsQuery() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
-        let ranked = SearchResultsView.ranked(name: "note-results", index: index)
-        try database.register(index)
-        try database.register(ranked.view)
-        try database.newConnection().readWrite { txn in
-            try txn.set(Note(title: "milk", body: "oat milk"), forKey: "a", in: notes)
-            try txn.set(Note(title: "bread", body: "milk bread"), forKey: "b", in: notes)
-            try txn.set(Note(title: "bread", body: nil), forKey: "c", in: notes)
-            try ranked.setQuery("milk", in: txn)
-        }
+        let (database, index, ranked) = try openRankedNotes(in: directory)
         try database.newConnection().readWrite { txn in
             let reader = try txn.view("note-results")
             #expect(try reader.rowIDs(inGroup: "results").map(\.key) == ["a", "b"])

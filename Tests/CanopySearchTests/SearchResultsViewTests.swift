@@ -10,17 +10,7 @@ struct SearchResultsViewTests {
     func sameQueryUpdates() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
-        let index = makeNoteSearch()
-        let ranked = SearchResultsView.ranked(name: "note-results", index: index)
-        try database.register(index)
-        try database.register(ranked.view)
-        try database.newConnection().readWrite { txn in
-            try txn.set(Note(title: "milk", body: "oat milk"), forKey: "a", in: notes)
-            try txn.set(Note(title: "bread", body: "milk bread"), forKey: "b", in: notes)
-            try txn.set(Note(title: "bread", body: nil), forKey: "c", in: notes)
-            try ranked.setQuery("milk", in: txn)
-        }
+        let (database, _, ranked) = try openRankedNotes(in: directory)
         let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["results"], view: "note-results"))
         let first = try observer.read { txn in try txn.view("note-results").rowIDs(inGroup: "results").map(\.key) }
         #expect(first == ["a", "b"])

@@ -183,18 +183,21 @@ struct SortKeyPropertyTests {
             if actual != expected { return }
         }
     }
+    /// A string's ascending encoding written out by hand from the format's rule (type byte 0x30, the UTF-8 with each
+    /// 0x00 escaped as 0x00 0xFF, then the terminator 0x00 0x01): the spec the encoder's fast paths are checked against.
+    static func expectedStringBytes(_ string: String) -> [UInt8] {
+        var bytes: [UInt8] = [0x30]
+        for byte in Array(string.utf8) {
+            bytes.append(byte)
+            if byte == 0 { bytes.append(0xFF) }
+        }
+        return bytes + [0x00, 0x01]
+    }
+
     /// A string's encoding is its UTF-8 with each 0x00 escaped as 0x00 0xFF, then 0x00 0x01, whatever the string's
     /// storage: small (up to 15 bytes) or native, with or without NUL bytes, from a substring (the encoder copies a
     /// contiguous buffer when the string has one and no NUL, and walks the bytes otherwise).
     @Test func stringEncodingIsTheSameForEveryStorage() {
-        func expected(_ string: String) -> [UInt8] {
-            var bytes: [UInt8] = [0x30]
-            for byte in Array(string.utf8) {
-                bytes.append(byte)
-                if byte == 0 { bytes.append(0xFF) }
-            }
-            return bytes + [0x00, 0x01]
-        }
         var random = SeededRandom(seed: 31)
         let alphabet: [Character] = ["a", "\u{0}", "é", "😀", "z"]
         var strings = ["", "a", "\u{0}", "short title", "a title longer than fifteen bytes", "a long title with a \u{0} inside it"]
@@ -203,23 +206,15 @@ struct SortKeyPropertyTests {
         }
         for string in strings {
             let substring = String(("<" + string + ">").dropFirst().dropLast())
-            #expect(SortKey(.ascending(string)).bytes == expected(string), "seed 31: \(Array(string.utf8))")
-            #expect(SortKey(.ascending(substring)).bytes == expected(string), "seed 31 (from a substring): \(Array(string.utf8))")
-            #expect(SortKey(.descending(string)).bytes == expected(string).map { ~$0 }, "seed 31 (descending): \(Array(string.utf8))")
+            #expect(SortKey(.ascending(string)).bytes == Self.expectedStringBytes(string), "seed 31: \(Array(string.utf8))")
+            #expect(SortKey(.ascending(substring)).bytes == Self.expectedStringBytes(string), "seed 31 (from a substring): \(Array(string.utf8))")
+            #expect(SortKey(.descending(string)).bytes == Self.expectedStringBytes(string).map { ~$0 }, "seed 31 (descending): \(Array(string.utf8))")
         }
     }
     /// The same encoding for strings of other origins and sizes: a NUL only at the last byte of a long buffer (the
     /// `memchr` must search the whole of it) or at the first, a megabyte, strings made by Foundation, from C bytes,
     /// from repaired UTF-8, and immortal literals.
     @Test func stringEncodingIsTheSameForEveryOrigin() throws {
-        func expected(_ string: String) -> [UInt8] {
-            var bytes: [UInt8] = [0x30]
-            for byte in Array(string.utf8) {
-                bytes.append(byte)
-                if byte == 0 { bytes.append(0xFF) }
-            }
-            return bytes + [0x00, 0x01]
-        }
         let long = String(repeating: "é-title ", count: 131_072)  // 1.1 MB
         var strings = [long, long + "\u{0}", "\u{0}" + long, String(long.prefix(40)) + "\u{0}",
                        "an immortal literal longer than fifteen bytes, non-ASCII: ü😀"]
@@ -230,8 +225,8 @@ struct SortKeyPropertyTests {
         strings.append(String(decoding: [0x61, 0xFF, 0x00, 0xC3, 0x62] + Array(repeating: UInt8(0x7A), count: 20), as: UTF8.self))
         for string in strings {
             let prefix = Array(string.utf8.prefix(24))
-            #expect(SortKey(.ascending(string)).bytes == expected(string), "\(string.utf8.count) bytes from \(prefix)")
-            #expect(SortKey(.descending(string)).bytes == expected(string).map { ~$0 }, "\(string.utf8.count) bytes from \(prefix) (descending)")
+            #expect(SortKey(.ascending(string)).bytes == Self.expectedStringBytes(string), "\(string.utf8.count) bytes from \(prefix)")
+            #expect(SortKey(.descending(string)).bytes == Self.expectedStringBytes(string).map { ~$0 }, "\(string.utf8.count) bytes from \(prefix) (descending)")
         }
     }
 }
