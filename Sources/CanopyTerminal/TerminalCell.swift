@@ -80,11 +80,11 @@ open class TerminalCell: ReusableView {
         guard !shown.isEmpty else { return String(repeating: " ", count: width) }
         let separators = shown.count - 1
         let fixed = shown.reduce(0) { total, column in
-            if case .fixed(let w) = column.width { return total + max(0, w) }
+            if case .fixed(let w) = column.width { return adding(total, w) }
             return total
         }
         let flexibleCount = shown.filter { $0.width == .flexible }.count
-        let room = max(0, width - fixed - separators)
+        let room = max(0, width - adding(fixed, separators))
         var widths = shown.map { column -> Int in
             if case .fixed(let w) = column.width { return max(0, w) }
             return 0
@@ -121,8 +121,8 @@ open class TerminalCell: ReusableView {
         func needed(_ columns: [TerminalColumn]) -> Int {
             columns.reduce(max(0, columns.count - 1)) { total, column in
                 switch column.width {
-                case .fixed(let w): total + max(0, w)
-                case .flexible: total + column.minimumWidth
+                case .fixed(let w): adding(total, w)
+                case .flexible: adding(total, column.minimumWidth)
                 }
             }
         }
@@ -131,6 +131,13 @@ open class TerminalCell: ReusableView {
             shown.remove(at: last)
         }
         return shown
+    }
+
+    /// `total` plus a caller's width (taken as 0 when negative), at most `Int.max`: widths such as `.fixed(Int.max)`
+    /// add up without a trap (such a row is then too narrow for them, whatever its width).
+    private static func adding(_ total: Int, _ width: Int) -> Int {
+        let (sum, overflow) = total.addingReportingOverflow(max(0, width))
+        return overflow ? Int.max : sum
     }
 }
 

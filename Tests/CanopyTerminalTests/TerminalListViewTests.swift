@@ -117,6 +117,21 @@ struct TerminalListViewTests {
         #expect(TerminalCell.layout(fixedOnly, width: 7, colour: false) == "09:00 …")
     }
 
+    @Test("Widths from the caller at the ends of Int (huge fixed columns, a huge minimum, a negative row width) lay out without a trap")
+    func extremeWidths() {
+        let huge = TerminalColumn("abc", width: .fixed(Int.max))
+        let title = TerminalColumn("title")
+        // Huge fixed columns next to a title: dropped, the title keeps the row.
+        #expect(TerminalCell.layout([huge, title, huge], width: 10, colour: false) == "title     ")
+        #expect(TerminalCell.shownColumns([huge, title, huge], width: 10).count == 1)
+        // Fixed columns only: cut at the right, as any row of fixed columns.
+        #expect(TerminalCell.layout([huge, huge, TerminalColumn("#1", width: .fixed(2))], width: 5, colour: false) == "abc  ")
+        // A title that asks for more than any row has: every fixed column goes, the title takes the row.
+        let greedy = TerminalColumn("t", minimumWidth: Int.max)
+        #expect(TerminalCell.layout([TerminalColumn("09:00", width: .fixed(5)), greedy, greedy], width: 7, colour: false) == "t   t  ")
+        #expect(TerminalCell.layout([huge, title], width: Int.min, colour: false) == "")
+    }
+
     @Test("Colour only when enabled: escape sequences with colour, none with NO_COLOR or off a terminal")
     func colour() throws {
         let (coloured, keep3) = makeList(sampleRows, width: 40, colour: true)

@@ -2,6 +2,7 @@
 import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
+import LMDB
 import Testing
 
 /// A note sorted by its title, which may be long.
@@ -64,7 +65,7 @@ struct LongSortKeyTests {
         }
     }
 
-    static func check(_ database: Database, _ notes: [String: LongNote], _ context: String) throws {
+    static func check(_ database: CanopyCore.Database, _ notes: [String: LongNote], _ context: String) throws {
         try database.newConnection().read { txn throws in
             let view = try txn.view("by-title")
             #expect(try view.checkInvariants() == [], "\(context)")
@@ -185,6 +186,50 @@ struct LongSortKeyTests {
             let error = #expect(throws: CanopyError.self) { try database.register(makeTitleView()) }
             #expect((error?.underlying as? CanopyError)?.code == .sortKeyTooLong || error?.code == .sortKeyTooLong, "\(String(describing: error))")
             #expect(database.registeredExtension(named: "by-title") == nil)
+        }
+    }
+
+    @Test("A page damaged past the entry bound (two pages' entries in one, in order) is reported by the invariant check")
+    func pagePastTheEntryBound() throws {
+        try withDatabase { database, _ in
+            try database.register(makeTitleView())
+            try database.newConnection().readWrite { txn throws in
+                for number in 0..<100 {
+                    try txn.set(LongNote(title: String(format: "title %03d", number), group: "g"), forKey: String(format: "n%04d", number), in: longNotes)
+                }
+            }
+            // The group's first two pages merged into the first: every entry still there, in order, on fewer pages.
+            try database.environment.write { txn in
+                let pages = try txn.openDatabase(named: "ext.by-title.pages", checksummed: true)
+                var stored: [([UInt8], ViewPage)] = []
+                try txn.forEach(in: pages) { key, value in
+                    stored.append((Array(key), try ViewPage(decoding: value)))
+                    return true
+                }
+                try #require(stored.count >= 2)
+                var merged = stored[0].1
+                let second = stored[1].1
+                for i in 0..<second.count {
+                    let order = second.orderBytes(at: i)
+                    merged.append(order: order[...], sortKeyLength: order.count - second.rowKey(at: i).count)
+                }
+                try #require(merged.count > ViewPage.maxEntries)
+                try txn.put(merged.encoded, forKey: stored[0].0, in: pages)
+                _ = try txn.delete(stored[1].0, in: pages)
+                // A new version of the view, so that readers rebuild its directory from the pages.
+                let info = try txn.openDatabase(named: "canopy.info", checksummed: true)
+                var state = try #require(try txn.value(forKey: Array("ext.by-title.state".utf8), in: info))
+                state[0..<8] = ArraySlice(withUnsafeBytes(of: UInt64(1_000_000).bigEndian, Array.init))
+                try txn.put(state, forKey: Array("ext.by-title.state".utf8), in: info)
+            }
+            try database.newConnection().read { txn throws in
+                let view = try txn.view("by-title")
+                // It reads right: the damage is the bound alone.
+                #expect(try view.rowIDs(inGroup: "g", range: 0..<Int.max).map(\.key) == (0..<100).map { String(format: "n%04d", $0) })
+                let problems = try view.checkInvariants()
+                #expect(problems.contains { $0.contains("more than a page holds (\(ViewPage.maxEntries))") }, "\(problems)")
+                #expect(problems.count == 1, "\(problems)")
+            }
         }
     }
 }

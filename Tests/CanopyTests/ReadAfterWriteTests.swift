@@ -107,4 +107,45 @@ struct ReadAfterWriteTests {
             }
         }
     }
+
+    @Test("A changeset is not computed from mappings updated after a transaction's writes, nor with a reader whose transaction changed the view")
+    func changesetFromUncommittedState() throws {
+        try withDatabase { database, _ in
+            try Self.fill(database)
+            let recorder = NotificationRecorder()
+            let token = database.addCommitObserver { recorder.record($0) }
+            defer { database.removeObserver(token) }
+            let connection = database.newConnection()
+            // Updated in the write transaction after its insert: the mappings hold 101 rows of "home", at the
+            // snapshot the transaction began at.
+            var afterWrites = ViewMappings(groups: ["home", "work"], view: "by-list")
+            try connection.readWrite { txn throws in
+                try txn.set(TodoItem(title: "first", list: "home", priority: 9), forKey: "new", in: tasks)
+                try afterWrites.update(with: try txn.view("by-list"))
+            }
+            #expect(afterWrites.numberOfItems(inSection: 0) == 101)
+            let notifications = recorder.wait(for: 1)
+            // The commit's insert applied to them would show 102 rows: refused, not computed.
+            try connection.read { txn throws in
+                let error = #expect(throws: CanopyError.self) {
+                    try ViewChangeset.compute(notifications: notifications, from: afterWrites, reader: try txn.view("by-list"))
+                }
+                #expect(error?.code == .snapshotMismatch, "\(String(describing: error))")
+            }
+            // Mappings of a committed snapshot, and a reader whose transaction changed the view: the notifications
+            // cannot hold those changes (an empty span would leave the mappings' counts as they were).
+            var committed = ViewMappings(groups: ["home", "work"], view: "by-list")
+            try connection.read { txn throws in try committed.update(with: try txn.view("by-list")) }
+            try connection.readWrite { txn throws in
+                let reader = try txn.view("by-list")
+                #expect(try ViewChangeset.compute(notifications: [], from: committed, reader: reader).isEmpty)
+                _ = try txn.remove(key: "new", in: tasks)
+                let error = #expect(throws: CanopyError.self) { try ViewChangeset.compute(notifications: [], from: committed, reader: reader) }
+                #expect(error?.code == .snapshotMismatch, "\(String(describing: error))")
+                // Updated with that reader, the mappings and the reader describe one state: nothing to change.
+                try committed.update(with: reader)
+                #expect(try ViewChangeset.compute(notifications: [], from: committed, reader: reader).isEmpty)
+            }
+        }
+    }
 }

@@ -149,7 +149,9 @@ extension ViewChangeset {
     ///   - reader: a reader of the view at the snapshot the span ends with.
     /// - Returns: the changes, with the mappings updated to `reader`'s snapshot.
     /// - Throws: ``/CanopyCore/CanopyError/Code/snapshotMismatch`` when the notifications don't run without a gap from
-    ///   `mappings.snapshot` to `reader.snapshot` (or the mappings were never updated);
+    ///   `mappings.snapshot` to `reader.snapshot` (or the mappings were never updated), or when the mappings were
+    ///   updated in a write transaction after it changed the view, or `reader`'s write transaction changed the view
+    ///   (the commit log holds only committed changes: unless both are at the same such state, with no commit between);
     ///   ``/CanopyCore/CanopyError/Code/invalidArgument`` when `reader` reads another view; ``/CanopyCore/CanopyError/Code/corruptStore`` when a
     ///   notification's view payload is malformed; ``/CanopyCore/CanopyError/Code/staleView`` when another process wrote
     ///   rows without registering the view (its stored state lags the store); what reading the view throws.
@@ -163,6 +165,7 @@ extension ViewChangeset {
         }
         let to = reader.snapshot
         try checkSpan(notifications, from: from, to: to, view: mappings.view)
+        try checkCommittedStates(mappings, reader, spanIsEmpty: notifications.isEmpty)
         try reader.checkUpToDate()
 
         // No commit of the span changed the view: its writer adds changes to every commit that changes its state
@@ -247,6 +250,25 @@ extension ViewChangeset {
         let (sections, rows) = try computation.run()
         return ViewChangeset(sectionChanges: sections, rowChanges: rows, mappings: new, fromSnapshot: snapshot, toSnapshot: snapshot,
                              isReload: false)
+    }
+
+    /// Checks that the span runs between the states the commit log describes: notifications hold committed changes
+    /// only, so mappings updated in a write transaction after it changed the view (counts of no committed snapshot),
+    /// or a reader whose write transaction changed the view (changes in no notification), would give index paths
+    /// that point at the wrong rows. Allowed: both at one such state, with no commit between (nothing to change).
+    static func checkCommittedStates(_ mappings: ViewMappings, _ reader: ViewReader, spanIsEmpty: Bool) throws {
+        let readerState = reader.readPoint.uncommitted
+        if mappings.uncommitted == readerState && (readerState == .none || spanIsEmpty) { return }
+        if mappings.uncommitted != .none {
+            throw CanopyError(
+                .snapshotMismatch,
+                "the mappings were updated in a write transaction after it changed the view: they describe its uncommitted state, not snapshot \(mappings.snapshot.map(String.init) ?? "none"), so no commit's changes apply to them; update them with a read transaction's reader (at the snapshot the changes start from) or reload",
+                extensionName: mappings.view)
+        }
+        throw CanopyError(
+            .snapshotMismatch,
+            "the reader's write transaction changed the view, and its changes are in no notification until it commits; compute the changes with a read transaction's reader after the commit, or update the mappings with this reader",
+            extensionName: mappings.view)
     }
 
     /// Checks that `notifications` are exactly the commits `from + 1 ... to`.
