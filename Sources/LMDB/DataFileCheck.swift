@@ -53,7 +53,7 @@ enum DataFileCheck {
         if size < required {
             throw LMDBError(
                 code: .fileTruncated, operation: "mdb_env_open", path: path,
-                hint: "data.mdb is truncated: \(size) bytes, the database needs \(required == Int.max ? "more than can be addressed" : String(required)) (\(meta.lastPage + 1) pages of \(meta.pageSize) bytes); restore a backup")
+                hint: "data.mdb is truncated: \(size) bytes, the database needs \(required == Int.max ? "more than can be addressed" : String(required)) (\(overflow ? "2^64" : String(pages)) pages of \(meta.pageSize) bytes); restore a backup")
         }
     }
 

@@ -88,4 +88,19 @@ struct DamagedFileTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == before)
     }
+
+    /// A meta page whose last used page is the largest number: the size it needs cannot be told, and the message
+    /// saying so added one to that number (an overflow trap: opening the file ended the process with SIGILL).
+    @Test("A meta page naming the last page 2^64 - 1: the truncated-file error, not a trap")
+    func lastPageAtTheLimit() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try makeClosedDatabase(in: directory, rows: 10)
+        try patchMetaPages(path: path, offset: 136, bytes: [UInt8](repeating: 0xFF, count: 8))
+        for readOnly in [true, false] {
+            let error = #expect(throws: CanopyError.self) { _ = try Database(path: path, options: .init(readOnly: readOnly)) }
+            #expect(error?.code == .corruptStore, "\(String(describing: error))")
+            #expect(error?.message.contains("data.mdb is truncated") == true, "\(String(describing: error))")
+        }
+    }
 }

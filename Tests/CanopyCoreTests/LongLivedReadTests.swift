@@ -77,4 +77,20 @@ struct LongLivedReadTests {
             try ui.readWrite { txn throws in try txn.set(Note(title: "x"), forKey: "x", in: notes) }
         }
     }
+
+    /// `advance(since:)` from a snapshot after the one the connection was pinned to (an observer resuming from another
+    /// one's later state): the commits in between are not returned, but the caches dropped nothing for them and the
+    /// next read returned the value they replaced.
+    @Test func advancingSinceALaterSnapshotStillRefreshesTheCaches() throws {
+        try withDatabase { database, _ in
+            let writer = database.newConnection()
+            try writer.readWrite { txn throws in try txn.set(Note(title: "old"), forKey: "k", in: notes) }
+            let pinned = database.newConnection()
+            try pinned.pin()
+            #expect(try pinned.read { try $0.object(forKey: "k", in: notes)?.title } == "old")
+            try writer.readWrite { txn throws in try txn.set(Note(title: "new"), forKey: "k", in: notes) }
+            #expect(try pinned.advance(since: try database.currentSnapshot()).isEmpty)
+            #expect(try pinned.read { try $0.object(forKey: "k", in: notes)?.title } == "new")
+        }
+    }
 }

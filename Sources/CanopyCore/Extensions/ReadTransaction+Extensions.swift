@@ -218,13 +218,13 @@ extension ReadTransaction {
 
     /// The collection name and codec of a collection id, using the connection's and database's caches.
     func collection(forID id: UInt32) throws -> (name: String, codec: String)? {
+        // This transaction's own records first: a codec it changed is not the one the connection remembers.
+        let uncommitted = uncommittedCollections()
+        if let hit = uncommitted.first(where: { $0.value.id == id }) { return (hit.key, hit.value.codec) }
         if let hit = cacheState.collections.first(where: { $0.value.id == id }) { return (hit.key, hit.value.codec) }
-        if let hit = uncommittedCollections().first(where: { $0.value.id == id }) {
-            return (hit.key, hit.value.codec)
-        }
         let all = try collectionNamesByID()
-        for (recordID, entry) in all {
-            cacheState.collections[entry.name] = CollectionRecord(id: recordID, codec: entry.codec)
+        for (recordID, entry) in all where uncommitted[entry.name] == nil {
+            cacheState.rememberCollectionRecord(CollectionRecord(id: recordID, codec: entry.codec), for: entry.name)
         }
         return all[id]
     }

@@ -187,7 +187,7 @@ extension ReadWriteTransaction {
         try guarded { try tables.collectionsTable.put(updated, forKey: collection, in: storage) }
         // Seen by this transaction at once, and by the caches of this process at commit (not before: a rollback
         // keeps the old codec).
-        newCollections[collection] = updated
+        wroteCollectionRecord(updated, for: collection)
         return MigrationBatchResult(lastKey: rows.last.map { row in row.rowKey.withUnsafeBytes { RowKey.key(of: $0) } }, rows: rows.count, finished: true)
     }
 

@@ -289,7 +289,8 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Moves the pinned connection to the latest snapshot and returns the notifications after `from` (which may be
-    /// older than the snapshot it was pinned to, for an observer that starts from another one's state).
+    /// older than the snapshot it was pinned to, for an observer that starts from another one's state). The caches are
+    /// brought up to date from the snapshot they hold, whatever `from` is.
     /// - Throws: ``CanopyError/Code/connectionNotPinned``; ``CanopyError/Code/snapshotMismatch`` when the commit log
     ///   no longer holds every commit after `from` (reload everything at the new snapshot).
     public func advance(since from: UInt64) throws -> [CommitNotification] {
@@ -310,7 +311,13 @@ public final class Connection: @unchecked Sendable {
             let to = try core.readSnapshot(storage)
             state.pinnedSnapshot = to
             let notifications = try core.notifications(after: from, upTo: to, in: storage)
-            state.applyToCaches(notifications, snapshot: to)
+            // The caches hold values of `cacheSnapshot`: a caller starting after it (another observer's later state)
+            // is not told the commits in between, but the caches must drop what those changed.
+            if let cached = state.cacheSnapshot, cached < from {
+                state.applyToCaches(try core.notifications(after: cached, upTo: to, in: storage), snapshot: to)
+            } else {
+                state.applyToCaches(notifications, snapshot: to)
+            }
             guard let notifications else {
                 throw CanopyError(
                     .snapshotMismatch,
@@ -443,6 +450,13 @@ final class ConnectionState {
         guard !collections.isEmpty || lastCollectionName != nil else { return }
         collections.removeAll()
         lastCollectionName = nil
+    }
+
+    /// Remembers `record` for `collection` (read from the snapshot the caches hold, or written by this connection's
+    /// commit: a new collection, or a codec changed), in ``lastCollectionRecord`` too when that is `collection`'s.
+    func rememberCollectionRecord(_ record: CollectionRecord, for collection: String) {
+        collections[collection] = record
+        if lastCollectionName == collection { lastCollectionRecord = record }
     }
 
     /// Drops the remembered record of `collection` (see ``collections``).

@@ -73,7 +73,7 @@ public class ReadTransaction {
         let storage = try storage
         let record = try guardedRead { try tables.collectionsTable.value(forKey: name, in: storage, path: core.path) }
         if let record {
-            cacheState.collections[name] = record
+            cacheState.rememberCollectionRecord(record, for: name)
             core.remember([name: record])
         }
         return record

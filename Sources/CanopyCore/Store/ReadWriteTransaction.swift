@@ -145,9 +145,17 @@ public final class ReadWriteTransaction: ReadTransaction {
         for record in newCollections.values { maxID = max(maxID, record.id) }
         let record = CollectionRecord(id: maxID + 1, codec: codec.name)
         try guarded { try tables.collectionsTable.put(record, forKey: name, in: writeStorage) }
-        newCollections[name] = record
-        didWrite = true
+        wroteCollectionRecord(record, for: name)
         return record
+    }
+
+    /// Records that this transaction wrote `record` for collection `name` (a new collection, or a codec changed):
+    /// seen by this transaction at once, in ``lastNewCollectionRecord`` too when that is `name`'s, and by the
+    /// connection's records at commit.
+    func wroteCollectionRecord(_ record: CollectionRecord, for name: String) {
+        newCollections[name] = record
+        if lastNewCollectionName == name { lastNewCollectionRecord = record }
+        didWrite = true
     }
 
     /// Runs an LMDB write, remembering a full map so that the connection grows it and runs the transaction again even
@@ -678,7 +686,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         storeState = state
         core.rememberExtensionSnapshots(state)
         core.remember(newCollections)
-        for (name, record) in newCollections { cacheState.collections[name] = record }
+        for (name, record) in newCollections { cacheState.rememberCollectionRecord(record, for: name) }
         cacheState.cacheSnapshot = snapshot
         for name in unregisteredExtensions { core.removeExtension(named: name) }
         for ext in registeredExtensions { core.addExtension(ext) }
