@@ -511,7 +511,14 @@ public final class ViewWriter: ExtensionTransaction {
                 try store(upper, id: upperID)
                 index.insertPage(ViewIndex.PageRef(id: upperID, count: upper.count, first: upperFirst), after: after, in: entry.group, groupID: groupID)
                 // (A split into three: the next page goes after this one, wherever a chunk split put it.)
-                if number + 1 < uppers.count, let group = index.groups[entry.group], let next = index.locate(upperFirst, in: group) { after = next }
+                if number + 1 < uppers.count {
+                    guard let group = index.groups[entry.group], let next = index.locate(upperFirst, in: group) else {
+                        // The page just inserted cannot be missing: a directory that lost it would put the next part
+                        // before this one, silently out of order.
+                        throw corrupt(view.name, "the page directory lost the page it just inserted while splitting a page in three")
+                    }
+                    after = next
+                }
             }
             return groupID
         }
