@@ -34,12 +34,18 @@ struct SearchDamageTests {
         var headers: [SearchBlockHeader] = []
         #expect(try chunk.withUnsafeBytes { try SearchBlockDirectory.decode($0, chunkKey: 9, into: &headers) } == 2)
         #expect(SearchBlockDirectory.encode(headers[...]) == chunk)
-        // A block rewritten from stored bodies: (2^32 − 1 words, 2^32 − 1 occurrences), then (2^32 − 1 words, 1).
+        // A block rewritten from stored bodies: the largest a posting may give, (2^31 − 1 words, 2^31 − 1 occurrences),
+        // then (2^31 − 1 words, 1).
+        let largest = UInt64(Int32.max)
         var run = SearchPostingRun()
-        run.append(1) { $0.bytes += Self.varints([most, 1, 0, most, 0]) }
-        run.append(2) { $0.bytes += Self.varints([most, 1, 0, 1, 0]) }
+        run.append(1) { $0.bytes += Self.varints([largest, 1, 0, largest, 0]) }
+        run.append(2) { $0.bytes += Self.varints([largest, 1, 0, 1, 0]) }
         let encoded = try SearchPostingBlock.encode(run, 0..<2, key: 2)
-        #expect(encoded.header.densestLength == Int(most) && encoded.header.densestOccurrences == Int(most))
+        #expect(encoded.header.densestLength == Int(largest) && encoded.header.densestOccurrences == Int(largest))
+        // Past it (a row of 2^32 − 1 words), the body is damage, refused as the queries refuse it.
+        var past = SearchPostingRun()
+        past.append(1) { $0.bytes += Self.varints([most, 1, 0, most, 0]) }
+        #expect(throws: SearchBytes.Malformed.self) { try SearchPostingBlock.encode(past, 0..<1, key: 1) }
     }
 
     @Test("a one-word search over a stored block of full-range counts: corruptStore (a row's length past 32 bits), no trap")

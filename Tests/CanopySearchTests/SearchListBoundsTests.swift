@@ -123,4 +123,62 @@ struct SearchListBoundsTests {
             #expect(error?.code == .corruptStore, "\(damage): \(query): \(String(describing: error))")
         }
     }
+
+    /// Row 2's `milk` posting damaged as `damage` says (rows 1 to 3 hold "milk mild mint").
+    static func openDamagedMilk(_ directory: TemporaryDirectory, damage: String) throws -> (SearchIndex, Connection) {
+        let (_, index, connection) = try openNoteIndex(in: directory, titles: ["a": "milk mild mint", "b": "milk mild mint", "c": "milk mild mint"])
+        let three = Self.body(length: 3, count: 1)
+        var milk: [(document: UInt64, body: [UInt8], length: Int, occurrences: Int)] = [(1, three, 3, 1), (2, three, 3, 1), (3, three, 3, 1)]
+        switch damage {
+        case "huge length": milk[1] = (2, Self.body(length: 3_000_000_000, count: 1), 3_000_000_000, 1)
+        // Twice in 3 words, each posting alone possible; with mild and mint once each, 4 occurrences in 3 words.
+        case "words past length": milk[1] = (2, Self.body(length: 3, count: 2), 3, 2)
+        default: milk[1] = (2, Self.body(length: 3, count: 5), 3, 5)
+        }
+        try Self.store([(milk, SearchPostingBlock.openBlock)], word: "milk", index, connection)
+        return (index, connection)
+    }
+
+    @Test("Counts past the row's length, or a length past 2^31 − 1: a phrase query is corruptStore as the word's own query is (its reader read positions without the counts' checks)",
+          arguments: ["count past length", "huge length"])
+    func phrasePastTheLength(damage: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (index, connection) = try Self.openDamagedMilk(directory, damage: damage)
+        for query in ["\"milk mild\"", "\"mild mint\" milk"] {
+            let error = #expect(throws: CanopyError.self, "\(damage): \(query)") {
+                let hits = try connection.read { txn in try index.search(query, in: txn, highlights: false) }
+                Issue.record("\(query) answered \(hits.map(\.id.key))")
+            }
+            #expect(error?.code == .corruptStore, "\(damage): \(query): \(String(describing: error))")
+        }
+    }
+
+    @Test("Counts past the row's length: a write that rewrites the block is corruptStore and writes nothing, and verify reports the block (the summary they build headers with did not check them)")
+    func writeAndVerifyPastTheLength() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (index, connection) = try Self.openDamagedMilk(directory, damage: "count past length")
+        let check = try connection.read { txn in try txn.checkSearchIndex(named: index.name) }
+        #expect(check.problems.contains { $0.contains("'milk'") && $0.contains("malformed") }, "\(check.problems)")
+        let before = try SearchRewriteDamageTests.snapshot(index, connection)
+        let write = #expect(throws: CanopyError.self) {
+            try connection.readWrite { txn in try txn.set(Note(title: "milk"), forKey: "d", in: notes) }
+        }
+        #expect(write?.code == .corruptStore, "\(String(describing: write))")
+        #expect(write?.message.contains("word 'milk'") == true, "\(String(describing: write?.message))")
+        #expect(try SearchRewriteDamageTests.snapshot(index, connection) == before)
+        #expect(try connection.read { txn in try txn.object(forKey: "d", in: notes) } == nil)
+    }
+
+    @Test("A row's words counting more occurrences than its length (each posting alone possible): a prefix query over them is corruptStore, and verify reports the row")
+    func wordsPastTheLength() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (index, connection) = try Self.openDamagedMilk(directory, damage: "words past length")
+        let error = #expect(throws: CanopyError.self) { try connection.read { txn in try index.search("mi*", in: txn, highlights: false) } }
+        #expect(error?.code == .corruptStore, "\(String(describing: error))")
+        let check = try connection.read { txn in try txn.checkSearchIndex(named: index.name) }
+        #expect(check.problems.contains { $0.contains("notes/b") && $0.contains("4 occurrences") }, "\(check.problems)")
+    }
 }

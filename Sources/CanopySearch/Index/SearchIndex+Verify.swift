@@ -31,7 +31,9 @@ extension ReadTransaction {
     /// - every row of the indexed collections that carries the index's per-row record is in the posting list of
     ///   each of its words (a lost block, or a block the directory does not list, leaves rows out of one-word
     ///   searches) and in no other list; with prefix lengths, the same for the prefix lists;
-    /// - every posting is a row that carries a record, with that row's length (BM25's length norm);
+    /// - every posting is a row that carries a record, with that row's length (BM25's length norm), counts that
+    ///   queries accept (``SearchCounts``), and a row's words count at most its length in occurrences (a prefix query
+    ///   sums them);
     /// - each list's blocks partition its rows in order, each block's header (rows, most occurrences, shortest and
     ///   densest row) is what its rows give, and the list's directory lists exactly its blocks with those headers
     ///   (the directory gives BM25 its rows per word and bounds the best rows);
@@ -100,6 +102,8 @@ struct SearchIndexVerifier {
         /// The postings (and prefix postings) found for it.
         var foundWords = Digest()
         var foundPrefixes = Digest()
+        /// The occurrences its words' postings count, summed (each is one of its words: at most its length).
+        var foundOccurrences = 0
         var inDocuments = false
 
         var matches: Bool { words == foundWords && prefixes == foundPrefixes }
@@ -168,6 +172,7 @@ struct SearchIndexVerifier {
         checkTotals(rows, state: state)
         try checkDocuments(tables.documents, &rows)
         check.words = try checkLists(tables.postings, directory: tables.postingsDirectory, what: "word", &rows, prefixes: false)
+        checkOccurrences(rows)
         if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
             _ = try checkLists(prefixes, directory: directory, what: "prefix", &rows, prefixes: true)
         }
@@ -357,12 +362,19 @@ struct SearchIndexVerifier {
                     if document <= previousKey || document > block {
                         problems.append("\(place) holds row number \(document), outside its range (after \(previousKey), up to \(block))")
                     }
-                    let length = try run.body(entry).withUnsafeBytes { try SearchPosting.decode($0, positions: true).length }
+                    let posting = try run.body(entry).withUnsafeBytes { try SearchPosting.decode($0, positions: true) }
+                    let length = posting.length
                     guard var row = rows[document] else {
                         problems.append("\(place) lists row number \(document), which no row carries: a search for it would match a row that is gone")
                         continue
                     }
-                    if prefixes { row.foundPrefixes.add(term) } else { row.foundWords.add(term) }
+                    if prefixes {
+                        row.foundPrefixes.add(term)
+                    } else {
+                        row.foundWords.add(term)
+                        // (Each count at most the length, checked by the decode: the sum of a row's words fits.)
+                        row.foundOccurrences += posting.counts.reduce(0) { $0 + $1.count }
+                    }
                     rows[document] = row
                     if length != row.length {
                         problems.append("\(place): row \(rowLabel(row.key))'s posting gives it \(length) words, its record \(row.length)")
@@ -376,6 +388,15 @@ struct SearchIndexVerifier {
         for problem in problems { report(problem) }
         try checkDirectory(directory, against: blockHeaders, what: what)
         return lists
+    }
+
+    /// A row's words occur at most as many times as it has words: a prefix query sums its words' counts in a row and
+    /// refuses more than its length (`corruptStore`), though each posting alone is possible.
+    mutating func checkOccurrences(_ rows: [UInt64: IndexedRow]) {
+        let over = rows.filter { $0.value.foundOccurrences > $0.value.length }
+        for (_, row) in over.sorted(by: { $0.key < $1.key }) where !full {
+            report("row \(rowLabel(row.key))'s postings count \(row.foundOccurrences) occurrences of its words in its \(row.length) words: a prefix search over them is refused as damaged")
+        }
     }
 
     /// Each list's directory must list exactly its blocks, with the headers their rows give.

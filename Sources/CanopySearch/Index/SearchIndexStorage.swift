@@ -225,9 +225,9 @@ struct SearchPosting {
     }
 
     /// The row length and the occurrences in all fields of a body written by ``encode(length:occurrences:into:)``.
-    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body: a count that runs past the end, or
-    ///   positions that do not fill the rest exactly (a block rewritten from such a body would carry a wrong header
-    ///   under a valid checksum).
+    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body: a count that runs past the end, counts
+    ///   ``SearchCounts`` refuses, or positions that do not fill the rest exactly (a block rewritten from such a body
+    ///   would carry a wrong header under a valid checksum).
     static func summary(of body: ArraySlice<UInt8>) throws -> (length: Int, occurrences: Int) {
         try body.withUnsafeBufferPointer { try summary(of: $0) }
     }
@@ -248,37 +248,32 @@ struct SearchPosting {
                 occurrences += Int(body[offset + 1])
                 offset += 2
             }
-            // Then the positions' size, one byte here, and exactly that many bytes of positions.
-            if fast, occurrences > 0, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
+            // Then the positions' size, one byte here, and exactly that many bytes of positions. (What ``SearchCounts``
+            // checks, for one-byte values: at least one occurrence, at most the row's length.)
+            if fast, occurrences > 0, occurrences <= length, offset < count, body[offset] < 0x80, offset + 1 + Int(body[offset]) == count { return (length, occurrences) }
         }
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(body))
-        let length = try reader.int()
-        let fields = try reader.int()
-        guard fields <= count else { throw SearchBytes.Malformed("a field count larger than the posting") }
-        // (At most `count` fields of counts below 2^32 each: the sum fits in an Int.)
-        var occurrences = 0
-        for _ in 0..<fields {
-            _ = try reader.int()
-            let count = try reader.int()
-            // (A word is posted for a row where it occurs: a field named with no occurrence is not a posting.)
-            guard count > 0 else { throw SearchBytes.Malformed("a posting names a field with no occurrence") }
-            occurrences += count
-        }
-        guard occurrences > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
+        // (Checked as the queries check them: a write never rewrites, nor verify passes, a posting a query refuses.)
+        var length = 0
+        let occurrences = try SearchCounts.read(&reader) { rowLength, _, _ in length = rowLength }
         try reader.skip(try reader.int())
         guard reader.isAtEnd else { throw SearchBytes.Malformed("a posting's positions do not end where its body does") }
         return (length, occurrences)
     }
 
     /// Reads the row length and per-field counts (and, with `positions`, the positions) of a body.
+    /// - Throws: ``SearchBytes/Malformed`` when the bytes are not such a body, or its counts are not what
+    ///   ``SearchCounts`` accepts.
     static func decode(_ raw: UnsafeRawBufferPointer, positions: Bool) throws -> Decoded {
         var reader = SearchBytes.Reader(raw)
-        let length = try reader.int()
-        let entries = try reader.int()
-        guard entries <= raw.count else { throw SearchBytes.Malformed("a field count larger than the posting") }
+        // (Checked as every reader of counts checks them: a phrase query never reads a posting the word's own query
+        // refuses.)
+        var length = 0
         var counts: [(field: Int, count: Int)] = []
-        counts.reserveCapacity(entries)
-        for _ in 0..<entries { counts.append((try reader.int(), try reader.int())) }
+        _ = try SearchCounts.read(&reader) { rowLength, field, count in
+            length = rowLength
+            counts.append((field, count))
+        }
         let size = try reader.int()
         guard positions else { return (length, counts, []) }
         let end = reader.offset + size
@@ -305,6 +300,26 @@ struct SearchPosting {
 /// one of its words). Every search path reads counts through this, so the dense merge's 32-bit arrays and the other
 /// paths' `Int` sums see the same numbers or the same `corruptStore`.
 enum SearchCounts {
+    /// Reads a posting's length and per-field counts from `reader` (at the body's start), checked, calling `visit`
+    /// with each field's; returns the occurrences in all fields. The one reader of counts: the one-word walk, the
+    /// intersection, the best rows, the phrase reader and the writer's summary all read them through it (or, for a body
+    /// of one-byte values, inline with the same bounds).
+    /// - Throws: ``SearchBytes/Malformed`` for counts cut short, or ones ``check(length:count:total:)`` refuses, or none.
+    @inline(__always)
+    static func read(_ reader: inout SearchBytes.Reader, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws -> Int {
+        let length = try reader.int()
+        let fields = try reader.int()
+        var total = 0
+        for _ in 0..<fields {
+            let field = try reader.int()
+            let count = try reader.int()
+            try check(length: length, count: count, total: &total)
+            visit(length, field, count)
+        }
+        guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
+        return total
+    }
+
     @inline(__always)
     static func check(length: Int, count: Int, total: inout Int) throws {
         guard length <= Int(Int32.max), count > 0, count <= length - total else {

@@ -182,14 +182,9 @@ public final class SearchIndexWriter: ExtensionTransaction {
                     found = true
                     // Rows ascend (checked by the decode) up to the block's key (one past it would be written back
                     // under it), after the block before it: a row at or below that block's key may be in it too (a
-                    // search would count it twice), and would be written back here.
-                    if let last = stored.documents.last, last > blockKey {
-                        throw SearchBytes.Malformed("row \(last) is past the block's key")
-                    }
-                    if let first = stored.documents.first, let previousKey, isBlock(previousKey, of: term) {
-                        let previous = try SearchPostingBlock.block(ofKey: previousKey)
-                        if first <= previous { throw SearchBytes.Malformed("row \(first) is at or before the key of the block before it (\(previous))") }
-                    }
+                    // search would count it twice), and would be written back here. (The queries' own check.)
+                    let previous = try previousKey.map { isBlock($0, of: term) ? try SearchPostingBlock.block(ofKey: $0) : 0 } ?? 0
+                    try SearchPostingBlock.Layout(value).rows.check(previousKey: previous, blockKey: blockKey)
                 }
             } catch let error as SearchBytes.Malformed {
                 throw malformed(error, term: term, table: table, block: blockKey)

@@ -391,16 +391,7 @@ enum SearchPostingBlock {
     static func readCounts(in raw: UnsafeRawBufferPointer, body: Range<Int>, _ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
         guard body.lowerBound >= 0, body.upperBound <= raw.count else { throw SearchBytes.Malformed("a body outside its block") }
         var reader = SearchBytes.Reader(UnsafeRawBufferPointer(rebasing: raw[body]))
-        let length = try reader.int()
-        let fields = try reader.int()
-        var total = 0
-        for _ in 0..<fields {
-            let field = try reader.int()
-            let count = try reader.int()
-            try SearchCounts.check(length: length, count: count, total: &total)
-            visit(length, field, count)
-        }
-        guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
+        _ = try SearchCounts.read(&reader, visit)
     }
 
     /// A block's row numbers, read in place: `count` numbers, the first (``first``) then each row's distance from it in
@@ -604,16 +595,7 @@ enum SearchPostingBlock {
         /// Reads the entry's length and calls `visit` with each field's count; skips the positions.
         @inline(__always)
         mutating func readCounts(_ visit: (_ length: Int, _ field: Int, _ count: Int) -> Void) throws {
-            let length = try reader.int()
-            let fields = try reader.int()
-            var total = 0
-            for _ in 0..<fields {
-                let field = try reader.int()
-                let count = try reader.int()
-                try SearchCounts.check(length: length, count: count, total: &total)
-                visit(length, field, count)
-            }
-            guard total > 0 else { throw SearchBytes.Malformed("a posting with no occurrence") }
+            _ = try SearchCounts.read(&reader, visit)
             guard reader.offset <= bodyEnd else { throw SearchBytes.Malformed("an entry's counts run past its body") }
             try skipBody()
         }
