@@ -92,6 +92,6 @@ struct DamagedDatabaseTests {
         let verify = await canopy("verify", path)
         #expect(verify.status == 0, "\(verify.output)")
         #expect(verify.output.contains("agenda (4 entries)"), "\(verify.output)")
-        #expect(await canopy("upgrade", path).output.contains("already in format canopy/5"))
+        #expect(await canopy("upgrade", path).output.contains("already in format canopy/6"))
     }
 }

@@ -133,14 +133,17 @@ struct SearchVerifyTests {
     @Test("a changed count (the state's rows, BM25's document count): named with both counts; exit 1")
     func changedCount() async throws {
         try await withDatabase { path in
-            try Self.damage(path) { txn, open in
-                let info = try open("canopy.info")
-                let key = Array("ext.\(Self.index).state".utf8)
-                var state = try #require(try txn.value(forKey: key, in: info))
-                // version 1, varint(next number), varint(rows: 299 = 0xAB 0x02), varint(total length)
-                let rows = try #require(state.indices.first { $0 > 1 && state[$0] == 0xAB && state[$0 + 1] == 0x02 })
-                state[rows] = 0xAC
-                try txn.put(state, forKey: key, in: info)
+            // Changed by a process that does not register the index (its state record is part of the store's state,
+            // the commit log's newest entry).
+            do {
+                let database = try Canopy.Database(path: path)
+                try await database.newConnection().readWrite { txn throws in
+                    var state = try #require(try txn.withExtensionState(of: Self.index) { $0.map { Array($0) } })
+                    // version 1, varint(next number), varint(rows: 299 = 0xAB 0x02), varint(total length)
+                    let rows = try #require(state.indices.first { $0 > 1 && state[$0] == 0xAB && state[$0 + 1] == 0x02 })
+                    state[rows] = 0xAC
+                    try txn.setExtensionState(state, of: Self.index)
+                }
             }
             let verify = await canopy("verify", path)
             #expect(verify.status == 1, "\(verify.output)")

@@ -62,7 +62,7 @@ struct ChecksumSwitchTests {
                 _ = try Database(path: unchecked, options: .init(durability: .none, readOnly: readOnly))
             }
             #expect(refused?.code == .incompatibleFormat)
-            #expect(refused?.message.contains("canopy/5-without-checksums") == true, "\(String(describing: refused))")
+            #expect(refused?.message.contains("canopy/6-without-checksums") == true, "\(String(describing: refused))")
             var options = withoutChecksums
             options.readOnly = readOnly
             let reversed = #expect(throws: CanopyError.self) { _ = try Database(path: ordinary, options: options) }

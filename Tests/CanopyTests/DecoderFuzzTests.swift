@@ -191,24 +191,33 @@ struct DecoderFuzzTests {
         let database = try CanopyCore.Database(path: path, options: .init(durability: .none))
         let environment = database.environment
         var typedErrors = 0
+        let writer = database.newConnection()
         for number in 0..<cases {
-            let table = ["ext.by-list.pages", "ext.by-list.pages", "ext.by-list.groups", "canopy.objects", "canopy.info"].randomElement(using: &mutator.random)!
-            // Mutate one value (sealed again) and give the view a new version, so that readers rebuild its directory.
-            let restore: ([UInt8], [UInt8], LMDB.Database) = try environment.write { txn in
-                let handle = try txn.openDatabase(named: table, checksummed: true)
-                var entries: [([UInt8], [UInt8])] = []
-                try txn.forEach(in: handle) { key, value in
-                    if table != "canopy.info" || String(decoding: key, as: UTF8.self) == "ext.by-list.state" { entries.append((Array(key), Array(value))) }
-                    return true
+            // "state": the view's state record, which the store's state (the newest commit-log entry) carries.
+            let table = ["ext.by-list.pages", "ext.by-list.pages", "ext.by-list.groups", "canopy.objects", "state"].randomElement(using: &mutator.random)!
+            let state = try writer.read { txn in try txn.withExtensionState(of: "by-list") { $0.map { Array($0) } } }
+            var restore: ([UInt8], [UInt8], LMDB.Database)?
+            if table == "state" {
+                // Mutated and committed by a process without the view (a tool), sealed as the store seals it.
+                let mutated = mutator.mutate(state ?? [])
+                try writer.readWrite { txn in try txn.setExtensionState(mutated, of: "by-list") }
+            } else {
+                // Mutate one value (sealed again) and give the view a new version, so that readers rebuild its directory.
+                restore = try environment.write { txn in
+                    let handle = try txn.openDatabase(named: table, checksummed: true)
+                    var entries: [([UInt8], [UInt8])] = []
+                    try txn.forEach(in: handle) { key, value in
+                        entries.append((Array(key), Array(value)))
+                        return true
+                    }
+                    let (key, value) = entries.randomElement(using: &mutator.random)!
+                    try txn.put(mutator.mutate(value), forKey: key, in: handle)
+                    return (key, value, handle)
                 }
-                let (key, value) = entries.randomElement(using: &mutator.random)!
-                try txn.put(mutator.mutate(value), forKey: key, in: handle)
-                let info = try txn.openDatabase(named: "canopy.info", checksummed: true)
-                if table != "canopy.info", var state = try txn.value(forKey: Array("ext.by-list.state".utf8), in: info), state.count == 20 {
+                if var state, state.count == 20 {
                     state[0..<8] = ArraySlice(withUnsafeBytes(of: UInt64(1_000_000 + number).bigEndian, Array.init))
-                    try txn.put(state, forKey: Array("ext.by-list.state".utf8), in: info)
+                    try writer.readWrite { txn in try txn.setExtensionState(state, of: "by-list") }
                 }
-                return (key, value, handle)
             }
             do {
                 try database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
@@ -224,7 +233,8 @@ struct DecoderFuzzTests {
             } catch is CanopyError {
                 typedErrors += 1
             }
-            try environment.write { txn in try txn.put(restore.1, forKey: restore.0, in: restore.2) }
+            if let restore { try environment.write { txn in try txn.put(restore.1, forKey: restore.0, in: restore.2) } }
+            try writer.readWrite { txn in try txn.setExtensionState(state, of: "by-list") }
         }
         print("view storage fuzz: \(typedErrors) typed errors in \(cases) cases, 0 traps")
     }

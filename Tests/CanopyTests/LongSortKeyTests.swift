@@ -216,11 +216,12 @@ struct LongSortKeyTests {
                 try #require(merged.count > ViewPage.maxEntries)
                 try txn.put(merged.encoded, forKey: stored[0].0, in: pages)
                 _ = try txn.delete(stored[1].0, in: pages)
-                // A new version of the view, so that readers rebuild its directory from the pages.
-                let info = try txn.openDatabase(named: "canopy.info", checksummed: true)
-                var state = try #require(try txn.value(forKey: Array("ext.by-title.state".utf8), in: info))
+            }
+            // A new version of the view, so that readers rebuild its directory from the pages.
+            try database.newConnection().readWrite { txn throws in
+                var state = try #require(try txn.withExtensionState(of: "by-title") { $0.map { Array($0) } })
                 state[0..<8] = ArraySlice(withUnsafeBytes(of: UInt64(1_000_000).bigEndian, Array.init))
-                try txn.put(state, forKey: Array("ext.by-title.state".utf8), in: info)
+                try txn.setExtensionState(state, of: "by-title")
             }
             try database.newConnection().read { txn throws in
                 let view = try txn.view("by-title")

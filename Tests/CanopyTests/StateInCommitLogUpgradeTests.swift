@@ -32,7 +32,7 @@ private func expectFixtureState(_ txn: Canopy.ReadTransaction, sourceLocation: S
     #expect(try txn.checkStoredRows().problems == [], sourceLocation: sourceLocation)
 }
 
-@Suite("Format canopy/4 → canopy/5: the state moves into the commit log, in place, in the opening transaction", .ownThread)
+@Suite("Format canopy/4 → canopy/6: the state moves into the commit log, in place, in the opening transaction", .ownThread)
 struct StateInCommitLogUpgradeTests {
     @Test("Read-only: a canopy/4 file reads as it is (state from its record), and the file is left byte for byte")
     func readOnlyReadsAsItIs() throws {
@@ -61,7 +61,7 @@ struct StateInCommitLogUpgradeTests {
         do {
             let database = try Database(path: path)
             #expect(database.upgradedFromFormat == "canopy/4")
-            #expect(database.upgradedRecordCount == 2)  // the newest entry, the old state record
+            #expect(database.upgradedRecordCount == 2 + 7)  // the newest entry, the old state record, each extension's record
             #expect(try database.currentSnapshot() == 15)
             try database.newConnection().read { txn throws in
                 try expectFixtureState(txn)
@@ -81,8 +81,9 @@ struct StateInCommitLogUpgradeTests {
             #expect(try observer.advance().map(\.snapshot) == [16])
             #expect(try database.readChanges(since: 15).map(\.snapshot) == [16])
         }
-        // The format record says canopy/5; the old state record is the marker older builds read as malformed.
-        #expect(try storedValue(path: path, table: "canopy.info", key: Array("format".utf8)).map { Array($0.prefix(8)) } == Array("canopy/5".utf8))
+        // The format record says canopy/6 (the upgrade goes to this build's format in one step: the extensions' state
+        // records moved too); the old state record is the marker older builds read as malformed.
+        #expect(try storedValue(path: path, table: "canopy.info", key: Array("format".utf8)).map { Array($0.prefix(8)) } == Array("canopy/6".utf8))
         let marker = try #require(try storedValue(path: path, table: "canopy.info", key: Array("state".utf8)))
         #expect(marker.count < 8 + 4, "an older build must not read a snapshot from it: \(marker)")
         let reopened = try Database(path: path, options: .init(readOnly: true))

@@ -8,8 +8,9 @@
 /// the row's key is stored once. The row's order bytes are the sort key followed by the row's stored key.
 ///
 /// The view's state — version (8 bytes, new for every commit that changes the view), next page id (8 bytes), next
-/// group id (4 bytes) — is the view's extension state record (``ReadWriteTransaction/setExtensionState(_:of:)``), kept
-/// in the store's own table that every commit writes anyway: in the pages table it dirtied one more leaf per commit.
+/// group id (4 bytes) — is the view's extension state record (``ReadWriteTransaction/setExtensionState(_:of:)``), part
+/// of the store's state, which the commit's log entry carries (`canopy/6`): in the pages table it dirtied one more leaf
+/// per commit, in `canopy.info` (until `canopy/5`) one more B-tree.
 struct ViewTables: Sendable {
     let pages: ExtensionTable<UInt64BigEndianCoding, BytesCoding>
     let groups: ExtensionTable<UInt32BigEndianCoding, StringUTF8Coding>

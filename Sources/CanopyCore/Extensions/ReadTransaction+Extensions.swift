@@ -53,12 +53,22 @@ extension ReadTransaction {
     }
 
     /// Calls `body` with the state record of extension `name` (see ``ReadWriteTransaction/setExtensionState(_:of:)``),
-    /// or `nil` when it has none, without copying it.
+    /// or `nil` when it has none, without copying it: as this transaction's snapshot holds it (in a read-write
+    /// transaction, as this transaction last set it).
+    ///
+    /// The records are part of the store's state, which is read once per committed state and process (a commit of
+    /// this process leaves it known): a lookup, not a read of the file.
+    /// - Throws: ``CanopyError/Code/corruptStore`` when the store's state is malformed;
+    ///   ``CanopyError/Code/incompatibleFormat`` when another process upgraded a file this one opened read-only in an
+    ///   earlier format (open it again).
     public func withExtensionState<R>(of name: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        let storage = try storage
-        return try guardedRead {
-            try StoreInfoRecords.extensionState(of: name).withValue(in: storage, info: tables.info, body)
+        guard tables.layout == .inLog else {
+            // A `canopy/4` or `canopy/5` file opened read-only: the record is in `canopy.info`.
+            let storage = try storage
+            return try guardedRead { try tables.withExtensionStateRecord(of: name, in: storage, path: core.path, body) }
         }
+        guard let record = try extensionStateRecords()[name] else { return try body(nil) }
+        return try record.withUnsafeBytes(body)
     }
 
     /// The snapshot each recorded extension's stored state is consistent with (absent for one that has none), and the
@@ -254,16 +264,32 @@ extension ReadWriteTransaction {
         return ExtensionTable(database: database, name: name, extensionName: extensionName)
     }
 
-    /// Stores (or with `nil` removes) the small state record of extension `name` — a version, counters — in the
-    /// store's own table, which every commit writes anyway: no page of the extension's tables is dirtied for it.
-    /// Keep it small (tens of bytes); it is read with ``ReadTransaction/withExtensionState(of:_:)``.
+    /// Stages (or with `nil` removes) the small state record of extension `name` — a version, counters — as part of
+    /// the store's state: the commit writes it in its commit-log entry, the one record every commit writes anyway, so
+    /// no page of the extension's tables nor of the store's other tables is dirtied for it. It is read with
+    /// ``ReadTransaction/withExtensionState(of:_:)`` (in this transaction, as staged; after the commit, by every
+    /// transaction of its snapshot and later, in any process, until it is set again).
+    ///
+    /// Setting a record that differs from the one this transaction sees makes the commit advance the snapshot (as any
+    /// write does); setting the same bytes again changes nothing. Every commit's log entry carries every extension's
+    /// record, so keep it small (tens of bytes).
+    /// - Throws: ``CanopyError/Code/extensionFailed`` when `bytes` are longer than ``maximumExtensionStateSize`` (nothing
+    ///   is staged); ``CanopyError/Code/transactionEnded`` once the transaction's closure has returned.
     public func setExtensionState(_ bytes: [UInt8]?, of name: String) throws {
-        let record = StoreInfoRecords.extensionState(of: name)
-        let storage = try writeStorage
-        try guarded {
-            if let bytes { try record.put(bytes, in: storage, info: tables.info) } else { try record.remove(in: storage, info: tables.info) }
+        _ = try writeStorage
+        if let bytes, bytes.count > Self.maximumExtensionStateSize {
+            throw CanopyError(
+                .extensionFailed,
+                "the extension's state record is \(bytes.count) bytes; at most \(Self.maximumExtensionStateSize) are kept (every commit's log entry carries it): keep counters and versions there, and larger values in the extension's own tables",
+                path: core.path, extensionName: name)
         }
+        guard storeState.extensionStates[name] != bytes else { return }
+        storeState.extensionStates[name] = bytes
+        didWrite = true
     }
+
+    /// The longest state record an extension can set (``setExtensionState(_:of:)``), in bytes.
+    public static let maximumExtensionStateSize = 1_024
 
     /// Whether the extension `name` was rebuilt (its state reset) in this transaction.
     public func isRebuilt(extensionNamed name: String) -> Bool { rebuiltExtensions.contains(name) }

@@ -1,17 +1,21 @@
 /// One entry of the commit log (`canopy.commits`, keyed by snapshot): what the commit changed (its notification, read
-/// by other processes' observers and by extensions catching up) and the store's state after it (``StoreState``), so
-/// that the newest entry *is* the store's state and a commit writes the rows' table and the log only (format
-/// `canopy/5`).
+/// by other processes' observers and by extensions catching up) and the store's state after it (``StoreState``: the
+/// snapshots and every extension's state record), so that the newest entry *is* the store's state and a commit writes
+/// the rows' table, the extensions' tables and the log only (format `canopy/6`).
 ///
-/// The one place entries are encoded and decoded. Version 2 (`canopy/5`):
+/// The one place entries are encoded and decoded. Version 3 (`canopy/6`):
 ///
-/// `2 · snapshot (8 B) · flags (1 B: bit 0 every row removed, bit 1 changes unknown) · varint(extension count) ·
-/// (string(extension) · varint(its consistent snapshot))* · the notification's changes`
+/// `3 · snapshot (8 B) · flags (1 B: bit 0 every row removed, bit 1 changes unknown) · varint(extension count) ·
+/// (string(extension) · varint(its consistent snapshot))* · varint(state record count) · (string(extension) ·
+/// blob(its state record))* · the notification's changes`
 ///
-/// and version 1 (`canopy/4`, no state; entries older than an upgrade): `1 · snapshot (8 B) · removed-all (1 B) ·
-/// the notification's changes`, where the changes are `3 × (varint(collection count) · (string(collection) ·
+/// version 2 (`canopy/5`, whose extensions' state records were in `canopy.info`) is the same without the state
+/// records, and version 1 (`canopy/4`, no state; entries older than an upgrade): `1 · snapshot (8 B) · removed-all
+/// (1 B) · the notification's changes`, where the changes are `3 × (varint(collection count) · (string(collection) ·
 /// varint(key count) · string(key)*)*)` (changed objects, changed metadata, removed keys) `· varint(count) ·
 /// string(removed collection)* · has-custom-payload (1 B) [· blob] · varint(count) · (string(extension) · blob)*`.
+/// Older entries stay as they were written (a reader of notifications takes every version); only the newest entry's
+/// state is read, and in a `canopy/6` file it is always version 3 (the upgrade rewrites it).
 ///
 /// *Changes unknown* marks an entry that carries the state but not the commit's changes, which a reader of
 /// notifications treats as a gap (reload), never as "nothing changed": the format upgrade's, for a state whose commit
@@ -28,12 +32,16 @@
 struct CommitLogEntry: Sendable, Hashable {
     /// What the commit changed (its snapshot is the entry's).
     var notification: CommitNotification
-    /// The store's state after the commit; `nil` in a version-1 entry (written before `canopy/5`).
+    /// The store's state after the commit; `nil` in a version-1 entry (written before `canopy/5`). A version-2 entry's
+    /// has no extension state records (they were in `canopy.info`).
     var state: StoreState?
     /// Whether the changes of the commit are unknown (see the type's description).
     var changesUnknown = false
 
-    static let version: UInt8 = 2
+    /// The version this build writes (`canopy/6`).
+    static let version: UInt8 = 3
+    /// The version of `canopy/5`'s entries (the state without the extensions' state records).
+    static let versionWithoutExtensionStates: UInt8 = 2
     /// The most row changes (changed objects, changed metadata and removed keys together) a commit's entry lists; a
     /// commit with more is logged with its state only, its changes unknown (see the type's description).
     static let maximumLoggedKeys = 16_384
@@ -43,10 +51,10 @@ struct CommitLogEntry: Sendable, Hashable {
     private static let removedAllFlag: UInt8 = 1
     private static let changesUnknownFlag: UInt8 = 2
 
-    /// The entry's bytes (always version 2; `state` must be present, its snapshot the notification's).
+    /// The entry's bytes (always version 3; `state` must be present, its snapshot the notification's).
     var encoded: [UInt8] { Self.encode(notification, state: state, changesUnknown: changesUnknown) }
 
-    /// The bytes of the entry of `notification` with `state` (version 2).
+    /// The bytes of the entry of `notification` with `state` (version 3).
     static func encode(_ notification: CommitNotification, state: StoreState?, changesUnknown: Bool = false) -> [UInt8] {
         let keySets = notification.keySets
         let keyCount = CommitKeySets.Kind.allCases.reduce(0) { count, kind in keySets.parts(kind).reduce(count) { $0 + $1.count } }
@@ -62,6 +70,12 @@ struct CommitLogEntry: Sendable, Hashable {
         for (name, snapshot) in extensions {
             out.append(string: name)
             out.append(varint: snapshot)
+        }
+        let records = state?.extensionStates ?? [:]
+        out.append(varint: UInt64(records.count))
+        for (name, record) in records {
+            out.append(string: name)
+            out.append(blob: record)
         }
         // The keys as the commit's change log holds them (a bulk commit's sets of strings are not built for the
         // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.
@@ -107,21 +121,13 @@ struct CommitLogEntry: Sendable, Hashable {
             let snapshot = try reader.readBigEndianUInt64()
             let flags = try reader.readByte()
             switch version {
-            case Self.version:
-                var extensionSnapshots: [String: UInt64] = [:]
-                for _ in 0..<(try reader.readVarint()) {
-                    let name = try reader.readString()
-                    extensionSnapshots[name] = try reader.readVarint()
-                }
-                var state = StoreState()
-                state.snapshot = snapshot
-                state.extensionSnapshots = extensionSnapshots
-                self.state = state
+            case Self.version, Self.versionWithoutExtensionStates:
+                self.state = try Self.readState(&reader, snapshot: snapshot, version: version)
                 self.changesUnknown = flags & Self.changesUnknownFlag != 0
             case Self.versionWithoutState:
                 self.state = nil
             default:
-                throw CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.versionWithoutState) and \(Self.version)")
+                throw Self.unknownVersion(version)
             }
             let changedObjects = try Self.readMap(&reader)
             let changedMetadata = try Self.readMap(&reader)
@@ -157,24 +163,42 @@ struct CommitLogEntry: Sendable, Hashable {
         return map
     }
 
-    /// The state a version-2 entry carries, decoded without its changes; `nil` for a version-1 entry.
-    /// - Throws: ``ByteReader/Malformed`` or ``CanopyError/Code/incompatibleFormat`` as ``init(decoding:)``.
-    static func state(decoding bytes: UnsafeRawBufferPointer) throws -> StoreState? {
-        var reader = ByteReader(bytes)
-        let version = try reader.readByte()
-        guard version == Self.version else {
-            if version == Self.versionWithoutState { return nil }
-            throw CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.versionWithoutState) and \(Self.version)")
-        }
+    /// Reads the state that follows the flags of a version-2 or version-3 entry (`reader` is past the flags).
+    private static func readState(_ reader: inout ByteReader, snapshot: UInt64, version: UInt8) throws -> StoreState {
         var state = StoreState()
-        state.snapshot = try reader.readBigEndianUInt64()
-        _ = try reader.readByte()
+        state.snapshot = snapshot
         for _ in 0..<(try reader.readVarint()) {
             let name = try reader.readString()
             state.extensionSnapshots[name] = try reader.readVarint()
         }
+        guard version == Self.version else { return state }
+        for _ in 0..<(try reader.readVarint()) {
+            let name = try reader.readString()
+            state.extensionStates[name] = try reader.readBlob()
+        }
         return state
     }
+
+    private static func unknownVersion(_ version: UInt8) -> CanopyError {
+        CanopyError(.incompatibleFormat, "commit log entry has format \(version); this build reads \(Self.versionWithoutState) to \(Self.version)")
+    }
+
+    /// The state a version-2 or version-3 entry carries, decoded without its changes; `nil` for a version-1 entry.
+    /// - Throws: ``ByteReader/Malformed`` or ``CanopyError/Code/incompatibleFormat`` as ``init(decoding:)``.
+    static func state(decoding bytes: UnsafeRawBufferPointer) throws -> StoreState? {
+        var reader = ByteReader(bytes)
+        let version = try reader.readByte()
+        guard version == Self.version || version == Self.versionWithoutExtensionStates else {
+            if version == Self.versionWithoutState { return nil }
+            throw unknownVersion(version)
+        }
+        let snapshot = try reader.readBigEndianUInt64()
+        _ = try reader.readByte()
+        return try readState(&reader, snapshot: snapshot, version: version)
+    }
+
+    /// The version of an entry's bytes (its first byte), or `nil` when there are none.
+    static func version(of bytes: UnsafeRawBufferPointer) -> UInt8? { bytes.first }
 
     /// The snapshot of an entry's bytes, read without decoding the rest; `nil` when they are too short.
     static func snapshot(in bytes: UnsafeRawBufferPointer) -> UInt64? {

@@ -24,9 +24,9 @@ public final class Database: Sendable {
     /// - Throws: ``CanopyError`` with ``CanopyError/Code/cannotOpen`` for a missing parent directory, a file that is
     ///   not an LMDB database, or a `lock.mdb` or signal file that is a symbolic link (naming it);
     ///   ``CanopyError/Code/permissionDenied`` naming the file or directory and the permission it needs;
-    ///   ``CanopyError/Code/incompatibleFormat`` for a database of another format (a `canopy/4` or `canopy/3` file is
-    ///   upgraded in place by a read-write open, in one transaction; a read-only open reads a `canopy/4` file as it
-    ///   is and refuses a `canopy/3` one);
+    ///   ``CanopyError/Code/incompatibleFormat`` for a database of another format (a `canopy/5`, `canopy/4` or
+    ///   `canopy/3` file is upgraded in place by a read-write open, in one transaction; a read-only open reads a
+    ///   `canopy/5` or `canopy/4` file as it is and refuses a `canopy/3` one);
     ///   ``CanopyError/Code/corruptStore`` for a damaged file (truncated, a broken meta page, a store record that fails
     ///   its checksum); ``CanopyError/Code/alreadyOpen`` when this process already has the path open with
     ///   other options.
@@ -42,12 +42,13 @@ public final class Database: Sendable {
     /// The absolute path of the database directory.
     public var path: String { core.path }
 
-    /// When this process's first open of the database upgraded it in place from an earlier format (`canopy/4`: the
-    /// state record moved into the commit log; `canopy/3`: also values without checksums) to the current one: the
-    /// number of records it rewrote. `nil` when no upgrade happened.
+    /// When this process's first open of the database upgraded it in place from an earlier format (`canopy/5`: the
+    /// extensions' state records moved into the commit log; `canopy/4`: also the store's state record; `canopy/3`:
+    /// also values without checksums) to the current one (`canopy/6`): the number of records it rewrote. `nil` when
+    /// no upgrade happened.
     public var upgradedRecordCount: Int? { core.upgradedRecordCount?.records }
 
-    /// The format this process's first open upgraded the database from (`canopy/3` or `canopy/4`), or `nil` when no
+    /// The format this process's first open upgraded the database from (`canopy/3`, `canopy/4` or `canopy/5`), or `nil` when no
     /// upgrade happened.
     public var upgradedFromFormat: String? { core.upgradedRecordCount?.from }
 

@@ -209,7 +209,7 @@ final class DatabaseCore: Sendable {
             if options.readOnly {
                 var opened = try environment.read { txn in try StoreTables.open(in: txn, create: false) }
                 feedTables = try environment.read { txn in try FeedTables.openIfPresent(in: txn, commitLog: opened.commits) }
-                opened.stateInCommitLog = try environment.read { txn in try Self.checkFormat(txn, opened, path: path, readOnly: true) }
+                opened.layout = try environment.read { txn in try Self.checkFormat(txn, opened, path: path, readOnly: true) }
                 tables = opened
                 initialState = try environment.read { txn in try tables.state(in: txn, path: path) }
             } else {
@@ -222,8 +222,10 @@ final class DatabaseCore: Sendable {
                         try FormatUpgrade.writeFirstLogEntry(txn, tables: tables)
                     case StoreTables.upgradableFormatTag? where tables.checksummed:
                         upgraded = (try FormatUpgrade.upgrade(txn, tables: tables, path: path), StoreTables.upgradableFormatTag)
-                    case tables.previousFormatTag?:
-                        upgraded = (try FormatUpgrade.moveState(txn, tables: tables, path: path), tables.previousFormatTag)
+                    case let format where tables.layout(ofFormat: format) == .records:
+                        upgraded = (try FormatUpgrade.moveState(txn, tables: tables, path: path), format ?? "")
+                    case let format where tables.layout(ofFormat: format) == .storeStateInLog:
+                        upgraded = (try FormatUpgrade.moveExtensionStates(txn, tables: tables, path: path), format ?? "")
                     default:
                         _ = try Self.checkFormat(txn, tables, path: path, readOnly: false)
                     }
@@ -305,21 +307,22 @@ final class DatabaseCore: Sendable {
             path: path)
     }
 
-    /// Checks the format record; returns whether the state is in the commit log (``StoreTables/stateInCommitLog``):
-    /// `true` for this build's format, `false` for a `canopy/4` file opened read-only (read as it is).
-    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws -> Bool {
+    /// Checks the format record; returns where the state is (``StoreTables/layout``): ``StateLayout/inLog`` for this
+    /// build's format, the layout of a `canopy/4` or `canopy/5` file opened read-only (read as it is).
+    private static func checkFormat(_ txn: LMDB.ReadTransaction, _ tables: StoreTables, path: String, readOnly: Bool) throws -> StateLayout {
         let format = try tables.format(in: txn)
-        if format == tables.expectedFormatTag { return true }
-        if readOnly && format == tables.previousFormatTag { return false }
+        if format == tables.expectedFormatTag { return .inLog }
+        if readOnly, let layout = tables.layout(ofFormat: format) { return layout }
         if format == StoreTables.upgradableFormatTag && readOnly {
             throw CanopyError(
                 .incompatibleFormat,
                 "the store format is '\(StoreTables.upgradableFormatTag)'; this build reads '\(StoreTables.formatTag)' (every record checksummed) and upgrades a '\(StoreTables.upgradableFormatTag)' file in place, in one transaction, when it opens it for writing. Opened read-only, nothing was changed: upgrade it with `canopy upgrade \(path)` (close the processes of older builds first), or open it read-write once",
                 path: path)
         }
+        let older = [StateLayout.records, .storeStateInLog].map { "'\($0.formatTag(checksummed: tables.checksummed))'" }.joined(separator: " and ")
         throw CanopyError(
             .incompatibleFormat,
-            "the store format is '\(format ?? "none")'; this build reads '\(tables.expectedFormatTag)' (and '\(tables.previousFormatTag)' read-only) and upgrades '\(tables.previousFormatTag)' and '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
+            "the store format is '\(format ?? "none")'; this build reads '\(tables.expectedFormatTag)' (and \(older) read-only) and upgrades \(older) and '\(StoreTables.upgradableFormatTag)'. Nothing was changed: if a newer release wrote it, open it with that release; for an older one, export the data with the `canopy export` of the release that wrote it, then `canopy import` it into a new database with this one (views are rebuilt at registration); a format record that is neither may be damaged (restore a backup)",
             path: path)
     }
 

@@ -53,6 +53,20 @@ public class ReadTransaction {
     var tables: StoreTables { core.tables }
     var cacheState: ConnectionState { connection.state }
 
+    /// The extensions' state records of this transaction's snapshot, once read (``extensionStateRecords()``).
+    private var committedExtensionStates: [String: [UInt8]]?
+
+    /// Every extension's state record as this transaction sees it (``StoreState/extensionStates``, `canopy/6`): the
+    /// committed state of its snapshot, read once per transaction (and once per committed state and process). A
+    /// read-write transaction answers with what it staged.
+    func extensionStateRecords() throws -> [String: [UInt8]] {
+        if let known = committedExtensionStates { return known }
+        let storage = try storage
+        let records = try guardedRead { try core.readState(storage, committed: storage.id).extensionStates }
+        committedExtensionStates = records
+        return records
+    }
+
     // MARK: Collections
 
     /// The record of `name`, or `nil` when the collection was never written.

@@ -652,8 +652,9 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
-            // One record for the commit: its log entry carries the store's new state (canopy/5), so the commit dirties
-            // the rows' tables and the log, not also `canopy.info`.
+            // One record for the commit: its log entry carries the store's new state and the extensions' state records
+            // (canopy/6), so the commit dirties the rows' tables, the extensions' tables and the log, not also
+            // `canopy.info`.
             // Encoded from the notification and the state as they are (no entry value made, copied and destroyed).
             let entry = CommitLogEntry.encode(notification, state: state)
             try withUnsafeBytes(of: snapshot.bigEndian) { key in
@@ -727,6 +728,11 @@ public final class ReadWriteTransaction: ReadTransaction {
     }
 
     override func uncommittedCollections() -> [String: CollectionRecord] { newCollections }
+
+    override func extensionStateRecords() throws -> [String: [UInt8]] {
+        try checkActive()
+        return storeState.extensionStates
+    }
 
     override func scanWritableSlots() throws -> Set<UInt32>? { try attachmentSlots().live }
 

@@ -4,10 +4,10 @@
 /// | key | value |
 /// | --- | --- |
 /// | `format` | the format tag |
-/// | `state` | `canopy/4`: ``StoreState`` (the snapshot and each extension's consistent snapshot); `canopy/5` keeps the state in the commit log's newest entry, and an upgraded file holds ``StoreTables/movedStateRecord`` here |
+/// | `state` | `canopy/4`: ``StoreState`` (the snapshot and each extension's consistent snapshot); since `canopy/5` the state is the commit log's newest entry, and an upgraded file holds ``StoreTables/movedStateRecord`` here |
 /// | `attachment-slots` | ``AttachmentSlots`` |
 /// | `feed` | the snapshot the change feed was enabled at (``ChangeFeedLog``) |
-/// | `ext.<name>.state` | an extension's small state record |
+/// | `ext.<name>.state` | `canopy/4` and `canopy/5`: an extension's small state record; since `canopy/6` it is part of the state (the newest commit-log entry), and an upgraded file holds ``StoreTables/movedExtensionStateRecord`` here |
 /// | `ext.<name>.skipped` | the rows an extension skipped (``SkippedRows``) |
 /// | `migration.applied.<step>`, `migration.progress.<step>` | the migration records (``AppliedMigration``) |
 enum StoreInfoKey {
@@ -16,10 +16,12 @@ enum StoreInfoKey {
     static let attachmentSlots = Array("attachment-slots".utf8)
     static let changeFeed = Array("feed".utf8)
 
-    /// An extension's state record.
+    /// An extension's state record (`canopy/4` and `canopy/5`; read from files of those formats and moved by the
+    /// upgrade).
     static func extensionState(of extensionName: String) -> [UInt8] {
-        // Appended byte by byte (the same bytes as ``ExtensionTableName/state(of:)``): views read and write their state
-        // several times per transaction, and an interpolated `String` copied into an array cost ~1k instructions.
+        // Appended byte by byte (the same bytes as ``ExtensionTableName/state(of:)``): a file of those formats opened
+        // read-only reads it several times per transaction, and an interpolated `String` copied into an array cost ~1k
+        // instructions.
         var key: [UInt8] = []
         key.reserveCapacity(ExtensionTableName.prefix.utf8.count + extensionName.utf8.count + 6)
         key.append(contentsOf: ExtensionTableName.prefix.utf8)

@@ -90,7 +90,8 @@ enum StoreInfoRecords {
         key: StoreInfoKey.changeFeed, what: "the change feed's record",
         remedy: "disable the change feed and enable it again (`canopy changes DIR --enable`)")
 
-    /// `ext.<name>.state` → an extension's state record (its own bytes).
+    /// `ext.<name>.state` → an extension's state record (its own bytes), in `canopy/4` and `canopy/5` files; since
+    /// `canopy/6` the records are part of the state (``StoreState/extensionStates``).
     static func extensionState(of name: String) -> StoreInfoRecord<BytesCoding> {
         StoreInfoRecord(extensionStateOf: name, key: StoreInfoKey.extensionState(of: name),
                         remedy: "unregister the extension (dropStorage) and register it again")

@@ -7,7 +7,8 @@ import LMDB
 /// - `canopy.objects`: row key → one flag byte (bit 0: has metadata) + the object's bytes.
 /// - `canopy.metadata`: row key → the metadata's bytes.
 /// - `canopy.commits`: snapshot (8 bytes big-endian) → a ``CommitLogEntry``: the commit's notification and the store's
-///   state after it (``StoreState``), so that the newest entry is the store's state (format `canopy/5`).
+///   state after it (``StoreState``: the snapshots and each extension's state record), so that the newest entry is the
+///   store's state (format `canopy/6`).
 /// - `canopy.extensions`: extension name → its registration record (JSON).
 ///
 /// A row key is the collection's 4-byte big-endian id followed by the key's UTF-8 bytes, so the rows of one collection
@@ -18,9 +19,11 @@ import LMDB
 /// reads as ``CanopyError/Code/corruptStore``, never as a wrong value. The format record is read as stored, trailer or
 /// not: it says whether the others have one (``FormatUpgrade`` adds them to a `canopy/3` file).
 ///
-/// Until `canopy/4` the state was a record of its own in `canopy.info` (`state`), which every commit rewrote: one more
-/// B-tree dirtied per commit (its page, and its root's record in LMDB's main table). A read-only open of a `canopy/4`
-/// file reads it there (``stateInCommitLog`` is `false`); a read-write open upgrades the file (``FormatUpgrade``).
+/// Where the state lives (``StateLayout``): until `canopy/4` the store's state was a record of its own in
+/// `canopy.info` (`state`), and until `canopy/5` each extension's state record too (`ext.<name>.state`); every commit
+/// rewrote them, one more B-tree dirtied per commit (its page, and its root's record in LMDB's main table). A
+/// read-only open of a `canopy/4` or `canopy/5` file reads them where they are; a read-write open upgrades the file
+/// (``FormatUpgrade``).
 struct StoreTables: Sendable {
     let info: LMDB.Database
     let collections: LMDB.Database
@@ -28,32 +31,27 @@ struct StoreTables: Sendable {
     let metadata: LMDB.Database
     let commits: LMDB.Database
     let extensions: LMDB.Database
-    /// Whether the store's state is the newest commit-log entry (`canopy/5`), or the `state` record of `canopy.info`
-    /// (a `canopy/4` file opened read-only, which this build reads as it is).
-    var stateInCommitLog = true
+    /// Where the store's state and the extensions' state records are read: ``StateLayout/inLog`` (this build's
+    /// format), or where a `canopy/4` or `canopy/5` file opened read-only keeps them (read as it is).
+    var layout = StateLayout.inLog
 
     /// The format this build writes and reads.
-    static let formatTag = "canopy/5"
+    static let formatTag = StateLayout.inLog.formatTag(checksummed: true)
     /// The format of a store opened without value checksums (``DatabaseOptions/valueChecksums``, for measuring their
-    /// cost): `canopy/5` without the trailers. Each kind of open refuses the other's files (`incompatibleFormat`), so
+    /// cost): `canopy/6` without the trailers. Each kind of open refuses the other's files (`incompatibleFormat`), so
     /// a trailer is never read as data nor data as a damaged trailer.
-    static let uncheckedFormatTag = "canopy/5-without-checksums"
-    /// The previous format, whose state is a record of `canopy.info`: read as it is by a read-only open, upgraded in
-    /// place by a read-write one (``FormatUpgrade``).
-    static let previousFormatTag = "canopy/4"
-    /// ``previousFormatTag`` without checksums.
-    static let previousUncheckedFormatTag = "canopy/4-without-checksums"
+    static let uncheckedFormatTag = StateLayout.inLog.formatTag(checksummed: false)
 
     /// Whether the tables' values carry checksums (they do unless the database was opened without them).
     var checksummed: Bool { info.checksummed }
     /// The format tag of a store of these tables.
-    var expectedFormatTag: String {
-        stateInCommitLog ? (checksummed ? Self.formatTag : Self.uncheckedFormatTag)
-            : (checksummed ? Self.previousFormatTag : Self.previousUncheckedFormatTag)
+    var expectedFormatTag: String { layout.formatTag(checksummed: checksummed) }
+    /// The layout of a store whose format record is `tag` with the checksum mode of these tables, or `nil` for a tag
+    /// that is not one of this build's three (`canopy/4`, `canopy/5`, `canopy/6`).
+    func layout(ofFormat tag: String?) -> StateLayout? {
+        StateLayout.allCases.first { $0.formatTag(checksummed: checksummed) == tag }
     }
-    /// The format of the previous release with the checksum mode of these tables (upgraded in place by a read-write
-    /// open, read as it is by a read-only one).
-    var previousFormatTag: String { checksummed ? Self.previousFormatTag : Self.previousUncheckedFormatTag }
+
     /// The format before checksums, which a read-write open upgrades in place (see ``FormatUpgrade``).
     static let upgradableFormatTag = "canopy/3"
 
@@ -111,11 +109,16 @@ struct CollectionRecord: Sendable, Hashable {
 /// The store's persisted state: the snapshot number and, per extension, the snapshot it is consistent with.
 ///
 /// Written by every committing transaction (in its commit-log entry, ``CommitLogEntry``), so that an extension which
-/// was not registered while others wrote is detected (its snapshot lags the store's) and rebuilt. ``encoded`` is the
+/// was not registered while others wrote is detected (its snapshot lags the store's) and rebuilt, and so that an
+/// extension's state record changes with the commit that changes its tables, in the one record the commit writes. ``encoded`` is the
 /// form of the `canopy/4` record in `canopy.info`, read from files of that format and moved by the upgrade.
 struct StoreState: Sendable, Hashable {
     var snapshot: UInt64 = 0
     var extensionSnapshots: [String: UInt64] = [:]
+    /// Each extension's small state record (``ReadWriteTransaction/setExtensionState(_:of:)``), carried by the commit
+    /// log's entry since `canopy/6`; empty in the state read from a `canopy/4` or `canopy/5` file, whose records are in
+    /// `canopy.info` (and not part of ``encoded``, the `canopy/4` record).
+    var extensionStates: [String: [UInt8]] = [:]
 
     var encoded: [UInt8] {
         var out = ByteWriter()
