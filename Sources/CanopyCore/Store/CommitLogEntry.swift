@@ -52,10 +52,10 @@ struct CommitLogEntry: Sendable, Hashable {
     private static let changesUnknownFlag: UInt8 = 2
 
     /// The entry's bytes (always version 3; `state` must be present, its snapshot the notification's).
-    var encoded: [UInt8] { Self.encode(notification, state: state, changesUnknown: changesUnknown) }
+    var encoded: [UInt8] { Self.encode(notification, state: state ?? StoreState(), changesUnknown: changesUnknown) }
 
     /// The bytes of the entry of `notification` with `state` (version 3).
-    static func encode(_ notification: CommitNotification, state: StoreState?, changesUnknown: Bool = false) -> [UInt8] {
+    static func encode(_ notification: CommitNotification, state: StoreState, changesUnknown: Bool = false) -> [UInt8] {
         let keySets = notification.keySets
         let keyCount = CommitKeySets.Kind.allCases.reduce(0) { count, kind in keySets.parts(kind).reduce(count) { $0 + $1.count } }
         if keyCount > maximumLoggedKeys && !changesUnknown {
@@ -65,17 +65,21 @@ struct CommitLogEntry: Sendable, Hashable {
         out.append(byte: Self.version)
         out.append(bigEndian: notification.snapshot)
         out.append(byte: (notification.removedAll ? Self.removedAllFlag : 0) | (changesUnknown ? Self.changesUnknownFlag : 0))
-        let extensions = state?.extensionSnapshots ?? [:]
-        out.append(varint: UInt64(extensions.count))
-        for (name, snapshot) in extensions {
-            out.append(string: name)
-            out.append(varint: snapshot)
+        // (The dictionaries are walked only when they hold something: a store without extensions, the commonest small
+        // commit, pays two count bytes.)
+        out.append(varint: UInt64(state.extensionSnapshots.count))
+        if !state.extensionSnapshots.isEmpty {
+            for (name, snapshot) in state.extensionSnapshots {
+                out.append(string: name)
+                out.append(varint: snapshot)
+            }
         }
-        let records = state?.extensionStates ?? [:]
-        out.append(varint: UInt64(records.count))
-        for (name, record) in records {
-            out.append(string: name)
-            out.append(blob: record)
+        out.append(varint: UInt64(state.extensionStates.count))
+        if !state.extensionStates.isEmpty {
+            for (name, record) in state.extensionStates {
+                out.append(string: name)
+                out.append(blob: record)
+            }
         }
         // The keys as the commit's change log holds them (a bulk commit's sets of strings are not built for the
         // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.

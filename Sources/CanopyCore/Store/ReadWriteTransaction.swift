@@ -636,19 +636,21 @@ public final class ReadWriteTransaction: ReadTransaction {
                 payloads[name] = payload
             }
         }
-        var state = storeState
-        state.snapshot = snapshot
-        // Only an extension that was current when the transaction began (or was caught up, rebuilt or registered in
-        // it) is consistent with this commit: one that lagged and was not brought up to date keeps its snapshot.
-        for (name, _) in writers where laggingExtensions.isEmpty || !laggingExtensions.contains(name) {
-            state.extensionSnapshots[name] = snapshot
-        }
+        // The state after the commit, made in place (the transaction ends with the commit, which succeeds or rolls
+        // everything back; a copy cost a retain and a release of each of the state's dictionaries per commit).
+        let previous = storeState.snapshot
+        storeState.snapshot = snapshot
         // A commit that changed no rows and rebuilt nothing (registering or unregistering an extension) cannot make
         // another extension miss writes: those that were up to date stay up to date, registered here or not.
         if changes.isEmpty && rebuiltExtensions.isEmpty {
-            for (name, extensionSnapshot) in storeState.extensionSnapshots where extensionSnapshot == storeState.snapshot {
-                state.extensionSnapshots[name] = snapshot
+            for (name, extensionSnapshot) in storeState.extensionSnapshots where extensionSnapshot == previous {
+                storeState.extensionSnapshots[name] = snapshot
             }
+        }
+        // Only an extension that was current when the transaction began (or was caught up, rebuilt or registered in
+        // it) is consistent with this commit: one that lagged and was not brought up to date keeps its snapshot.
+        for (name, _) in writers where laggingExtensions.isEmpty || !laggingExtensions.contains(name) {
+            storeState.extensionSnapshots[name] = snapshot
         }
         let notification = changes.notification(snapshot: snapshot, customPayload: customPayload, extensionPayloads: payloads)
         try guarded {
@@ -656,7 +658,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             // (canopy/6), so the commit dirties the rows' tables, the extensions' tables and the log, not also
             // `canopy.info`.
             // Encoded from the notification and the state as they are (no entry value made, copied and destroyed).
-            let entry = CommitLogEntry.encode(notification, state: state)
+            let entry = CommitLogEntry.encode(notification, state: storeState)
             try withUnsafeBytes(of: snapshot.bigEndian) { key in
                 try entry.withUnsafeBytes { bytes in
                     // Appended: the new snapshot sorts after every key of the log (entries and feed records are of
@@ -681,11 +683,10 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
         let transaction = try writeStorage.id
         try writeStorage.commit()
-        core.rememberCommittedState(state, transaction: transaction)
+        core.rememberCommittedState(storeState, transaction: transaction)
         if let feedEnabledSince { core.rememberFeedEnabled(since: feedEnabledSince, transaction: transaction) }
         rememberCheckedDefinitions(at: snapshot)
-        storeState = state
-        core.rememberExtensionSnapshots(state)
+        core.rememberExtensionSnapshots(storeState)
         core.remember(newCollections)
         for (name, record) in newCollections { cacheState.rememberCollectionRecord(record, for: name) }
         cacheState.cacheSnapshot = snapshot
