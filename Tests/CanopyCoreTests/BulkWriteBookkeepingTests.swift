@@ -110,7 +110,7 @@ struct BulkWriteBookkeepingTests {
                 return
             }
             let notification = received[1]
-            let persisted = try CommitLogEntry.encode(notification, state: nil).withUnsafeBytes { try CommitNotification(decoding: $0) }
+            let persisted = try CommitLogEntry.encode(notification, state: StoreState()).withUnsafeBytes { try CommitNotification(decoding: $0) }
             for (label, found) in [("delivered", notification), ("persisted", persisted)] {
                 #expect(found.changedObjects == expected.trimmed(expected.objects), "seed \(seed), \(label): changed objects")
                 #expect(found.changedMetadata == expected.trimmed(expected.metadata), "seed \(seed), \(label): changed metadata")
@@ -154,7 +154,7 @@ struct BulkWriteBookkeepingTests {
             #expect(parts.map(\.collection) == ["notes"])
             #expect(parts.first?.count == 5_000)
             #expect(notification.changedObjects["notes"]?.count == 5_000)
-            let decoded = try CommitLogEntry.encode(notification, state: nil).withUnsafeBytes { try CommitNotification(decoding: $0) }
+            let decoded = try CommitLogEntry.encode(notification, state: StoreState()).withUnsafeBytes { try CommitNotification(decoding: $0) }
             #expect(decoded.changedObjects == notification.changedObjects)
             #expect(decoded.changedMetadata.isEmpty && decoded.removedKeys.isEmpty)
         }
