@@ -213,6 +213,8 @@ final class FlatDecodePlan: @unchecked Sendable {
                    NativeASCIIString.rewritableStorage(of: target) != nil {
                     // The string's reference moves to the slot, and stays there if nothing else holds the storage.
                     _ = NativeASCIIString.keepIfUnique(target, in: storages + index)
+                } else if smallStrings && target.load(fromByteOffset: 8, as: UInt64.self) >> 60 == 0xE {
+                    // A small ASCII string (``SmallASCIIString``'s layout, checked): immortal, nothing to release.
                 } else {
                     target.assumingMemoryBound(to: String.self).deinitialize(count: 1)
                 }
