@@ -44,7 +44,7 @@ struct ReusedStringStorageTests {
         try withDatabase { database, _ in
             let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
             try connection.readWrite { txn in
-                for value in values { try txn.set(value, forKey: String(format: "entry-%08d", value.id), in: Self.entries) }
+                for value in values { try txn.set(value, forKey: String(format: "entry-%012d", value.id), in: Self.entries) }
             }
             for pass in 0..<2 {  // the first scan lays out the plan; the second runs with it from its first row
                 var keptValues: [Entry] = []
@@ -77,8 +77,9 @@ struct ReusedStringStorageTests {
         }
     }
 
-    /// A closure that keeps a string only now and then, through the keyed scan, sees every row right; a closure that
-    /// throws ends the scan with its error, and the next scan is right.
+    /// A closure that keeps a string or a key only now and then, through the keyed scan (whose key's storage is reused
+    /// too), sees every row and key right, and what it kept stays right; a closure that throws ends the scan with its
+    /// error, and the next scan is right.
     @Test func keyedScanAndThrowingClosure() throws {
         var random = SeededRandom(seed: 0x7E57_0019)
         let values = (0..<500).map { Entry.random($0, using: &random) }
@@ -86,16 +87,20 @@ struct ReusedStringStorageTests {
         try withDatabase { database, _ in
             let connection = database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0))
             try connection.readWrite { txn in
-                for value in values { try txn.set(value, forKey: String(format: "entry-%08d", value.id), in: Self.entries) }
+                for value in values { try txn.set(value, forKey: String(format: "entry-%012d", value.id), in: Self.entries) }
             }
             try connection.read { txn in
                 var kept: [String] = []
+                var keptKeys: [String] = []
                 try txn.enumerateObjects(in: Self.entries) { key, value in
-                    #expect(key == String(format: "entry-%08d", value.id) && value == values[value.id], "row \(value.id)")
+                    #expect(key == String(format: "entry-%012d", value.id) && value == values[value.id], "row \(value.id)")
                     if value.id % 7 == 0 { kept.append(value.note) }
+                    // The key (18 bytes: a heap string) kept now and then: the next row's key gets its own storage.
+                    if value.id % 3 == 0 { keptKeys.append(key) }
                     return true
                 }
                 #expect(kept == values.filter { $0.id % 7 == 0 }.map(\.note))
+                #expect(keptKeys == values.filter { $0.id % 3 == 0 }.map { String(format: "entry-%012d", $0.id) })
                 #expect(throws: Stop.self) {
                     try txn.enumerateObjects(in: Self.entries) { value in
                         if value.id == 250 { throw Stop() }

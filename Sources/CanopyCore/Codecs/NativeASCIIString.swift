@@ -12,8 +12,9 @@
 /// `String(decoding:as:)` makes of the same bytes, but for its storage's address and capacity.
 ///
 /// All of that is the standard library's private layout: ``isExact`` checks it once per process, bit for bit and by
-/// behaviour, against strings the standard library makes (every length from 16 to 63 bytes, and a rewrite from each
-/// to each length its capacity holds); where it does not hold, nothing is rewritten and strings are made the standard
+/// behaviour, against strings the standard library makes (every length from 16 to 63 bytes, and rewrites from each to
+/// the shortest, the same and the longest length its capacity holds); where it does not hold, nothing is rewritten and
+/// strings are made the standard
 /// library's way.
 enum NativeASCIIString {
     /// The shortest string kept in a heap storage (one more than a small string holds).
@@ -79,6 +80,16 @@ enum NativeASCIIString {
         guard count >= minimumCount, count <= maximumCount,
               let storage = UnsafeRawPointer(slot).load(as: UnsafeMutableRawPointer?.self),
               UInt64(count) < storage.load(fromByteOffset: capacityOffset, as: UInt64.self) else { return false }
+        write(start, count: count, into: storage, string: target)
+        (target + 8).initializeMemory(as: AnyObject?.self, to: slot.move())
+        slot.initialize(to: nil)
+        return true
+    }
+
+    /// Writes the `count` (16 to 63, fewer than the storage's capacity) ASCII bytes at `start` and their NUL into
+    /// `storage`, and the count and flags into it and into the string's count word at `string`.
+    @inline(__always)
+    private static func write(_ start: UnsafeRawPointer, count: Int, into storage: UnsafeMutableRawPointer, string target: UnsafeMutableRawPointer) {
         let bytes = storage + bytesOffset
         // Whole words, the last one ending at `count` (it overlaps the one before: no call to `memcpy`).
         var index = 0
@@ -91,15 +102,38 @@ enum NativeASCIIString {
         let countAndFlags = flags | UInt64(count)
         storage.storeBytes(of: countAndFlags, toByteOffset: countOffset, as: UInt64.self)
         target.storeBytes(of: countAndFlags, as: UInt64.self)
-        (target + 8).initializeMemory(as: AnyObject?.self, to: slot.move())
-        slot.initialize(to: nil)
-        return true
     }
 
-    /// Checks the layout against strings made by `String(decoding:as:)`: for every length from 16 to 63 and several
-    /// patterns, the words of the string and its storage; then, for each, a rewrite to every length its capacity
-    /// holds, compared with the standard library's string of the same bytes word for word (but the address and the
-    /// capacity) and by behaviour (equality, hash, views, a C string, appending to a copy, uniqueness).
+    /// Sets `string` to the string `String(decoding:as:)` makes of `bytes`: written into the storage `string` holds when
+    /// nothing else holds it (the closure that saw the string kept no copy of it) and the bytes are 16 to 63 of ASCII
+    /// that its capacity holds, else made by `String(decoding:as:)` (which replaces invalid UTF-8, as a scan's keys
+    /// are made). Only rewrites when ``isExact``.
+    @inline(__always)
+    static func assign(_ string: inout String, decoding bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count
+        if isExact, count >= minimumCount, count <= maximumCount, let start = bytes.baseAddress,
+           BinaryReader.isASCII(start, count: count) {
+            let rewritten = withUnsafeMutableBytes(of: &string) { raw -> Bool in
+                let target = raw.baseAddress.unsafelyUnwrapped
+                // Uniqueness checked on the string's own reference, in place (`isKnownUniquelyReferenced` on its object
+                // word: nothing moved, retained or released).
+                guard let storage = rewritableStorage(of: target),
+                      UInt64(count) < storage.load(fromByteOffset: capacityOffset, as: UInt64.self),
+                      isKnownUniquelyReferenced(&(target + 8).assumingMemoryBound(to: AnyObject.self).pointee)
+                else { return false }
+                write(start, count: count, into: storage, string: target)
+                return true
+            }
+            if rewritten { return }
+        }
+        string = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Checks the layout against strings made by `String(decoding:as:)`: for every length from 16 to 63 and two
+    /// patterns, the words of the string and its storage, and that a storage held twice is not kept; then, for each
+    /// length, rewrites to the shortest, the same and the longest length its capacity holds, compared with the standard
+    /// library's string of the same bytes word for word (but the address and the capacity) and by behaviour (equality,
+    /// hash, views, a C string, appending to a copy). About 0.3 ms, once per process.
     static func checkLayout() -> Bool {
         guard MemoryLayout<String>.size == 16, MemoryLayout<UInt>.size == 8 else { return false }
         let alphabet = Array("The quick brown fox jumps over the lazy dog 0123456789 {}~\u{0}\u{7F}".utf8)
@@ -116,7 +150,7 @@ enum NativeASCIIString {
             slot.deallocate()
         }
         for count in minimumCount...maximumCount {
-            for pattern in 0..<3 {
+            for pattern in 0..<2 {
                 let original = bytes(count, pattern)
                 var made = String(decoding: original, as: UTF8.self)
                 let (countWord, objectWord) = words(&made)
@@ -135,7 +169,9 @@ enum NativeASCIIString {
                     return false
                 }
                 withUnsafeMutableBytes(of: &made) { _ = $0.baseAddress.unsafelyUnwrapped.initializeMemory(as: String.self, to: copies[0]) }
-                for newCount in minimumCount...min(maximumCount, capacity &- 1) {
+                // (Every length's words were checked above: a few rewrites per length check the rewrite itself, and keep
+                // the check to about a millisecond.)
+                for newCount in Set([minimumCount, count, min(maximumCount, capacity &- 1)]) where pattern == 0 {
                     guard rewrites(count: count, pattern: pattern, to: newCount) else { return false }
                 }
             }

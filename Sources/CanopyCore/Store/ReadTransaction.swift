@@ -526,7 +526,7 @@ public class ReadTransaction {
             while let found = entry, LMDB.ReadTransaction.key(found.key, startsWith: rowPrefix) {
                 let rowKey = found.key, value = found.value
                 var hasKey = withKeys
-                if withKeys { key = RowKey.key(of: rowKey) }
+                if withKeys { RowKey.assignKey(&key, of: rowKey) }
                 if let filter {
                     if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
                     guard filter(key) else {
