@@ -94,4 +94,23 @@ struct DamagedDatabaseTests {
         #expect(verify.output.contains("agenda (4 entries)"), "\(verify.output)")
         #expect(await canopy("upgrade", path).output.contains("already in format canopy/6"))
     }
+
+    @Test("a canopy/5 database: read-only commands read it as it is; upgrade moves the extensions' state records; views and verify read the same")
+    func upgradeFromCanopy5() async throws {
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../CanopyTests/Fixtures/canopy5-reminders-323146c.data.mdb.gz").standardizedFileURL
+        let path = try unpackGzippedDatabase(fixture, into: directory)
+        let before = await canopy("views", path)
+        #expect(before.status == 0, "\(before.errors)")
+        #expect(before.output.contains("agenda") && before.output.contains("current"), "\(before.output)")
+        let upgrade = await canopy("upgrade", path)
+        #expect(upgrade.status == 0, "\(upgrade.errors)")
+        #expect(upgrade.output.contains("from canopy/5 to canopy/6: 8 records rewritten (the extensions' state records moved into the commit log)"), "\(upgrade.output)")
+        #expect(await canopy("views", path).output == before.output)
+        let verify = await canopy("verify", path)
+        #expect(verify.status == 0, "\(verify.output)")
+        #expect(verify.output.contains("agenda (4 entries)"), "\(verify.output)")
+    }
 }
