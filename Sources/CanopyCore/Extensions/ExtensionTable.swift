@@ -182,11 +182,6 @@ enum ExtensionTableName {
         "\(prefix)\(extensionName).\(table)"
     }
 
-    /// The key of an extension's state record in the store's `canopy.info` table.
-    static func state(of extensionName: String) -> String {
-        "\(prefix)\(extensionName).state"
-    }
-
     /// The key of the record of the rows an extension skipped (``SkippedRows``) in `canopy.info`.
     static func skipped(of extensionName: String) -> String {
         "\(prefix)\(extensionName).skipped"

@@ -19,9 +19,8 @@ enum StoreInfoKey {
     /// An extension's state record (`canopy/4` and `canopy/5`; read from files of those formats and moved by the
     /// upgrade).
     static func extensionState(of extensionName: String) -> [UInt8] {
-        // Appended byte by byte (the same bytes as ``ExtensionTableName/state(of:)``): a file of those formats opened
-        // read-only reads it several times per transaction, and an interpolated `String` copied into an array cost ~1k
-        // instructions.
+        // `ext.<name>.state`, appended byte by byte: a file of those formats opened read-only reads it several times per
+        // transaction, and an interpolated `String` copied into an array cost ~1k instructions.
         var key: [UInt8] = []
         key.reserveCapacity(ExtensionTableName.prefix.utf8.count + extensionName.utf8.count + 6)
         key.append(contentsOf: ExtensionTableName.prefix.utf8)
