@@ -50,6 +50,11 @@ struct SearchScoreFrontTests {
             let halves = [Array(rows.prefix(count / 2)), Array(rows.dropFirst(count / 2))].filter { !$0.isEmpty }.map {
                 SearchBlockHeader(block: 1, count: $0.count, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0, front: SearchScoreFront(of: $0))
             }
+            // Whether one front bounds another: as a check of every point against every point gives it.
+            for (a, b) in [(halves[0].front, halves.last?.front ?? front), (halves.last?.front ?? front, halves[0].front), (front, halves[0].front)] {
+                let everyPoint = b.points.allSatisfy { point in a.points.contains { $0.occurrences >= point.occurrences && $0.length <= point.length } }
+                #expect(a.bounds(b) == everyPoint, "\(context): \(a.points) bounds \(b.points)")
+            }
             let merged = SearchScoreFront(merging: halves[...])
             #expect(halves.allSatisfy { merged.bounds($0.front) }, "\(context)")
             #expect(rows.allSatisfy { merged.bounds(occurrences: $0.occurrences, length: $0.length) }, "\(context)")

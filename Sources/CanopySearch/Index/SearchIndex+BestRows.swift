@@ -91,8 +91,12 @@ extension SearchIndex {
                 }
                 for block in first..<headers.count {
                     previousKeys.append(block == first ? previousKey : headers[block - 1].block)
-                    let blockBound = Self.bound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
-                    // A block below the scores kept now stays below them (they only rise): it would never be read.
+                    // A block below the scores kept now stays below them (they only rise): it would never be read. (Its
+                    // counts' bound, the cheaper, first: the block's bound is the lower of the two.)
+                    let countsBound = Self.countsBound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
+                    if best.isFull, countsBound < best.threshold { continue }
+                    let blockBound = min(
+                        countsBound, headers[block].front.bound(largestWeight: largestWeight, idf: idf, averageLength: averageLength))
                     if best.isFull, blockBound < best.threshold { continue }
                     order.push(blockBound, item: block)
                 }
