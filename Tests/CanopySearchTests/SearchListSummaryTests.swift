@@ -11,7 +11,7 @@ import Testing
 struct SearchListSummaryTests {
     static let milk = Array("milk".utf8)
 
-    /// The summary value of `milk` (71 blocks, two chunks, in ``SearchVerifyTests/withLongLists(_:)``).
+    /// The summary value of `milk` (71 blocks, five chunks, in ``SearchVerifyTests/withLongLists(_:)``).
     static func milkSummary(_ index: SearchIndex, _ database: Database) throws -> [SearchBlockDirectory.ChunkSummary]? {
         try database.newConnection().read { txn in
             try index.tables().postingsSummaries.withValue(forKey: milk, in: txn) { raw in try raw.map(SearchListSummary.decode) }

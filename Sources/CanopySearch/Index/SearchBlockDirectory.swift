@@ -36,11 +36,14 @@ struct SearchBlockHeader: Hashable {
 /// chunks whose bound reaches its best scores), then per block, by key: `varint(key − previous key)` (the first from
 /// 0), `varint(rows)`, `varint(most occurrences)`, `varint(shortest row)`, `varint(length)` and `varint(occurrences)`
 /// of its densest row, and its score front (as its block's header holds them). Every write of a block rewrites its chunk
-/// in the same transaction (``apply(removing:adding:term:to:in:)``); a block read through the directory is checked
+/// in the same transaction (``apply(removing:adding:term:to:summaries:in:)``); a block read through the directory is checked
 /// against it (a disagreement is damage, reported, never a wrong result used).
 enum SearchBlockDirectory {
-    /// Blocks per chunk (a chunk is then at most about 1 KB).
-    static let maximumBlocks = 64
+    /// Blocks per chunk (a chunk is then at most about 300 bytes). A query that opens a chunk decodes all its headers
+    /// (most of them for blocks it will not read: its best rows are spread over the list), and finds the chunks to open
+    /// in the list's summary (``SearchListSummary``), one value whatever their number: 16, not 64 (format 6, whose
+    /// queries read every chunk), so that a prefix query of a 1M-row index decodes a third of the headers.
+    static let maximumBlocks = 16
 
     /// A chunk as a query first reads it: its rows in all and what bounds its blocks' rows, its blocks' headers
     /// decoded only if that bound reaches the best scores (``decode(_:chunkKey:into:)``).

@@ -22,7 +22,7 @@ import CanopyCore
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
 ///   with the occurrences of all of them (the union a prefix query would merge, stored merged).
 /// - `postings-directory` and (with prefix lengths) `prefixes-directory`: per list of `postings` (`prefixes`), its
-///   blocks' headers in chunks of 64 (``SearchBlockDirectory``), rewritten with the blocks.
+///   blocks' headers in chunks of 16 (``SearchBlockDirectory``), rewritten with the blocks.
 /// - `postings-summary` and (with prefix lengths) `prefixes-summary`: per list of two chunks or more, its chunks'
 ///   summaries in one value (``SearchListSummary``), rewritten with the chunks.
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
