@@ -66,8 +66,9 @@ public enum DisplayWidth {
     }
 
     /// `text` truncated to `width` columns and padded with spaces to exactly `width`, on the right (`left` alignment)
-    /// or the left (`right` alignment).
+    /// or the left (`right` alignment); a `width` above ``TerminalListView/maximumSize`` is taken as that.
     public static func fit(_ text: String, to width: Int, alignment: TerminalColumn.Alignment = .left) -> String {
+        let width = min(width, TerminalListView.maximumSize)
         let cut = truncate(sanitized(text), to: width)
         let padding = String(repeating: " ", count: max(0, width - of(cut)))
         return alignment == .left ? cut + padding : padding + cut

@@ -73,9 +73,9 @@ open class TerminalCell: ReusableView {
     /// ``TerminalColumn/minimumWidth``, fixed columns are dropped, the rightmost first, until it fits (a title keeps
     /// its words before an ID or a calendar name keeps its place). Which columns are dropped depends only on the widths,
     /// never on the text, so every row of a list keeps the same columns. A row without flexible columns is cut at the
-    /// right.
+    /// right. A `width` above ``TerminalListView/maximumSize`` is taken as that.
     public static func layout(_ columns: [TerminalColumn], width: Int, colour: Bool) -> String {
-        let width = max(0, width)
+        let width = min(max(0, width), TerminalListView.maximumSize)
         let shown = shownColumns(columns, width: width)
         guard !shown.isEmpty else { return String(repeating: " ", count: width) }
         let separators = shown.count - 1

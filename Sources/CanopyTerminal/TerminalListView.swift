@@ -39,19 +39,20 @@ public final class TerminalListView: ContainerView {
     public var dataSource: (any DataSource<TerminalCell, TerminalSupplementaryView>)? {
         didSet { reloadData() }
     }
-    /// The width of every line, in terminal columns. Changing it (the terminal was resized) renders every row again at
-    /// the new width.
+    /// The width of every line, in terminal columns, from 1 to ``maximumSize`` (a value outside is taken as the nearest
+    /// end). Changing it (the terminal was resized) renders every row again at the new width.
     public var width: Int {
         didSet {
-            width = max(1, width)
+            width = Self.clamped(width)
             if width != oldValue { renderedRows = [:] }
         }
     }
-    /// The number of lines the viewport shows. When it grows, the viewport shows the new lines above as well as
-    /// below (a list that was scrolled in a small terminal doesn't stay scrolled in a large one).
+    /// The number of lines the viewport shows, from 1 to ``maximumSize`` (a value outside is taken as the nearest end).
+    /// When it grows, the viewport shows the new lines above as well as below (a list that was scrolled in a small
+    /// terminal doesn't stay scrolled in a large one).
     public var height: Int {
         didSet {
-            height = max(1, height)
+            height = Self.clamped(height)
             if height > oldValue { scrollOffset = max(0, scrollOffset - (height - oldValue)) }
         }
     }
@@ -93,10 +94,16 @@ public final class TerminalListView: ContainerView {
     /// Rendered rows (without gutter) by index path, for the rows of the last viewport; kept across batches.
     private var renderedRows: [ViewIndexPath: String] = [:]
 
+    /// The largest width and height a list takes (4,096 columns or lines, far beyond any terminal): a larger size, a
+    /// caller's mistake, would have every line and the padded viewport allocate without bound.
+    public static let maximumSize = 4_096
+
+    static func clamped(_ size: Int) -> Int { min(max(1, size), maximumSize) }
+
     /// Creates a list.
     public init(width: Int = 80, height: Int = 24, colour: Bool = false) {
-        self.width = max(1, width)
-        self.height = max(1, height)
+        self.width = Self.clamped(width)
+        self.height = Self.clamped(height)
         self.colour = colour
     }
 

@@ -132,6 +132,23 @@ struct TerminalListViewTests {
         #expect(TerminalCell.layout([huge, title], width: Int.min, colour: false) == "")
     }
 
+    @Test("A list or row size from the caller beyond any terminal (Int.max) is taken as the largest size: it renders instead of allocating without bound")
+    func hugeListSize() throws {
+        let (list, keep) = makeList([["Ada", "Notes", "3"], ["Bo", "Plans", "12"]], width: Int.max, height: Int.max)
+        defer { keepAlive(keep) }
+        #expect(list.width == TerminalListView.maximumSize && list.height == TerminalListView.maximumSize)
+        let lines = try list.render()
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.utf8.count == TerminalListView.maximumSize })  // (ASCII: bytes are columns)
+        list.width = Int.max
+        list.height = 0
+        #expect(list.width == TerminalListView.maximumSize && list.height == 1)
+        #expect(TerminalCell.layout([TerminalColumn("title")], width: Int.max, colour: false).count == TerminalListView.maximumSize)
+        #expect(DisplayWidth.fit("title", to: Int.max).count == TerminalListView.maximumSize)
+        let runner = TerminalRunner(list: list)
+        runner.layout(columns: Int.max, lines: Int.max)
+        #expect(runner.frame().allSatisfy { $0.utf8.count == TerminalListView.maximumSize })
+    }
+
     @Test("Colour only when enabled: escape sequences with colour, none with NO_COLOR or off a terminal")
     func colour() throws {
         let (coloured, keep3) = makeList(sampleRows, width: 40, colour: true)

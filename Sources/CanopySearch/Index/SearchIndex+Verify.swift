@@ -32,8 +32,8 @@ extension ReadTransaction {
     ///   each of its words (a lost block, or a block the directory does not list, leaves rows out of one-word
     ///   searches) and in no other list; with prefix lengths, the same for the prefix lists;
     /// - every posting is a row that carries a record, with that row's length (BM25's length norm), counts that
-    ///   queries accept (``SearchCounts``), and a row's words count at most its length in occurrences (a prefix query
-    ///   sums them);
+    ///   queries accept (at least one occurrence, at most the row's length), and a row's words count at most its
+    ///   length in occurrences (a prefix query sums them);
     /// - each list's blocks partition its rows in order, each block's header (rows, most occurrences, shortest and
     ///   densest row) is what its rows give, and the list's directory lists exactly its blocks with those headers
     ///   (the directory gives BM25 its rows per word and bounds the best rows);
