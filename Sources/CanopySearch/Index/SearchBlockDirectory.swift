@@ -196,18 +196,25 @@ enum SearchBlockDirectory {
         in transaction: ReadWriteTransaction
     ) throws {
         guard let low = (removed + added.map(\.block)).min(), let high = (removed + added.map(\.block)).max() else { return }
-        let before = try SearchListSummary.chunks(of: term, directory: directory, summaries: summaries, transaction, keepingValues: false).map(\.summary)
+        // A list with a summary: the chunks from the one naming `low` to the one naming `high` are read, the others
+        // known from the summary. A list without (one chunk at most: most words) is read whole, so that a list of
+        // several chunks that lost its summary is found here (a summary written from part of it would hide the rest).
+        let summarized = try summaries.withValue(forKey: term, in: transaction) { raw in try raw.map(SearchListSummary.decode) }
+        let readFrom = summarized == nil ? 0 : low
         var loadedKeys: [UInt64] = []
         var loaded: [ChunkSummary] = []
         var entries: [SearchBlockHeader] = []
-        try directory.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: low)) { key, value in
+        try directory.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: readFrom)) { key, value in
             guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
             let chunkKey = try SearchPostingBlock.block(ofKey: key)
             // (The chunk before the first one read is not read: its blocks are not checked against it.)
             try decode(value, chunkKey: chunkKey, after: loadedKeys.last ?? 0, into: &entries)
             loaded.append(try summary(value, chunkKey: chunkKey))
             loadedKeys.append(chunkKey)
-            return chunkKey < high
+            return summarized == nil || chunkKey < high
+        }
+        guard summarized != nil || loaded.count < 2 else {
+            throw SearchBytes.Malformed("a list of \(loaded.count) directory chunks has no summary")
         }
         let gone = Set(removed).union(added.map(\.block))
         var merged = entries.filter { !gone.contains($0.block) } + added
@@ -225,8 +232,11 @@ enum SearchBlockDirectory {
         for key in loadedKeys where !written.contains(key) {
             try directory.remove(SearchPostingBlock.key(term: term, block: key), in: transaction)
         }
+        // (A list of one chunk that stays one, most words: no summary before or after, nothing to write.)
+        guard summarized != nil || writtenChunks.count >= 2 else { return }
         try SearchListSummary.update(
-            term: term, before: before, read: loaded, written: writtenChunks, lowestChanged: low, summaries: summaries, in: transaction)
+            term: term, before: summarized ?? loaded, read: loaded, written: writtenChunks, lowestChanged: readFrom, summaries: summaries,
+            in: transaction)
     }
 
     /// Appends the directory of a list written whole (population) to `directory`, whose keys all precede `term`'s,
