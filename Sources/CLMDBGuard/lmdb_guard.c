@@ -358,6 +358,18 @@ int canopy_mdb_get_checked(canopy_lmdb_guard *guard, MDB_txn *txn, MDB_dbi dbi, 
     GUARDED_THEN(guard, mdb_get(txn, dbi, key, data), rc != 0 ? rc : check_entry(guard, key, data, 0, checks));
 }
 
+/// Whether `key` starts with the `length` bytes of `prefix` (a collection's 4-byte id, most often: compared as a word).
+static inline int starts_with(const MDB_val *key, const void *prefix, size_t length) {
+    if (key->mv_size < length) return 0;
+    if (length == 4) {
+        uint32_t found, wanted;
+        memcpy(&found, key->mv_data, 4);
+        memcpy(&wanted, prefix, 4);
+        return found == wanted;
+    }
+    return memcmp(key->mv_data, prefix, length) == 0;
+}
+
 /// What canopy_mdb_cursor_get_batch_checked found is counted through `filled` as it goes (so that after a
 /// contained crash the entries read before it are still counted).
 int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cursor, MDB_val *keys, MDB_val *values,
@@ -380,8 +392,7 @@ int canopy_mdb_cursor_get_batch_checked(canopy_lmdb_guard *guard, MDB_cursor *cu
         *filled = index + 1;
         // Past the keys the scan wants: this entry ends it, and nothing after it is read (a step would read no
         // further, so damage there is not the scan's to meet).
-        if (prefix_length > 0 && (keys[index].mv_size < prefix_length ||
-                                  memcmp(keys[index].mv_data, prefix, prefix_length) != 0)) {
+        if (prefix_length > 0 && !starts_with(&keys[index], prefix, prefix_length)) {
             rc = MDB_NOTFOUND;
             break;
         }

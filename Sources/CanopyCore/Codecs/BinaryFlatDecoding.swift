@@ -126,21 +126,36 @@ final class FlatDecodePlan: @unchecked Sendable {
         let maskLow: UInt64
         let maskHigh: UInt64
         let headLength: Int
+        /// For a string, its slot in a scan's reused storages (``FlatDecodePlan/reusedStorageSlots``), or -1.
+        let reuseSlot: Int
     }
 
     let fields: [Field]
     let size: Int
     private let slots: [Slot]
     private let keyBytes: [UInt8]
+    /// The offsets of the string fields: destroying a value of the plan is releasing them (every other kind is
+    /// trivial, and the plan covers every stored property).
+    private let stringOffsets: [Int]
     /// Whether short ASCII strings are stored straight into the value (``SmallASCIIString/isExact``, read once here).
     private let smallStrings = SmallASCIIString.isExact
+    /// Whether heap strings' storages may be reused (``NativeASCIIString/isExact``, read once here).
+    private let reusesStorages = NativeASCIIString.isExact
+    /// The string fields whose storages a scan can keep for its next row (the first ones, if there are more).
+    static let reusedStorageSlots = 16
 
     init(fields: [Field], size: Int) {
         self.fields = fields
         self.size = size
         var keyBytes: [UInt8] = []
         var slots: [Slot] = []
+        var stringOffsets: [Int] = []
         for field in fields {
+            var reuseSlot = -1
+            if field.kind == .string {
+                if stringOffsets.count < Self.reusedStorageSlots { reuseSlot = stringOffsets.count }
+                stringOffsets.append(field.offset)
+            }
             let key = Array(field.key.utf8)
             var head: [UInt8] = []
             if key.count < 0x80 {
@@ -155,18 +170,28 @@ final class FlatDecodePlan: @unchecked Sendable {
             func mask(_ bytes: Int) -> UInt64 { bytes >= 8 ? ~0 : bytes <= 0 ? 0 : (1 << (8 * UInt64(bytes))) - 1 }
             slots.append(Slot(
                 kind: field.kind, offset: field.offset, keyStart: keyBytes.count, keyLength: key.count,
-                headLow: low, headHigh: high, maskLow: mask(head.count), maskHigh: mask(head.count - 8), headLength: head.count))
+                headLow: low, headHigh: high, maskLow: mask(head.count), maskHigh: mask(head.count - 8), headLength: head.count,
+                reuseSlot: reuseSlot))
             keyBytes.append(contentsOf: key)
         }
         self.slots = slots
         self.keyBytes = keyBytes
+        self.stringOffsets = stringOffsets
     }
 
     /// Decodes `bytes` into the struct at `out` (uninitialized, `size` bytes). Returns `false`, leaving `out`
     /// uninitialized, when the bytes are anything but this plan's map.
-    func decode(into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer) -> Bool {
+    ///
+    /// With `storages` (a scan's ``reusedStorageSlots`` slots, filled by ``destroy(_:keepingStoragesIn:)``), a string
+    /// of 16 to 63 ASCII bytes is written into the storage its field's slot holds, when the storage can take it, and
+    /// the slot is emptied: no allocation (``NativeASCIIString``).
+    func decode(
+        into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer,
+        reusing storages: UnsafeMutablePointer<AnyObject?>? = nil
+    ) -> Bool {
+        let storages = reusesStorages ? storages : nil
         let (written, complete) = slots.withUnsafeBufferPointer { slots in
-            keyBytes.withUnsafeBytes { keys in decodeFields(into: out, from: bytes, slots: slots, keys: keys) }
+            keyBytes.withUnsafeBytes { keys in decodeFields(into: out, from: bytes, slots: slots, keys: keys, storages: storages) }
         }
         if complete { return true }
         // Gave up: release the strings written so far.
@@ -174,6 +199,27 @@ final class FlatDecodePlan: @unchecked Sendable {
             (out + field.offset).assumingMemoryBound(to: String.self).deinitialize(count: 1)
         }
         return false
+    }
+
+    /// Destroys the value at `value` (one this plan decoded, or any value of the plan's type), leaving the memory
+    /// uninitialized: releases its strings. With `storages`, the storage of a heap ASCII string that nothing else holds
+    /// (``NativeASCIIString/isUniquelyReferenced(_:)``: the closure that saw the value kept no copy of it) is kept in
+    /// its field's empty slot instead, for ``decode(into:from:reusing:)`` to write the next row's string into.
+    func destroy(_ value: UnsafeMutableRawPointer, keepingStoragesIn storages: UnsafeMutablePointer<AnyObject?>?) {
+        stringOffsets.withUnsafeBufferPointer { offsets in
+            for (index, offset) in offsets.enumerated() {
+                let target = value + offset
+                if reusesStorages, let storages, index < Self.reusedStorageSlots, NativeASCIIString.isEmpty(storages + index),
+                   NativeASCIIString.rewritableStorage(of: target) != nil {
+                    // The string's reference moves to the slot, and stays there if nothing else holds the storage.
+                    _ = NativeASCIIString.keepIfUnique(target, in: storages + index)
+                } else if smallStrings && target.load(fromByteOffset: 8, as: UInt64.self) >> 60 == 0xE {
+                    // A small ASCII string (``SmallASCIIString``'s layout, checked): immortal, nothing to release.
+                } else {
+                    target.assumingMemoryBound(to: String.self).deinitialize(count: 1)
+                }
+            }
+        }
     }
 
     /// The loop of ``decode(into:from:)``, over the slots and key bytes in place (no bounds checks or reference
@@ -187,7 +233,7 @@ final class FlatDecodePlan: @unchecked Sendable {
     @inline(__always)
     private func decodeFields(
         into out: UnsafeMutableRawPointer, from bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<Slot>,
-        keys: UnsafeRawBufferPointer
+        keys: UnsafeRawBufferPointer, storages: UnsafeMutablePointer<AnyObject?>?
     ) -> (written: Int, complete: Bool) {
         let count = bytes.count
         // The version byte, the root map's tag and its size, which must end with the bytes.
@@ -198,12 +244,17 @@ final class FlatDecodePlan: @unchecked Sendable {
         else { return (0, false) }
         let end = count
         var position = 1 &+ BinaryFormat.containerHeaderSize
-        var written = 0
-        for slot in slots {
+        // The slot at hand, read where each of its fields is used (so that few values are held across the loop); its
+        // index is the number of fields written.
+        let firstSlot = slots.baseAddress.unsafelyUnwrapped
+        let endSlot = firstSlot + slots.count
+        var slot = firstSlot
+        var written: Int { slot - firstSlot }
+        while slot < endSlot {
             // Every offset below stays within 0...end (each step checks the bytes it takes against `end`), so the
             // arithmetic cannot overflow.
             let remaining = end &- position
-            if slot.headLength > 0 {
+            if slot.pointee.headLength > 0 {
                 // The entry's head (key length, key, tag) compared as two words, which must hold the whole head (a
                 // head is at most 16 bytes: only near the end can the bytes be shorter).
                 let low: UInt64, high: UInt64
@@ -211,28 +262,28 @@ final class FlatDecodePlan: @unchecked Sendable {
                     low = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
                     high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position &+ 8, as: UInt64.self))
                 } else {
-                    guard remaining >= slot.headLength else { return (written, false) }
+                    guard remaining >= slot.pointee.headLength else { return (written, false) }
                     (low, high) = Self.tailWords(base, at: position, end: end)
                 }
-                guard (low ^ slot.headLow) & slot.maskLow == 0, (high ^ slot.headHigh) & slot.maskHigh == 0 else {
+                guard (low ^ slot.pointee.headLow) & slot.pointee.maskLow == 0, (high ^ slot.pointee.headHigh) & slot.pointee.maskHigh == 0 else {
                     return (written, false)
                 }
-                position &+= slot.headLength
+                position &+= slot.pointee.headLength
             } else {
                 // A key of 128 bytes or more (or a head longer than 16): its length, its bytes, then the tag.
-                guard let (length, next) = Self.varint(base, at: position, end: end), length == UInt64(slot.keyLength),
-                      slot.keyLength <= end &- next,
-                      slot.keyLength == 0 || memcmp(base + next, keys.baseAddress.unsafelyUnwrapped + slot.keyStart, slot.keyLength) == 0
+                guard let (length, next) = Self.varint(base, at: position, end: end), length == UInt64(slot.pointee.keyLength),
+                      slot.pointee.keyLength <= end &- next,
+                      slot.pointee.keyLength == 0 || memcmp(base + next, keys.baseAddress.unsafelyUnwrapped + slot.pointee.keyStart, slot.pointee.keyLength) == 0
                 else { return (written, false) }
-                position = next &+ slot.keyLength
-                if let tag = slot.kind.tag {
+                position = next &+ slot.pointee.keyLength
+                if let tag = slot.pointee.kind.tag {
                     guard position < end, base.load(fromByteOffset: position, as: UInt8.self) == tag else { return (written, false) }
                     position &+= 1
                 }
             }
             // `position` is at the value's payload (after its tag; at the tag itself for a Bool).
-            let target = out + slot.offset
-            switch slot.kind {
+            let target = out + slot.pointee.offset
+            switch slot.pointee.kind {
             case .string:
                 guard let (length, next) = Self.varint(base, at: position, end: end), length <= UInt64(end &- next) else {
                     return (written, false)
@@ -248,8 +299,8 @@ final class FlatDecodePlan: @unchecked Sendable {
                         break
                     }
                 }
-                guard let string = BinaryReader.validUTF8String(base + next, count: count) else { return (written, false) }
-                target.initializeMemory(as: String.self, to: string)
+                guard Self.storeString(base + next, count: count, into: target, storages: storages, slot: slot.pointee.reuseSlot)
+                else { return (written, false) }
                 position = next &+ count
             case .bool:
                 guard position < end else { return (written, false) }
@@ -316,9 +367,28 @@ final class FlatDecodePlan: @unchecked Sendable {
                 target.initializeMemory(as: UInt32.self, to: narrow)
                 position = next
             }
-            written &+= 1
+            slot += 1
         }
         return (written, position == end)
+    }
+
+    /// Stores the string of the `count` bytes at `start` into `target` (uninitialized): written into the storage
+    /// `storages[slot]` holds when the bytes are 16 to 63 of ASCII and it can take them (the slot is emptied: its
+    /// reference is the string's now), else made by ``BinaryReader/validUTF8String(_:count:)``. Returns `false`, leaving
+    /// `target` uninitialized, when the bytes are not valid UTF-8. (Out of line: the loop keeps its registers.)
+    @inline(never)
+    private static func storeString(
+        _ start: UnsafeRawPointer, count: Int, into target: UnsafeMutableRawPointer,
+        storages: UnsafeMutablePointer<AnyObject?>?, slot: Int
+    ) -> Bool {
+        if let storages, slot >= 0, count >= NativeASCIIString.minimumCount, count <= NativeASCIIString.maximumCount,
+           BinaryReader.isASCII(start, count: count),
+           NativeASCIIString.rewrite(from: storages + slot, with: start, count: count, into: target) {
+            return true
+        }
+        guard let string = BinaryReader.validUTF8String(start, count: count) else { return false }
+        target.initializeMemory(as: String.self, to: string)
+        return true
     }
 
     /// The fewer than 16 bytes from `position` to `end` as two little-endian words, the bytes past `end` zero.
@@ -331,6 +401,12 @@ final class FlatDecodePlan: @unchecked Sendable {
             let shifted = window >> (8 &* (16 &- (end &- position)))
             return (UInt64(truncatingIfNeeded: shifted), UInt64(truncatingIfNeeded: shifted >> 64))
         }
+        return shortTailWords(base, at: position, end: end)
+    }
+
+    /// ``tailWords(_:at:end:)`` of bytes shorter than 16 in all (out of line: its buffer on the stack is rare).
+    @inline(never)
+    private static func shortTailWords(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, UInt64) {
         var words: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &words) { $0.baseAddress.unsafelyUnwrapped.copyMemory(from: base + position, byteCount: end &- position) }
         return (UInt64(littleEndian: words.0), UInt64(littleEndian: words.1))
@@ -340,11 +416,23 @@ final class FlatDecodePlan: @unchecked Sendable {
     /// ``VarInt/read(_:at:limit:)`` reads, inline (the position stays in a register).
     @inline(__always)
     private static func varint(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, Int)? {
-        // One byte (a string's length, a small number) without the loop's checks.
+        // One byte (a string's length, a small number), two or three (a number below 2^21) without the loop's checks.
         if position < end {
-            let first = base.load(fromByteOffset: position, as: UInt8.self)
-            if first < 0x80 { return (UInt64(first), position &+ 1) }
+            let first = UInt64(base.load(fromByteOffset: position, as: UInt8.self))
+            if first < 0x80 { return (first, position &+ 1) }
+            if end &- position >= 3 {
+                let second = UInt64(base.load(fromByteOffset: position &+ 1, as: UInt8.self))
+                if second < 0x80 { return (first & 0x7F | second &<< 7, position &+ 2) }
+                let third = UInt64(base.load(fromByteOffset: position &+ 2, as: UInt8.self))
+                if third < 0x80 { return (first & 0x7F | (second & 0x7F) &<< 7 | third &<< 14, position &+ 3) }
+            }
         }
+        return longVarint(base, at: position, end: end)
+    }
+
+    /// ``varint(_:at:end:)`` past its first bytes: the loop, out of line.
+    @inline(never)
+    private static func longVarint(_ base: UnsafeRawPointer, at position: Int, end: Int) -> (UInt64, Int)? {
         var next = position
         var result: UInt64 = 0
         var shift: UInt64 = 0

@@ -502,6 +502,14 @@ public class ReadTransaction {
         let scratch = UnsafeMutableRawPointer.allocate(
             byteCount: max(1, MemoryLayout<Object>.size), alignment: max(1, MemoryLayout<Object>.alignment))
         defer { scratch.deallocate() }
+        // The storages of the strings of a row the closure let go of, written again with the next row's strings (see
+        // `FlatDecodePlan.destroy(_:keepingStoragesIn:)`): a scan whose closure keeps no string allocates none per row.
+        let storages = UnsafeMutablePointer<AnyObject?>.allocate(capacity: FlatDecodePlan.reusedStorageSlots)
+        storages.initialize(repeating: nil, count: FlatDecodePlan.reusedStorageSlots)
+        defer {
+            storages.deinitialize(count: FlatDecodePlan.reusedStorageSlots)
+            storages.deallocate()
+        }
         let rowPrefix = RowKey.prefix(collectionID: record.id) + Array(prefix.utf8)
         // The cursor is stepped here rather than through a closure per row (`forEach`), and reads ahead: one call into
         // LMDB (which checks each entry and its checksum in the same call) for up to 64 rows, then per row the decode
@@ -518,7 +526,7 @@ public class ReadTransaction {
             while let found = entry, LMDB.ReadTransaction.key(found.key, startsWith: rowPrefix) {
                 let rowKey = found.key, value = found.value
                 var hasKey = withKeys
-                if withKeys { key = RowKey.key(of: rowKey) }
+                if withKeys { RowKey.assignKey(&key, of: rowKey) }
                 if let filter {
                     if !hasKey { key = RowKey.key(of: rowKey); hasKey = true }
                     guard filter(key) else {
@@ -540,8 +548,13 @@ public class ReadTransaction {
                 let proceed: Bool
                 if hasKey, let cache, cache.count > 0, let slot = cache.slot(for: CacheKey(key)) {
                     proceed = try body(key, cache.value(at: slot, as: Object.self))
-                } else if let flat, flat._withUnsafeGuaranteedRef({ $0.decode(into: scratch, from: bytes) }) {
-                    proceed = try body(key, scratch.assumingMemoryBound(to: Object.self).move())
+                } else if let flat, flat._withUnsafeGuaranteedRef({ $0.decode(into: scratch, from: bytes, reusing: storages) }) {
+                    // The value goes back to the buffer after `body`, to be destroyed by the plan (which keeps the
+                    // storages of its strings that `body` kept no copy of); if `body` throws, it is released as usual.
+                    let object = scratch.assumingMemoryBound(to: Object.self).move()
+                    proceed = try body(key, object)
+                    scratch.assumingMemoryBound(to: Object.self).initialize(to: consume object)
+                    flat._withUnsafeGuaranteedRef { $0.destroy(scratch, keepingStoragesIn: storages) }
                 } else if binary {
                     let object: Object
                     do {

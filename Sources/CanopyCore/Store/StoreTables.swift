@@ -203,6 +203,17 @@ enum RowKey {
         return String(decoding: UnsafeRawBufferPointer(rebasing: rowKey[4...]), as: UTF8.self)
     }
 
+    /// Sets `key` to ``key(of:)``, in the storage `key` holds when nothing else holds it
+    /// (``NativeASCIIString/assign(_:decoding:)``): a keyed scan's key for the next row, when its closure kept none.
+    @inline(__always)
+    static func assignKey(_ key: inout String, of rowKey: UnsafeRawBufferPointer) {
+        guard rowKey.count > 4 else {
+            key = ""
+            return
+        }
+        NativeASCIIString.assign(&key, decoding: UnsafeRawBufferPointer(rebasing: rowKey[4...]))
+    }
+
     /// The collection id of a row key.
     static func collectionID(of rowKey: UnsafeRawBufferPointer) -> UInt32? {
         rowKey.count >= 4 ? rowKey.loadBigEndianUInt32(at: 0) : nil
