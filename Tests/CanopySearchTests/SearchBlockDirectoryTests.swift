@@ -13,9 +13,12 @@ struct SearchBlockDirectoryTests {
     static func checkDirectory(_ index: SearchIndex, _ database: Database, context: String) throws {
         try database.newConnection().read { txn in
             let tables = try index.tables()
-            let pairs = [(tables.postings, tables.postingsDirectory)] + (tables.prefixes.flatMap { prefixes in tables.prefixesDirectory.map { [(prefixes, $0)] } } ?? [])
+            var pairs = [(tables.postings, tables.postingsDirectory, tables.postingsSummaries)]
+            if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory, let summaries = tables.prefixesSummaries {
+                pairs.append((prefixes, directory, summaries))
+            }
             var longest = 0
-            for (table, directory) in pairs {
+            for (table, directory, summaries) in pairs {
                 var fromBlocks: [[UInt8]: [SearchBlockHeader]] = [:]
                 try table.forEachBytes(in: txn) { key, value in
                     let term = Array(key[0..<(key.count - 9)])
@@ -36,7 +39,21 @@ struct SearchBlockDirectoryTests {
                     let listed = try SearchBlockDirectory.headers(of: term, in: directory, txn)
                     #expect(listed == headers, "\(String(decoding: term, as: UTF8.self)): \(listed.count) headers listed for \(headers.count) blocks; \(context)")
                     longest = max(longest, headers.count)
+                    // A list of several chunks has its chunks' summary (format 7), one of a single chunk none.
+                    var chunks: [SearchBlockDirectory.ChunkSummary] = []
+                    try directory.forEachBytes(in: txn, prefix: term + [0]) { key, value in
+                        chunks.append(try SearchBlockDirectory.summary(value, chunkKey: try SearchPostingBlock.block(ofKey: key)))
+                        return true
+                    }
+                    let summary = try summaries.withValue(forKey: term, in: txn) { raw in try raw.map(SearchListSummary.decode) }
+                    #expect(summary == (chunks.count >= 2 ? chunks : nil), "\(String(decoding: term, as: UTF8.self)): \(chunks.count) chunks, summary \(summary?.count ?? 0); \(context)")
                 }
+                var summaryTerms = Set<[UInt8]>()
+                try summaries.forEachBytes(in: txn) { key, _ in
+                    summaryTerms.insert(Array(key))
+                    return true
+                }
+                #expect(summaryTerms.isSubset(of: Set(fromBlocks.keys)), "no summary of a list that is gone; \(context)")
             }
             #expect(longest > SearchBlockDirectory.maximumBlocks, "a list spans several chunks (\(longest) blocks); \(context)")
         }

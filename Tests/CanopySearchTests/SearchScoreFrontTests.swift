@@ -8,7 +8,7 @@ import Testing
 @Suite("Search index: a block's score front")
 struct SearchScoreFrontTests {
     @Test("random rows: the front bounds each row; its bound is the best row's score (one field), cut fronts included", arguments: [1 as UInt64, 2, 3, 4, 5])
-    func frontBoundsRows(seed: UInt64) {
+    func frontBoundsRows(seed: UInt64) throws {
         var generator = SeededRandom(seed: seed)
         for round in 0..<200 {
             let count = Int.random(in: 1...128, using: &generator)
@@ -20,6 +20,15 @@ struct SearchScoreFrontTests {
             }
             let front = SearchScoreFront(of: rows)
             let context = "seed \(seed), round \(round), rows \(rows.map { ($0.occurrences, $0.length) })"
+            // A block of those rows' postings has that front (its encoder keeps each length's most occurrences).
+            var run = SearchPostingRun()
+            for (index, row) in rows.enumerated() {
+                run.append(UInt64(index + 1)) { out in
+                    let occurrences = (0..<row.occurrences).map { SearchPosting.Occurrence(field: 0, position: $0) }
+                    SearchPosting.encode(length: row.length, occurrences: occurrences[...], into: &out)
+                }
+            }
+            #expect(try SearchPostingBlock.encode(run, 0..<run.count, key: SearchPostingBlock.openBlock).header.front == front, "\(context)")
             #expect(!front.points.isEmpty && front.points.count <= SearchScoreFront.maximumPoints, "\(context)")
             #expect(zip(front.points, front.points.dropFirst()).allSatisfy { $0.occurrences < $1.occurrences && $0.length < $1.length }, "\(context)")
             #expect(rows.allSatisfy { front.bounds(occurrences: $0.occurrences, length: $0.length) }, "\(context)")
@@ -40,6 +49,11 @@ struct SearchScoreFrontTests {
             // Merged (a chunk's front over its blocks'): bounds every row of every part.
             let halves = [Array(rows.prefix(count / 2)), Array(rows.dropFirst(count / 2))].filter { !$0.isEmpty }.map {
                 SearchBlockHeader(block: 1, count: $0.count, maximumOccurrences: 0, minimumLength: 0, densestLength: 0, densestOccurrences: 0, front: SearchScoreFront(of: $0))
+            }
+            // Whether one front bounds another: as a check of every point against every point gives it.
+            for (a, b) in [(halves[0].front, halves.last?.front ?? front), (halves.last?.front ?? front, halves[0].front), (front, halves[0].front)] {
+                let everyPoint = b.points.allSatisfy { point in a.points.contains { $0.occurrences >= point.occurrences && $0.length <= point.length } }
+                #expect(a.bounds(b) == everyPoint, "\(context): \(a.points) bounds \(b.points)")
             }
             let merged = SearchScoreFront(merging: halves[...])
             #expect(halves.allSatisfy { merged.bounds($0.front) }, "\(context)")

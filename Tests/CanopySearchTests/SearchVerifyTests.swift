@@ -8,7 +8,7 @@ import Testing
 /// intact index of long lists (many blocks, directories of several chunks), and each kind of damage named.
 @Suite("Search index: the check of a stored index")
 struct SearchVerifyTests {
-    /// 9,000 notes holding `milk` (71 blocks: two directory chunks), some removed and rewritten.
+    /// 9,000 notes holding `milk` (71 blocks: several directory chunks, and their summary), some removed and rewritten.
     static func withLongLists(_ body: (SearchIndex, Database) throws -> Void) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -145,4 +145,36 @@ struct SearchFormatUpgradeTests {
         #expect(ids("milk").sorted() == ["#1 ", "#6 ", "#8 "])
         #expect(ids("oat milk") == ["#1 "])
     }
+
+    /// The sixth format (no summary of a list's directory chunks), written by the `reminders` of 323146c (`add` ×7 with
+    /// tags, an event, `delete 3`, `edit 7 --title`): a format-7 query of a list of several chunks refuses one without
+    /// its summary, so the recorded format rebuilds it first (writing the summaries of lists that need one).
+    @Test("a format-6 index is rebuilt; searches answer what the old build answered, in its order; later writes keep it right")
+    func formatSixRebuilt() throws {
+        let directory = try TemporaryDirectory(prefix: "reminders-search-format6")
+        defer { directory.remove() }
+        let path = try unpackGzippedDatabase(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format6-reminders.data.mdb.gz"),
+            into: directory)
+        #expect(try recordedOptions(path)?.contains("\"format\":6") == true, "the fixture holds the sixth format")
+        func ids(_ query: String) -> [String] {
+            let result = reminders(["search", query, "--db", path])
+            #expect(result.status == 0, "\(query): \(result.err)")
+            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
+        }
+        // What the old build answered on this file.
+        #expect(ids("milk") == ["#6 ", "#4 ", "#1 "])
+        #expect(ids("milk*") == ["#6 ", "#4 ", "#2 ", "#1 "])
+        #expect(ids("\"oat milk\"") == ["#1 ", "#4 "])
+        #expect(ids("mil* oat") == ["#1 ", "#4 "])
+        #expect(ids("東京") == ["#5 "])
+        #expect(ids("creme") == ["#1 "])
+        #expect(ids("wooden") == ["#7 "])
+        #expect(reminders(["search", "plumber", "--db", path]).out.contains("No event or reminder matches"), "#3 was deleted")
+        #expect(try recordedOptions(path)?.contains("\"format\":\(Schema.searchIndex().options.format)") == true, "rebuilt in this build's format")
+        #expect(reminders(["delete", "4", "--db", path]).status == 0)
+        #expect(reminders(["add", "reminder", "Milk milk", "--db", path]).status == 0)
+        #expect(ids("milk").sorted() == ["#1 ", "#6 ", "#8 "])
+        #expect(ids("oat milk") == ["#1 "])
+    }
 }

@@ -36,15 +36,18 @@ struct SearchBlockHeader: Hashable {
 /// chunks whose bound reaches its best scores), then per block, by key: `varint(key − previous key)` (the first from
 /// 0), `varint(rows)`, `varint(most occurrences)`, `varint(shortest row)`, `varint(length)` and `varint(occurrences)`
 /// of its densest row, and its score front (as its block's header holds them). Every write of a block rewrites its chunk
-/// in the same transaction (``apply(removing:adding:term:to:in:)``); a block read through the directory is checked
+/// in the same transaction (``apply(removing:adding:term:to:summaries:in:)``); a block read through the directory is checked
 /// against it (a disagreement is damage, reported, never a wrong result used).
 enum SearchBlockDirectory {
-    /// Blocks per chunk (a chunk is then at most about 1 KB).
-    static let maximumBlocks = 64
+    /// Blocks per chunk (a chunk is then at most about 300 bytes). A query that opens a chunk decodes all its headers
+    /// (most of them for blocks it will not read: its best rows are spread over the list), and finds the chunks to open
+    /// in the list's summary (``SearchListSummary``), one value whatever their number: 16, not 64 (format 6, whose
+    /// queries read every chunk), so that a prefix query of a 1M-row index decodes a third of the headers.
+    static let maximumBlocks = 16
 
     /// A chunk as a query first reads it: its rows in all and what bounds its blocks' rows, its blocks' headers
     /// decoded only if that bound reaches the best scores (``decode(_:chunkKey:into:)``).
-    struct ChunkSummary {
+    struct ChunkSummary: Hashable {
         var key: UInt64
         var blocks: Int
         var rows: Int
@@ -70,17 +73,34 @@ enum SearchBlockDirectory {
         return result
     }
 
+    /// The summary of a chunk of `headers` (ascending keys, at most ``maximumBlocks``), keyed by its last block.
+    static func chunkSummary(of headers: ArraySlice<SearchBlockHeader>) -> ChunkSummary {
+        var bound = summary(of: headers)
+        bound.front = SearchScoreFront(merging: headers)
+        bound.minimumLength = 0
+        return ChunkSummary(key: bound.block, blocks: headers.count, rows: bound.count, bound: bound)
+    }
+
+    /// Appends a chunk's summary as its value starts with it: `varint(blocks)`, `varint(rows)`, its bound (most
+    /// occurrences, densest row, front). (A list's summary holds the same, ``SearchListSummary``.)
+    static func appendSummary(_ chunk: ChunkSummary, to out: inout ByteWriter) {
+        out.append(varint: UInt64(chunk.blocks))
+        out.append(varint: UInt64(chunk.rows))
+        out.append(varint: UInt64(chunk.bound.maximumOccurrences))
+        out.append(varint: UInt64(chunk.bound.densestLength))
+        out.append(varint: UInt64(chunk.bound.densestOccurrences))
+        chunk.bound.front.encode(into: &out)
+    }
+
     /// The value of a chunk of `headers` (ascending keys, at most ``maximumBlocks``).
     static func encode(_ headers: ArraySlice<SearchBlockHeader>) -> [UInt8] {
+        encode(headers, summary: chunkSummary(of: headers))
+    }
+
+    /// The value of a chunk of `headers` whose summary is `summary` (``chunkSummary(of:)``).
+    static func encode(_ headers: ArraySlice<SearchBlockHeader>, summary: ChunkSummary) -> [UInt8] {
         var out = ByteWriter(capacity: 8 + headers.count * 12)
-        var summary = summary(of: headers)
-        summary.front = SearchScoreFront(merging: headers)
-        out.append(varint: UInt64(headers.count))
-        out.append(varint: UInt64(summary.count))
-        out.append(varint: UInt64(summary.maximumOccurrences))
-        out.append(varint: UInt64(summary.densestLength))
-        out.append(varint: UInt64(summary.densestOccurrences))
-        summary.front.encode(into: &out)
+        appendSummary(summary, to: &out)
         var previous: UInt64 = 0
         for header in headers {
             out.append(varint: header.block - previous)
@@ -139,7 +159,7 @@ enum SearchBlockDirectory {
     }
 
     /// Reads a chunk's start: its blocks and rows in all and its bound; then `reader` is at its first block.
-    private static func readSummary(_ reader: inout SearchBytes.Reader, chunkKey: UInt64) throws -> ChunkSummary {
+    static func readSummary(_ reader: inout SearchBytes.Reader, chunkKey: UInt64) throws -> ChunkSummary {
         let count = try reader.int()
         guard count > 0, count <= maximumBlocks else { throw SearchBytes.Malformed("a directory chunk of \(count) blocks") }
         let rows = try reader.int()
@@ -166,55 +186,73 @@ enum SearchBlockDirectory {
         return headers
     }
 
-    /// The summaries of `term`'s chunks, by key, with a copy of each chunk's value (to decode its blocks later).
-    static func summaries(of term: [UInt8], in directory: ExtensionTable<BytesCoding, BytesCoding>, _ transaction: ReadTransaction) throws -> [(summary: ChunkSummary, value: [UInt8])] {
-        var chunks: [(summary: ChunkSummary, value: [UInt8])] = []
-        try directory.forEachBytes(in: transaction, prefix: term + [0]) { key, value in
-            chunks.append((try summary(value, chunkKey: try SearchPostingBlock.block(ofKey: key)), Array(value)))
-            return true
-        }
-        return chunks
-    }
-
     /// Applies a write of `term`'s blocks to its directory: the blocks keyed `removed` are gone or rewritten, those of
     /// `added` are written (a key in both: rewritten). The chunks from the one naming the lowest key to the one naming
-    /// the highest are read, merged with the changes and written again, cut into chunks of ``maximumBlocks``.
+    /// the highest are read, merged with the changes and written again, cut into chunks of ``maximumBlocks``; the
+    /// list's summary (``SearchListSummary``) is written with them.
     static func apply(
         removing removed: [UInt64], adding added: [SearchBlockHeader], term: [UInt8],
-        to directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction
+        to directory: ExtensionTable<BytesCoding, BytesCoding>, summaries: ExtensionTable<BytesCoding, BytesCoding>,
+        in transaction: ReadWriteTransaction
     ) throws {
         guard let low = (removed + added.map(\.block)).min(), let high = (removed + added.map(\.block)).max() else { return }
+        // A list with a summary: the chunks from the one naming `low` to the one naming `high` are read, the others
+        // known from the summary. A list without (one chunk at most: most words) is read whole, so that a list of
+        // several chunks that lost its summary is found here (a summary written from part of it would hide the rest).
+        let summarized = try summaries.withValue(forKey: term, in: transaction) { raw in try raw.map(SearchListSummary.decode) }
+        let readFrom = summarized == nil ? 0 : low
         var loadedKeys: [UInt64] = []
+        var loaded: [ChunkSummary] = []
         var entries: [SearchBlockHeader] = []
-        try directory.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: low)) { key, value in
+        try directory.forEachBytes(in: transaction, from: SearchPostingBlock.key(term: term, block: readFrom)) { key, value in
             guard key.count == term.count + 9, key.starts(with: term), key[term.count] == 0 else { return false }
             let chunkKey = try SearchPostingBlock.block(ofKey: key)
             // (The chunk before the first one read is not read: its blocks are not checked against it.)
             try decode(value, chunkKey: chunkKey, after: loadedKeys.last ?? 0, into: &entries)
+            loaded.append(try summary(value, chunkKey: chunkKey))
             loadedKeys.append(chunkKey)
-            return chunkKey < high
+            return summarized == nil || chunkKey < high
+        }
+        guard summarized != nil || loaded.count < 2 else {
+            throw SearchBytes.Malformed("a list of \(loaded.count) directory chunks has no summary")
         }
         let gone = Set(removed).union(added.map(\.block))
         var merged = entries.filter { !gone.contains($0.block) } + added
         merged.sort { $0.block < $1.block }
         var written = Set<UInt64>()
+        var writtenChunks: [ChunkSummary] = []
         for start in stride(from: 0, to: merged.count, by: maximumBlocks) {
             let chunk = merged[start..<min(merged.count, start + maximumBlocks)]
             guard let last = chunk.last?.block else { continue }
-            try directory.put(encode(chunk), forKey: SearchPostingBlock.key(term: term, block: last), in: transaction)
+            let summary = chunkSummary(of: chunk)
+            try directory.put(encode(chunk, summary: summary), forKey: SearchPostingBlock.key(term: term, block: last), in: transaction)
             written.insert(last)
+            writtenChunks.append(summary)
         }
         for key in loadedKeys where !written.contains(key) {
             try directory.remove(SearchPostingBlock.key(term: term, block: key), in: transaction)
         }
+        // (A list of one chunk that stays one, most words: no summary before or after, nothing to write.)
+        guard summarized != nil || writtenChunks.count >= 2 else { return }
+        try SearchListSummary.update(
+            term: term, before: summarized ?? loaded, read: loaded, written: writtenChunks, lowestChanged: readFrom, summaries: summaries,
+            in: transaction)
     }
 
-    /// Appends the directory of a list written whole (population) to `directory`, whose keys all precede `term`'s.
-    static func append(_ headers: [SearchBlockHeader], term: [UInt8], to directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction) throws {
+    /// Appends the directory of a list written whole (population) to `directory`, whose keys all precede `term`'s,
+    /// and its summary to `summaries` (a list of several chunks).
+    static func append(
+        _ headers: [SearchBlockHeader], term: [UInt8], to directory: ExtensionTable<BytesCoding, BytesCoding>,
+        summaries: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction
+    ) throws {
+        var chunks: [ChunkSummary] = []
         for start in stride(from: 0, to: headers.count, by: maximumBlocks) {
             let chunk = headers[start..<min(headers.count, start + maximumBlocks)]
-            guard let last = chunk.last?.block else { continue }
-            try directory.put(encode(chunk), forKey: SearchPostingBlock.key(term: term, block: last), in: transaction, appending: true)
+            guard chunk.last != nil else { continue }
+            let summary = chunkSummary(of: chunk)
+            try directory.put(encode(chunk, summary: summary), forKey: SearchPostingBlock.key(term: term, block: summary.key), in: transaction, appending: true)
+            chunks.append(summary)
         }
+        if chunks.count >= 2 { try summaries.put(SearchListSummary.encode(chunks), forKey: term, in: transaction, appending: true) }
     }
 }

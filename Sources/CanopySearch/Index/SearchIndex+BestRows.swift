@@ -1,10 +1,12 @@
 import CanopyCore
 
 extension SearchIndex {
-    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`, their headers in `directory`.
+    /// Where a one-list term's postings are: the blocks keyed `word 0 K` of `table`, their headers in `directory`,
+    /// the summary of its chunks (a list of several) in `summaries`.
     struct PostingList {
         var table: ExtensionTable<BytesCoding, BytesCoding>
         var directory: ExtensionTable<BytesCoding, BytesCoding>
+        var summaries: ExtensionTable<BytesCoding, BytesCoding>
         var word: [UInt8]
     }
 
@@ -17,7 +19,7 @@ extension SearchIndex {
         let tables = try tables()
         let list: PostingList
         if !term.isPrefix {
-            list = PostingList(table: tables.postings, directory: tables.postingsDirectory, word: term.wordBytes[0])
+            list = PostingList(table: tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries, word: term.wordBytes[0])
         } else if let prefixList = prefixList(for: term, in: tables) {
             list = prefixList
         } else {
@@ -32,8 +34,8 @@ extension SearchIndex {
     /// The merged list of `term` when it is one word's prefix of one of ``prefixLengths``, else `nil`.
     func prefixList(for term: SearchQuery.Term, in tables: SearchIndexTables) -> PostingList? {
         guard term.isPrefix, term.words.count == 1, let prefixes = tables.prefixes, let directory = tables.prefixesDirectory,
-              let word = term.words.first, prefixLengths.contains(word.unicodeScalars.count) else { return nil }
-        return PostingList(table: prefixes, directory: directory, word: Array(word.utf8))
+              let summaries = tables.prefixesSummaries, let word = term.words.first, prefixLengths.contains(word.unicodeScalars.count) else { return nil }
+        return PostingList(table: prefixes, directory: directory, summaries: summaries, word: Array(word.utf8))
     }
 
     /// The best `limit` rows of a query whose single term is one posting list (a word), by score and then row key,
@@ -47,11 +49,11 @@ extension SearchIndex {
         let weights = fields.map(\.weight)
         guard let largestWeight = weights.max(), weights.allSatisfy({ $0 > 0 && $0.isFinite }) else { return nil }
         let state = try state(in: transaction)
-        // The list's chunks: their rows (the term's document frequency) and bounds; their blocks are decoded only
-        // when a chunk's bound reaches the scores kept.
-        let chunks: [(summary: SearchBlockDirectory.ChunkSummary, value: [UInt8])]
+        // The list's chunks: their rows (the term's document frequency) and bounds, from the list's summary (or its
+        // one chunk); a chunk is read and its blocks decoded only when its bound reaches the scores kept.
+        let chunks: [(summary: SearchBlockDirectory.ChunkSummary, value: [UInt8]?)]
         do {
-            chunks = try SearchBlockDirectory.summaries(of: list.word, in: list.directory, transaction)
+            chunks = try SearchListSummary.chunks(of: list.word, directory: list.directory, summaries: list.summaries, transaction, keepingValues: true)
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a block directory is malformed (\(error))")
         }
@@ -83,16 +85,31 @@ extension SearchIndex {
                 let previousKey = -1 - item > 0 ? chunks[-2 - item].summary.key : 0
                 let first = headers.count
                 do {
-                    try chunk.value.withUnsafeBytes { raw in
-                        _ = try SearchBlockDirectory.decode(raw, chunkKey: chunk.summary.key, after: previousKey, into: &headers)
+                    if let value = chunk.value {
+                        try value.withUnsafeBytes { raw in
+                            _ = try SearchBlockDirectory.decode(raw, chunkKey: chunk.summary.key, after: previousKey, into: &headers)
+                        }
+                    } else {
+                        // Through the list's summary: the chunk must be the one it summarizes (its bound chose it).
+                        try list.directory.withValue(forKey: SearchPostingBlock.key(term: list.word, block: chunk.summary.key), in: transaction) { raw in
+                            guard let raw else { throw SearchBytes.Malformed("directory chunk \(chunk.summary.key) of the list's summary is missing") }
+                            guard try SearchBlockDirectory.summary(raw, chunkKey: chunk.summary.key) == chunk.summary else {
+                                throw SearchBytes.Malformed("directory chunk \(chunk.summary.key) differs from the list's summary of it")
+                            }
+                            _ = try SearchBlockDirectory.decode(raw, chunkKey: chunk.summary.key, after: previousKey, into: &headers)
+                        }
                     }
                 } catch let error as SearchBytes.Malformed {
                     throw corrupt("a block directory is malformed (\(error))")
                 }
                 for block in first..<headers.count {
                     previousKeys.append(block == first ? previousKey : headers[block - 1].block)
-                    let blockBound = Self.bound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
-                    // A block below the scores kept now stays below them (they only rise): it would never be read.
+                    // A block below the scores kept now stays below them (they only rise): it would never be read. (Its
+                    // counts' bound, the cheaper, first: the block's bound is the lower of the two.)
+                    let countsBound = Self.countsBound(of: headers[block], largestWeight: largestWeight, idf: idf, averageLength: averageLength)
+                    if best.isFull, countsBound < best.threshold { continue }
+                    let blockBound = min(
+                        countsBound, headers[block].front.bound(largestWeight: largestWeight, idf: idf, averageLength: averageLength))
                     if best.isFull, blockBound < best.threshold { continue }
                     order.push(blockBound, item: block)
                 }
@@ -192,18 +209,14 @@ extension SearchIndex {
         return idf * (k1 + 1) / (1 + k1 * (1 - b) * inverseFrequency + k1 * b / averageLength * lengthPerFrequency) * (1 + 1e-9)
     }
 
-    /// The rows of `list` (its term's document frequency), from its directory's chunk totals.
+    /// The rows of `list` (its term's document frequency), from its chunks' totals (its summary, or its one chunk).
     func documentCount(of list: PostingList, in transaction: ReadTransaction) throws -> Int {
-        var rows = 0
         do {
-            try list.directory.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
-                rows += try SearchBlockDirectory.summary(value, chunkKey: try SearchPostingBlock.block(ofKey: key)).rows
-                return true
-            }
+            return try SearchListSummary.chunks(of: list.word, directory: list.directory, summaries: list.summaries, transaction, keepingValues: false)
+                .reduce(0) { $0 + $1.summary.rows }
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a block directory is malformed (\(error))")
         }
-        return rows
     }
 
     /// Calls `body` with the stored bytes of `list`'s block `block`.

@@ -14,7 +14,7 @@ extension SearchIndex {
         for term in query.terms {
             guard term.words.count == 1 else { return nil }
             if !term.isPrefix {
-                lists.append(PostingList(table: tables.postings, directory: tables.postingsDirectory, word: term.wordBytes[0]))
+                lists.append(PostingList(table: tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries, word: term.wordBytes[0]))
             } else if let list = prefixList(for: term, in: tables) {
                 lists.append(list)
             } else {

@@ -171,10 +171,11 @@ struct SearchIndexVerifier {
         check.rows = rows.count
         checkTotals(rows, state: state)
         try checkDocuments(tables.documents, &rows)
-        check.words = try checkLists(tables.postings, directory: tables.postingsDirectory, what: "word", &rows, prefixes: false)
+        check.words = try checkLists(
+            tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries, what: "word", &rows, prefixes: false)
         checkOccurrences(rows)
-        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
-            _ = try checkLists(prefixes, directory: directory, what: "prefix", &rows, prefixes: true)
+        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory, let summaries = tables.prefixesSummaries {
+            _ = try checkLists(prefixes, directory: directory, summaries: summaries, what: "prefix", &rows, prefixes: true)
         }
         try checkCompleteness(rows, tables: tables)
         check.problems = problems
@@ -317,10 +318,10 @@ struct SearchIndexVerifier {
 
     // MARK: The posting lists and their directories
 
-    /// Checks every block of `table` against the rows' records and its list's directory; returns the lists.
+    /// Checks every block of `table` against the rows' records and its list's directory and summary; returns the lists.
     mutating func checkLists(
-        _ table: ExtensionTable<BytesCoding, BytesCoding>, directory: ExtensionTable<BytesCoding, BytesCoding>, what: String,
-        _ rows: inout [UInt64: IndexedRow], prefixes: Bool
+        _ table: ExtensionTable<BytesCoding, BytesCoding>, directory: ExtensionTable<BytesCoding, BytesCoding>,
+        summaries: ExtensionTable<BytesCoding, BytesCoding>, what: String, _ rows: inout [UInt64: IndexedRow], prefixes: Bool
     ) throws -> Int {
         var blockHeaders: [[UInt8]: [SearchBlockHeader]] = [:]
         var lists = 0
@@ -386,7 +387,8 @@ struct SearchIndexVerifier {
             return problems.count < limit
         }
         for problem in problems { report(problem) }
-        try checkDirectory(directory, against: blockHeaders, what: what)
+        let chunks = try checkDirectory(directory, against: blockHeaders, what: what)
+        try checkSummaries(summaries, against: chunks, what: what)
         return lists
     }
 
@@ -399,9 +401,13 @@ struct SearchIndexVerifier {
         }
     }
 
-    /// Each list's directory must list exactly its blocks, with the headers their rows give.
-    mutating func checkDirectory(_ directory: ExtensionTable<BytesCoding, BytesCoding>, against blocks: [[UInt8]: [SearchBlockHeader]], what: String) throws {
+    /// Each list's directory must list exactly its blocks, with the headers their rows give. Returns each list's
+    /// chunks (those that decode).
+    mutating func checkDirectory(
+        _ directory: ExtensionTable<BytesCoding, BytesCoding>, against blocks: [[UInt8]: [SearchBlockHeader]], what: String
+    ) throws -> [[UInt8]: [SearchBlockDirectory.ChunkSummary]] {
         var listed: [[UInt8]: [SearchBlockHeader]] = [:]
+        var chunks: [[UInt8]: [SearchBlockDirectory.ChunkSummary]] = [:]
         var problems: [String] = []
         let limit = self.limit
         try directory.forEachBytes(in: transaction) { key, value in
@@ -415,6 +421,7 @@ struct SearchIndexVerifier {
             let count = headers.count
             do {
                 try SearchBlockDirectory.decode(value, chunkKey: chunkKey, after: headers.last?.block ?? 0, into: &headers)
+                chunks[term, default: []].append(try SearchBlockDirectory.summary(value, chunkKey: chunkKey))
             } catch let error as SearchBytes.Malformed {
                 headers.removeSubrange(count...)
                 problems.append("the directory chunk \(Self.blockName(chunkKey)) of \(what) '\(Self.text(term))' is malformed (\(error))")
@@ -441,6 +448,46 @@ struct SearchIndexVerifier {
             }
             for header in inDirectory where !storedKeys.contains(header.block) {
                 report("the directory of \(what) '\(word)' lists block \(Self.blockName(header.block)) (\(header.count) rows), which is not stored: its rows are missing from '\(word)'")
+            }
+        }
+        return chunks
+    }
+
+    /// Each list of several directory chunks has a summary that is exactly its chunks' (a query takes the list's rows
+    /// and its chunks' bounds from it, ``SearchListSummary``); a list of one chunk, or none, has none.
+    mutating func checkSummaries(
+        _ summaries: ExtensionTable<BytesCoding, BytesCoding>, against chunks: [[UInt8]: [SearchBlockDirectory.ChunkSummary]], what: String
+    ) throws {
+        var stored: [[UInt8]: [SearchBlockDirectory.ChunkSummary]?] = [:]
+        var problems: [String] = []
+        let limit = self.limit
+        try summaries.forEachBytes(in: transaction) { key, value in
+            let term = Array(key)
+            do {
+                stored[term] = try SearchListSummary.decode(value)
+            } catch let error as SearchBytes.Malformed {
+                stored[term] = .some(nil)
+                problems.append("the summary of \(what) '\(Self.text(term))' is malformed (\(error))")
+            }
+            return problems.count < limit
+        }
+        for problem in problems { report(problem) }
+        for term in Set(stored.keys).union(chunks.keys).sorted(by: { $0.lexicographicallyPrecedes($1) }) where !full {
+            let word = Self.text(term)
+            let listed = chunks[term] ?? []
+            switch stored[term] {
+            case .some(.some(let summary)):
+                if listed.count < 2 {
+                    report("\(what) '\(word)' has a summary of \(summary.count) chunks, but its directory holds \(listed.count): a search reads its rows and bounds from the summary")
+                } else if summary != listed {
+                    report("the summary of \(what) '\(word)' (\(summary.count) chunks, \(summary.reduce(0) { $0 + $1.rows }) rows) is not its directory's (\(listed.count) chunks, \(listed.reduce(0) { $0 + $1.rows }) rows): BM25 and the best rows are computed from it")
+                }
+            case .some(.none):
+                continue  // malformed: reported
+            case .none:
+                if listed.count >= 2 {
+                    report("\(what) '\(word)' has \(listed.count) directory chunks and no summary: a search for it is refused as damaged")
+                }
             }
         }
     }

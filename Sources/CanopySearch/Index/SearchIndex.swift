@@ -51,8 +51,9 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// (3: block headers name their densest row, which bounds the scores of their rows. 4: each row's record is its
     /// attachment, no longer a value of a `rows` table. 5: each posting table has a directory of its blocks' headers,
     /// ``SearchBlockDirectory``, and a block gives each row's posting size. 6: a block's row numbers are fixed-width,
-    /// apart from its postings, ``SearchPostingBlock/RowNumbers``.)
-    static let formatVersion = 6
+    /// apart from its postings, ``SearchPostingBlock/RowNumbers``. 7: a list of several directory chunks has a summary
+    /// of them, ``SearchListSummary``.)
+    static let formatVersion = 7
 
     /// Creates an index whose texts `text` reads from each row.
     /// - Parameters:
@@ -161,6 +162,8 @@ public final class SearchIndex: StoreExtension, Sendable {
         try tables.prefixes?.removeAll(in: transaction)
         try tables.postingsDirectory.removeAll(in: transaction)
         try tables.prefixesDirectory?.removeAll(in: transaction)
+        try tables.postingsSummaries.removeAll(in: transaction)
+        try tables.prefixesSummaries?.removeAll(in: transaction)
         // Format 3's table of row records (the records are the rows' attachments now).
         try Self.dropFormat3Rows(of: name, in: transaction)
         // The store gave the index a new slot for this rebuild: no row carries an attachment there yet.
@@ -208,9 +211,9 @@ public final class SearchIndex: StoreExtension, Sendable {
         }
         try tables.documents.append(documents, first: firstDocument, in: transaction)
         do {
-            try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, in: transaction)
-            if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
-                try Self.append(prefixPostings, to: prefixes, directory: directory, in: transaction)
+            try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries, in: transaction)
+            if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory, let summaries = tables.prefixesSummaries {
+                try Self.append(prefixPostings, to: prefixes, directory: directory, summaries: summaries, in: transaction)
             }
         } catch let error as SearchBytes.Malformed {
             // (The bodies were just written from the rows' text: a typed error, should one ever not be a posting.)
@@ -225,7 +228,8 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// key order, each word's blocks in row order and its open block last, so every key comes after the table's last.
     private static func append(
         _ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>,
-        directory: ExtensionTable<BytesCoding, BytesCoding>, in transaction: ReadWriteTransaction
+        directory: ExtensionTable<BytesCoding, BytesCoding>, summaries: ExtensionTable<BytesCoding, BytesCoding>,
+        in transaction: ReadWriteTransaction
     ) throws {
         var headers: [SearchBlockHeader] = []
         try postings.forEachTerm { term, run in
@@ -237,7 +241,7 @@ public final class SearchIndex: StoreExtension, Sendable {
                 try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: block), in: transaction, appending: true)
                 headers.append(encoded.header)
             }
-            try SearchBlockDirectory.append(headers, term: term, to: directory, in: transaction)
+            try SearchBlockDirectory.append(headers, term: term, to: directory, summaries: summaries, in: transaction)
         }
     }
 
@@ -307,9 +311,11 @@ public final class SearchIndex: StoreExtension, Sendable {
         try Self.dropFormat3Rows(of: name, in: transaction)
         try opened.queries.drop(in: transaction)
         try opened.postingsDirectory.drop(in: transaction)
+        try opened.postingsSummaries.drop(in: transaction)
         // Whatever the definition says now, an earlier one may have made them.
         try transaction.existingTable("prefixes", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
         try transaction.existingTable("prefixes-directory", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
+        try transaction.existingTable("prefixes-summary", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
         try transaction.setExtensionState(nil, of: name)
         tablesState.withLock { $0 = nil }
     }

@@ -22,7 +22,9 @@ import CanopyCore
 ///   scalars), blocks as in `postings`, keyed `prefix 0 K`: each row holding words that start with the prefix once,
 ///   with the occurrences of all of them (the union a prefix query would merge, stored merged).
 /// - `postings-directory` and (with prefix lengths) `prefixes-directory`: per list of `postings` (`prefixes`), its
-///   blocks' headers in chunks of 64 (``SearchBlockDirectory``), rewritten with the blocks.
+///   blocks' headers in chunks of 16 (``SearchBlockDirectory``), rewritten with the blocks.
+/// - `postings-summary` and (with prefix lengths) `prefixes-summary`: per list of two chunks or more, its chunks'
+///   summaries in one value (``SearchListSummary``), rewritten with the chunks.
 /// - the extension state record: version 1, `varint(next document number)`, `varint(rows)`, `varint(total length)`.
 struct SearchIndexTables: Sendable {
     let postings: ExtensionTable<BytesCoding, BytesCoding>
@@ -34,6 +36,10 @@ struct SearchIndexTables: Sendable {
     let postingsDirectory: ExtensionTable<BytesCoding, BytesCoding>
     /// The directory of `prefixes`' blocks; `nil` with `prefixes`.
     let prefixesDirectory: ExtensionTable<BytesCoding, BytesCoding>?
+    /// The summaries of `postings`' long lists (``SearchListSummary``).
+    let postingsSummaries: ExtensionTable<BytesCoding, BytesCoding>
+    /// The summaries of `prefixes`' long lists; `nil` with `prefixes`.
+    let prefixesSummaries: ExtensionTable<BytesCoding, BytesCoding>?
 
     /// Opens (creating) the tables; the `prefixes` table only `withPrefixes`.
     static func open(in transaction: ReadWriteTransaction, index: String, withPrefixes: Bool) throws -> SearchIndexTables {
@@ -45,7 +51,10 @@ struct SearchIndexTables: Sendable {
             prefixes: withPrefixes ? try transaction.openTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil,
             postingsDirectory: try transaction.openTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self),
             prefixesDirectory: withPrefixes
-                ? try transaction.openTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
+                ? try transaction.openTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil,
+            postingsSummaries: try transaction.openTable("postings-summary", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+            prefixesSummaries: withPrefixes
+                ? try transaction.openTable("prefixes-summary", of: index, keys: BytesCoding.self, values: BytesCoding.self) : nil)
     }
 
     /// The stored tables, or `nil` when one is missing (the `prefixes` table counts only `withPrefixes`).
@@ -53,20 +62,25 @@ struct SearchIndexTables: Sendable {
         guard let postings = try transaction.existingTable("postings", of: index, keys: BytesCoding.self, values: BytesCoding.self),
               let documents = try transaction.existingTable("documents", of: index, keys: UInt64BigEndianCoding.self, values: BytesCoding.self),
               let queries = try transaction.existingTable("queries", of: index, keys: StringUTF8Coding.self, values: BytesCoding.self),
-              let postingsDirectory = try transaction.existingTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
+              let postingsDirectory = try transaction.existingTable("postings-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+              let postingsSummaries = try transaction.existingTable("postings-summary", of: index, keys: BytesCoding.self, values: BytesCoding.self)
         else { return nil }
         var prefixes: ExtensionTable<BytesCoding, BytesCoding>?
         var prefixesDirectory: ExtensionTable<BytesCoding, BytesCoding>?
+        var prefixesSummaries: ExtensionTable<BytesCoding, BytesCoding>?
         if withPrefixes {
             guard let table = try transaction.existingTable("prefixes", of: index, keys: BytesCoding.self, values: BytesCoding.self),
-                  let directory = try transaction.existingTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self)
+                  let directory = try transaction.existingTable("prefixes-directory", of: index, keys: BytesCoding.self, values: BytesCoding.self),
+                  let summaries = try transaction.existingTable("prefixes-summary", of: index, keys: BytesCoding.self, values: BytesCoding.self)
             else { return nil }
             prefixes = table
             prefixesDirectory = directory
+            prefixesSummaries = summaries
         }
         return SearchIndexTables(
             postings: postings, documents: SearchDocumentTable(table: documents, index: index), queries: queries, prefixes: prefixes,
-            postingsDirectory: postingsDirectory, prefixesDirectory: prefixesDirectory)
+            postingsDirectory: postingsDirectory, prefixesDirectory: prefixesDirectory, postingsSummaries: postingsSummaries,
+            prefixesSummaries: prefixesSummaries)
     }
 }
 

@@ -146,10 +146,12 @@ public final class SearchIndexWriter: ExtensionTransaction {
         try flushDocuments()
         guard pendingPostings.count + pendingPrefixPostings.count > 0 else { return }
         try pendingPostings.forEachTerm { term, changes in
-            try write(changes, term: term, to: tables.postings, directory: tables.postingsDirectory)
+            try write(changes, term: term, to: tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries)
         }
-        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory {
-            try pendingPrefixPostings.forEachTerm { prefix, changes in try write(changes, term: prefix, to: prefixes, directory: directory) }
+        if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory, let summaries = tables.prefixesSummaries {
+            try pendingPrefixPostings.forEachTerm { prefix, changes in
+                try write(changes, term: prefix, to: prefixes, directory: directory, summaries: summaries)
+            }
         }
         pendingPostings.removeAll()
         pendingPrefixPostings.removeAll()
@@ -163,7 +165,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
     ///   then fails and writes nothing).
     private func write(
         _ changes: SearchPostingRun, term: [UInt8], to table: ExtensionTable<BytesCoding, BytesCoding>,
-        directory: ExtensionTable<BytesCoding, BytesCoding>
+        directory: ExtensionTable<BytesCoding, BytesCoding>, summaries: ExtensionTable<BytesCoding, BytesCoding>
     ) throws {
         var removedBlocks: [UInt64] = []
         var writtenBlocks: [SearchBlockHeader] = []
@@ -216,7 +218,8 @@ public final class SearchIndexWriter: ExtensionTransaction {
             next = end
         }
         do {
-            try SearchBlockDirectory.apply(removing: removedBlocks, adding: writtenBlocks, term: term, to: directory, in: transaction)
+            try SearchBlockDirectory.apply(
+                removing: removedBlocks, adding: writtenBlocks, term: term, to: directory, summaries: summaries, in: transaction)
         } catch let error as SearchBytes.Malformed {
             throw index.corrupt("the block directory of \(listName(table)) '\(SearchIndexVerifier.text(term))' is malformed (\(error))")
         }

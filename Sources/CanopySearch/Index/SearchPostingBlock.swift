@@ -124,25 +124,48 @@ enum SearchPostingBlock {
         var minimumLength = Int.max
         // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
         var densest = (length: 0, occurrences: 0)
+        // The rows' front (``SearchScoreFront``): a row is on it only if no row as short has as many occurrences, so
+        // only each length's most occurrences count. Rows shorter than ``frontTableLengths`` (almost all) keep those in
+        // a table, read in length order at the end; longer ones are inserted into `frontPoints` as they come. (The
+        // same front as inserting every row: a row the table leaves out is beaten by its length's best.)
         var frontPoints: [SearchScoreFront.Point] = []
-        frontPoints.reserveCapacity(2 * SearchScoreFront.maximumPoints)
         var size = 0
-        for entry in range {
-            let summary: (length: Int, occurrences: Int)
-            do {
-                summary = try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
-            } catch let error as SearchBytes.Malformed {
-                throw SearchBytes.Malformed("row \(documents[entry])'s posting: \(error)")
+        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: frontTableLengths) { mostByLength in
+            mostByLength.initialize(repeating: 0)
+            var longestInTable = -1
+            for entry in range {
+                let summary: (length: Int, occurrences: Int)
+                do {
+                    summary = try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
+                } catch let error as SearchBytes.Malformed {
+                    throw SearchBytes.Malformed("row \(documents[entry])'s posting: \(error)")
+                }
+                // (A summary's occurrences are at least 1 and at most its length, which fits 32 bits: ``SearchCounts``.)
+                if summary.length < frontTableLengths {
+                    if UInt32(truncatingIfNeeded: summary.occurrences) > mostByLength[summary.length] {
+                        mostByLength[summary.length] = UInt32(truncatingIfNeeded: summary.occurrences)
+                    }
+                    longestInTable = max(longestInTable, summary.length)
+                } else {
+                    SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
+                }
+                maximumOccurrences = max(maximumOccurrences, summary.occurrences)
+                minimumLength = min(minimumLength, summary.length)
+                if densest.occurrences == 0
+                    || SearchBlockHeader.isDenser(length: summary.length, occurrences: summary.occurrences, than: densest.length, densest.occurrences) {
+                    densest = (summary.length, summary.occurrences)
+                }
+                let bodySize = end(entry) - starts[entry]
+                size += (bodySize < 0x80 ? 1 : VarInt.size(of: UInt64(bodySize))) + bodySize
             }
-            SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
-            maximumOccurrences = max(maximumOccurrences, summary.occurrences)
-            minimumLength = min(minimumLength, summary.length)
-            if densest.occurrences == 0
-                || SearchBlockHeader.isDenser(length: summary.length, occurrences: summary.occurrences, than: densest.length, densest.occurrences) {
-                densest = (summary.length, summary.occurrences)
+            // The table's front: by length, each length whose most occurrences pass every shorter length's.
+            var most: UInt32 = 0
+            if longestInTable >= 0 {
+                for length in 0...longestInTable where mostByLength[length] > most {
+                    most = mostByLength[length]
+                    SearchScoreFront.insert(SearchScoreFront.Point(occurrences: Int(most), length: length), into: &frontPoints)
+                }
             }
-            let bodySize = end(entry) - starts[entry]
-            size += VarInt.size(of: UInt64(bodySize)) + bodySize
         }
         let front = SearchScoreFront(cutting: frontPoints)
         size += front.encodedSize
@@ -156,30 +179,38 @@ enum SearchPostingBlock {
         size += VarInt.size(of: header.0) + VarInt.size(of: header.1) + VarInt.size(of: header.2) + VarInt.size(of: header.3)
             + VarInt.size(of: header.4)
         let value = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            guard let out = buffer.baseAddress else { return }
+            guard let out = buffer.baseAddress, let source = bodies.baseAddress else { return }
             var offset = VarInt.write(header.0, to: out)
             offset += VarInt.write(header.1, to: out + offset)
             offset += VarInt.write(header.2, to: out + offset)
             offset += VarInt.write(header.3, to: out + offset)
             offset += VarInt.write(header.4, to: out + offset)
-            for value in front.encodedValues {
-                offset += VarInt.write(value, to: out + offset)
-            }
+            offset += front.write(to: out + offset)
             // The row numbers: the first, then each row's distance from it in `width` bytes (little-endian).
             offset += VarInt.write(first, to: out + offset)
             out[offset] = UInt8(truncatingIfNeeded: width)
             offset += 1
-            for entry in range {
-                var distance = documents[entry] - first
-                for _ in 0..<width {
-                    out[offset] = UInt8(truncatingIfNeeded: distance)
-                    distance >>= 8
-                    offset += 1
+            let rows = UnsafeMutableRawPointer(out + offset)
+            switch width {
+            case 1: for (index, entry) in range.enumerated() { rows.storeBytes(of: UInt8(truncatingIfNeeded: documents[entry] &- first), toByteOffset: index, as: UInt8.self) }
+            case 2:
+                for (index, entry) in range.enumerated() {
+                    rows.storeBytes(of: UInt16(truncatingIfNeeded: documents[entry] &- first).littleEndian, toByteOffset: 2 &* index, as: UInt16.self)
+                }
+            case 4:
+                for (index, entry) in range.enumerated() {
+                    rows.storeBytes(of: UInt32(truncatingIfNeeded: documents[entry] &- first).littleEndian, toByteOffset: 4 &* index, as: UInt32.self)
+                }
+            default:
+                for (index, entry) in range.enumerated() {
+                    rows.storeBytes(of: (documents[entry] &- first).littleEndian, toByteOffset: 8 &* index, as: UInt64.self)
                 }
             }
+            offset += range.count &* width
             for entry in range {
                 // The body's size, so that a query passes over a body it does not need.
-                let bodySize = end(entry) - starts[entry]
+                let start = starts[entry]
+                let bodySize = end(entry) - start
                 if bodySize < 0x80 {
                     out[offset] = UInt8(truncatingIfNeeded: bodySize)
                     offset += 1
@@ -187,10 +218,8 @@ enum SearchPostingBlock {
                     offset += VarInt.write(UInt64(bodySize), to: out + offset)
                 }
                 // Bodies are a few bytes: copied byte by byte (no call per posting).
-                for index in starts[entry]..<end(entry) {
-                    out[offset] = bodies[index]
-                    offset += 1
-                }
+                for index in 0..<bodySize { out[offset &+ index] = source[start &+ index] }
+                offset += bodySize
             }
             count = offset
         }
@@ -200,6 +229,9 @@ enum SearchPostingBlock {
         blockHeader.front = front
         return (value, blockHeader)
     }
+
+    /// Rows shorter than this many words keep their front counts in ``encode(_:_:key:)``'s table (longer rows are few).
+    static let frontTableLengths = 256
 
     /// The entries of a stored block, to rewrite it.
     static func decode(_ raw: UnsafeRawBufferPointer) throws -> SearchPostingRun {

@@ -165,19 +165,26 @@ struct SearchScoreFront: Hashable {
         }
     }
 
-    /// The stored form's values, in order.
-    var encodedValues: [UInt64] {
-        var values = [UInt64(count)]
+    /// Writes the stored form at `out` (room for ``encodedSize`` bytes); returns its size.
+    func write(to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var offset = VarInt.write(UInt64(count), to: out)
         for index in 0..<count {
             let point = point(index)
-            values.append(UInt64(point.occurrences))
-            values.append(UInt64(point.length))
+            offset += VarInt.write(UInt64(point.occurrences), to: out + offset)
+            offset += VarInt.write(UInt64(point.length), to: out + offset)
         }
-        return values
+        return offset
     }
 
     /// The stored form's size.
-    var encodedSize: Int { encodedValues.reduce(0) { $0 + VarInt.size(of: $1) } }
+    var encodedSize: Int {
+        var size = VarInt.size(of: UInt64(count))
+        for index in 0..<count {
+            let point = point(index)
+            size += VarInt.size(of: UInt64(point.occurrences)) + VarInt.size(of: UInt64(point.length))
+        }
+        return size
+    }
 
     /// Reads a stored front.
     /// - Throws: ``SearchBytes/Malformed`` for more than ``maximumPoints`` points, or points out of order (a front
