@@ -140,6 +140,27 @@ public final class Cursor {
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
     }
 
+    /// Writes a value of `count` bytes for `key` through the cursor, letting `fill` write it in place in the map
+    /// (`MDB_RESERVE`): no intermediate buffer for a checksummed database's trailer, which is sealed after `fill`.
+    /// Leaves the cursor on the entry. `fill` must not read the map (the put may have moved or overwritten what the
+    /// cursor lent before): pass it bytes of your own.
+    /// - Throws: what ``put(_:forKey:flags:)`` throws; what `fill` throws (the entry then holds unsealed bytes: throw
+    ///   on, so that the transaction aborts).
+    public func putReserving(_ count: Int, forKey key: UnsafeRawBufferPointer, flags: PutFlags = [],
+                             _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        guard let handle, transaction is WriteTransaction else {
+            throw LMDBError(code: .invalidArgument, operation: "mdb_cursor_put", path: transaction.environment.path,
+                            database: database.name, hint: "Cursor writes need an open write transaction")
+        }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let checksummed = database.checksummed
+        var v = MDB_val(mv_size: checksummed ? count + ValueChecksum.size : count, mv_data: nil)
+        let rc = canopy_mdb_cursor_put(transaction.environment.containment, handle, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database) }
+        try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+        if checksummed { ValueChecksum.seal(UnsafeMutableRawBufferPointer(start: v.mv_data, count: v.mv_size), key: key) }
+    }
+
     /// Deletes the entry at the cursor. The cursor then stands on the following entry (read it with ``current()``).
     public func deleteCurrent() throws {
         guard let handle, transaction is WriteTransaction else {

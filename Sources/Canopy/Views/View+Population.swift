@@ -13,6 +13,7 @@ extension View {
         var examined = 0
         var skipped = SkippedRows()
         var skippedKeys: [StoredRowKey] = []
+        var attachment: [UInt8] = []
         let manyGroups = rowsInManyGroups(in: transaction)
 
         switch source {
@@ -46,9 +47,9 @@ extension View {
                     if !entries.isEmpty { try stored.setAttachment(ViewTables.attachment(holding: entries), at: slot) }
                     return true
                 }
-                let found: Place?
+                let found: (group: String, sortKey: [UInt8])?
                 do {
-                    found = try self.place(of: row, rowKey: stored.storedKey, in: transaction)
+                    found = try self.groupAndSortKey(of: row, rowKey: stored.storedKey, in: transaction)
                 } catch {
                     guard let undecodable = skippable(error) else { throw error }
                     // One row of an older model does not fail the registration: it is left out and recorded.
@@ -56,15 +57,19 @@ extension View {
                     try stored.setAttachment(ViewTables.skippedMarker, at: slot)
                     return true
                 }
-                guard let place = found else { return true }
-                let groupID = groups.id(of: place.group) { index.groupID(for: $0) }
-                batch.add(groupID: groupID, order: place.order, sortKeyLength: place.sortKeyLength)
+                guard let (group, sortKey) = found else { return true }
+                let groupID = groups.id(of: group) { index.groupID(for: $0) }
+                batch.add(groupID: groupID, sortKey: sortKey, rowKey: stored.storedKey.bytes)
                 // The entry goes into the visited record at once (the scan's cursor rewrites it in place); a manual
                 // list's rows carry only its mark (their order keys are in its order table).
                 if case .manual = source {
                     try stored.setAttachment(ViewTables.listedMarker, at: slot)
                 } else {
-                    try stored.setAttachment(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.order[..<place.sortKeyLength]), at: slot)
+                    // Encoded into one array for the whole scan: the rewrite copies it into the record and keeps
+                    // nothing, so the array is unshared again at the next row.
+                    attachment.removeAll(keepingCapacity: true)
+                    ViewTables.RowEntry.encode(groupID: groupID, sortKey: sortKey, into: &attachment)
+                    try stored.setAttachment(attachment, at: slot)
                 }
                 return true
             }

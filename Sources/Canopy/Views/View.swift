@@ -354,16 +354,12 @@ public final class View: StoreExtension {
     /// one group (``places(of:rowKey:in:)`` answers for every view). For filtered views, reads the parent view's entry
     /// for the row (maintained earlier in the same transaction).
     func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> Place? {
-        guard viewOptions.allows(row.collection) else { return nil }
         switch source {
-        case .closures(let grouping, let sorting):
-            guard !grouping.isMany else {
-                throw CanopyError(.extensionFailed, "internal: a row of a view whose rows can be in many groups was placed in one", extensionName: name)
-            }
-            guard let group = try grouping.closure(row) else { return nil }
-            let sortKey = try checked(try sorting.closure(group, row), of: row)
-            return (group, sortKey.bytes.count, sortKey.bytes + rowKey.bytes)
+        case .closures, .manual:
+            guard let (group, sortKey) = try groupAndSortKey(of: row, rowKey: rowKey, in: transaction) else { return nil }
+            return (group, sortKey.count, sortKey + rowKey.bytes)
         case .filtered(let parentName, let filter):
+            guard viewOptions.allows(row.collection) else { return nil }
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else { return nil }
             let parentTables = try parent.tables
             // The parent's entry for the row: set earlier in this write (the parent hears of it first), or stored.
@@ -375,10 +371,29 @@ public final class View: StoreExtension {
             guard let group else { return nil }
             guard try filter(group, row) else { return nil }
             return (group, entry.sortKey.count, entry.order(rowKey: rowKey))
+        }
+    }
+
+    /// The group and sort key of `row` (without its row key), or `nil` when the row is not in the view, for a view of
+    /// closures or a manual list: ``place(of:rowKey:in:)``'s parts, which population copies into its batch as they
+    /// are (an order array made per row, then copied and freed, cost it about 500 instructions a row).
+    /// - Throws: ``/CanopyCore/CanopyError/Code/extensionFailed`` for a filtered view or one whose rows can be in
+    ///   many groups; what the closures throw; ``/CanopyCore/CanopyError/Code/sortKeyTooLong``.
+    func groupAndSortKey(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> (group: String, sortKey: [UInt8])? {
+        guard viewOptions.allows(row.collection) else { return nil }
+        switch source {
+        case .closures(let grouping, let sorting):
+            guard !grouping.isMany else {
+                throw CanopyError(.extensionFailed, "internal: a row of a view whose rows can be in many groups was placed in one", extensionName: name)
+            }
+            guard let group = try grouping.closure(row) else { return nil }
+            let sortKey = try checked(try sorting.closure(group, row), of: row)
+            return (group, sortKey.bytes)
         case .manual(let group):
             guard let order = try manualOrder.table.value(forKey: rowKey, in: transaction) else { return nil }
-            let sortKey = ManualOrderTable.sortKey(order)
-            return (group, sortKey.count, sortKey + rowKey.bytes)
+            return (group, ManualOrderTable.sortKey(order))
+        case .filtered:
+            throw CanopyError(.extensionFailed, "internal: a filtered view's row was placed by its own closures", extensionName: name)
         }
     }
 

@@ -41,6 +41,21 @@ struct ViewEntryBatch {
         entries.append(Entry(groupID: groupID, sortKeyLength: Int32(sortKeyLength), start: start, length: Int32(length), prefix: prefix))
     }
 
+    /// Adds an entry of group `groupID` whose order bytes are `sortKey` then `rowKey` (without concatenating them
+    /// first).
+    mutating func add(groupID: UInt32, sortKey: [UInt8], rowKey: [UInt8]) {
+        if entries.isEmpty {
+            entries.reserveCapacity(256)
+            arena.reserveCapacity(256 * 32)
+        }
+        let start = arena.count
+        arena.append(contentsOf: sortKey)
+        arena.append(contentsOf: rowKey)
+        let length = arena.count - start
+        let prefix = arena.withUnsafeBufferPointer { Self.prefix(of: UnsafeBufferPointer(rebasing: $0[start..<(start + length)])) }
+        entries.append(Entry(groupID: groupID, sortKeyLength: Int32(sortKey.count), start: start, length: Int32(length), prefix: prefix))
+    }
+
     /// The order bytes of `entry`.
     func order(of entry: Entry) -> ArraySlice<UInt8> {
         arena[entry.start..<(entry.start + Int(entry.length))]

@@ -128,9 +128,15 @@ struct ViewTables: Sendable {
         static func encoded(groupID: UInt32, sortKey: ArraySlice<UInt8>) -> [UInt8] {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(5 + sortKey.count)
+            encode(groupID: groupID, sortKey: sortKey, into: &bytes)
+            return bytes
+        }
+
+        /// Appends the one-entry attachment of group `groupID` and `sortKey` to `bytes` (the one encoding:
+        /// ``encoded(groupID:sortKey:)`` is this into a new array).
+        static func encode(groupID: UInt32, sortKey: some Collection<UInt8>, into bytes: inout [UInt8]) {
             VarInt.append(UInt64(groupID), to: &bytes)
             bytes.append(contentsOf: sortKey)
-            return bytes
         }
 
         init(groupID: UInt32, sortKey: [UInt8]) {

@@ -19,8 +19,15 @@ final class RowScanRewriter {
     /// Puts `record` (the visited row's stored bytes, under `key`) back with its attachment at `slot` set to `bytes`.
     func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot, record: UnsafeRawBufferPointer, key: StoredRowKey) throws {
         try ReadWriteTransaction.record(record, setting: bytes, at: slot.number, live: live, key: key, into: &buffers)
+        // Reserved in the map and copied there once (the record is in `buffers`, not in the map the put changes).
         try buffers.record.withUnsafeBytes { value in
-            try key.bytes.withUnsafeBytes { try cursor.put(value, forKey: $0, flags: .current) }
+            try key.bytes.withUnsafeBytes { rowKey in
+                try cursor.putReserving(value.count, forKey: rowKey, flags: .current) { stored in
+                    if let source = value.baseAddress, let target = stored.baseAddress {
+                        target.copyMemory(from: source, byteCount: value.count)
+                    }
+                }
+            }
         }
     }
 }

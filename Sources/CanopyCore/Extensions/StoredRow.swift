@@ -29,9 +29,19 @@ public final class StoredRow {
     @exclusivity(unchecked) private var rewriter: RowScanRewriter?
     private let record: UnsafeRawBufferPointer?
     /// The object and metadata decoded so far (at most once each, whichever extension or closure asked first: see
-    /// ``ExtensionRow``); `metadataValue` is `.some(nil)` once the row is known to have none.
-    @exclusivity(unchecked) private var objectValue: Any?
-    @exclusivity(unchecked) private var metadataValue: Any??
+    /// ``ExtensionRow``).
+    @exclusivity(unchecked) private var objectValue = Decoded.notDecoded
+    @exclusivity(unchecked) private var metadataValue = Decoded.notDecoded
+
+    /// A value of the row, decoded or not. Not `Any?` and `Any??`: a row is made and destroyed per row of a scan, and
+    /// destroying those two went through `Optional`'s generic value witnesses (about 670 instructions a row, a
+    /// twentieth of a population's row).
+    private enum Decoded {
+        case notDecoded
+        /// The row has none (metadata only).
+        case absent
+        case value(Any)
+    }
 
     init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
          transaction: ReadTransaction, rewriter: RowScanRewriter? = nil, record: UnsafeRawBufferPointer? = nil) {
@@ -44,7 +54,7 @@ public final class StoredRow {
         self.object = object
         self.attachments = attachments
         self.transaction = transaction
-        if !hasMetadata { metadataValue = .some(nil) }
+        if !hasMetadata { metadataValue = .absent }
     }
 
     /// The row's attachment at `slot`, or `nil`.
@@ -128,36 +138,48 @@ public final class StoredRow {
     /// - Throws: ``CanopyError/Code/decodingFailed``; ``CanopyError/Code/transactionEnded`` when the bytes were lent by
     ///   a scan visit that is over (a value decoded during the visit is still handed back).
     func object<T: Decodable>(as type: T.Type) throws -> T {
-        if let value = objectValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        if case .value(let value) = objectValue, let typed = TypedValue.take(value, as: T.self) { return typed }
         return try castOrDecodeObject(as: T.self)
     }
 
+    // The cast is in a function of its own: a `T?` in unspecialized generic code looks up `Optional<T>`'s metadata on
+    // every call (about 160 instructions), and the first read of a row's object has nothing to cast.
     @inline(never)
     private func castOrDecodeObject<T: Decodable>(as type: T.Type) throws -> T {
-        if let objectValue, let value = objectValue as? T { return value }
+        if case .value(let kept) = objectValue { return try castOrDecode(kept, as: T.self) }
+        return try decodeObject(as: T.self)
+    }
+
+    @inline(never)
+    private func castOrDecode<T: Decodable>(_ kept: Any, as type: T.Type) throws -> T {
+        if let value = kept as? T { return value }
+        return try decodeObject(as: T.self)
+    }
+
+    private func decodeObject<T: Decodable>(as type: T.Type) throws -> T {
         let value: T = try withObjectBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
-        objectValue = value
+        objectValue = .value(value)
         return value
     }
 
     /// The metadata as `T`, or `nil` when the row has none; decoded once, then kept.
     /// - Throws: as ``object(as:)``; ``CanopyError/Code/transactionEnded`` when the transaction's closure returned.
     func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if case .some(.some(let value)) = metadataValue, let typed = TypedValue.take(value, as: T.self) { return typed }
-        if case .some(.none) = metadataValue { return nil }
+        if case .value(let value) = metadataValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        if case .absent = metadataValue { return nil }
         return try castOrDecodeMetadata(as: T.self)
     }
 
     @inline(never)
     private func castOrDecodeMetadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if case .some(.some(let value)) = metadataValue, let typed = value as? T { return typed }
+        if case .value(let value) = metadataValue, let typed = value as? T { return typed }
         try checkAccess()
         guard let bytes = try metadataBytes() else {
-            metadataValue = .some(nil)
+            metadataValue = .absent
             return nil
         }
         let value: T = try bytes.withUnsafeBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
-        metadataValue = .some(value)
+        metadataValue = .value(value)
         return value
     }
 }
