@@ -46,6 +46,37 @@ struct ChecksummedDatabaseTests {
         }
     }
 
+    @Test("A cursor's reserving put replaces the value at the cursor in place (same size, longer, shorter, an overflow value), sealed in a checksummed database and as is in a raw one; the cursor stays on the entry", arguments: [true, false])
+    func cursorPutReserving(checksummed: Bool) throws {
+        try withEnvironment(.init(maxDatabases: 4)) { environment, _ in
+            let raw = try environment.openDatabase(named: "t", create: true)
+            let table = checksummed ? raw.withChecksums : raw
+            let replacements: [(key: Int, value: [UInt8])] = [
+                (1, bytes("ONE")), (2, bytes("a longer value than before")), (3, bytes("3")), (4, value(4, count: 6_000)), (5, bytes("short")),
+            ]
+            try environment.write { txn throws in
+                for index in 1...3 { try txn.put(bytes("v\(index)x"), forKey: key(index), in: table) }
+                try txn.put(bytes("four"), forKey: key(4), in: table)
+                try txn.put(value(5, count: 5_000), forKey: key(5), in: table)  // an overflow page, replaced by a short value
+                try txn.withCursor(in: table) { cursor throws in
+                    for (index, replacement) in replacements {
+                        _ = try cursor.seek(exactly: key(index))
+                        try key(index).withUnsafeBytes { k throws in
+                            try cursor.putReserving(replacement.count, forKey: k, flags: .current) { $0.copyBytes(from: replacement) }
+                        }
+                        #expect(try cursor.current().map { Array($0.key) } == key(index))
+                    }
+                }
+            }
+            try environment.read { txn throws in
+                for (index, replacement) in replacements {
+                    #expect(try txn.value(forKey: key(index), in: table) == replacement)
+                    #expect(try txn.value(forKey: key(index), in: raw)?.count == replacement.count + (checksummed ? ValueChecksum.size : 0))
+                }
+            }
+        }
+    }
+
     @Test("A value moved under another key fails too: the checksum covers the key")
     func keyIsCovered() throws {
         try withEnvironment(.init(maxDatabases: 4)) { environment, _ in
