@@ -121,9 +121,7 @@ extension ReadWriteTransaction {
                        attachments.keys.contains(where: { !live.contains($0) }), let key = StoredRowKey(current.key) {
                         // Slot 0 is never assigned: only the filtering to live slots changes the record.
                         let updated = try Self.record(current.value, setting: nil, at: 0, live: live, key: key)
-                        try updated.withUnsafeBytes { record in
-                            try key.bytes.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
-                        }
+                        try cursor.replaceCurrent(with: updated, key: key)
                         rewritten += 1
                     }
                     entry = try cursor.next()
@@ -162,9 +160,7 @@ extension ReadWriteTransaction {
                 for (key, bytes) in rows {
                     guard let entry = try cursor.seek(exactly: key.bytes) else { continue }
                     try Self.record(entry.value, setting: bytes, at: slot.number, live: live, key: key, into: &buffers)
-                    try buffers.record.withUnsafeBytes { value in
-                        try key.bytes.withUnsafeBytes { try cursor.put(value, forKey: $0, flags: .current) }
-                    }
+                    try cursor.replaceCurrent(with: buffers.record, key: key)
                     found += 1
                 }
             }

@@ -19,10 +19,19 @@ final class RowScanRewriter {
     /// Puts `record` (the visited row's stored bytes, under `key`) back with its attachment at `slot` set to `bytes`.
     func setAttachment(_ bytes: [UInt8]?, at slot: AttachmentSlot, record: UnsafeRawBufferPointer, key: StoredRowKey) throws {
         try ReadWriteTransaction.record(record, setting: bytes, at: slot.number, live: live, key: key, into: &buffers)
-        // Reserved in the map and copied there once (the record is in `buffers`, not in the map the put changes).
-        try buffers.record.withUnsafeBytes { value in
+        try cursor.replaceCurrent(with: buffers.record, key: key)
+    }
+}
+
+extension Cursor {
+    /// Replaces the record at the cursor (row `key`) with `record`: reserved in the map and copied there once, sealed
+    /// in place (a put of the bytes would first copy them into a new array with their checksum trailer: an allocation
+    /// and a free per row, 1,300 instructions a row of a population). `record` is an array of the caller's, never
+    /// bytes of the map the put changes.
+    func replaceCurrent(with record: [UInt8], key: StoredRowKey) throws {
+        try record.withUnsafeBytes { value in
             try key.bytes.withUnsafeBytes { rowKey in
-                try cursor.putReserving(value.count, forKey: rowKey, flags: .current) { stored in
+                try putReserving(value.count, forKey: rowKey, flags: .current) { stored in
                     if let source = value.baseAddress, let target = stored.baseAddress {
                         target.copyMemory(from: source, byteCount: value.count)
                     }
