@@ -7,7 +7,8 @@ import Foundation
 struct SearchDocumentAnalysis {
     /// Words in all fields.
     private(set) var length = 0
-    /// The folded words in text order (fields, then positions), back to back: word `i` ends at `ends[i]`.
+    /// The folded words in text order (fields, then positions), back to back: word `i` ends at `ends[i]`; then 8
+    /// zero bytes (read only as part of the last word's first 8 bytes).
     private var arena: [UInt8] = []
     private var ends: [Int] = []
     /// Word `i`'s field and position (in text order).
@@ -61,14 +62,20 @@ struct SearchDocumentAnalysis {
         terms.removeAll(keepingCapacity: true)
         sortable.removeAll(keepingCapacity: true)
         guard length > 0 else { return }
+        // 8 bytes of padding after the last word, so that every word's first 8 bytes are one load (the words are
+        // read by their ranges alone).
+        arena.append(contentsOf: repeatElement(0, count: 8))
+        sortable.reserveCapacity(length)
         arena.withUnsafeBufferPointer { arena in
             guard let base = arena.baseAddress else { return }
+            let raw = UnsafeRawPointer(base)
             var start = 0
             for (index, end) in ends.enumerated() {
-                let count = min(8, end - start)
-                var prefix: UInt64 = 0
-                for offset in 0..<count { prefix = prefix << 8 | UInt64(base[start + offset]) }
-                sortable.append(SortableWord(prefix: prefix << (8 * (8 - count)), start: start, end: end, index: index))
+                // The first 8 bytes, big-endian; the bytes past a shorter word are zeroed.
+                let count = min(8, end &- start)
+                let loaded = raw.loadUnaligned(fromByteOffset: start, as: UInt64.self).bigEndian
+                let prefix = count == 8 ? loaded : loaded & ~(UInt64.max >> (8 &* count))
+                sortable.append(SortableWord(prefix: prefix, start: start, end: end, index: index))
                 start = end
             }
             /// The order of two words by bytes: negative, zero or positive.
@@ -190,6 +197,13 @@ struct SearchDocumentAnalysis {
     /// Writes the posting body of distinct word `term` (``SearchPosting``).
     func encodePosting(_ term: Int, into out: inout ByteWriter) {
         SearchPosting.encode(length: length, occurrences: occurrences[terms[term].occurrences], into: &out)
+    }
+
+    /// The posting body of distinct word `term` as ``SearchPosting/compactBody(length:occurrences:)`` (a word once in
+    /// a short row), or `nil`.
+    @inline(__always)
+    func compactPosting(_ term: Int) -> UInt64? {
+        SearchPosting.compactBody(length: length, occurrences: occurrences[terms[term].occurrences])
     }
 
     /// The posting body of distinct word `term`.

@@ -52,44 +52,52 @@ public enum SearchTokenizer {
         }
     }
 
-    /// The words of a text of ASCII bytes only, in one pass: runs of ASCII letters and digits, lowercased as they are
-    /// copied, cut at ``maximumTermBytes`` — what ``scan(_:asciiShortcut:_:)`` and ``appendFolded(_:kind:to:)`` make of
-    /// such a text. At the first byte that is not ASCII it takes back what it appended and returns `false` (the text
-    /// takes the general path).
+    /// The words of a text of ASCII bytes only: runs of ASCII letters and digits, lowercased as they are copied, cut
+    /// at ``maximumTermBytes`` — what ``scan(_:asciiShortcut:_:)`` and ``appendFolded(_:kind:to:)`` make of such a
+    /// text. A text with any byte that is not ASCII (checked first, 8 bytes at a time) appends nothing and returns
+    /// `false` (it takes the general path).
+    ///
+    /// Word by word, not byte by byte: a tight loop finds a word's end, then its bytes are copied lowercased (the
+    /// index splits every written row's texts).
     @inline(__always)
     static func appendASCIITerms(_ buffer: UnsafeBufferPointer<UInt8>, to arena: inout [UInt8], ends: inout [Int]) -> Bool {
+        guard let input = buffer.baseAddress, !buffer.isEmpty else { return true }
+        let count = buffer.count
+        var high: UInt64 = 0
+        var offset = 0
+        let raw = UnsafeRawPointer(input)
+        while offset &+ 8 <= count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset &+= 8
+        }
+        while offset < count {
+            high |= UInt64(input[offset])
+            offset &+= 1
+        }
+        guard high & 0x8080_8080_8080_8080 == 0 else { return false }
         let arenaStart = arena.count
-        let endsStart = ends.count
-        // Room for every byte, written through a pointer (not an append per byte), then cut to what was written.
-        arena.append(contentsOf: repeatElement(0, count: buffer.count))
-        let written: Int? = arena.withUnsafeMutableBufferPointer { arena in
-            guard let out = arena.baseAddress else { return 0 }
-            var offset = arenaStart
-            var wordLength = 0
-            for byte in buffer {
-                if isASCIIWordByte(byte) {
-                    if wordLength < maximumTermBytes {
-                        out[offset] = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                        offset += 1
-                    }
-                    wordLength += 1
-                    continue
+        // Room for every byte (one copy), then the words written over it through a pointer and the rest cut off.
+        arena.append(contentsOf: buffer)
+        let written: Int = arena.withUnsafeMutableBufferPointer { arena in
+            guard let out = arena.baseAddress else { return arenaStart }
+            var write = arenaStart
+            var i = 0
+            while i < count {
+                guard isASCIIWordByte(input[i]) else { i &+= 1; continue }
+                let start = i
+                i &+= 1
+                while i < count, isASCIIWordByte(input[i]) { i &+= 1 }
+                let length = min(i &- start, maximumTermBytes)
+                for k in 0..<length {
+                    let byte = input[start &+ k]
+                    out[write &+ k] = byte &- 0x41 < 26 ? byte | 0x20 : byte
                 }
-                guard byte < 0x80 else { return nil }
-                if wordLength > 0 {
-                    ends.append(offset)
-                    wordLength = 0
-                }
+                write &+= length
+                ends.append(write)
             }
-            if wordLength > 0 { ends.append(offset) }
-            return offset
+            return write
         }
-        guard let written else {
-            arena.removeSubrange(arenaStart...)
-            ends.removeSubrange(endsStart...)
-            return false
-        }
-        arena.removeSubrange(written...)
+        arena.removeLast(arena.count - written)
         return true
     }
 
