@@ -174,11 +174,7 @@ struct SearchPendingPostings {
             hash ^= hash >> 29
             offset += 8
         }
-        var tail: UInt64 = 0
-        while offset < count {
-            tail = tail << 8 | UInt64(base[offset])
-            offset += 1
-        }
+        let tail = loadTail(raw + offset, count: count - offset)
         hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
         hash ^= hash >> 31
         return Int(truncatingIfNeeded: hash)
@@ -205,11 +201,25 @@ struct SearchPendingPostings {
             if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) { return false }
             offset += 8
         }
-        while offset < count {
-            if a.load(fromByteOffset: offset, as: UInt8.self) != b.load(fromByteOffset: offset, as: UInt8.self) { return false }
-            offset += 1
+        return loadTail(a + offset, count: count - offset) == loadTail(b + offset, count: count - offset)
+    }
+
+    /// The `count` bytes at `bytes` (fewer than 8) as an integer, little-endian: at most three loads (4, 2 and 1
+    /// bytes), not one per byte.
+    @inline(__always)
+    static func loadTail(_ bytes: UnsafeRawPointer, count: Int) -> UInt64 {
+        var value: UInt64 = 0
+        var offset = 0
+        if count & 4 != 0 {
+            value = UInt64(bytes.loadUnaligned(as: UInt32.self))
+            offset = 4
         }
-        return true
+        if count & 2 != 0 {
+            value |= UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) << (8 * UInt64(offset))
+            offset += 2
+        }
+        if count & 1 != 0 { value |= UInt64(bytes.load(fromByteOffset: offset, as: UInt8.self)) << (8 * UInt64(offset)) }
+        return value
     }
 
     private mutating func grow() {

@@ -57,8 +57,8 @@ public enum SearchTokenizer {
     /// text. A text with any byte that is not ASCII (checked first, 8 bytes at a time) appends nothing and returns
     /// `false` (it takes the general path).
     ///
-    /// Word by word, not byte by byte: a tight loop finds a word's end, then its bytes are copied lowercased (the
-    /// index splits every written row's texts).
+    /// One pass over the bytes, each byte classified, lowercased and written in a few instructions (the index splits
+    /// every written row's texts).
     @inline(__always)
     static func appendASCIITerms(_ buffer: UnsafeBufferPointer<UInt8>, to arena: inout [UInt8], ends: inout [Int]) -> Bool {
         guard let input = buffer.baseAddress, !buffer.isEmpty else { return true }
@@ -80,19 +80,27 @@ public enum SearchTokenizer {
         arena.append(contentsOf: buffer)
         let written: Int = arena.withUnsafeMutableBufferPointer { arena in
             guard let out = arena.baseAddress else { return arenaStart }
+            // One pass: a word byte is written lowercased and kept; a separator ends the word written so far (cut
+            // at the longest word stored: what follows is written over).
             var write = arenaStart
+            var wordStart = arenaStart
             var i = 0
             while i < count {
-                guard isASCIIWordByte(input[i]) else { i &+= 1; continue }
-                let start = i
-                i &+= 1
-                while i < count, isASCIIWordByte(input[i]) { i &+= 1 }
-                let length = min(i &- start, maximumTermBytes)
-                for k in 0..<length {
-                    let byte = input[start &+ k]
-                    out[write &+ k] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                let byte = input[i]
+                let lowered = byte | 0x20
+                let isLetter = lowered &- 0x61 < 26
+                if isLetter || byte &- 0x30 < 10 {
+                    out[write] = isLetter ? lowered : byte
+                    write &+= 1
+                } else if write != wordStart {
+                    write = min(write, wordStart &+ maximumTermBytes)
+                    ends.append(write)
+                    wordStart = write
                 }
-                write &+= length
+                i &+= 1
+            }
+            if write != wordStart {
+                write = min(write, wordStart &+ maximumTermBytes)
                 ends.append(write)
             }
             return write
