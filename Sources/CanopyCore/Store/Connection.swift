@@ -217,9 +217,10 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
         try Task.checkCancellation()
+        let work = BackgroundWork(self, body)
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try self.read(body) })
+                continuation.resume(with: work.run { connection, body in try connection.read(body) })
             }
         }
     }
@@ -235,9 +236,10 @@ public final class Connection: @unchecked Sendable {
         try Task.checkCancellation()
         let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            let work = BackgroundWork(self, body)
+            return try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
-                    continuation.resume(with: Result { try self.readWrite(body, isCancelled: { cancelled.isSet }) })
+                    continuation.resume(with: work.run { connection, body in try connection.readWrite(body, isCancelled: { cancelled.isSet }) })
                 }
             }
         } onCancel: {
@@ -509,5 +511,27 @@ final class ConnectionState {
                 metadataCache.remove(key: key, in: collection)
             }
         }
+    }
+}
+
+/// An async transaction's connection and closure, handed to the background thread that runs it and let go of there
+/// before the awaiting task resumes. Captured directly, they stayed referenced by the dispatched block until that
+/// thread got around to releasing it — under load, tens of milliseconds after the caller had gone on —, so a database
+/// the caller released right after the await was still open in the process, and opening its path again with other
+/// options (a tool run in the same process) failed with `alreadyOpen`.
+private final class BackgroundWork<Body>: @unchecked Sendable {
+    // @unchecked: `work` is set at init and taken once, by the one thread that runs it (the dispatch orders the two).
+    private var work: (connection: Connection, body: Body)?
+
+    init(_ connection: Connection, _ body: Body) {
+        work = (connection, body)
+    }
+
+    /// Runs `transaction` with the connection and the closure, which are released when this returns.
+    func run<R>(_ transaction: (Connection, Body) throws -> R) -> Result<R, any Error> {
+        guard let (connection, body) = work.take() else {
+            return .failure(CanopyError(.invalidArgument, "an async transaction ran twice"))
+        }
+        return Result { try transaction(connection, body) }
     }
 }
