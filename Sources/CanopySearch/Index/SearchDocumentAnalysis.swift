@@ -7,16 +7,18 @@ import Foundation
 struct SearchDocumentAnalysis {
     /// Words in all fields.
     private(set) var length = 0
-    /// The folded words in text order (fields, then positions), back to back: word `i` ends at `ends[i]`.
+    /// The folded words in text order (fields, then positions), back to back: word `i` ends at `ends[i]`; then 8
+    /// zero bytes (read only as part of the last word's first 8 bytes).
     private var arena: [UInt8] = []
     private var ends: [Int] = []
-    /// Word `i`'s field and position (in text order).
-    private var places: [SearchPosting.Occurrence] = []
+    /// The fields with words: `(field, first)`, the field's first word's index in text order.
+    private var fieldStarts: [(field: Int, first: Int)] = []
     /// The words to sort: each word's first 8 bytes (big-endian, zero-padded: ordered as the words are, since a word
-    /// never holds a 0 byte), its bytes in `arena` and its index in text order.
+    /// never holds a 0 byte), its bytes in `arena`, its index in text order and its field and position. The first
+    /// ``length`` elements are this row's (the array only grows: written through a pointer, not appended to).
     private var sortable: [SortableWord] = []
     /// The occurrences of the distinct words in byte order: `occurrences[terms[t].occurrences]` are word `t`'s, by
-    /// field, then position.
+    /// field, then position. The first ``length`` elements are this row's (as `sortable`).
     private var occurrences: [SearchPosting.Occurrence] = []
     /// The distinct words, by bytes.
     private var terms: [Term] = []
@@ -33,6 +35,9 @@ struct SearchDocumentAnalysis {
         var start: Int
         var end: Int
         var index: Int
+        var occurrence: SearchPosting.Occurrence
+
+        static let zero = SortableWord(prefix: 0, start: 0, end: 0, index: 0, occurrence: SearchPosting.Occurrence(field: 0, position: 0))
     }
 
     init() {}
@@ -46,46 +51,69 @@ struct SearchDocumentAnalysis {
     var sortedTerms: [[UInt8]] { terms.map { Array(arena[$0.start..<$0.end]) } }
 
     /// Analyses `texts` (one per field; `nil` or empty: none), replacing what the value held.
+    ///
+    /// The words are written through pointers into arrays that only grow (no append per word: the index analyses
+    /// every row it writes).
     mutating func analyse(_ texts: [String?]) {
         arena.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
-        places.removeAll(keepingCapacity: true)
+        fieldStarts.removeAll(keepingCapacity: true)
         for field in texts.indices {
             guard let text = texts[field], !text.isEmpty else { continue }
             let before = ends.count
             SearchTokenizer.appendTerms(of: text, to: &arena, ends: &ends)
-            for position in 0..<(ends.count - before) { places.append(SearchPosting.Occurrence(field: field, position: position)) }
+            if ends.count > before { fieldStarts.append((field, before)) }
         }
         length = ends.count
-        occurrences.removeAll(keepingCapacity: true)
         terms.removeAll(keepingCapacity: true)
-        sortable.removeAll(keepingCapacity: true)
         guard length > 0 else { return }
+        // 8 bytes of padding after the last word, so that every word's first 8 bytes are one load (the words are
+        // read by their ranges alone).
+        arena.append(contentsOf: repeatElement(0, count: 8))
+        if sortable.count < length { sortable.append(contentsOf: repeatElement(.zero, count: length - sortable.count)) }
+        if occurrences.count < length {
+            occurrences.append(contentsOf: repeatElement(SearchPosting.Occurrence(field: 0, position: 0), count: length - occurrences.count))
+        }
+        let length = self.length
+        let fieldStarts = self.fieldStarts
+        let ends = self.ends
         arena.withUnsafeBufferPointer { arena in
             guard let base = arena.baseAddress else { return }
-            var start = 0
-            for (index, end) in ends.enumerated() {
-                let count = min(8, end - start)
-                var prefix: UInt64 = 0
-                for offset in 0..<count { prefix = prefix << 8 | UInt64(base[start + offset]) }
-                sortable.append(SortableWord(prefix: prefix << (8 * (8 - count)), start: start, end: end, index: index))
-                start = end
-            }
+            let raw = UnsafeRawPointer(base)
             /// The order of two words by bytes: negative, zero or positive.
             func compare(_ a: SortableWord, _ b: SortableWord) -> Int {
                 if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
                 return SearchDocumentAnalysis.compare(
                     UnsafeBufferPointer(start: base + a.start, count: a.end - a.start), UnsafeBufferPointer(start: base + b.start, count: b.end - b.start))
             }
-            // By word, then in text order: the order of `places`.
+            // By word, then in text order.
             func precedes(_ a: SortableWord, _ b: SortableWord) -> Bool {
                 let order = compare(a, b)
                 return order == 0 ? a.index < b.index : order < 0
             }
-            sortable.withUnsafeMutableBufferPointer { words in
-                if words.count <= 24 {
+            sortable.withUnsafeMutableBufferPointer { all in
+                var words = UnsafeMutableBufferPointer(rebasing: all[..<length])
+                var start = 0
+                var fieldNumber = 0
+                var field = fieldStarts[0]
+                for index in 0..<length {
+                    if fieldNumber + 1 < fieldStarts.count, fieldStarts[fieldNumber + 1].first == index {
+                        fieldNumber += 1
+                        field = fieldStarts[fieldNumber]
+                    }
+                    let end = ends[index]
+                    // The first 8 bytes, big-endian; the bytes past a shorter word are zeroed.
+                    let count = min(8, end &- start)
+                    let loaded = raw.loadUnaligned(fromByteOffset: start, as: UInt64.self).bigEndian
+                    let prefix = count == 8 ? loaded : loaded & ~(UInt64.max >> (8 &* count))
+                    words[index] = SortableWord(
+                        prefix: prefix, start: start, end: end, index: index,
+                        occurrence: SearchPosting.Occurrence(field: field.field, position: index - field.first))
+                    start = end
+                }
+                if length <= 24 {
                     // Rows are short: an insertion sort.
-                    for position in 1..<max(1, words.count) {
+                    for position in 1..<max(1, length) {
                         let word = words[position]
                         var slot = position
                         while slot > 0, precedes(word, words[slot - 1]) {
@@ -97,15 +125,15 @@ struct SearchDocumentAnalysis {
                 } else {
                     words.sort(by: precedes)
                 }
-            }
-            places.withUnsafeBufferPointer { places in
-                var first = 0
-                for rank in 0..<sortable.count {
-                    let word = sortable[rank]
-                    occurrences.append(places[word.index])
-                    if rank + 1 == sortable.count || compare(word, sortable[rank + 1]) != 0 {
-                        terms.append(Term(start: word.start, end: word.end, occurrences: first..<(rank + 1)))
-                        first = rank + 1
+                occurrences.withUnsafeMutableBufferPointer { occurrences in
+                    var first = 0
+                    for rank in 0..<length {
+                        let word = words[rank]
+                        occurrences[rank] = word.occurrence
+                        if rank + 1 == length || compare(word, words[rank + 1]) != 0 {
+                            terms.append(Term(start: word.start, end: word.end, occurrences: first..<(rank + 1)))
+                            first = rank + 1
+                        }
                     }
                 }
             }
@@ -190,6 +218,13 @@ struct SearchDocumentAnalysis {
     /// Writes the posting body of distinct word `term` (``SearchPosting``).
     func encodePosting(_ term: Int, into out: inout ByteWriter) {
         SearchPosting.encode(length: length, occurrences: occurrences[terms[term].occurrences], into: &out)
+    }
+
+    /// The posting body of distinct word `term` as ``SearchPosting/compactBody(length:occurrences:)`` (a word once in
+    /// a short row), or `nil`.
+    @inline(__always)
+    func compactPosting(_ term: Int) -> UInt64? {
+        SearchPosting.compactBody(length: length, occurrences: occurrences[terms[term].occurrences])
     }
 
     /// The posting body of distinct word `term`.

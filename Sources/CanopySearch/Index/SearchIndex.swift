@@ -193,9 +193,7 @@ public final class SearchIndex: StoreExtension, Sendable {
             state.nextDocument += 1
             state.documentCount += 1
             state.totalLength += analysis.length
-            analysis.forEachTerm { term, word in
-                postings.append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
-            }
+            postings.append(wordsOf: analysis, document: document)
             analysis.forEachPrefix(ofLengths: prefixLengths) { prefix, encode in
                 prefix.withUnsafeBufferPointer { prefixPostings.append(term: $0, document: document, encode) }
             }

@@ -189,16 +189,25 @@ struct SearchPosting {
         return out.bytes
     }
 
+    /// The size of a ``compactBody(length:occurrences:)``.
+    static let compactBodySize = 6
+
+    /// The body of the usual posting, a word once in a short row (`length`, `field` and `position` below 128: six
+    /// one-byte varints, `length 1 field 1 1 position`), as an integer: byte `i` of the body is bits `8i..<8i+8`.
+    /// `nil` for any other posting. What ``encode(length:occurrences:into:)`` writes for it: the pending postings
+    /// keep such a body in their log entry instead of a buffer.
+    @inline(__always)
+    static func compactBody(length: Int, occurrences: ArraySlice<Occurrence>) -> UInt64? {
+        guard occurrences.count == 1, let only = occurrences.first, length >= 0, length < 0x80,
+              only.field >= 0, only.field < 0x80, only.position >= 0, only.position < 0x80 else { return nil }
+        return UInt64(length) | 1 << 8 | UInt64(only.field) << 16 | 1 << 24 | 1 << 32 | UInt64(only.position) << 40
+    }
+
     /// Writes the body of a row of `length` words where the word occurs at `occurrences` (by field, then position).
     static func encode(length: Int, occurrences: ArraySlice<Occurrence>, into out: inout ByteWriter) {
-        if occurrences.count == 1, let only = occurrences.first, length < 0x80, only.field < 0x80, only.position < 0x80 {
+        if let compact = compactBody(length: length, occurrences: occurrences) {
             // The usual case (a word once in a short row): six one-byte varints.
-            out.bytes.append(UInt8(truncatingIfNeeded: length))
-            out.bytes.append(1)
-            out.bytes.append(UInt8(truncatingIfNeeded: only.field))
-            out.bytes.append(1)
-            out.bytes.append(1)
-            out.bytes.append(UInt8(truncatingIfNeeded: only.position))
+            for index in 0..<compactBodySize { out.bytes.append(UInt8(truncatingIfNeeded: compact >> (8 * UInt64(index)))) }
             return
         }
         SearchBytes.append(varint: UInt64(length), to: &out)

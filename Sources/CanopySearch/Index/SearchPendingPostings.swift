@@ -13,12 +13,22 @@ struct SearchPendingPostings {
     /// Open addressing over the words: `slots[i]` is a word's number + 1, or 0 (free). Its count is a power of two,
     /// at least twice the words'.
     private var slots: [Int] = Array(repeating: 0, count: 64)
-    /// The log: posting `p` is word `entryWords[p]`, row `entryDocuments[p]`, body
-    /// `bodies.bytes[entryStarts[p]..<entryStarts[p + 1]]` (empty: a removal).
-    private var entryWords: [Int] = []
-    private var entryDocuments: [UInt64] = []
-    private var entryStarts: [Int] = [0]
+    /// The log: posting `p` is `entries[p]`. One array of entries (not one per field): adding a posting is one append.
+    private var entries: [Entry] = []
+    /// The bodies that are not compact, back to back.
     private var bodies = ByteWriter(capacity: 0)
+    /// The bytes of all the bodies (compact ones included).
+    private var bodyBytes = 0
+
+    /// A posting of the log: word number `word`, row `document`. Its body is `compact` when that is not 0 (a
+    /// ``SearchPosting/compactBody(length:occurrences:)``, most postings: no bytes written for them), else
+    /// `bodies.bytes[start..<end(p)]` (empty: a removal); `start` is where the bodies ended when it was logged.
+    private struct Entry {
+        var document: UInt64
+        var start: Int
+        var word: Int
+        var compact: UInt64
+    }
     private let seed: UInt64 = {
         var hasher = Hasher()
         hasher.combine(0x5EA2C4 as UInt64)
@@ -26,22 +36,31 @@ struct SearchPendingPostings {
     }()
 
     /// The postings pending.
-    var count: Int { entryWords.count }
+    var count: Int { entries.count }
+
+    /// Where posting `entry`'s body ends in the bodies.
+    @inline(__always)
+    private func end(_ entry: Int) -> Int { entry + 1 < entries.count ? entries[entry + 1].start : bodies.bytes.count }
 
     /// Records row `document`'s posting of `term`, its body written by `encode` (nothing written: a removal).
     @inline(__always)
     mutating func append(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) {
         let word = number(of: term)
-        entryWords.append(word)
-        entryDocuments.append(document)
+        let start = bodies.bytes.count
+        entries.append(Entry(document: document, start: start, word: word, compact: 0))
         encode(&bodies)
-        entryStarts.append(bodies.bytes.count)
+        bodyBytes += bodies.bytes.count - start
     }
 
     /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
     mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
         analysis.forEachTerm { term, word in
-            append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
+            if let compact = analysis.compactPosting(term) {
+                entries.append(Entry(document: document, start: bodies.bytes.count, word: number(of: word), compact: compact))
+                bodyBytes += SearchPosting.compactBodySize
+            } else {
+                append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
+            }
         }
     }
 
@@ -52,10 +71,8 @@ struct SearchPendingPostings {
         wordStarts.append(0)
         wordHashes.removeAll(keepingCapacity: true)
         for index in slots.indices { slots[index] = 0 }
-        entryWords.removeAll(keepingCapacity: true)
-        entryDocuments.removeAll(keepingCapacity: true)
-        entryStarts.removeAll(keepingCapacity: true)
-        entryStarts.append(0)
+        entries.removeAll(keepingCapacity: true)
+        bodyBytes = 0
         bodies.bytes.removeAll(keepingCapacity: true)
     }
 
@@ -66,13 +83,13 @@ struct SearchPendingPostings {
         guard words > 0 else { return }
         // The log by word, in log order within a word (a counting sort: stable).
         var firsts = [Int](repeating: 0, count: words + 1)
-        for word in entryWords { firsts[word + 1] += 1 }
+        for entry in entries { firsts[entry.word + 1] += 1 }
         for word in 0..<words { firsts[word + 1] += firsts[word] }
         var next = firsts
-        var byWord = [Int](repeating: 0, count: entryWords.count)
-        for (entry, word) in entryWords.enumerated() {
-            byWord[next[word]] = entry
-            next[word] += 1
+        var byWord = [Int](repeating: 0, count: entries.count)
+        for (position, entry) in entries.enumerated() {
+            byWord[next[entry.word]] = position
+            next[entry.word] += 1
         }
         let sortedWords = wordBytes.withUnsafeBufferPointer { bytes in
             (0..<words).sorted { a, b in
@@ -83,24 +100,32 @@ struct SearchPendingPostings {
         }
         // The bodies copied once into one buffer in that order, so that each word's are contiguous: a word's run is
         // three arrays cut from these, not a copy per posting.
-        let total = bodies.bytes.count
-        var sortedStarts = [Int](repeating: 0, count: entryWords.count + 1)
+        let total = bodyBytes
+        var sortedStarts = [Int](repeating: 0, count: entries.count + 1)
         let sortedBodies = bodies.bytes.withUnsafeBufferPointer { bodies in
             [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-                guard let source = bodies.baseAddress, let destination = buffer.baseAddress else { return }
+                guard let destination = buffer.baseAddress else { return }
                 var offset = 0
                 for (rank, entry) in byWord.enumerated() {
                     sortedStarts[rank] = offset
-                    let start = entryStarts[entry]
-                    let size = entryStarts[entry + 1] - start
-                    (destination + offset).initialize(from: source + start, count: size)
+                    let compact = entries[entry].compact
+                    if compact != 0 {
+                        for index in 0..<SearchPosting.compactBodySize {
+                            (destination + offset + index).initialize(to: UInt8(truncatingIfNeeded: compact >> (8 * UInt64(index))))
+                        }
+                        offset += SearchPosting.compactBodySize
+                        continue
+                    }
+                    let start = entries[entry].start
+                    let size = end(entry) - start
+                    if size > 0, let source = bodies.baseAddress { (destination + offset).initialize(from: source + start, count: size) }
                     offset += size
                 }
                 sortedStarts[byWord.count] = offset
                 count = offset
             }
         }
-        let sortedDocuments = byWord.map { entryDocuments[$0] }
+        let sortedDocuments = byWord.map { entries[$0].document }
         for word in sortedWords {
             let range = firsts[word]..<firsts[word + 1]
             let base = sortedStarts[range.lowerBound]
@@ -149,20 +174,52 @@ struct SearchPendingPostings {
             hash ^= hash >> 29
             offset += 8
         }
-        var tail: UInt64 = 0
-        while offset < count {
-            tail = tail << 8 | UInt64(base[offset])
-            offset += 1
-        }
+        let tail = loadTail(raw + offset, count: count - offset)
         hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
         hash ^= hash >> 31
         return Int(truncatingIfNeeded: hash)
     }
 
+    /// Whether word `word` is `term` (compared 8 bytes at a time: words are short, and a call to `memcmp` costs more
+    /// than the comparison).
+    @inline(__always)
     private func equals(_ word: Int, _ term: UnsafeBufferPointer<UInt8>) -> Bool {
-        wordBytes.withUnsafeBufferPointer { bytes in
-            SearchDocumentAnalysis.compare(UnsafeBufferPointer(rebasing: bytes[wordStarts[word]..<wordStarts[word + 1]]), term) == 0
+        let start = wordStarts[word]
+        let count = wordStarts[word + 1] - start
+        guard count == term.count else { return false }
+        return wordBytes.withUnsafeBufferPointer { bytes in
+            guard count > 0, let stored = bytes.baseAddress, let other = term.baseAddress else { return true }
+            return Self.equalBytes(UnsafeRawPointer(stored + start), UnsafeRawPointer(other), count: count)
         }
+    }
+
+    /// Whether the `count` bytes at `a` and `b` are equal.
+    @inline(__always)
+    static func equalBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        var offset = 0
+        while offset + 8 <= count {
+            if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) { return false }
+            offset += 8
+        }
+        return loadTail(a + offset, count: count - offset) == loadTail(b + offset, count: count - offset)
+    }
+
+    /// The `count` bytes at `bytes` (fewer than 8) as an integer, little-endian: at most three loads (4, 2 and 1
+    /// bytes), not one per byte.
+    @inline(__always)
+    static func loadTail(_ bytes: UnsafeRawPointer, count: Int) -> UInt64 {
+        var value: UInt64 = 0
+        var offset = 0
+        if count & 4 != 0 {
+            value = UInt64(bytes.loadUnaligned(as: UInt32.self))
+            offset = 4
+        }
+        if count & 2 != 0 {
+            value |= UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) << (8 * UInt64(offset))
+            offset += 2
+        }
+        if count & 1 != 0 { value |= UInt64(bytes.load(fromByteOffset: offset, as: UInt8.self)) << (8 * UInt64(offset)) }
+        return value
     }
 
     private mutating func grow() {

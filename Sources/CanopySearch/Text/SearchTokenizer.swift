@@ -52,44 +52,60 @@ public enum SearchTokenizer {
         }
     }
 
-    /// The words of a text of ASCII bytes only, in one pass: runs of ASCII letters and digits, lowercased as they are
-    /// copied, cut at ``maximumTermBytes`` — what ``scan(_:asciiShortcut:_:)`` and ``appendFolded(_:kind:to:)`` make of
-    /// such a text. At the first byte that is not ASCII it takes back what it appended and returns `false` (the text
-    /// takes the general path).
+    /// The words of a text of ASCII bytes only: runs of ASCII letters and digits, lowercased as they are copied, cut
+    /// at ``maximumTermBytes`` — what ``scan(_:asciiShortcut:_:)`` and ``appendFolded(_:kind:to:)`` make of such a
+    /// text. A text with any byte that is not ASCII (checked first, 8 bytes at a time) appends nothing and returns
+    /// `false` (it takes the general path).
+    ///
+    /// One pass over the bytes, each byte classified, lowercased and written in a few instructions (the index splits
+    /// every written row's texts).
     @inline(__always)
     static func appendASCIITerms(_ buffer: UnsafeBufferPointer<UInt8>, to arena: inout [UInt8], ends: inout [Int]) -> Bool {
+        guard let input = buffer.baseAddress, !buffer.isEmpty else { return true }
+        let count = buffer.count
+        var high: UInt64 = 0
+        var offset = 0
+        let raw = UnsafeRawPointer(input)
+        while offset &+ 8 <= count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset &+= 8
+        }
+        while offset < count {
+            high |= UInt64(input[offset])
+            offset &+= 1
+        }
+        guard high & 0x8080_8080_8080_8080 == 0 else { return false }
         let arenaStart = arena.count
-        let endsStart = ends.count
-        // Room for every byte, written through a pointer (not an append per byte), then cut to what was written.
-        arena.append(contentsOf: repeatElement(0, count: buffer.count))
-        let written: Int? = arena.withUnsafeMutableBufferPointer { arena in
-            guard let out = arena.baseAddress else { return 0 }
-            var offset = arenaStart
-            var wordLength = 0
-            for byte in buffer {
-                if isASCIIWordByte(byte) {
-                    if wordLength < maximumTermBytes {
-                        out[offset] = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                        offset += 1
-                    }
-                    wordLength += 1
-                    continue
+        // Room for every byte (one copy), then the words written over it through a pointer and the rest cut off.
+        arena.append(contentsOf: buffer)
+        let written: Int = arena.withUnsafeMutableBufferPointer { arena in
+            guard let out = arena.baseAddress else { return arenaStart }
+            // One pass: a word byte is written lowercased and kept; a separator ends the word written so far (cut
+            // at the longest word stored: what follows is written over).
+            var write = arenaStart
+            var wordStart = arenaStart
+            var i = 0
+            while i < count {
+                let byte = input[i]
+                let lowered = byte | 0x20
+                let isLetter = lowered &- 0x61 < 26
+                if isLetter || byte &- 0x30 < 10 {
+                    out[write] = isLetter ? lowered : byte
+                    write &+= 1
+                } else if write != wordStart {
+                    write = min(write, wordStart &+ maximumTermBytes)
+                    ends.append(write)
+                    wordStart = write
                 }
-                guard byte < 0x80 else { return nil }
-                if wordLength > 0 {
-                    ends.append(offset)
-                    wordLength = 0
-                }
+                i &+= 1
             }
-            if wordLength > 0 { ends.append(offset) }
-            return offset
+            if write != wordStart {
+                write = min(write, wordStart &+ maximumTermBytes)
+                ends.append(write)
+            }
+            return write
         }
-        guard let written else {
-            arena.removeSubrange(arenaStart...)
-            ends.removeSubrange(endsStart...)
-            return false
-        }
-        arena.removeSubrange(written...)
+        arena.removeLast(arena.count - written)
         return true
     }
 
