@@ -97,7 +97,7 @@ func searchIndexGRDB(iterations: Int) throws {
 func searchTexts(iterations: Int) throws {
     var bytes = 0
     for _ in 0..<iterations {
-        try measured {
+        measured {
             for index in 0..<SearchWorkload.textCount { bytes += SearchWorkload.text(index).utf8.count + SearchWorkload.key(index).utf8.count }
         }
     }
