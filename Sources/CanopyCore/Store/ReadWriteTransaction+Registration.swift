@@ -278,14 +278,23 @@ extension ReadWriteTransaction {
         didWrite = true
     }
 
-    /// Empties every table `ext.<name>.*` and removes the state record of extension `name`.
+    /// Empties every table `ext.<name>.*` of extension `name` (not those of a recorded extension whose name starts with
+    /// `<name>.`) and removes its state record.
     private func emptyTables(ofUnregistered name: String) throws {
         let storage = try writeStorage
         let prefix = ExtensionTableName.prefix + name + "."
         let main = try storage.openDatabase(named: nil)
+        // Names may hold dots: the tables of a recorded extension whose name starts with `<name>.` (`tasks.done` for
+        // `tasks`) share the prefix, and are not this one's to empty.
+        var longerPrefixes: [String] = []
+        try tables.extensionsTable.forEach(in: storage, path: core.path) { other, _ in
+            if other.hasPrefix(name + ".") { longerPrefixes.append(ExtensionTableName.prefix + other + ".") }
+            return true
+        }
         var tableNames: [String] = []
         try storage.forEach(in: main, prefix: Array(prefix.utf8)) { key, _ in
-            tableNames.append(String(decoding: key, as: UTF8.self))
+            let tableName = String(decoding: key, as: UTF8.self)
+            if !longerPrefixes.contains(where: { tableName.hasPrefix($0) }) { tableNames.append(tableName) }
             return true
         }
         try guarded {
