@@ -6,16 +6,22 @@ import Testing
 
 @Suite("Cross-process commit wake-up", .ownThread)
 struct CommitWakeupTests {
-    @Test("another process's commit wakes a watch (inotify on the signal file), without polling", .timeLimit(.minutes(1)))
-    func otherProcessCommitWakesTheWatch() throws {
+    /// The CrashWriter child's path, and a new database in a temporary directory whose first commit made the signal
+    /// file (so that a watch is on the file itself). The caller removes the directory.
+    static func databaseWithSignalFile() throws -> (writer: String, directory: TemporaryDirectory, path: String, database: Database) {
         let writerPath = try #require(builtExecutable(named: "CrashWriter"), "the CrashWriter executable was not built")
         let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let path = directory.appending("db")
         let database = try Database(path: path, options: .init(durability: .none))
-        // A first commit creates the signal file, so that the watch is on the file itself.
         try database.newConnection().readWrite { txn in try txn.set(0, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter")) }
         #expect(FileManager.default.fileExists(atPath: path + "/canopy-commit.signal"))
+        return (writerPath, directory, path, database)
+    }
+
+    @Test("another process's commit wakes a watch (inotify on the signal file), without polling", .timeLimit(.minutes(1)))
+    func otherProcessCommitWakesTheWatch() throws {
+        let (writerPath, directory, path, database) = try Self.databaseWithSignalFile()
+        defer { directory.remove() }
 
         let wakeups = Atomic<Int>(0)
         let woken = DispatchSemaphore(value: 0)
@@ -46,12 +52,8 @@ struct CommitWakeupTests {
         // Touches of the signal file are spaced (a commit within a millisecond of the last touch schedules a trailing
         // touch); a process that exits right after such a commit must still touch for it, or an observer that
         // waits for wake-ups never sees that commit (the push stress test's hang on CI).
-        let writerPath = try #require(builtExecutable(named: "CrashWriter"), "the CrashWriter executable was not built")
-        let directory = try TemporaryDirectory()
+        let (writerPath, directory, path, database) = try Self.databaseWithSignalFile()
         defer { directory.remove() }
-        let path = directory.appending("db")
-        let database = try Database(path: path, options: .init(durability: .none))
-        try database.newConnection().readWrite { txn in try txn.set(0, forKey: "n", in: TypedCollection<Int, NoMetadata>("counter")) }
         let before = try database.currentSnapshot()
         let commits: UInt64 = 3
 

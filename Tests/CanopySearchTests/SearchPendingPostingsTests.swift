@@ -61,14 +61,7 @@ struct SearchPendingPostingsTests {
                 let texts = Self.randomTexts(&random)
                 analysis.analyse(texts)
                 pending.append(wordsOf: analysis, document: document)
-                var occurrences: [[UInt8]: [SearchPosting.Occurrence]] = [:]
-                var length = 0
-                for (field, text) in texts.enumerated() {
-                    for (position, word) in SearchTokenizer.referenceTerms(of: text ?? "").enumerated() {
-                        occurrences[word, default: []].append(SearchPosting.Occurrence(field: field, position: position))
-                        length += 1
-                    }
-                }
+                let (occurrences, length) = referenceOccurrences(of: texts)
                 for (word, places) in occurrences {
                     expected[word, default: [:]][document] = Self.layoutBody(length: length, occurrences: places)
                 }

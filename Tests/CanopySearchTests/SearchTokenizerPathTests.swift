@@ -90,14 +90,7 @@ struct SearchTokenizerPathTests {
                 random.next() % 5 == 0 ? nil : random.next() % 2 == 0 ? Self.randomASCIIText(&random) : Self.randomText(&random)
             }
             // Directly: every word with its field and position, grouped by word in byte order.
-            var occurrences: [[UInt8]: [SearchPosting.Occurrence]] = [:]
-            var length = 0
-            for (field, text) in texts.enumerated() {
-                for (position, word) in SearchTokenizer.referenceTerms(of: text ?? "").enumerated() {
-                    occurrences[word, default: []].append(SearchPosting.Occurrence(field: field, position: position))
-                    length += 1
-                }
-            }
+            let (occurrences, length) = referenceOccurrences(of: texts)
             let words = occurrences.keys.sorted { $0.lexicographicallyPrecedes($1) }
             reused.analyse(texts)
             for analysis in [reused, SearchDocumentAnalysis(texts)] {
@@ -116,4 +109,19 @@ struct SearchTokenizerPathTests {
             }
         }
     }
+}
+
+/// Every word of `texts` through the reference tokenizer (``SearchTokenizer/referenceTerms(of:)``: the Unicode path
+/// alone) with its field and position, by word, and the row's length in words: what an analysis and a posting must
+/// say, computed without them.
+func referenceOccurrences(of texts: [String?]) -> (occurrences: [[UInt8]: [SearchPosting.Occurrence]], length: Int) {
+    var occurrences: [[UInt8]: [SearchPosting.Occurrence]] = [:]
+    var length = 0
+    for (field, text) in texts.enumerated() {
+        for (position, word) in SearchTokenizer.referenceTerms(of: text ?? "").enumerated() {
+            occurrences[word, default: []].append(SearchPosting.Occurrence(field: field, position: position))
+            length += 1
+        }
+    }
+    return (occurrences, length)
 }

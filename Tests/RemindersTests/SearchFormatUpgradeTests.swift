@@ -10,10 +10,18 @@ import Testing
 /// the rows instead of reading the old values as blocks.
 @Suite("reminders: a search index of the previous format is rebuilt")
 struct SearchFormatUpgradeTests {
-    func extractFixture(into directory: TemporaryDirectory) throws -> String {
+    /// Unpacks Fixtures/search-format<format>-reminders.data.mdb.gz into `directory`; returns the database's path.
+    func extractFixture(format: Int = 1, into directory: TemporaryDirectory) throws -> String {
         try unpackGzippedDatabase(
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format1-reminders.data.mdb.gz"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format\(format)-reminders.data.mdb.gz"),
             into: directory)
+    }
+
+    /// `reminders search query` on `path`: the ids of the hits, best first (each "#n "), expecting success.
+    func ids(_ query: String, in path: String) -> [String] {
+        let result = reminders(["search", query, "--db", path])
+        #expect(result.status == 0, "\(query): \(result.err)")
+        return result.out.split(separator: "\n").map { String($0.prefix(3)) }
     }
 
     func recordedOptions(_ path: String) throws -> String? {
@@ -49,15 +57,9 @@ struct SearchFormatUpgradeTests {
     func formatTwoRebuilt() throws {
         let directory = try TemporaryDirectory(prefix: "reminders-search-format2")
         defer { directory.remove() }
-        let path = try unpackGzippedDatabase(
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format2-reminders.data.mdb.gz"),
-            into: directory)
+        let path = try extractFixture(format: 2, into: directory)
         #expect(try recordedOptions(path)?.contains("\"format\":2") == true, "the fixture holds the second format")
-        func ids(_ query: String) -> [String] {
-            let result = reminders(["search", query, "--db", path])
-            #expect(result.status == 0, "\(query): \(result.err)")
-            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
-        }
+        func ids(_ query: String) -> [String] { self.ids(query, in: path) }
         // What the old build answered on this file.
         #expect(ids("milk") == ["#6 ", "#4 ", "#1 ", "#7 "])
         #expect(ids("milk*") == ["#6 ", "#4 ", "#2 ", "#1 ", "#7 "])
@@ -78,15 +80,9 @@ struct SearchFormatUpgradeTests {
     func formatThreeRebuilt() throws {
         let directory = try TemporaryDirectory(prefix: "reminders-search-format3")
         defer { directory.remove() }
-        let path = try unpackGzippedDatabase(
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format3-reminders.data.mdb.gz"),
-            into: directory)
+        let path = try extractFixture(format: 3, into: directory)
         #expect(try recordedOptions(path)?.contains("\"format\":3") == true, "the fixture holds the third format")
-        func ids(_ query: String) -> [String] {
-            let result = reminders(["search", query, "--db", path])
-            #expect(result.status == 0, "\(query): \(result.err)")
-            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
-        }
+        func ids(_ query: String) -> [String] { self.ids(query, in: path) }
         func rowsTable() throws -> Bool {
             let database = try Database(path: path, options: .init(readOnly: true))
             return try database.newConnection().read { txn in
@@ -121,15 +117,9 @@ struct SearchFormatUpgradeTests {
     func formatFiveRebuilt() throws {
         let directory = try TemporaryDirectory(prefix: "reminders-search-format5")
         defer { directory.remove() }
-        let path = try unpackGzippedDatabase(
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format5-reminders.data.mdb.gz"),
-            into: directory)
+        let path = try extractFixture(format: 5, into: directory)
         #expect(try recordedOptions(path)?.contains("\"format\":5") == true, "the fixture holds the fifth format")
-        func ids(_ query: String) -> [String] {
-            let result = reminders(["search", query, "--db", path])
-            #expect(result.status == 0, "\(query): \(result.err)")
-            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
-        }
+        func ids(_ query: String) -> [String] { self.ids(query, in: path) }
         // What the old build answered on this file.
         #expect(ids("milk") == ["#4 ", "#6 ", "#1 "])
         #expect(ids("milk*") == ["#4 ", "#6 ", "#2 ", "#1 "])
@@ -153,15 +143,9 @@ struct SearchFormatUpgradeTests {
     func formatSixRebuilt() throws {
         let directory = try TemporaryDirectory(prefix: "reminders-search-format6")
         defer { directory.remove() }
-        let path = try unpackGzippedDatabase(
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/search-format6-reminders.data.mdb.gz"),
-            into: directory)
+        let path = try extractFixture(format: 6, into: directory)
         #expect(try recordedOptions(path)?.contains("\"format\":6") == true, "the fixture holds the sixth format")
-        func ids(_ query: String) -> [String] {
-            let result = reminders(["search", query, "--db", path])
-            #expect(result.status == 0, "\(query): \(result.err)")
-            return result.out.split(separator: "\n").map { String($0.prefix(3)) }
-        }
+        func ids(_ query: String) -> [String] { self.ids(query, in: path) }
         // What the old build answered on this file.
         #expect(ids("milk") == ["#6 ", "#4 ", "#1 "])
         #expect(ids("milk*") == ["#6 ", "#4 ", "#2 ", "#1 "])
