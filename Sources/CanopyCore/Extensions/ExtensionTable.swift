@@ -139,15 +139,18 @@ public struct ExtensionTable<KeyCoding: TableCoding, ValueCoding: TableCoding>: 
         }
     }
 
-    /// Stores a value of `count` bytes for `key`, written in place in the map by `fill` (no intermediate buffer).
+    /// Stores a value of `count` bytes for `key`, written in place in the map by `fill` (no intermediate buffer). With
+    /// `appending`, as ``put(_:forKey:in:appending:)``.
     @inlinable
     public func put(
-        reserving count: Int, forKey key: KeyCoding.Value, in transaction: ReadWriteTransaction,
+        reserving count: Int, forKey key: KeyCoding.Value, in transaction: ReadWriteTransaction, appending: Bool = false,
         _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
     ) throws {
         let storage = try transaction.writeStorage
         try transaction.guarded {
-            try KeyCoding.withBytes(of: key) { keyBytes in try storage.putReserving(count, forKey: keyBytes, in: database, fill) }
+            try KeyCoding.withBytes(of: key) { keyBytes in
+                try storage.putReserving(count, forKey: keyBytes, in: database, flags: appending ? .append : [], fill)
+            }
         }
     }
 

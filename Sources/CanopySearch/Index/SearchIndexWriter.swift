@@ -174,10 +174,15 @@ public final class SearchIndexWriter: ExtensionTransaction {
             var blockKey = SearchPostingBlock.openBlock
             var stored = SearchPostingRun()
             var found = false
+            // Whether no key of the table is at or after `start`: every block written here then sorts after the
+            // table's last key (they are keyed at or after `start`, in ascending order), and is appended (LMDB fills
+            // pages instead of splitting them in half, and skips the search).
+            var pastTheEnd = false
             let start = SearchPostingBlock.key(term: term, block: changes.documents[next])
             do {
                 // The first block at or after the row, if it is the word's, and the key of the block before it.
                 try table.withEntry(atOrAfter: start, in: transaction) { entry, previousKey in
+                    pastTheEnd = entry == nil
                     guard let (key, value) = entry, isBlock(key, of: term) else { return }
                     blockKey = try SearchPostingBlock.block(ofKey: key)
                     stored = try SearchPostingBlock.decode(value)
@@ -205,15 +210,13 @@ public final class SearchIndexWriter: ExtensionTransaction {
             for (position, chunk) in chunks.enumerated() {
                 // Full blocks are keyed by their last row; the last keeps the block's key (the open block's, say).
                 let key = position == chunks.count - 1 ? blockKey : merged.documents[chunk.upperBound - 1]
-                let encoded: (value: [UInt8], header: SearchBlockHeader)
                 do {
-                    encoded = try SearchPostingBlock.encode(merged, chunk, key: key)
+                    // (Measured, checked, then written in place in the map.)
+                    writtenBlocks.append(try SearchPostingBlock.put(merged, chunk, key: key, term: term, in: table, transaction, appending: pastTheEnd))
                 } catch let error as SearchBytes.Malformed {
                     // (Rows of the stored block, or of this transaction's changes: a damaged body read back.)
                     throw malformed(error, term: term, table: table, block: blockKey)
                 }
-                try table.put(encoded.value, forKey: SearchPostingBlock.key(term: term, block: key), in: transaction)
-                writtenBlocks.append(encoded.header)
             }
             next = end
         }

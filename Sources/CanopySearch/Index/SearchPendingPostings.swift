@@ -17,8 +17,6 @@ struct SearchPendingPostings {
     private var entries: [Entry] = []
     /// The bodies that are not compact, back to back.
     private var bodies = ByteWriter(capacity: 0)
-    /// The bytes of all the bodies (compact ones included).
-    private var bodyBytes = 0
 
     /// A posting of the log: word number `word`, row `document`. Its body is `compact` when that is not 0 (a
     /// ``SearchPosting/compactBody(length:occurrences:)``, most postings: no bytes written for them), else
@@ -38,10 +36,6 @@ struct SearchPendingPostings {
     /// The postings pending.
     var count: Int { entries.count }
 
-    /// Where posting `entry`'s body ends in the bodies.
-    @inline(__always)
-    private func end(_ entry: Int) -> Int { entry + 1 < entries.count ? entries[entry + 1].start : bodies.bytes.count }
-
     /// Records row `document`'s posting of `term`, its body written by `encode` (nothing written: a removal).
     @inline(__always)
     mutating func append(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) {
@@ -49,7 +43,6 @@ struct SearchPendingPostings {
         let start = bodies.bytes.count
         entries.append(Entry(document: document, start: start, word: word, compact: 0))
         encode(&bodies)
-        bodyBytes += bodies.bytes.count - start
     }
 
     /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
@@ -57,7 +50,6 @@ struct SearchPendingPostings {
         analysis.forEachTerm { term, word in
             if let compact = analysis.compactPosting(term) {
                 entries.append(Entry(document: document, start: bodies.bytes.count, word: number(of: word), compact: compact))
-                bodyBytes += SearchPosting.compactBodySize
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
@@ -72,7 +64,6 @@ struct SearchPendingPostings {
         wordHashes.removeAll(keepingCapacity: true)
         for index in slots.indices { slots[index] = 0 }
         entries.removeAll(keepingCapacity: true)
-        bodyBytes = 0
         bodies.bytes.removeAll(keepingCapacity: true)
     }
 
@@ -98,42 +89,52 @@ struct SearchPendingPostings {
                     UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
             }
         }
-        // The bodies copied once into one buffer in that order, so that each word's are contiguous: a word's run is
-        // three arrays cut from these, not a copy per posting.
-        let total = bodyBytes
-        var sortedStarts = [Int](repeating: 0, count: entries.count + 1)
-        let sortedBodies = bodies.bytes.withUnsafeBufferPointer { bodies in
-            [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-                guard let destination = buffer.baseAddress else { return }
-                var offset = 0
-                for (rank, entry) in byWord.enumerated() {
-                    sortedStarts[rank] = offset
-                    let compact = entries[entry].compact
-                    if compact != 0 {
-                        for index in 0..<SearchPosting.compactBodySize {
-                            (destination + offset + index).initialize(to: UInt8(truncatingIfNeeded: compact >> (8 * UInt64(index))))
-                        }
-                        offset += SearchPosting.compactBodySize
-                        continue
+        // Each word's run written straight from the log (its rows, body starts and bodies, each array at its exact
+        // size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
+        try entries.withUnsafeBufferPointer { entries in
+            try bodies.bytes.withUnsafeBufferPointer { bodies in
+                let bodyCount = bodies.count
+                for word in sortedWords {
+                    let range = firsts[word]..<firsts[word + 1]
+                    var bytes = 0
+                    for rank in range {
+                        let position = byWord[rank]
+                        let entry = entries[position]
+                        bytes &+= entry.compact != 0
+                            ? SearchPosting.compactBodySize
+                            : (position + 1 < entries.count ? entries[position + 1].start : bodyCount) &- entry.start
                     }
-                    let start = entries[entry].start
-                    let size = end(entry) - start
-                    if size > 0, let source = bodies.baseAddress { (destination + offset).initialize(from: source + start, count: size) }
-                    offset += size
+                    var run = SearchPostingRun()
+                    run.documents = [UInt64](unsafeUninitializedCapacity: range.count) { documents, count in
+                        for (index, rank) in range.enumerated() { documents[index] = entries[byWord[rank]].document }
+                        count = range.count
+                    }
+                    var starts = [Int](repeating: 0, count: range.count)
+                    run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, count in
+                        guard let destination = buffer.baseAddress else { return }
+                        var offset = 0
+                        for (index, rank) in range.enumerated() {
+                            starts[index] = offset
+                            let position = byWord[rank]
+                            let entry = entries[position]
+                            if entry.compact != 0 {
+                                let compact = entry.compact
+                                UnsafeMutableRawPointer(destination + offset).storeBytes(of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
+                                UnsafeMutableRawPointer(destination + offset).storeBytes(
+                                    of: UInt16(truncatingIfNeeded: compact >> 32).littleEndian, toByteOffset: 4, as: UInt16.self)
+                                offset &+= SearchPosting.compactBodySize
+                                continue
+                            }
+                            let size = (position + 1 < entries.count ? entries[position + 1].start : bodyCount) &- entry.start
+                            if size > 0, let source = bodies.baseAddress { (destination + offset).initialize(from: source + entry.start, count: size) }
+                            offset &+= size
+                        }
+                        count = offset
+                    }
+                    run.starts = starts
+                    try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
                 }
-                sortedStarts[byWord.count] = offset
-                count = offset
             }
-        }
-        let sortedDocuments = byWord.map { entries[$0].document }
-        for word in sortedWords {
-            let range = firsts[word]..<firsts[word + 1]
-            let base = sortedStarts[range.lowerBound]
-            var run = SearchPostingRun()
-            run.documents = Array(sortedDocuments[range])
-            run.starts = sortedStarts[range].map { $0 - base }
-            run.writer.bytes = Array(sortedBodies[base..<sortedStarts[range.upperBound]])
-            try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
         }
     }
 

@@ -36,6 +36,16 @@ struct SearchPostingRun {
         writer.bytes.append(contentsOf: body)
     }
 
+    /// Calls `body` with the run's rows, body starts and bodies.
+    @inline(__always)
+    func withBuffers<R>(_ body: (UnsafeBufferPointer<UInt64>, UnsafeBufferPointer<Int>, UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try documents.withUnsafeBufferPointer { documents in
+            try starts.withUnsafeBufferPointer { starts in
+                try writer.bytes.withUnsafeBufferPointer { bodies in try body(documents, starts, bodies) }
+            }
+        }
+    }
+
     /// The run by document, each document once: the last change of a row wins (a row changed twice in a transaction).
     func normalized() -> SearchPostingRun {
         var ascending = true
@@ -106,91 +116,140 @@ enum SearchPostingBlock {
     ///   and score front are built from the bodies, so a block is never written with a header its rows do not give
     ///   (a block read back to be rewritten may hold damage that passed its checksum).
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) throws -> (value: [UInt8], header: SearchBlockHeader) {
-        try run.documents.withUnsafeBufferPointer { documents in
-            try run.starts.withUnsafeBufferPointer { starts in
-                try run.writer.bytes.withUnsafeBufferPointer { bodies in
-                    try encode(documents: documents, starts: starts, bodies: bodies, range, key: key)
-                }
+        try run.withBuffers { documents, starts, bodies in
+            let encoding = try Encoding(documents: documents, starts: starts, bodies: bodies, range, key: key)
+            let value = [UInt8](unsafeUninitializedCapacity: encoding.size) { buffer, count in
+                guard let out = buffer.baseAddress else { return }
+                count = encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: out)
             }
+            return (value, encoding.header)
         }
     }
 
-    private static func encode(
-        documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
-        key: UInt64
-    ) throws -> (value: [UInt8], header: SearchBlockHeader) {
-        func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodies.count }
-        var maximumOccurrences = 0
-        var minimumLength = Int.max
-        // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
-        var densest = (length: 0, occurrences: 0)
-        // The rows' front (``SearchScoreFront``): a row is on it only if no row as short has as many occurrences, so
-        // only each length's most occurrences count. Rows shorter than ``frontTableLengths`` (almost all) keep those in
-        // a table, read in length order at the end; longer ones are inserted into `frontPoints` as they come. (The
-        // same front as inserting every row: a row the table leaves out is beaten by its length's best.)
-        var frontPoints: [SearchScoreFront.Point] = []
-        var size = 0
-        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: frontTableLengths) { mostByLength in
-            mostByLength.initialize(repeating: 0)
-            var longestInTable = -1
-            for entry in range {
-                let summary: (length: Int, occurrences: Int)
-                do {
-                    summary = try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[starts[entry]..<end(entry)]))
-                } catch let error as SearchBytes.Malformed {
-                    throw SearchBytes.Malformed("row \(documents[entry])'s posting: \(error)")
-                }
-                // (A summary's occurrences are at least 1 and at most its length, which fits 32 bits: ``SearchCounts``.)
-                if summary.length < frontTableLengths {
-                    if UInt32(truncatingIfNeeded: summary.occurrences) > mostByLength[summary.length] {
-                        mostByLength[summary.length] = UInt32(truncatingIfNeeded: summary.occurrences)
-                    }
-                    longestInTable = max(longestInTable, summary.length)
-                } else {
-                    SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
-                }
-                maximumOccurrences = max(maximumOccurrences, summary.occurrences)
-                minimumLength = min(minimumLength, summary.length)
-                if densest.occurrences == 0
-                    || SearchBlockHeader.isDenser(length: summary.length, occurrences: summary.occurrences, than: densest.length, densest.occurrences) {
-                    densest = (summary.length, summary.occurrences)
-                }
-                let bodySize = end(entry) - starts[entry]
-                size += (bodySize < 0x80 ? 1 : VarInt.size(of: UInt64(bodySize))) + bodySize
+    /// Writes the block keyed `key` of `run`'s entries `range` (no removals) to `table` under `term`, in place in the
+    /// map (``/CanopyCore/ExtensionTable/put(reserving:forKey:in:appending:_:)``: no value built in memory first), and
+    /// returns its header for the directory. `appending`: the key sorts after every key of the table.
+    /// - Throws: as ``encode(_:_:key:)``; what the put throws.
+    static func put(
+        _ run: SearchPostingRun, _ range: Range<Int>, key: UInt64, term: [UInt8], in table: ExtensionTable<BytesCoding, BytesCoding>,
+        _ transaction: ReadWriteTransaction, appending: Bool
+    ) throws -> SearchBlockHeader {
+        try run.withBuffers { documents, starts, bodies in
+            let encoding = try Encoding(documents: documents, starts: starts, bodies: bodies, range, key: key)
+            try table.put(reserving: encoding.size, forKey: Self.key(term: term, block: key), in: transaction, appending: appending) { stored in
+                guard let out = stored.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                _ = encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: out)
             }
-            // The table's front: by length, each length whose most occurrences pass every shorter length's.
-            var most: UInt32 = 0
-            if longestInTable >= 0 {
-                for length in 0...longestInTable where mostByLength[length] > most {
-                    most = mostByLength[length]
-                    SearchScoreFront.insert(SearchScoreFront.Point(occurrences: Int(most), length: length), into: &frontPoints)
-                }
-            }
+            return encoding.header
         }
-        let front = SearchScoreFront(cutting: frontPoints)
-        size += front.encodedSize
-        let first = range.isEmpty ? 0 : documents[range.lowerBound]
-        let last = range.isEmpty ? 0 : documents[range.upperBound - 1]
-        let width = RowNumbers.width(spanning: last - first)
-        size += VarInt.size(of: first) + 1 + range.count * width
-        let header: (UInt64, UInt64, UInt64, UInt64, UInt64) = (
-            UInt64(range.count), UInt64(maximumOccurrences), UInt64(range.isEmpty ? 0 : minimumLength), UInt64(densest.length),
-            UInt64(densest.occurrences))
-        size += VarInt.size(of: header.0) + VarInt.size(of: header.1) + VarInt.size(of: header.2) + VarInt.size(of: header.3)
-            + VarInt.size(of: header.4)
-        let value = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            guard let out = buffer.baseAddress, let source = bodies.baseAddress else { return }
-            var offset = VarInt.write(header.0, to: out)
-            offset += VarInt.write(header.1, to: out + offset)
-            offset += VarInt.write(header.2, to: out + offset)
-            offset += VarInt.write(header.3, to: out + offset)
-            offset += VarInt.write(header.4, to: out + offset)
-            offset += front.write(to: out + offset)
+    }
+
+    /// A block measured before it is written: its header (and score front), its row numbers' first and width, and its
+    /// value's exact size, from one pass over its rows' bodies (each checked to be a posting); then ``write(documents:starts:bodies:_:to:)``
+    /// writes the value in a second pass, wherever the caller has room for it (an array, or the map itself).
+    struct Encoding {
+        let header: SearchBlockHeader
+        let first: UInt64
+        let width: Int
+        let size: Int
+
+        /// Measures the block keyed `key` of entries `range` (rows `documents`, bodies `bodies[starts[i]..<end(i)]`).
+        /// - Throws: ``SearchBytes/Malformed`` when a body is not a posting.
+        init(
+            documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+            key: UInt64
+        ) throws {
+            let bodyCount = bodies.count
+            func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodyCount }
+            var maximumOccurrences = 0
+            var minimumLength = Int.max
+            // The row with the fewest words per occurrence (the densest): length / occurrences smallest.
+            var densest = (length: 0, occurrences: 0)
+            // The rows' front (``SearchScoreFront``): a row is on it only if no row as short has as many occurrences,
+            // so only each length's most occurrences count. Rows shorter than ``frontTableLengths`` (almost all) keep
+            // those in a table, read in length order at the end; longer ones are inserted into `frontPoints` as they
+            // come. (The same front as inserting every row: a row the table leaves out is beaten by its length's best.)
+            var frontPoints: [SearchScoreFront.Point] = []
+            var size = 0
+            try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: frontTableLengths) { mostByLength in
+                mostByLength.initialize(repeating: 0)
+                var longestInTable = -1
+                for entry in range {
+                    let start = starts[entry]
+                    let bodySize = end(entry) &- start
+                    let summary: (length: Int, occurrences: Int)
+                    do {
+                        summary = try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[start..<(start + bodySize)]))
+                    } catch let error as SearchBytes.Malformed {
+                        throw SearchBytes.Malformed("row \(documents[entry])'s posting: \(error)")
+                    }
+                    // (A summary's occurrences are at least 1 and at most its length, which fits 32 bits: ``SearchCounts``.)
+                    if summary.length < frontTableLengths {
+                        if UInt32(truncatingIfNeeded: summary.occurrences) > mostByLength[summary.length] {
+                            mostByLength[summary.length] = UInt32(truncatingIfNeeded: summary.occurrences)
+                        }
+                        if summary.length > longestInTable { longestInTable = summary.length }
+                    } else {
+                        SearchScoreFront.insert(SearchScoreFront.Point(occurrences: summary.occurrences, length: summary.length), into: &frontPoints)
+                    }
+                    if summary.occurrences > maximumOccurrences { maximumOccurrences = summary.occurrences }
+                    if summary.length < minimumLength { minimumLength = summary.length }
+                    // (Most rows count one occurrence, as the densest so far often does: then the shorter is denser,
+                    // without the products.)
+                    if densest.occurrences == 0 {
+                        densest = (summary.length, summary.occurrences)
+                    } else if summary.occurrences == 1, densest.occurrences == 1 {
+                        if summary.length < densest.length { densest.length = summary.length }
+                    } else if SearchBlockHeader.isDenser(length: summary.length, occurrences: summary.occurrences, than: densest.length, densest.occurrences) {
+                        densest = (summary.length, summary.occurrences)
+                    }
+                    size &+= (bodySize < 0x80 ? 1 : VarInt.size(of: UInt64(bodySize))) &+ bodySize
+                }
+                // The table's front: by length, each length whose most occurrences pass every shorter length's.
+                var most: UInt32 = 0
+                if longestInTable >= 0 {
+                    for length in 0...longestInTable where mostByLength[length] > most {
+                        most = mostByLength[length]
+                        SearchScoreFront.insert(SearchScoreFront.Point(occurrences: Int(most), length: length), into: &frontPoints)
+                    }
+                }
+            }
+            let front = SearchScoreFront(cutting: frontPoints)
+            size += front.encodedSize
+            first = range.isEmpty ? 0 : documents[range.lowerBound]
+            let last = range.isEmpty ? 0 : documents[range.upperBound - 1]
+            width = RowNumbers.width(spanning: last &- first)
+            size += VarInt.size(of: first) + 1 + range.count * width
+            var header = SearchBlockHeader(
+                block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
+                densestLength: densest.length, densestOccurrences: densest.occurrences)
+            header.front = front
+            size += VarInt.size(of: UInt64(header.count)) + VarInt.size(of: UInt64(header.maximumOccurrences))
+                + VarInt.size(of: UInt64(header.minimumLength)) + VarInt.size(of: UInt64(header.densestLength))
+                + VarInt.size(of: UInt64(header.densestOccurrences))
+            self.header = header
+            self.size = size
+        }
+
+        /// Writes the block's value (``size`` bytes, the entries `range` it was measured from) to `out`; returns the
+        /// bytes written.
+        func write(
+            documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+            to out: UnsafeMutablePointer<UInt8>
+        ) -> Int {
+            let bodyCount = bodies.count
+            var offset = VarInt.write(UInt64(header.count), to: out)
+            offset += VarInt.write(UInt64(header.maximumOccurrences), to: out + offset)
+            offset += VarInt.write(UInt64(header.minimumLength), to: out + offset)
+            offset += VarInt.write(UInt64(header.densestLength), to: out + offset)
+            offset += VarInt.write(UInt64(header.densestOccurrences), to: out + offset)
+            offset += header.front.write(to: out + offset)
             // The row numbers: the first, then each row's distance from it in `width` bytes (little-endian).
             offset += VarInt.write(first, to: out + offset)
             out[offset] = UInt8(truncatingIfNeeded: width)
             offset += 1
             let rows = UnsafeMutableRawPointer(out + offset)
+            let first = self.first
             switch width {
             case 1: for (index, entry) in range.enumerated() { rows.storeBytes(of: UInt8(truncatingIfNeeded: documents[entry] &- first), toByteOffset: index, as: UInt8.self) }
             case 2:
@@ -210,24 +269,29 @@ enum SearchPostingBlock {
             for entry in range {
                 // The body's size, so that a query passes over a body it does not need.
                 let start = starts[entry]
-                let bodySize = end(entry) - start
+                let bodySize = (entry + 1 < starts.count ? starts[entry + 1] : bodyCount) &- start
                 if bodySize < 0x80 {
                     out[offset] = UInt8(truncatingIfNeeded: bodySize)
                     offset += 1
                 } else {
                     offset += VarInt.write(UInt64(bodySize), to: out + offset)
                 }
-                // Bodies are a few bytes: copied byte by byte (no call per posting).
-                for index in 0..<bodySize { out[offset &+ index] = source[start &+ index] }
+                // (A body of a byte or more: the bodies are not empty.)
+                guard bodySize > 0, let source = bodies.baseAddress else { continue }
+                if bodySize == SearchPosting.compactBodySize {
+                    // The usual body (six bytes): two loads and two stores.
+                    let from = UnsafeRawPointer(source + start)
+                    let to = UnsafeMutableRawPointer(out + offset)
+                    to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+                    to.storeBytes(of: from.loadUnaligned(fromByteOffset: 4, as: UInt16.self), toByteOffset: 4, as: UInt16.self)
+                } else {
+                    // Bodies are a few bytes: copied byte by byte (no call per posting).
+                    for index in 0..<bodySize { out[offset &+ index] = source[start &+ index] }
+                }
                 offset += bodySize
             }
-            count = offset
+            return offset
         }
-        var blockHeader = SearchBlockHeader(
-            block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
-            densestLength: densest.length, densestOccurrences: densest.occurrences)
-        blockHeader.front = front
-        return (value, blockHeader)
     }
 
     /// Rows shorter than this many words keep their front counts in ``encode(_:_:key:)``'s table (longer rows are few).
