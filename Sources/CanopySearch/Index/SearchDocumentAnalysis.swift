@@ -156,6 +156,33 @@ struct SearchDocumentAnalysis {
         try arena.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[terms[term].start..<terms[term].end])) }
     }
 
+    /// Calls `body` with each distinct word's bytes, in byte order, its posting body as
+    /// ``SearchPosting/compactBody(length:occurrences:)`` (0 when it is not compact: ``encodePosting(_:into:)`` writes
+    /// it) and its number. Through pointers: the index adds every written row's postings this way.
+    @inline(__always)
+    func forEachPosting(_ body: (_ word: UnsafeBufferPointer<UInt8>, _ compact: UInt64, _ term: Int) -> Void) {
+        let length = self.length
+        arena.withUnsafeBufferPointer { arena in
+            occurrences.withUnsafeBufferPointer { occurrences in
+                terms.withUnsafeBufferPointer { terms in
+                    guard let words = arena.baseAddress, let all = occurrences.baseAddress else { return }
+                    for number in 0..<terms.count {
+                        let term = terms[number]
+                        var compact: UInt64 = 0
+                        if term.occurrences.count == 1, length < 0x80 {
+                            let only = all[term.occurrences.lowerBound]
+                            if only.field >= 0, only.field < 0x80, only.position >= 0, only.position < 0x80 {
+                                // (What ``SearchPosting/compactBody(length:occurrences:)`` gives.)
+                                compact = UInt64(length) | 1 << 8 | UInt64(only.field) << 16 | 1 << 24 | 1 << 32 | UInt64(only.position) << 40
+                            }
+                        }
+                        body(UnsafeBufferPointer(start: words + term.start, count: term.end &- term.start), compact, number)
+                    }
+                }
+            }
+        }
+    }
+
     /// Calls `body` with each distinct word's number and bytes, in byte order.
     func forEachTerm(_ body: (Int, UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
         try arena.withUnsafeBufferPointer { arena in
@@ -240,7 +267,10 @@ struct SearchDocumentAnalysis {
     /// one for every row it writes.)
     func record(document: UInt64) -> [UInt8] {
         var size = VarInt.size(of: document) + VarInt.size(of: UInt64(length)) + VarInt.size(of: UInt64(terms.count))
-        for term in terms { size += VarInt.size(of: UInt64(term.end - term.start)) + term.end - term.start }
+        for term in terms {
+            let bytes = term.end - term.start
+            size += (bytes < 0x80 ? 1 : VarInt.size(of: UInt64(bytes))) + bytes
+        }
         return arena.withUnsafeBufferPointer { arena in
             [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
                 guard let out = buffer.baseAddress, let words = arena.baseAddress else { return }
@@ -249,8 +279,14 @@ struct SearchDocumentAnalysis {
                 offset += VarInt.write(UInt64(terms.count), to: out + offset)
                 for term in terms {
                     let bytes = term.end - term.start
-                    offset += VarInt.write(UInt64(bytes), to: out + offset)
-                    (out + offset).initialize(from: words + term.start, count: bytes)
+                    if bytes < 0x80 {
+                        out[offset] = UInt8(truncatingIfNeeded: bytes)
+                        offset += 1
+                    } else {
+                        offset += VarInt.write(UInt64(bytes), to: out + offset)
+                    }
+                    // Words are a few bytes: copied byte by byte (no call per word).
+                    for index in 0..<bytes { out[offset &+ index] = words[term.start &+ index] }
                     offset += bytes
                 }
                 count = offset

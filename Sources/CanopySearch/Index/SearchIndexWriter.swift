@@ -334,6 +334,11 @@ public final class SearchIndexWriter: ExtensionTransaction {
             if let old { try removePostings(of: old); try removeDocument(old.document) }
             return oldBytes == nil ? .keep : .remove
         }
+        // The analysis is taken out of the writer while the row is indexed and put back after: used through a
+        // local, its arrays are neither retained nor copied at each use (a stored property of a class is).
+        var analysis = SearchDocumentAnalysis()
+        swap(&analysis, &self.analysis)
+        defer { swap(&analysis, &self.analysis) }
         analysis.analyse(texts)
         let document: UInt64
         if let old {
@@ -342,12 +347,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
         } else {
             document = try newDocument(for: row.storedKey)
         }
-        let length = analysis.length
-        try addToTotals(rows: 1, length: length)
+        try addToTotals(rows: 1, length: analysis.length)
         // All the row's postings in one call (not one access to the writer's state per word).
         pendingPostings.append(wordsOf: analysis, document: document)
         if !index.prefixLengths.isEmpty {
-            let analysis = self.analysis
             try analysis.forEachPrefix(ofLengths: index.prefixLengths) { prefix, encode in
                 try prefix.withUnsafeBufferPointer { try setPosting(term: $0, document: document, prefix: true, encode) }
             }

@@ -47,8 +47,8 @@ struct SearchPendingPostings {
 
     /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
     mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
-        analysis.forEachTerm { term, word in
-            if let compact = analysis.compactPosting(term) {
+        analysis.forEachPosting { word, compact, term in
+            if compact != 0 {
                 entries.append(Entry(document: document, start: bodies.bytes.count, word: number(of: word), compact: compact))
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
@@ -72,15 +72,33 @@ struct SearchPendingPostings {
     func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
         let words = wordHashes.count
         guard words > 0 else { return }
-        // The log by word, in log order within a word (a counting sort: stable).
+        // The log by word, in log order within a word (a counting sort: stable), each entry's `word` replaced by its
+        // body's size (its end is the next entry's start in log order, which the sorted copy no longer follows).
+        let count = entries.count
+        let bodyCount = bodies.bytes.count
         var firsts = [Int](repeating: 0, count: words + 1)
-        for entry in entries { firsts[entry.word + 1] += 1 }
-        for word in 0..<words { firsts[word + 1] += firsts[word] }
-        var next = firsts
-        var byWord = [Int](repeating: 0, count: entries.count)
-        for (position, entry) in entries.enumerated() {
-            byWord[next[entry.word]] = position
-            next[entry.word] += 1
+        let byWord = entries.withUnsafeBufferPointer { entries in
+            firsts.withUnsafeMutableBufferPointer { firsts in
+                // (Word numbers are below `words`: this table gave them.)
+                for entry in entries { firsts[entry.word &+ 1] &+= 1 }
+                for word in 0..<words { firsts[word &+ 1] &+= firsts[word] }
+                var next = [Int](firsts)
+                return next.withUnsafeMutableBufferPointer { next in
+                    [Entry](unsafeUninitializedCapacity: count) { sorted, initialized in
+                        guard let out = sorted.baseAddress else { return }
+                        for position in 0..<count {
+                            var entry = entries[position]
+                            let word = entry.word
+                            entry.word = entry.compact != 0
+                                ? SearchPosting.compactBodySize
+                                : (position &+ 1 < count ? entries[position &+ 1].start : bodyCount) &- entry.start
+                            (out + next[word]).initialize(to: entry)
+                            next[word] &+= 1
+                        }
+                        initialized = count
+                    }
+                }
+            }
         }
         let sortedWords = wordBytes.withUnsafeBufferPointer { bytes in
             (0..<words).sorted { a, b in
@@ -89,49 +107,45 @@ struct SearchPendingPostings {
                     UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
             }
         }
-        // Each word's run written straight from the log (its rows, body starts and bodies, each array at its exact
-        // size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
-        try entries.withUnsafeBufferPointer { entries in
+        // Each word's run written straight from the sorted log (its rows, body starts and bodies, each array at its
+        // exact size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
+        try byWord.withUnsafeBufferPointer { entries in
             try bodies.bytes.withUnsafeBufferPointer { bodies in
-                let bodyCount = bodies.count
                 for word in sortedWords {
                     let range = firsts[word]..<firsts[word + 1]
                     var bytes = 0
-                    for rank in range {
-                        let position = byWord[rank]
-                        let entry = entries[position]
-                        bytes &+= entry.compact != 0
-                            ? SearchPosting.compactBodySize
-                            : (position + 1 < entries.count ? entries[position + 1].start : bodyCount) &- entry.start
-                    }
+                    for rank in range { bytes &+= entries[rank].word }
                     var run = SearchPostingRun()
                     run.documents = [UInt64](unsafeUninitializedCapacity: range.count) { documents, count in
-                        for (index, rank) in range.enumerated() { documents[index] = entries[byWord[rank]].document }
+                        for (index, rank) in range.enumerated() { documents[index] = entries[rank].document }
                         count = range.count
                     }
-                    var starts = [Int](repeating: 0, count: range.count)
-                    run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, count in
-                        guard let destination = buffer.baseAddress else { return }
+                    run.starts = [Int](unsafeUninitializedCapacity: range.count) { starts, count in
                         var offset = 0
                         for (index, rank) in range.enumerated() {
                             starts[index] = offset
-                            let position = byWord[rank]
-                            let entry = entries[position]
+                            offset &+= entries[rank].word
+                        }
+                        count = range.count
+                    }
+                    run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, count in
+                        guard let destination = buffer.baseAddress else { return }
+                        var offset = 0
+                        for rank in range {
+                            let entry = entries[rank]
+                            let size = entry.word
                             if entry.compact != 0 {
                                 let compact = entry.compact
                                 UnsafeMutableRawPointer(destination + offset).storeBytes(of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
                                 UnsafeMutableRawPointer(destination + offset).storeBytes(
                                     of: UInt16(truncatingIfNeeded: compact >> 32).littleEndian, toByteOffset: 4, as: UInt16.self)
-                                offset &+= SearchPosting.compactBodySize
-                                continue
+                            } else if size > 0, let source = bodies.baseAddress {
+                                (destination + offset).initialize(from: source + entry.start, count: size)
                             }
-                            let size = (position + 1 < entries.count ? entries[position + 1].start : bodyCount) &- entry.start
-                            if size > 0, let source = bodies.baseAddress { (destination + offset).initialize(from: source + entry.start, count: size) }
                             offset &+= size
                         }
                         count = offset
                     }
-                    run.starts = starts
                     try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
                 }
             }

@@ -178,10 +178,21 @@ enum SearchPostingBlock {
                     let start = starts[entry]
                     let bodySize = end(entry) &- start
                     let summary: (length: Int, occurrences: Int)
-                    do {
-                        summary = try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[start..<(start + bodySize)]))
-                    } catch let error as SearchBytes.Malformed {
-                        throw SearchBytes.Malformed("row \(documents[entry])'s posting: \(error)")
+                    if bodySize == SearchPosting.compactBodySize, let base = bodies.baseAddress, start >= 0, start <= bodyCount &- bodySize {
+                        // The usual body, a word once in a short row: `length 1 field 1 1 position`, six one-byte
+                        // values. Read at once (two loads), for what ``SearchPosting/summary(of:)`` gives it: its
+                        // length and one occurrence, when the length is at least 1 (the position is not read there
+                        // either). Any other six bytes are read through it.
+                        let raw = UnsafeRawPointer(base + start)
+                        let head = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
+                        let tail = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+                        if head & 0xFF80_FF80 == 0x0100_0100, head & 0xFF != 0, tail & 0xFF == 1 {
+                            summary = (Int(head & 0xFF), 1)
+                        } else {
+                            summary = try Self.summary(of: bodies, start, bodySize, row: documents[entry])
+                        }
+                    } else {
+                        summary = try Self.summary(of: bodies, start, bodySize, row: documents[entry])
                     }
                     // (A summary's occurrences are at least 1 and at most its length, which fits 32 bits: ``SearchCounts``.)
                     if summary.length < frontTableLengths {
@@ -229,6 +240,15 @@ enum SearchPostingBlock {
                 + VarInt.size(of: UInt64(header.densestOccurrences))
             self.header = header
             self.size = size
+        }
+
+        /// The summary of the body `bodies[start..<start + size]`, a damaged one named by its row.
+        private static func summary(of bodies: UnsafeBufferPointer<UInt8>, _ start: Int, _ size: Int, row: UInt64) throws -> (length: Int, occurrences: Int) {
+            do {
+                return try SearchPosting.summary(of: UnsafeBufferPointer(rebasing: bodies[start..<(start + size)]))
+            } catch let error as SearchBytes.Malformed {
+                throw SearchBytes.Malformed("row \(row)'s posting: \(error)")
+            }
         }
 
         /// Writes the block's value (``size`` bytes, the entries `range` it was measured from) to `out`; returns the
