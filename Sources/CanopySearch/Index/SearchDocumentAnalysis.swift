@@ -83,6 +83,9 @@ struct SearchDocumentAnalysis {
             /// The order of two words by bytes: negative, zero or positive.
             func compare(_ a: SortableWord, _ b: SortableWord) -> Int {
                 if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+                // Words of at most 8 bytes with the same first 8 bytes are the same word (a word holds no 0 byte, so its
+                // zero padding cannot match a byte of another).
+                if a.end &- a.start <= 8, b.end &- b.start <= 8 { return 0 }
                 return SearchDocumentAnalysis.compare(
                     UnsafeBufferPointer(start: base + a.start, count: a.end - a.start), UnsafeBufferPointer(start: base + b.start, count: b.end - b.start))
             }
@@ -112,11 +115,12 @@ struct SearchDocumentAnalysis {
                     start = end
                 }
                 if length <= 24 {
-                    // Rows are short: an insertion sort.
+                    // Rows are short: an insertion sort. Stable (a word moves only past greater words, and words come
+                    // in text order), so equal words stay in text order without comparing their indexes: `precedes`.
                     for position in 1..<max(1, length) {
                         let word = words[position]
                         var slot = position
-                        while slot > 0, precedes(word, words[slot - 1]) {
+                        while slot > 0, compare(word, words[slot - 1]) < 0 {
                             words[slot] = words[slot - 1]
                             slot -= 1
                         }

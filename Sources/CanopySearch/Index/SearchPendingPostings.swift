@@ -10,8 +10,8 @@ struct SearchPendingPostings {
     private var wordBytes: [UInt8] = []
     private var wordStarts: [Int] = [0]
     private var wordHashes: [Int] = []
-    /// Open addressing over the words: `slots[i]` is a word's number + 1, or 0 (free). Its count is a power of two,
-    /// at least twice the words'.
+    /// Open addressing over the words: `slots[i]` is 0 (free) or a word's (``slotValue(word:hash:)``: its number + 1 and
+    /// its hash's high bits). Its count is a power of two, at least twice the words'.
     private var slots: [Int] = Array(repeating: 0, count: 64)
     /// The log: posting `p` is `entries[p]`. One array of entries (not one per field): adding a posting is one append.
     private var entries: [Entry] = []
@@ -156,22 +156,47 @@ struct SearchPendingPostings {
     @inline(__always)
     private mutating func number(of term: UnsafeBufferPointer<UInt8>) -> Int {
         let hash = Self.hash(term, seed: seed)
-        let mask = slots.count - 1
-        var slot = hash & mask
-        while true {
-            let occupant = slots[slot]
-            if occupant == 0 { break }
-            let word = occupant - 1
-            if wordHashes[word] == hash, equals(word, term) { return word }
-            slot = (slot + 1) & mask
+        // A slot holds the hash's high 32 bits beside the word's number + 1: most probes of another word end at the
+        // slot's own bits, without reading the word's hash or bytes.
+        let tag = UInt64(truncatingIfNeeded: hash) & 0xFFFF_FFFF_0000_0000
+        let found: Int = slots.withUnsafeBufferPointer { slots in
+            wordStarts.withUnsafeBufferPointer { starts in
+                wordBytes.withUnsafeBufferPointer { bytes in
+                    let mask = slots.count &- 1
+                    var slot = hash & mask
+                    while true {
+                        let occupant = UInt64(bitPattern: Int64(slots[slot]))
+                        if occupant == 0 { return -1 &- slot }
+                        if occupant & 0xFFFF_FFFF_0000_0000 == tag {
+                            let word = Int(truncatingIfNeeded: occupant & 0xFFFF_FFFF) &- 1
+                            let start = starts[word]
+                            let count = starts[word &+ 1] &- start
+                            if count == term.count {
+                                guard count > 0, let stored = bytes.baseAddress, let other = term.baseAddress else { return word }
+                                if Self.equalBytes(UnsafeRawPointer(stored + start), UnsafeRawPointer(other), count: count) { return word }
+                            }
+                        }
+                        slot = (slot &+ 1) & mask
+                    }
+                }
+            }
         }
+        if found >= 0 { return found }
+        let slot = -1 &- found
         let word = wordHashes.count
         wordBytes.append(contentsOf: term)
         wordStarts.append(wordBytes.count)
         wordHashes.append(hash)
-        slots[slot] = word + 1
+        slots[slot] = Self.slotValue(word: word, hash: hash)
         if wordHashes.count * 2 > slots.count { grow() }
         return word
+    }
+
+    /// What a slot holds for word `word` of hash `hash`: the hash's high 32 bits, then the word's number + 1 (below
+    /// 2^32: every word has a log entry of 32 bytes in memory).
+    @inline(__always)
+    private static func slotValue(word: Int, hash: Int) -> Int {
+        Int(bitPattern: UInt(truncatingIfNeeded: UInt64(truncatingIfNeeded: hash) & 0xFFFF_FFFF_0000_0000 | UInt64(word &+ 1)))
     }
 
     /// A seeded multiply-and-shift hash of a word's bytes, 8 at a time (a word is a few bytes: `Hasher`'s SipHash
@@ -193,19 +218,6 @@ struct SearchPendingPostings {
         hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
         hash ^= hash >> 31
         return Int(truncatingIfNeeded: hash)
-    }
-
-    /// Whether word `word` is `term` (compared 8 bytes at a time: words are short, and a call to `memcmp` costs more
-    /// than the comparison).
-    @inline(__always)
-    private func equals(_ word: Int, _ term: UnsafeBufferPointer<UInt8>) -> Bool {
-        let start = wordStarts[word]
-        let count = wordStarts[word + 1] - start
-        guard count == term.count else { return false }
-        return wordBytes.withUnsafeBufferPointer { bytes in
-            guard count > 0, let stored = bytes.baseAddress, let other = term.baseAddress else { return true }
-            return Self.equalBytes(UnsafeRawPointer(stored + start), UnsafeRawPointer(other), count: count)
-        }
     }
 
     /// Whether the `count` bytes at `a` and `b` are equal.
@@ -243,7 +255,7 @@ struct SearchPendingPostings {
         for (word, hash) in wordHashes.enumerated() {
             var slot = hash & mask
             while grown[slot] != 0 { slot = (slot + 1) & mask }
-            grown[slot] = word + 1
+            grown[slot] = Self.slotValue(word: word, hash: hash)
         }
         slots = grown
     }
