@@ -55,15 +55,31 @@ struct SearchDocumentAnalysis {
     /// The words are written through pointers into arrays that only grow (no append per word: the index analyses
     /// every row it writes).
     mutating func analyse(_ texts: [String?]) {
+        begin()
+        for field in texts.indices {
+            if let text = texts[field] { add(text, field: field) }
+        }
+        finish()
+    }
+
+    /// Starts analysing a row, replacing what the value held: then ``add(_:field:)`` each field's text, in field
+    /// order, and ``finish()`` (what ``analyse(_:)`` does with an array of texts).
+    mutating func begin() {
         arena.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         fieldStarts.removeAll(keepingCapacity: true)
-        for field in texts.indices {
-            guard let text = texts[field], !text.isEmpty else { continue }
-            let before = ends.count
-            SearchTokenizer.appendTerms(of: text, to: &arena, ends: &ends)
-            if ends.count > before { fieldStarts.append((field, before)) }
-        }
+    }
+
+    /// Adds the words of field `field`'s text (fields in ascending order, each once; empty: none).
+    mutating func add(_ text: String, field: Int) {
+        guard !text.isEmpty else { return }
+        let before = ends.count
+        SearchTokenizer.appendTerms(of: text, to: &arena, ends: &ends)
+        if ends.count > before { fieldStarts.append((field, before)) }
+    }
+
+    /// Sorts and groups the words added since ``begin()``.
+    mutating func finish() {
         length = ends.count
         terms.removeAll(keepingCapacity: true)
         guard length > 0 else { return }

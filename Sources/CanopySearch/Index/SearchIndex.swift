@@ -41,6 +41,12 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// best rows are found without scoring every match. Empty by default (as SQLite FTS5's `prefix` option).
     public let prefixLengths: [Int]
     let textReader: TextReader
+    /// The row's texts handed to `visit` one by one, with their fields' indexes in ascending order (a field without
+    /// text is not visited), instead of in an array; `false` leaves the row out. What ``textReader`` gives, read
+    /// without an array per row: the index reads every written row's texts this way when it has one (``byObject(name:versionTag:_:fields:prefixLengths:)``
+    /// makes one).
+    @usableFromInline typealias TextVisitor = @Sendable (_ row: SearchRow, _ visit: (_ field: Int, _ text: String) -> Void) throws -> Bool
+    let textVisitor: TextVisitor?
     let dependsOnObject: Bool
     let dependsOnMetadata: Bool
     let tablesState = Mutex<SearchIndexTables?>(nil)
@@ -66,9 +72,20 @@ public final class SearchIndex: StoreExtension, Sendable {
     ///   - prefixLengths: the prefix lengths, in Unicode scalars, to keep merged lists for (``prefixLengths``);
     ///     each from 1 to ``maximumPrefixLength`` (registration throws `invalidArgument` otherwise).
     ///   - text: the row's texts, one per field, or `nil` to leave the row out.
-    public init(
+    public convenience init(
         name: String, versionTag: String = "1", collections: Set<String>? = nil, fields: [SearchField],
         dependsOnObject: Bool = true, dependsOnMetadata: Bool = false, prefixLengths: Set<Int> = [], text: @escaping TextReader
+    ) {
+        self.init(
+            name: name, versionTag: versionTag, collections: collections, fields: fields, dependsOnObject: dependsOnObject,
+            dependsOnMetadata: dependsOnMetadata, prefixLengths: prefixLengths, text: text, visitor: nil)
+    }
+
+    /// An index whose texts `visitor` also reads without an array (``TextVisitor``: the same texts as `text`).
+    @usableFromInline
+    init(
+        name: String, versionTag: String, collections: Set<String>?, fields: [SearchField], dependsOnObject: Bool, dependsOnMetadata: Bool,
+        prefixLengths: Set<Int>, text: @escaping TextReader, visitor: TextVisitor?
     ) {
         self.prefixLengths = prefixLengths.sorted()
         self.name = name
@@ -76,6 +93,7 @@ public final class SearchIndex: StoreExtension, Sendable {
         self.collections = collections
         self.fields = fields
         self.textReader = text
+        self.textVisitor = visitor
         self.dependsOnObject = dependsOnObject
         self.dependsOnMetadata = dependsOnMetadata
     }
@@ -90,13 +108,23 @@ public final class SearchIndex: StoreExtension, Sendable {
         name: String, versionTag: String = "1", _ collection: TypedCollection<Object, Metadata>, fields: [ObjectSearchField<Object>],
         prefixLengths: Set<Int> = []
     ) -> SearchIndex where Object: SendableMetatype {
-        SearchIndex(name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field), prefixLengths: prefixLengths) { row in
-            let object = try row.object(in: collection)
-            var texts: [String?] = []
-            texts.reserveCapacity(fields.count)
-            for field in fields { texts.append(field.text(object)) }
-            return texts
-        }
+        SearchIndex(
+            name: name, versionTag: versionTag, collections: [collection.name], fields: fields.map(\.field), dependsOnObject: true,
+            dependsOnMetadata: false, prefixLengths: prefixLengths,
+            text: { row in
+                let object = try row.object(in: collection)
+                var texts: [String?] = []
+                texts.reserveCapacity(fields.count)
+                for field in fields { texts.append(field.text(object)) }
+                return texts
+            },
+            visitor: { row, visit in
+                let object = try row.object(in: collection)
+                for index in fields.indices {
+                    if let text = fields[index].text(object) { visit(index, text) }
+                }
+                return true
+            })
     }
 
     /// Everything the index declares besides its text closure — collections, fields and weights, what the texts read,
@@ -179,16 +207,15 @@ public final class SearchIndex: StoreExtension, Sendable {
         var firstDocument = state.nextDocument
         try transaction.scanRows(inCollections: collections) { stored in
             let row = SearchRow(stored)
-            let texts: [String?]?
+            let included: Bool
             do {
-                texts = try self.texts(of: row)
+                included = try self.analyse(row, into: &analysis)
             } catch let error as CanopyError where error.code == .decodingFailed {
                 skipped.add(stored.id, error: error.message)
                 try stored.setAttachment(SearchRowRecord.skippedMarker, at: slot)
                 return true
             }
-            guard let texts else { return true }
-            analysis.analyse(texts)
+            guard included else { return true }
             let document = state.nextDocument
             state.nextDocument += 1
             state.documentCount += 1
@@ -323,6 +350,21 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// Drops the `rows` table an index of format 3 or earlier kept (row key → record), if the file has one.
     static func dropFormat3Rows(of name: String, in transaction: ReadWriteTransaction) throws {
         try transaction.existingTable("rows", of: name, keys: BytesCoding.self, values: BytesCoding.self)?.drop(in: transaction)
+    }
+
+    /// Analyses the row's texts into `analysis` (through ``textVisitor`` when the index has one, without an array);
+    /// `false` when the text closure leaves the row out (`analysis` then holds nothing to use).
+    /// - Throws: what the text closure throws; `invalidArgument` when it returns another number of texts than fields.
+    func analyse(_ row: SearchRow, into analysis: inout SearchDocumentAnalysis) throws -> Bool {
+        if let textVisitor {
+            analysis.begin()
+            guard try textVisitor(row, { field, text in analysis.add(text, field: field) }) else { return false }
+            analysis.finish()
+            return true
+        }
+        guard let texts = try texts(of: row) else { return false }
+        analysis.analyse(texts)
+        return true
     }
 
     /// The row's texts, checked against the declared fields.

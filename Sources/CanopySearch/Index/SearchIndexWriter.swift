@@ -319,9 +319,14 @@ public final class SearchIndexWriter: ExtensionTransaction {
         guard indexes(row.collection) else { return .keep }
         let old = try oldBytes.flatMap { try index.decodeRecord($0) }
         let wasSkipped = oldBytes != nil && old == nil
-        let texts: [String?]?
+        // The analysis is taken out of the writer while the row is indexed and put back after: used through a
+        // local, its arrays are neither retained nor copied at each use (a stored property of a class is).
+        var analysis = SearchDocumentAnalysis()
+        swap(&analysis, &self.analysis)
+        defer { swap(&analysis, &self.analysis) }
+        let included: Bool
         do {
-            texts = try index.texts(of: SearchRow(row))
+            included = try index.analyse(SearchRow(row), into: &analysis)
         } catch let error as CanopyError where error.code == .decodingFailed {
             // Left out and recorded, as at population (a row written as bytes by a tool, say).
             guard !wasSkipped else { return .keep }
@@ -330,16 +335,10 @@ public final class SearchIndexWriter: ExtensionTransaction {
             return .set(SearchRowRecord.skippedMarker)
         }
         if wasSkipped { skippedChanges.append((row.id, nil)) }
-        guard let texts else {
+        guard included else {
             if let old { try removePostings(of: old); try removeDocument(old.document) }
             return oldBytes == nil ? .keep : .remove
         }
-        // The analysis is taken out of the writer while the row is indexed and put back after: used through a
-        // local, its arrays are neither retained nor copied at each use (a stored property of a class is).
-        var analysis = SearchDocumentAnalysis()
-        swap(&analysis, &self.analysis)
-        defer { swap(&analysis, &self.analysis) }
-        analysis.analyse(texts)
         let document: UInt64
         if let old {
             try removePostings(of: old)
