@@ -23,11 +23,13 @@ struct SearchDocumentAnalysis {
     /// The distinct words, by bytes.
     private var terms: [Term] = []
 
-    /// A distinct word: `arena[start..<end]`, its occurrences `occurrences[occurrences]`.
+    /// A distinct word: `arena[start..<end]`, its first 8 bytes `prefix` (big-endian, zero-padded), its occurrences
+    /// `occurrences[occurrences]`.
     private struct Term {
         var start: Int
         var end: Int
         var occurrences: Range<Int>
+        var prefix: UInt64
     }
 
     private struct SortableWord {
@@ -151,7 +153,7 @@ struct SearchDocumentAnalysis {
                         let word = words[rank]
                         occurrences[rank] = word.occurrence
                         if rank + 1 == length || compare(word, words[rank + 1]) != 0 {
-                            terms.append(Term(start: word.start, end: word.end, occurrences: first..<(rank + 1)))
+                            terms.append(Term(start: word.start, end: word.end, occurrences: first..<(rank + 1), prefix: word.prefix))
                             first = rank + 1
                         }
                     }
@@ -176,11 +178,12 @@ struct SearchDocumentAnalysis {
         try arena.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[terms[term].start..<terms[term].end])) }
     }
 
-    /// Calls `body` with each distinct word's bytes, in byte order, its posting body as
+    /// Calls `body` with each distinct word's bytes, in byte order, its first 8 bytes (big-endian, zero-padded:
+    /// ``SearchPendingPostings/prefix(of:)``), its posting body as
     /// ``SearchPosting/compactBody(length:occurrences:)`` (0 when it is not compact: ``encodePosting(_:into:)`` writes
     /// it) and its number. Through pointers: the index adds every written row's postings this way.
     @inline(__always)
-    func forEachPosting(_ body: (_ word: UnsafeBufferPointer<UInt8>, _ compact: UInt64, _ term: Int) -> Void) {
+    func forEachPosting(_ body: (_ word: UnsafeBufferPointer<UInt8>, _ prefix: UInt64, _ compact: UInt64, _ term: Int) -> Void) {
         let length = self.length
         arena.withUnsafeBufferPointer { arena in
             occurrences.withUnsafeBufferPointer { occurrences in
@@ -196,7 +199,7 @@ struct SearchDocumentAnalysis {
                                 compact = UInt64(length) | 1 << 8 | UInt64(only.field) << 16 | 1 << 24 | 1 << 32 | UInt64(only.position) << 40
                             }
                         }
-                        body(UnsafeBufferPointer(start: words + term.start, count: term.end &- term.start), compact, number)
+                        body(UnsafeBufferPointer(start: words + term.start, count: term.end &- term.start), term.prefix, compact, number)
                     }
                 }
             }

@@ -10,6 +10,8 @@ struct SearchPendingPostings {
     private var wordBytes: [UInt8] = []
     private var wordStarts: [Int] = [0]
     private var wordHashes: [Int] = []
+    /// Each word's first 8 bytes (``prefix(of:)``): a word of at most 8 bytes is its length and these.
+    private var wordPrefixes: [UInt64] = []
     /// Open addressing over the words: `slots[i]` is 0 (free) or a word's (``slotValue(word:hash:)``: its number + 1 and
     /// its hash's high bits). Its count is a power of two, at least twice the words'.
     private var slots: [Int] = Array(repeating: 0, count: 64)
@@ -39,7 +41,7 @@ struct SearchPendingPostings {
     /// Records row `document`'s posting of `term`, its body written by `encode` (nothing written: a removal).
     @inline(__always)
     mutating func append(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) {
-        let word = number(of: term)
+        let word = number(of: term, prefix: Self.prefix(of: term))
         let start = bodies.bytes.count
         entries.append(Entry(document: document, start: start, word: word, compact: 0))
         encode(&bodies)
@@ -47,9 +49,9 @@ struct SearchPendingPostings {
 
     /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
     mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
-        analysis.forEachPosting { word, compact, term in
+        analysis.forEachPosting { word, prefix, compact, term in
             if compact != 0 {
-                entries.append(Entry(document: document, start: bodies.bytes.count, word: number(of: word), compact: compact))
+                entries.append(Entry(document: document, start: bodies.bytes.count, word: number(of: word, prefix: prefix), compact: compact))
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
@@ -62,6 +64,7 @@ struct SearchPendingPostings {
         wordStarts.removeAll(keepingCapacity: true)
         wordStarts.append(0)
         wordHashes.removeAll(keepingCapacity: true)
+        wordPrefixes.removeAll(keepingCapacity: true)
         for index in slots.indices { slots[index] = 0 }
         entries.removeAll(keepingCapacity: true)
         bodies.bytes.removeAll(keepingCapacity: true)
@@ -152,31 +155,34 @@ struct SearchPendingPostings {
         }
     }
 
-    /// The number of `term`, given on first sight.
+    /// The number of `term` (whose first 8 bytes are `prefix`, ``prefix(of:)``), given on first sight.
     @inline(__always)
-    private mutating func number(of term: UnsafeBufferPointer<UInt8>) -> Int {
-        let hash = Self.hash(term, seed: seed)
+    private mutating func number(of term: UnsafeBufferPointer<UInt8>, prefix: UInt64) -> Int {
+        let hash = Self.hash(term, prefix: prefix, seed: seed)
         // A slot holds the hash's high 32 bits beside the word's number + 1: most probes of another word end at the
-        // slot's own bits, without reading the word's hash or bytes.
+        // slot's own bits. A word is then compared by its length and first 8 bytes, and by the rest of its bytes only
+        // past 8 (most words: none).
         let tag = UInt64(truncatingIfNeeded: hash) & 0xFFFF_FFFF_0000_0000
         let found: Int = slots.withUnsafeBufferPointer { slots in
             wordStarts.withUnsafeBufferPointer { starts in
-                wordBytes.withUnsafeBufferPointer { bytes in
-                    let mask = slots.count &- 1
-                    var slot = hash & mask
-                    while true {
-                        let occupant = UInt64(bitPattern: Int64(slots[slot]))
-                        if occupant == 0 { return -1 &- slot }
-                        if occupant & 0xFFFF_FFFF_0000_0000 == tag {
-                            let word = Int(truncatingIfNeeded: occupant & 0xFFFF_FFFF) &- 1
-                            let start = starts[word]
-                            let count = starts[word &+ 1] &- start
-                            if count == term.count {
-                                guard count > 0, let stored = bytes.baseAddress, let other = term.baseAddress else { return word }
-                                if Self.equalBytes(UnsafeRawPointer(stored + start), UnsafeRawPointer(other), count: count) { return word }
+                wordPrefixes.withUnsafeBufferPointer { prefixes in
+                    wordBytes.withUnsafeBufferPointer { bytes in
+                        let mask = slots.count &- 1
+                        var slot = hash & mask
+                        while true {
+                            let occupant = UInt64(bitPattern: Int64(slots[slot]))
+                            if occupant == 0 { return -1 &- slot }
+                            if occupant & 0xFFFF_FFFF_0000_0000 == tag {
+                                let word = Int(truncatingIfNeeded: occupant & 0xFFFF_FFFF) &- 1
+                                let start = starts[word]
+                                let count = starts[word &+ 1] &- start
+                                if count == term.count, prefixes[word] == prefix {
+                                    guard count > 8, let stored = bytes.baseAddress, let other = term.baseAddress else { return word }
+                                    if Self.equalBytes(UnsafeRawPointer(stored + start + 8), UnsafeRawPointer(other + 8), count: count &- 8) { return word }
+                                }
                             }
+                            slot = (slot &+ 1) & mask
                         }
-                        slot = (slot &+ 1) & mask
                     }
                 }
             }
@@ -187,9 +193,21 @@ struct SearchPendingPostings {
         wordBytes.append(contentsOf: term)
         wordStarts.append(wordBytes.count)
         wordHashes.append(hash)
+        wordPrefixes.append(prefix)
         slots[slot] = Self.slotValue(word: word, hash: hash)
         if wordHashes.count * 2 > slots.count { grow() }
         return word
+    }
+
+    /// The first 8 bytes of `bytes` as a big-endian integer, zero-padded past a shorter word (what
+    /// ``SearchDocumentAnalysis`` sorts a row's words by): a word holds no 0 byte, so a word of at most 8 bytes is its
+    /// length and these.
+    @inline(__always)
+    static func prefix(of bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard let base = bytes.baseAddress else { return 0 }
+        if bytes.count >= 8 { return UInt64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)) }
+        // (The bytes little-endian, swapped: the first byte on top, the missing ones zero at the bottom.)
+        return loadTail(UnsafeRawPointer(base), count: bytes.count).byteSwapped
     }
 
     /// What a slot holds for word `word` of hash `hash`: the hash's high 32 bits, then the word's number + 1 (below
@@ -199,23 +217,25 @@ struct SearchPendingPostings {
         Int(bitPattern: UInt(truncatingIfNeeded: UInt64(truncatingIfNeeded: hash) & 0xFFFF_FFFF_0000_0000 | UInt64(word &+ 1)))
     }
 
-    /// A seeded multiply-and-shift hash of a word's bytes, 8 at a time (a word is a few bytes: `Hasher`'s SipHash
-    /// costs more than the rest of adding a posting). The seed is random per process (from `Hasher`'s), so that
-    /// texts cannot be chosen to collide.
+    /// A seeded multiply-and-shift hash of a word's bytes (`prefix`, its first 8 bytes: ``prefix(of:)``, then the
+    /// rest 8 at a time; a word is a few bytes: `Hasher`'s SipHash costs more than the rest of adding a posting). The
+    /// seed is random per process (from `Hasher`'s), so that texts cannot be chosen to collide.
     @inline(__always)
-    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> Int {
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, prefix: UInt64, seed: UInt64) -> Int {
         let count = bytes.count
-        var hash = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
-        guard let base = bytes.baseAddress else { return Int(truncatingIfNeeded: hash) }
-        let raw = UnsafeRawPointer(base)
-        var offset = 0
-        while offset + 8 <= count {
-            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
-            hash ^= hash >> 29
-            offset += 8
+        var hash = (seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15) ^ prefix) &* 0xBF58_476D_1CE4_E5B9
+        hash ^= hash >> 29
+        if count > 8, let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            var offset = 8
+            while offset + 8 <= count {
+                hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+                hash ^= hash >> 29
+                offset += 8
+            }
+            hash ^= loadTail(raw + offset, count: count - offset)
         }
-        let tail = loadTail(raw + offset, count: count - offset)
-        hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
+        hash = hash &* 0x94D0_49BB_1331_11EB
         hash ^= hash >> 31
         return Int(truncatingIfNeeded: hash)
     }
