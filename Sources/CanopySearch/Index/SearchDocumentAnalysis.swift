@@ -11,6 +11,10 @@ struct SearchDocumentAnalysis {
     /// zero bytes (read only as part of the last word's first 8 bytes).
     private var arena: [UInt8] = []
     private var ends: [Int] = []
+    /// The bytes of `arena` and the elements of `ends` this row uses: both only grow (written in place by the
+    /// tokenizer, ``SearchTokenizer/writeTerms(of:into:used:ends:endCount:)``), what follows is scratch.
+    private var arenaUsed = 0
+    private var endCount = 0
     /// The fields with words: `(field, first)`, the field's first word's index in text order.
     private var fieldStarts: [(field: Int, first: Int)] = []
     /// The words to sort: each word's first 8 bytes (big-endian, zero-padded: ordered as the words are, since a word
@@ -67,27 +71,29 @@ struct SearchDocumentAnalysis {
     /// Starts analysing a row, replacing what the value held: then ``add(_:field:)`` each field's text, in field
     /// order, and ``finish()`` (what ``analyse(_:)`` does with an array of texts).
     mutating func begin() {
-        arena.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+        arenaUsed = 0
+        endCount = 0
         fieldStarts.removeAll(keepingCapacity: true)
     }
 
     /// Adds the words of field `field`'s text (fields in ascending order, each once; empty: none).
     mutating func add(_ text: String, field: Int) {
         guard !text.isEmpty else { return }
-        let before = ends.count
-        SearchTokenizer.appendTerms(of: text, to: &arena, ends: &ends)
-        if ends.count > before { fieldStarts.append((field, before)) }
+        let before = endCount
+        SearchTokenizer.writeTerms(of: text, into: &arena, used: &arenaUsed, ends: &ends, endCount: &endCount)
+        if endCount > before { fieldStarts.append((field, before)) }
     }
 
     /// Sorts and groups the words added since ``begin()``.
     mutating func finish() {
-        length = ends.count
+        length = endCount
         terms.removeAll(keepingCapacity: true)
         guard length > 0 else { return }
         // 8 bytes of padding after the last word, so that every word's first 8 bytes are one load (the words are
         // read by their ranges alone).
-        arena.append(contentsOf: repeatElement(0, count: 8))
+        SearchTokenizer.reserve(&arena, arenaUsed + 8)
+        let used = arenaUsed
+        arena.withUnsafeMutableBytes { $0.storeBytes(of: 0 as UInt64, toByteOffset: used, as: UInt64.self) }
         if sortable.count < length { sortable.append(contentsOf: repeatElement(.zero, count: length - sortable.count)) }
         if occurrences.count < length {
             occurrences.append(contentsOf: repeatElement(SearchPosting.Occurrence(field: 0, position: 0), count: length - occurrences.count))

@@ -43,24 +43,62 @@ public enum SearchTokenizer {
     }
 
     /// Appends the folded words of `text` to `arena`, back to back, and each word's end offset in `arena` to `ends`:
-    /// the words of ``terms(of:)`` without an array per word (the index analyses every written row's texts).
+    /// the words of ``terms(of:)`` without an array per word (what ``writeTerms(of:into:used:ends:endCount:)`` writes).
     static func appendTerms(of text: String, to arena: inout [UInt8], ends: inout [Int]) {
+        var used = arena.count
+        var endCount = ends.count
+        writeTerms(of: text, into: &arena, used: &used, ends: &ends, endCount: &endCount)
+        arena.removeLast(arena.count - used)
+        ends.removeLast(ends.count - endCount)
+    }
+
+    /// Writes the folded words of `text` into `arena` from offset `used` on, back to back, and each word's end offset
+    /// into `ends` from index `endCount` on, moving both on: the words of ``terms(of:)``, in buffers that only grow
+    /// (their elements past `used` and `endCount` are scratch; `arena` keeps at least 8 bytes of room past the words
+    /// of an ASCII text). No array per word, and no append per word or text: the index analyses every written row's
+    /// texts.
+    static func writeTerms(of text: String, into arena: inout [UInt8], used: inout Int, ends: inout [Int], endCount: inout Int) {
         var text = text
-        if text.withUTF8({ appendASCIITerms($0, to: &arena, ends: &ends) }) { return }
+        if text.withUTF8({ writeASCIITerms($0, into: &arena, used: &used, ends: &ends, endCount: &endCount) }) { return }
+        var words: [UInt8] = []
+        var wordEnds: [Int] = []
         scan(text) { kind, _, _, bytes in
-            if appendFolded(bytes, kind: kind, to: &arena) { ends.append(arena.count) }
+            if appendFolded(bytes, kind: kind, to: &words) { wordEnds.append(words.count) }
         }
+        reserve(&arena, used + words.count + 8)
+        reserve(&ends, endCount + wordEnds.count)
+        let start = used
+        arena.withUnsafeMutableBufferPointer { arena in
+            words.withUnsafeBufferPointer { words in
+                guard let out = arena.baseAddress, let from = words.baseAddress else { return }
+                (out + start).update(from: from, count: words.count)
+            }
+        }
+        for end in wordEnds {
+            ends[endCount] = start + end
+            endCount += 1
+        }
+        used = start + words.count
+    }
+
+    /// Grows `buffer` (with zeros) to at least `count` elements, at least doubling it.
+    @inline(__always)
+    static func reserve<Element: FixedWidthInteger>(_ buffer: inout [Element], _ count: Int) {
+        guard buffer.count < count else { return }
+        buffer.append(contentsOf: repeatElement(0, count: max(count - buffer.count, buffer.count)))
     }
 
     /// The words of a text of ASCII bytes only: runs of ASCII letters and digits, lowercased as they are copied, cut
     /// at ``maximumTermBytes`` — what ``scan(_:asciiShortcut:_:)`` and ``appendFolded(_:kind:to:)`` make of such a
-    /// text. A text with any byte that is not ASCII (checked first, 8 bytes at a time) appends nothing and returns
-    /// `false` (it takes the general path).
+    /// text —, written as ``writeTerms(of:into:used:ends:endCount:)`` says. A text with any byte that is not ASCII
+    /// (checked first, 8 bytes at a time) writes nothing and returns `false` (it takes the general path).
     ///
-    /// One pass over the bytes, each byte classified, lowercased and written in a few instructions (the index splits
-    /// every written row's texts).
+    /// One pass over the bytes, each byte classified, lowercased and written in a few instructions, through pointers
+    /// (the index splits every written row's texts).
     @inline(__always)
-    static func appendASCIITerms(_ buffer: UnsafeBufferPointer<UInt8>, to arena: inout [UInt8], ends: inout [Int]) -> Bool {
+    static func writeASCIITerms(
+        _ buffer: UnsafeBufferPointer<UInt8>, into arena: inout [UInt8], used: inout Int, ends: inout [Int], endCount: inout Int
+    ) -> Bool {
         guard let input = buffer.baseAddress, !buffer.isEmpty else { return true }
         let count = buffer.count
         var high: UInt64 = 0
@@ -75,37 +113,44 @@ public enum SearchTokenizer {
             offset &+= 1
         }
         guard high & 0x8080_8080_8080_8080 == 0 else { return false }
-        let arenaStart = arena.count
-        // Room for every byte (one copy), then the words written over it through a pointer and the rest cut off.
-        arena.append(contentsOf: buffer)
+        // Room for every byte and 8 more, and for a word per two bytes (a word and its separator).
+        reserve(&arena, used + count + 8)
+        reserve(&ends, endCount + count / 2 + 1)
+        let arenaStart = used
+        var endIndex = endCount
         let written: Int = arena.withUnsafeMutableBufferPointer { arena in
-            guard let out = arena.baseAddress else { return arenaStart }
-            // One pass: a word byte is written lowercased and kept; a separator ends the word written so far (cut
-            // at the longest word stored: what follows is written over).
-            var write = arenaStart
-            var wordStart = arenaStart
-            var i = 0
-            while i < count {
-                let byte = input[i]
-                let lowered = byte | 0x20
-                let isLetter = lowered &- 0x61 < 26
-                if isLetter || byte &- 0x30 < 10 {
-                    out[write] = isLetter ? lowered : byte
-                    write &+= 1
-                } else if write != wordStart {
-                    write = min(write, wordStart &+ maximumTermBytes)
-                    ends.append(write)
-                    wordStart = write
+            ends.withUnsafeMutableBufferPointer { ends in
+                guard let out = arena.baseAddress, let endsOut = ends.baseAddress else { return arenaStart }
+                // One pass: a word byte is written lowercased and kept; a separator ends the word written so far (cut
+                // at the longest word stored: what follows is written over).
+                var write = arenaStart
+                var wordStart = arenaStart
+                var i = 0
+                while i < count {
+                    let byte = input[i]
+                    let lowered = byte | 0x20
+                    let isLetter = lowered &- 0x61 < 26
+                    if isLetter || byte &- 0x30 < 10 {
+                        out[write] = isLetter ? lowered : byte
+                        write &+= 1
+                    } else if write != wordStart {
+                        write = min(write, wordStart &+ maximumTermBytes)
+                        endsOut[endIndex] = write
+                        endIndex &+= 1
+                        wordStart = write
+                    }
+                    i &+= 1
                 }
-                i &+= 1
+                if write != wordStart {
+                    write = min(write, wordStart &+ maximumTermBytes)
+                    endsOut[endIndex] = write
+                    endIndex &+= 1
+                }
+                return write
             }
-            if write != wordStart {
-                write = min(write, wordStart &+ maximumTermBytes)
-                ends.append(write)
-            }
-            return write
         }
-        arena.removeLast(arena.count - written)
+        used = written
+        endCount = endIndex
         return true
     }
 
