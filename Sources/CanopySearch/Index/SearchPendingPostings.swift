@@ -20,15 +20,36 @@ struct SearchPendingPostings {
     /// The bodies that are not compact, back to back.
     private var bodies = ByteWriter(capacity: 0)
 
-    /// A posting of the log: word number `word`, row `document`. Its body is `compact` when that is not 0 (a
-    /// ``SearchPosting/compactBody(length:occurrences:)``, most postings: no bytes written for them), else
-    /// `bodies.bytes[start..<end(p)]` (empty: a removal); `start` is where the bodies ended when it was logged.
+    /// A posting of the log: word number `word`, row `document`, and its body: `body` is a
+    /// ``SearchPosting/compactBody(length:occurrences:)`` (most postings: no bytes written for them; below 2^48), or,
+    /// with its top bit set, the number `b` of a body in `bodies`: its bytes are `bodies[bufferedStarts[b]..<]` up to
+    /// the next one's start (an empty body is a removal). 24 bytes: a bulk write logs a posting per word and row, and
+    /// the log's pages are memory the process faults in.
     private struct Entry {
         var document: UInt64
-        var start: Int
-        var word: Int
-        var compact: UInt64
+        var body: UInt64
+        var word: UInt32
+
+        static let buffered: UInt64 = 1 << 63
+
+        init(document: UInt64, word: Int, compact: UInt64) {
+            self.document = document
+            self.body = compact
+            self.word = UInt32(truncatingIfNeeded: word)
+        }
+
+        init(document: UInt64, word: Int, buffered number: Int) {
+            self.document = document
+            self.body = Self.buffered | UInt64(truncatingIfNeeded: number)
+            self.word = UInt32(truncatingIfNeeded: word)
+        }
+
+        var isBuffered: Bool { body & Self.buffered != 0 }
+        /// A buffered body's number.
+        var bufferedNumber: Int { Int(truncatingIfNeeded: body & ~Self.buffered) }
     }
+    /// Where each buffered body starts in `bodies`, by number.
+    private var bufferedStarts: [Int] = []
     private let seed: UInt64 = {
         var hasher = Hasher()
         hasher.combine(0x5EA2C4 as UInt64)
@@ -43,7 +64,8 @@ struct SearchPendingPostings {
     mutating func append(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) {
         let word = number(of: term, prefix: Self.prefix(of: term))
         let start = bodies.bytes.count
-        entries.append(Entry(document: document, start: start, word: word, compact: 0))
+        entries.append(Entry(document: document, word: word, buffered: bufferedStarts.count))
+        bufferedStarts.append(start)
         encode(&bodies)
     }
 
@@ -51,7 +73,7 @@ struct SearchPendingPostings {
     mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
         analysis.forEachPosting { word, prefix, compact, term in
             if compact != 0 {
-                entries.append(Entry(document: document, start: bodies.bytes.count, word: number(of: word, prefix: prefix), compact: compact))
+                entries.append(Entry(document: document, word: number(of: word, prefix: prefix), compact: compact))
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
@@ -68,6 +90,7 @@ struct SearchPendingPostings {
         for index in slots.indices { slots[index] = 0 }
         entries.removeAll(keepingCapacity: true)
         bodies.bytes.removeAll(keepingCapacity: true)
+        bufferedStarts.removeAll(keepingCapacity: true)
     }
 
     /// Calls `body` with each word (in byte order) and its postings by document, each row once: the last posting
@@ -75,27 +98,21 @@ struct SearchPendingPostings {
     func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
         let words = wordHashes.count
         guard words > 0 else { return }
-        // The log by word, in log order within a word (a counting sort: stable), each entry's `word` replaced by its
-        // body's size (its end is the next entry's start in log order, which the sorted copy no longer follows).
+        // The log by word, in log order within a word (a counting sort: stable): the entries' positions, 4 bytes each
+        // (not a copy of the entries: the log is most of a bulk write's memory).
         let count = entries.count
-        let bodyCount = bodies.bytes.count
         var firsts = [Int](repeating: 0, count: words + 1)
-        let byWord = entries.withUnsafeBufferPointer { entries in
+        let byWord: [UInt32] = entries.withUnsafeBufferPointer { entries in
             firsts.withUnsafeMutableBufferPointer { firsts in
                 // (Word numbers are below `words`: this table gave them.)
-                for entry in entries { firsts[entry.word &+ 1] &+= 1 }
+                for entry in entries { firsts[Int(entry.word) &+ 1] &+= 1 }
                 for word in 0..<words { firsts[word &+ 1] &+= firsts[word] }
                 var next = [Int](firsts)
                 return next.withUnsafeMutableBufferPointer { next in
-                    [Entry](unsafeUninitializedCapacity: count) { sorted, initialized in
-                        guard let out = sorted.baseAddress else { return }
+                    [UInt32](unsafeUninitializedCapacity: count) { sorted, initialized in
                         for position in 0..<count {
-                            var entry = entries[position]
-                            let word = entry.word
-                            entry.word = entry.compact != 0
-                                ? SearchPosting.compactBodySize
-                                : (position &+ 1 < count ? entries[position &+ 1].start : bodyCount) &- entry.start
-                            (out + next[word]).initialize(to: entry)
+                            let word = Int(entries[position].word)
+                            sorted[next[word]] = UInt32(truncatingIfNeeded: position)
                             next[word] &+= 1
                         }
                         initialized = count
@@ -110,46 +127,62 @@ struct SearchPendingPostings {
                     UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
             }
         }
-        // Each word's run written straight from the sorted log (its rows, body starts and bodies, each array at its
-        // exact size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
-        try byWord.withUnsafeBufferPointer { entries in
-            try bodies.bytes.withUnsafeBufferPointer { bodies in
-                for word in sortedWords {
-                    let range = firsts[word]..<firsts[word + 1]
-                    var bytes = 0
-                    for rank in range { bytes &+= entries[rank].word }
-                    var run = SearchPostingRun()
-                    run.documents = [UInt64](unsafeUninitializedCapacity: range.count) { documents, count in
-                        for (index, rank) in range.enumerated() { documents[index] = entries[rank].document }
-                        count = range.count
-                    }
-                    run.starts = [Int](unsafeUninitializedCapacity: range.count) { starts, count in
-                        var offset = 0
-                        for (index, rank) in range.enumerated() {
-                            starts[index] = offset
-                            offset &+= entries[rank].word
+        // Each word's run written straight from the log (its rows, body starts and bodies, each array at its exact
+        // size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
+        try entries.withUnsafeBufferPointer { entries in
+            try byWord.withUnsafeBufferPointer { byWord in
+                try bufferedStarts.withUnsafeBufferPointer { bufferedStarts in
+                    try bodies.bytes.withUnsafeBufferPointer { bodies in
+                        let bodyCount = bodies.count
+                        /// Where buffered body `number` ends: where the next one starts.
+                        func end(_ number: Int) -> Int { number &+ 1 < bufferedStarts.count ? bufferedStarts[number &+ 1] : bodyCount }
+                        /// The size of entry `position`'s body.
+                        func size(_ position: Int) -> Int {
+                            let entry = entries[position]
+                            guard entry.isBuffered else { return SearchPosting.compactBodySize }
+                            let number = entry.bufferedNumber
+                            return end(number) &- bufferedStarts[number]
                         }
-                        count = range.count
-                    }
-                    run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, count in
-                        guard let destination = buffer.baseAddress else { return }
-                        var offset = 0
-                        for rank in range {
-                            let entry = entries[rank]
-                            let size = entry.word
-                            if entry.compact != 0 {
-                                let compact = entry.compact
-                                UnsafeMutableRawPointer(destination + offset).storeBytes(of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
-                                UnsafeMutableRawPointer(destination + offset).storeBytes(
-                                    of: UInt16(truncatingIfNeeded: compact >> 32).littleEndian, toByteOffset: 4, as: UInt16.self)
-                            } else if size > 0, let source = bodies.baseAddress {
-                                (destination + offset).initialize(from: source + entry.start, count: size)
+                        for word in sortedWords {
+                            let range = firsts[word]..<firsts[word + 1]
+                            var bytes = 0
+                            for rank in range { bytes &+= size(Int(byWord[rank])) }
+                            var run = SearchPostingRun()
+                            run.documents = [UInt64](unsafeUninitializedCapacity: range.count) { documents, count in
+                                for (index, rank) in range.enumerated() { documents[index] = entries[Int(byWord[rank])].document }
+                                count = range.count
                             }
-                            offset &+= size
+                            var starts = [Int](repeating: 0, count: range.count)
+                            run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, count in
+                                guard let destination = buffer.baseAddress else { return }
+                                var offset = 0
+                                for (index, rank) in range.enumerated() {
+                                    starts[index] = offset
+                                    let position = Int(byWord[rank])
+                                    let entry = entries[position]
+                                    if !entry.isBuffered {
+                                        let compact = entry.body
+                                        UnsafeMutableRawPointer(destination + offset).storeBytes(
+                                            of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
+                                        UnsafeMutableRawPointer(destination + offset).storeBytes(
+                                            of: UInt16(truncatingIfNeeded: compact >> 32).littleEndian, toByteOffset: 4, as: UInt16.self)
+                                        offset &+= SearchPosting.compactBodySize
+                                        continue
+                                    }
+                                    let number = entry.bufferedNumber
+                                    let start = bufferedStarts[number]
+                                    let size = end(number) &- start
+                                    if size > 0, let source = bodies.baseAddress {
+                                        (destination + offset).initialize(from: source + start, count: size)
+                                    }
+                                    offset &+= size
+                                }
+                                count = offset
+                            }
+                            run.starts = starts
+                            try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
                         }
-                        count = offset
                     }
-                    try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
                 }
             }
         }
