@@ -314,8 +314,14 @@ struct SearchDocumentAnalysis {
                     } else {
                         offset += VarInt.write(UInt64(bytes), to: out + offset)
                     }
-                    // Words are a few bytes: copied byte by byte (no call per word).
-                    for index in 0..<bytes { out[offset &+ index] = words[term.start &+ index] }
+                    if bytes <= 8, offset &+ 8 <= size {
+                        // A word of at most 8 bytes is its first 8 bytes, zero-padded: one store (the padding is
+                        // written over by what follows, within the record).
+                        UnsafeMutableRawPointer(out + offset).storeBytes(of: term.prefix.bigEndian, as: UInt64.self)
+                    } else {
+                        // Words are a few bytes: copied byte by byte (no call per word).
+                        for index in 0..<bytes { out[offset &+ index] = words[term.start &+ index] }
+                    }
                     offset += bytes
                 }
                 count = offset

@@ -354,16 +354,22 @@ enum SearchPostingBlock {
         var chunks: [Range<Int>] = []
         var start = 0
         var size = 0
-        for entry in 0..<run.count {
-            let entrySize = run.end(entry) - run.starts[entry] + 7
-            if entry > start, entry - start == maximumDocuments || size + entrySize > targetBytes {
-                chunks.append(start..<entry)
-                start = entry
-                size = 0
+        let count = run.count
+        let bodyCount = run.writer.bytes.count
+        // (Through a pointer: a bulk write cuts every posting it adds here.)
+        run.starts.withUnsafeBufferPointer { starts in
+            for entry in 0..<count {
+                let end = entry &+ 1 < starts.count ? starts[entry &+ 1] : bodyCount
+                let entrySize = end &- starts[entry] &+ 7
+                if entry > start, entry &- start == maximumDocuments || size &+ entrySize > targetBytes {
+                    chunks.append(start..<entry)
+                    start = entry
+                    size = 0
+                }
+                size &+= entrySize
             }
-            size += entrySize
         }
-        if start < run.count { chunks.append(start..<run.count) }
+        if start < count { chunks.append(start..<count) }
         return chunks
     }
 
