@@ -25,7 +25,12 @@ struct SearchDocumentAnalysis {
     /// field, then position. The first ``length`` elements are this row's (as `sortable`).
     private var occurrences: [SearchPosting.Occurrence] = []
     /// The distinct words, by bytes.
-    private var terms: [Term] = []
+    private var terms: ArraySlice<Term> { termStorage[..<termCount] }
+    /// The distinct words' storage: it only grows (written through a pointer, not appended to); the first
+    /// ``termCount`` are this row's.
+    private var termStorage: [Term] = []
+    /// The number of distinct words.
+    private(set) var termCount = 0
 
     /// A distinct word: `arena[start..<end]`, its first 8 bytes `prefix` (big-endian, zero-padded), its occurrences
     /// `occurrences[occurrences]`.
@@ -34,6 +39,8 @@ struct SearchDocumentAnalysis {
         var end: Int
         var occurrences: Range<Int>
         var prefix: UInt64
+
+        static let zero = Term(start: 0, end: 0, occurrences: 0..<0, prefix: 0)
     }
 
     private struct SortableWord {
@@ -50,8 +57,6 @@ struct SearchDocumentAnalysis {
 
     init(_ texts: [String?]) { analyse(texts) }
 
-    /// The number of distinct words.
-    var termCount: Int { terms.count }
 
     /// The distinct words, sorted by bytes.
     var sortedTerms: [[UInt8]] { terms.map { Array(arena[$0.start..<$0.end]) } }
@@ -87,7 +92,7 @@ struct SearchDocumentAnalysis {
     /// Sorts and groups the words added since ``begin()``.
     mutating func finish() {
         length = endCount
-        terms.removeAll(keepingCapacity: true)
+        termCount = 0
         guard length > 0 else { return }
         // 8 bytes of padding after the last word, so that every word's first 8 bytes are one load (the words are
         // read by their ranges alone).
@@ -95,6 +100,7 @@ struct SearchDocumentAnalysis {
         let used = arenaUsed
         arena.withUnsafeMutableBytes { $0.storeBytes(of: 0 as UInt64, toByteOffset: used, as: UInt64.self) }
         if sortable.count < length { sortable.append(contentsOf: repeatElement(.zero, count: length - sortable.count)) }
+        if termStorage.count < length { termStorage.append(contentsOf: repeatElement(.zero, count: length - termStorage.count)) }
         if occurrences.count < length {
             occurrences.append(contentsOf: repeatElement(SearchPosting.Occurrence(field: 0, position: 0), count: length - occurrences.count))
         }
@@ -153,17 +159,22 @@ struct SearchDocumentAnalysis {
                 } else {
                     words.sort(by: precedes)
                 }
+                var distinct = 0
                 occurrences.withUnsafeMutableBufferPointer { occurrences in
-                    var first = 0
-                    for rank in 0..<length {
-                        let word = words[rank]
-                        occurrences[rank] = word.occurrence
-                        if rank + 1 == length || compare(word, words[rank + 1]) != 0 {
-                            terms.append(Term(start: word.start, end: word.end, occurrences: first..<(rank + 1), prefix: word.prefix))
-                            first = rank + 1
+                    termStorage.withUnsafeMutableBufferPointer { terms in
+                        var first = 0
+                        for rank in 0..<length {
+                            let word = words[rank]
+                            occurrences[rank] = word.occurrence
+                            if rank + 1 == length || compare(word, words[rank + 1]) != 0 {
+                                terms[distinct] = Term(start: word.start, end: word.end, occurrences: first..<(rank + 1), prefix: word.prefix)
+                                distinct += 1
+                                first = rank + 1
+                            }
                         }
                     }
                 }
+                termCount = distinct
             }
         }
     }
