@@ -6,25 +6,29 @@ public final class SearchIndexWriter: ExtensionTransaction {
     let index: SearchIndex
     let tables: SearchIndexTables
     let transaction: ReadWriteTransaction
-    private var state: SearchIndexState?
-    private var stateChanged = false
+    // The state below is unchecked for exclusivity (as the store's transaction and row change are): a writer lives in
+    // one write transaction, on its thread, and no method passes a property inout to code that reaches it again (the
+    // log is appended to, then flushed, never flushed from inside an append). The checks cost two calls of about 40
+    // instructions each per property access, several per indexed row.
+    @exclusivity(unchecked) private var state: SearchIndexState?
+    @exclusivity(unchecked) private var stateChanged = false
     /// Rows skipped (`error` set) or taken back (`nil`) in this transaction, applied to the record at commit.
-    private var skippedChanges: [(row: RowID, error: String?)] = []
+    @exclusivity(unchecked) private var skippedChanges: [(row: RowID, error: String?)] = []
     /// Postings written or removed in this transaction and not yet in the table, by word, in the order of the
     /// changes: at commit (or before a search in this transaction reads the table) each word's blocks that they
     /// touch are read, merged and written once — a bulk write puts a few blocks per word instead of a value per row
     /// and word, as SQLite FTS5 writes a transaction's postings as segments.
-    private var pendingPostings = SearchPendingPostings()
+    @exclusivity(unchecked) private var pendingPostings = SearchPendingPostings()
     /// The same for the prefix lists (``SearchIndex/prefixLengths``), by prefix.
-    private var pendingPrefixPostings = SearchPendingPostings()
+    @exclusivity(unchecked) private var pendingPrefixPostings = SearchPendingPostings()
     /// The analysis of the row being indexed (its buffers reused from row to row).
-    private var analysis = SearchDocumentAnalysis()
+    @exclusivity(unchecked) private var analysis = SearchDocumentAnalysis()
     /// The rows numbered in this transaction and not yet in the `documents` table: row `firstPendingDocument + i` is
     /// `pendingDocuments[i]` (`nil`: removed again). Numbers only ascend, so they are appended after the table's last
     /// key at commit (or before a search in this transaction reads the table), in one pass.
-    private var pendingDocuments: [StoredRowKey?] = []
-    private var firstPendingDocument: UInt64 = 0
-    private var slotStorage: AttachmentSlot?
+    @exclusivity(unchecked) private var pendingDocuments: [StoredRowKey?] = []
+    @exclusivity(unchecked) private var firstPendingDocument: UInt64 = 0
+    @exclusivity(unchecked) private var slotStorage: AttachmentSlot?
     /// Past this many pending postings, they are written (memory stays bounded in a huge transaction).
     static let pendingPostingsLimit = 1 << 20
 
@@ -68,7 +72,7 @@ public final class SearchIndexWriter: ExtensionTransaction {
     }
 
     /// The last collection asked about and whether the index indexes it (rows mostly come in runs of one collection).
-    private var lastCollection: (name: String, indexed: Bool)?
+    @exclusivity(unchecked) private var lastCollection: (name: String, indexed: Bool)?
 
     /// Whether the index indexes the rows of `collection`.
     private func indexes(_ collection: String) -> Bool {
