@@ -35,7 +35,7 @@ struct SearchDocumentTable: Sendable {
         let slot = Int(document % Self.blockSize)
         guard slot < keys.count else { return }
         keys[slot] = nil
-        try write(keys, block: block, appending: false, in: transaction)
+        try write(leadingEmpty: 0, keys[...], block: block, appending: false, in: transaction)
     }
 
     /// Stores the rows numbered `first`, `first + 1`, … (`nil`: a number whose row was removed again), all above every
@@ -43,37 +43,33 @@ struct SearchDocumentTable: Sendable {
     /// - Throws: `corruptStore` when a number is not above every stored one (a damaged counter): nothing is overwritten.
     func append(_ rows: [StoredRowKey?], first: UInt64, in transaction: ReadWriteTransaction) throws {
         guard !rows.isEmpty else { return }
-        var block = first / Self.blockSize
-        var keys: [StoredRowKey?]
-        var appending = true
-        if let last = try lastBlock(from: block, in: transaction) {
-            guard last == block else { throw corrupt("its next row number (\(first)) is not above its last (block \(last) holds rows)") }
-            if last == block {
-                keys = try slots(of: block, in: transaction) ?? []
-                let start = Int(first % Self.blockSize)
-                if keys[min(start, keys.count)...].contains(where: { $0 != nil }) {
-                    throw corrupt("its next row number (\(first)) is not above its last")
-                }
-                appending = false
-            } else {
-                keys = []
+        var index = 0
+        let firstBlock = first / Self.blockSize
+        if let last = try lastBlock(from: firstBlock, in: transaction) {
+            guard last == firstBlock else { throw corrupt("its next row number (\(first)) is not above its last (block \(last) holds rows)") }
+            // The stored block is continued: its slots read back, the new rows placed after them.
+            var keys = try slots(of: firstBlock, in: transaction) ?? []
+            let start = Int(first % Self.blockSize)
+            if keys[min(start, keys.count)...].contains(where: { $0 != nil }) {
+                throw corrupt("its next row number (\(first)) is not above its last")
             }
-        } else {
-            keys = []
+            let end = min(rows.count, Int(Self.blockSize) - start)
+            for offset in 0..<end {
+                let slot = start + offset
+                if keys.count < slot { keys.append(contentsOf: repeatElement(nil, count: slot - keys.count)) }
+                keys.append(rows[offset])
+            }
+            try write(leadingEmpty: 0, keys[...], block: firstBlock, appending: false, in: transaction)
+            index = end
         }
-        for (offset, row) in rows.enumerated() {
-            let document = first + UInt64(offset)
-            if document / Self.blockSize != block {
-                try write(keys, block: block, appending: appending, in: transaction)
-                block = document / Self.blockSize
-                keys = []
-                appending = true
-            }
+        // The next blocks are new (above every stored one): each written from its rows, appended.
+        while index < rows.count {
+            let document = first + UInt64(index)
             let slot = Int(document % Self.blockSize)
-            if keys.count < slot { keys.append(contentsOf: repeatElement(nil, count: slot - keys.count)) }
-            keys.append(row)
+            let end = min(rows.count, index + Int(Self.blockSize) - slot)
+            try write(leadingEmpty: slot, rows[index..<end], block: document / Self.blockSize, appending: true, in: transaction)
+            index = end
         }
-        try write(keys, block: block, appending: appending, in: transaction)
     }
 
     /// Calls `body` with each stored row key, in number order, while it returns `true`.
@@ -131,22 +127,38 @@ struct SearchDocumentTable: Sendable {
         return last
     }
 
-    /// Writes block `block` holding `keys` (without trailing empty slots; none left: the block is removed).
-    private func write(_ keys: [StoredRowKey?], block: UInt64, appending: Bool, in transaction: ReadWriteTransaction) throws {
-        var end = keys.count
-        while end > 0, keys[end - 1] == nil { end -= 1 }
-        guard end > 0 else {
+    /// Writes block `block` holding `leadingEmpty` empty slots then `keys` (without trailing empty slots; none left:
+    /// the block is removed), in place in the map.
+    private func write(
+        leadingEmpty: Int, _ keys: ArraySlice<StoredRowKey?>, block: UInt64, appending: Bool, in transaction: ReadWriteTransaction
+    ) throws {
+        var end = keys.endIndex
+        while end > keys.startIndex, keys[end - 1] == nil { end -= 1 }
+        guard end > keys.startIndex else {
             try table.remove(block, in: transaction)
             return
         }
-        var size = 0
-        for key in keys[..<end] { size += VarInt.size(of: UInt64(key?.bytes.count ?? 0)) + (key?.bytes.count ?? 0) }
-        var out = ByteWriter(capacity: size)
-        for key in keys[..<end] {
-            out.append(varint: UInt64(key?.bytes.count ?? 0))
-            if let key { out.bytes.append(contentsOf: key.bytes) }
+        let kept = keys[..<end]
+        var size = leadingEmpty
+        for key in kept { size += VarInt.size(of: UInt64(key?.bytes.count ?? 0)) + (key?.bytes.count ?? 0) }
+        try table.put(reserving: size, forKey: block, in: transaction, appending: appending) { value in
+            guard let out = value.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            // (An empty slot is a length of 0: one zero byte.)
+            for slot in 0..<leadingEmpty { out[slot] = 0 }
+            var offset = leadingEmpty
+            for key in kept {
+                guard let key else {
+                    out[offset] = 0
+                    offset += 1
+                    continue
+                }
+                offset += VarInt.write(UInt64(key.bytes.count), to: out + offset)
+                key.bytes.withUnsafeBufferPointer { bytes in
+                    if let from = bytes.baseAddress { (out + offset).update(from: from, count: bytes.count) }
+                }
+                offset += key.bytes.count
+            }
         }
-        try table.put(out.bytes, forKey: block, in: transaction, appending: appending)
     }
 
     /// Calls `visit` with each slot of a block's value and its row key bytes (empty: no row), while it returns `true`.
