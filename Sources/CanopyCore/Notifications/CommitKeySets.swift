@@ -31,18 +31,29 @@ final class CommitKeySets: Sendable {
     }
 
     /// One collection's keys of one map as the change log kept them: `listed` (rows the transaction created, without
-    /// a hash) and `hashed` (every other change). No key is in both, and none is listed twice (``ChangeLog`` sees to it).
+    /// a hash), `single` (the one existing row a transaction changed in the collection while it changed no other,
+    /// without a hash either: a one-row commit builds no hashed set) and `hashed` (every other change). No key is in
+    /// two of them, and none is listed twice (``ChangeLog`` sees to it).
     struct LoggedKeys: Sendable {
         var collection: String
         var listed: [String]
+        var single: String?
         var hashed: Set<CacheKey>
 
-        var isEmpty: Bool { listed.isEmpty && hashed.isEmpty }
-        var count: Int { listed.count + hashed.count }
+        init(collection: String, listed: [String], single: String? = nil, hashed: Set<CacheKey>) {
+            self.collection = collection
+            self.listed = listed
+            self.single = single
+            self.hashed = hashed
+        }
+
+        var isEmpty: Bool { listed.isEmpty && single == nil && hashed.isEmpty }
+        var count: Int { listed.count + (single == nil ? 0 : 1) + hashed.count }
 
         /// The keys, each once.
         func forEach(_ body: (String) throws -> Void) rethrows {
             for key in listed { try body(key) }
+            if let single { try body(single) }
             for key in hashed { try body(key.key) }
         }
 
@@ -53,13 +64,38 @@ final class CommitKeySets: Sendable {
         }
     }
 
+    /// One map's ``LoggedKeys``, a collection's each, with the first kept inline: a commit that wrote one collection
+    /// allocates no array for it.
+    struct LoggedParts: RandomAccessCollection, Sendable {
+        private var first: LoggedKeys?
+        private var rest: [LoggedKeys] = []
+
+        init() {}
+
+        init(_ parts: some Sequence<LoggedKeys>) {
+            for part in parts { append(part) }
+        }
+
+        mutating func append(_ part: LoggedKeys) {
+            if first == nil { first = part } else { rest.append(part) }
+        }
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { first == nil ? 0 : 1 + rest.count }
+
+        subscript(position: Int) -> LoggedKeys {
+            // (`first` is set whenever an index is valid: `endIndex` is 0 without it.)
+            position == 0 ? first ?? LoggedKeys(collection: "", listed: [], hashed: []) : rest[position - 1]
+        }
+    }
+
     /// The change log's keys: per map, per collection (collections without keys left out).
     struct Logged: Sendable {
-        var changedObjects: [LoggedKeys] = []
-        var changedMetadata: [LoggedKeys] = []
-        var removedKeys: [LoggedKeys] = []
+        var changedObjects = LoggedParts()
+        var changedMetadata = LoggedParts()
+        var removedKeys = LoggedParts()
 
-        subscript(kind: Kind) -> [LoggedKeys] {
+        subscript(kind: Kind) -> LoggedParts {
             switch kind {
             case .changedObjects: changedObjects
             case .changedMetadata: changedMetadata
@@ -68,7 +104,7 @@ final class CommitKeySets: Sendable {
         }
 
         var maps: Maps {
-            func map(_ parts: [LoggedKeys]) -> [String: Set<String>] {
+            func map(_ parts: LoggedParts) -> [String: Set<String>] {
                 var map: [String: Set<String>] = [:]
                 map.reserveCapacity(parts.count)
                 for part in parts { map[part.collection] = part.strings }
@@ -105,9 +141,9 @@ final class CommitKeySets: Sendable {
 
     /// The map `kind` by collection, each collection's keys once: from the change log without building sets when the
     /// notification was made from one.
-    func parts(_ kind: Kind) -> [LoggedKeys] {
+    func parts(_ kind: Kind) -> LoggedParts {
         if let logged { return logged[kind] }
-        return maps[kind].map { LoggedKeys(collection: $0.key, listed: Array($0.value), hashed: []) }
+        return LoggedParts(maps[kind].lazy.map { LoggedKeys(collection: $0.key, listed: Array($0.value), hashed: []) })
     }
 
     /// Calls `body` with each collection and key of the map `kind` (each key once per collection), without building

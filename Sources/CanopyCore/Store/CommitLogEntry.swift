@@ -100,7 +100,7 @@ struct CommitLogEntry: Sendable, Hashable {
         return out.bytes
     }
 
-    private static func append(_ parts: [CommitKeySets.LoggedKeys], to out: inout ByteWriter) {
+    private static func append(_ parts: CommitKeySets.LoggedParts, to out: inout ByteWriter) {
         out.append(varint: UInt64(parts.count))
         for part in parts {
             out.append(string: part.collection)
