@@ -66,26 +66,31 @@ final class CommitKeySets: Sendable {
 
     /// One map's ``LoggedKeys``, a collection's each, with the first kept inline: a commit that wrote one collection
     /// allocates no array for it.
-    struct LoggedParts: RandomAccessCollection, Sendable {
+    struct LoggedParts: Sendable {
         private var first: LoggedKeys?
         private var rest: [LoggedKeys] = []
 
         init() {}
 
-        init(_ parts: some Sequence<LoggedKeys>) {
-            for part in parts { append(part) }
-        }
-
         mutating func append(_ part: LoggedKeys) {
             if first == nil { first = part } else { rest.append(part) }
         }
 
-        var startIndex: Int { 0 }
-        var endIndex: Int { first == nil ? 0 : 1 + rest.count }
+        var count: Int { first == nil ? 0 : 1 + rest.count }
+        var isEmpty: Bool { first == nil }
 
-        subscript(position: Int) -> LoggedKeys {
-            // (`first` is set whenever an index is valid: `endIndex` is 0 without it.)
-            position == 0 ? first ?? LoggedKeys(collection: "", listed: [], hashed: []) : rest[position - 1]
+        /// Calls `body` with each part, in the order appended.
+        func forEach(_ body: (LoggedKeys) throws -> Void) rethrows {
+            guard let first else { return }
+            try body(first)
+            for part in rest { try body(part) }
+        }
+
+        /// The number of keys of all parts.
+        var keyCount: Int {
+            var count = 0
+            forEach { count += $0.count }
+            return count
         }
     }
 
@@ -95,19 +100,11 @@ final class CommitKeySets: Sendable {
         var changedMetadata = LoggedParts()
         var removedKeys = LoggedParts()
 
-        subscript(kind: Kind) -> LoggedParts {
-            switch kind {
-            case .changedObjects: changedObjects
-            case .changedMetadata: changedMetadata
-            case .removedKeys: removedKeys
-            }
-        }
-
         var maps: Maps {
             func map(_ parts: LoggedParts) -> [String: Set<String>] {
                 var map: [String: Set<String>] = [:]
                 map.reserveCapacity(parts.count)
-                for part in parts { map[part.collection] = part.strings }
+                parts.forEach { map[$0.collection] = $0.strings }
                 return map
             }
             return Maps(changedObjects: map(changedObjects), changedMetadata: map(changedMetadata), removedKeys: map(removedKeys))
@@ -141,19 +138,48 @@ final class CommitKeySets: Sendable {
 
     /// The map `kind` by collection, each collection's keys once: from the change log without building sets when the
     /// notification was made from one.
-    func parts(_ kind: Kind) -> LoggedParts {
-        if let logged { return logged[kind] }
-        return LoggedParts(maps[kind].lazy.map { LoggedKeys(collection: $0.key, listed: Array($0.value), hashed: []) })
+    func parts(_ kind: Kind) -> [LoggedKeys] {
+        var parts: [LoggedKeys] = []
+        forEachPart(kind) { parts.append($0) }
+        return parts
+    }
+
+    /// Calls `body` with each collection's keys of the map `kind` (``parts(_:)`` without an array).
+    func forEachPart(_ kind: Kind, _ body: (LoggedKeys) throws -> Void) rethrows {
+        if let logged {
+            switch kind {
+            case .changedObjects: try logged.changedObjects.forEach(body)
+            case .changedMetadata: try logged.changedMetadata.forEach(body)
+            case .removedKeys: try logged.removedKeys.forEach(body)
+            }
+            return
+        }
+        for (collection, keys) in maps[kind] { try body(LoggedKeys(collection: collection, listed: Array(keys), hashed: [])) }
+    }
+
+    /// The number of collections of the map `kind`.
+    func partCount(_ kind: Kind) -> Int {
+        if let logged {
+            switch kind {
+            case .changedObjects: return logged.changedObjects.count
+            case .changedMetadata: return logged.changedMetadata.count
+            case .removedKeys: return logged.removedKeys.count
+            }
+        }
+        return maps[kind].count
+    }
+
+    /// The number of keys of the three maps (a key changed and removed counted twice: it is listed twice).
+    var keyCount: Int {
+        if let logged { return logged.changedObjects.keyCount + logged.changedMetadata.keyCount + logged.removedKeys.keyCount }
+        let maps = maps
+        return Kind.allCases.reduce(0) { count, kind in maps[kind].values.reduce(count) { $0 + $1.count } }
     }
 
     /// Calls `body` with each collection and key of the map `kind` (each key once per collection), without building
     /// sets.
     func forEachKey(in kind: Kind, _ body: (_ collection: String, _ key: String) -> Void) {
-        if let logged {
-            for part in logged[kind] { part.forEach { body(part.collection, $0) } }
-            return
-        }
-        for (collection, keys) in maps[kind] { for key in keys { body(collection, key) } }
+        forEachPart(kind) { part in part.forEach { body(part.collection, $0) } }
     }
 
     /// Whether the sets were built (someone asked for them): the commit's own work (the persisted log, other
@@ -162,7 +188,6 @@ final class CommitKeySets: Sendable {
 
     /// Whether the map `kind` lists no collection (no set is built).
     func isEmpty(_ kind: Kind) -> Bool {
-        if let logged { return logged[kind].isEmpty }
-        return maps[kind].isEmpty
+        partCount(kind) == 0
     }
 }

@@ -60,10 +60,10 @@ struct ChangeLog {
         removedCollections.isEmpty && !removedAll && first.isEmpty && entries.allSatisfy(\.isEmpty)
     }
 
-    /// The changes of slot `slot` (0: the first collection's, inline).
-    private subscript(slot: Int) -> Changes {
-        _read { if slot == 0 { yield first } else { yield entries[slot - 1] } }
-        _modify { if slot == 0 { yield &first } else { yield &entries[slot - 1] } }
+    /// Calls `body` with the changes of slot `slot` (0: the first collection's, inline), in place.
+    @inline(__always)
+    private mutating func withChanges<R>(_ slot: Int, _ body: (inout Changes) -> R) -> R {
+        slot == 0 ? body(&first) : body(&entries[slot - 1])
     }
 
     /// The name of the collection of slot `slot`.
@@ -116,44 +116,47 @@ struct ChangeLog {
     mutating func created(_ key: String, in collection: String, metadata: Bool) {
         let slot = slot(collection)
         // A key removed earlier in the transaction is in `removed`: it goes through the sets, which take it out.
-        guard self[slot].removed.isEmpty else {
-            changed(key, in: collection, object: true, metadata: metadata)
-            return
+        let listed = withChanges(slot) { changes in
+            guard changes.removed.isEmpty else { return false }
+            changes.created.append(key)
+            if metadata { changes.createdWithMetadata.append(key) }
+            return true
         }
-        self[slot].created.append(key)
-        if metadata { self[slot].createdWithMetadata.append(key) }
+        if !listed { changed(key, in: collection, object: true, metadata: metadata) }
     }
 
     mutating func changed(_ key: String, in collection: String, object: Bool, metadata: Bool) {
-        let slot = slot(collection)
-        if let single = self[slot].single {
-            if single.key == key {
-                self[slot].single = (key, single.object || object, single.metadata || metadata)
+        withChanges(slot(collection)) { changes in
+            if let single = changes.single {
+                if single.key == key {
+                    changes.single = (key, single.object || object, single.metadata || metadata)
+                    return
+                }
+                changes.hashSingle()
+            } else if changes.takesSingle {
+                changes.single = (key, object, metadata)
                 return
             }
-            self[slot].hashSingle()
-        } else if self[slot].takesSingle {
-            self[slot].single = (key, object, metadata)
-            return
+            let key = CacheKey(key)
+            if object { changes.objects.insert(key) }
+            if metadata { changes.metadata.insert(key) }
+            if !changes.removed.isEmpty { changes.removed.remove(key) }
         }
-        let key = CacheKey(key)
-        if object { self[slot].objects.insert(key) }
-        if metadata { self[slot].metadata.insert(key) }
-        if !self[slot].removed.isEmpty { self[slot].removed.remove(key) }
     }
 
     mutating func removed(_ key: String, in collection: String) {
-        let slot = slot(collection)
-        self[slot].hashSingle()
-        self[slot].hashCreated()
-        let key = CacheKey(key)
-        self[slot].objects.remove(key)
-        self[slot].metadata.remove(key)
-        self[slot].removed.insert(key)
+        withChanges(slot(collection)) { changes in
+            changes.hashSingle()
+            changes.hashCreated()
+            let key = CacheKey(key)
+            changes.objects.remove(key)
+            changes.metadata.remove(key)
+            changes.removed.insert(key)
+        }
     }
 
     mutating func removedAll(inCollection collection: String) {
-        self[slot(collection)] = Changes()
+        withChanges(slot(collection)) { $0 = Changes() }
         removedCollections.insert(collection)
     }
 
@@ -168,7 +171,7 @@ struct ChangeLog {
     private func loggedKeys() -> CommitKeySets.Logged {
         var logged = CommitKeySets.Logged()
         guard let firstName else { return logged }
-        func add(_ changes: Changes, _ name: String) {
+        func add(_ changes: borrowing Changes, _ name: String) {
             func part(_ listed: [String], _ single: String?, _ hashed: Set<CacheKey>) -> CommitKeySets.LoggedKeys {
                 guard !listed.isEmpty, !hashed.isEmpty else {
                     return CommitKeySets.LoggedKeys(collection: name, listed: listed, single: single, hashed: hashed)
@@ -186,7 +189,9 @@ struct ChangeLog {
         return logged
     }
 
-    func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: ExtensionPayload]) -> CommitNotification {
+    /// The commit's notification. (`mutating` only so that the transaction's log is read where it is stored, not copied
+    /// out of the transaction object first: a retain and a release of each of its arrays and sets.)
+    mutating func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: ExtensionPayload]) -> CommitNotification {
         var bytes: [String: [UInt8]] = [:]
         var typed = TypedExtensionChanges()
         if !extensionPayloads.isEmpty {
