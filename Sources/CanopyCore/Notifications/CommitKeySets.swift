@@ -179,6 +179,11 @@ final class CommitKeySets: Sendable {
     /// Calls `body` with each collection and key of the map `kind` (each key once per collection), without building
     /// sets.
     func forEachKey(in kind: Kind, _ body: (_ collection: String, _ key: String) -> Void) {
+        guard logged != nil else {
+            // (Given as sets — another process's commit, decoded —: walked as they are, not copied into parts.)
+            for (collection, keys) in maps[kind] { for key in keys { body(collection, key) } }
+            return
+        }
         forEachPart(kind) { part in part.forEach { body(part.collection, $0) } }
     }
 
