@@ -67,7 +67,7 @@ struct BulkWriteBookkeepingTests {
     /// removal, a metadata-only change, a collection emptied, every collection emptied. Short transactions over few
     /// keys go through each of those transitions.
     @Test("A short transaction's notification (the one-key form and its way out) lists exactly what it changed (seeded)",
-          arguments: Array(UInt64(1)...60))
+          arguments: Array(UInt64(1)...200))
     func shortTransactionsMatchTheModel(seed: UInt64) throws {
         // (Four keys, all existing at first, or 18, of which three are created.)
         try checkNotificationAgainstModel(seed: seed, steps: 1 + Int(seed % 5), keys: seed % 2 == 0 ? 4 : 18, collectionCount: 2)
