@@ -208,6 +208,15 @@ struct BulkWriteBookkeepingTests {
         }
     }
 
+    @Test("A change of neither the object nor the metadata leaves the change log empty")
+    func changeOfNothingLogsNothing() {
+        var log = ChangeLog()
+        log.changed("a", in: "items", object: false, metadata: false)
+        #expect(log.isEmpty)
+        log.changed("a", in: "items", object: true, metadata: false)
+        #expect(!log.isEmpty)
+    }
+
     @Test("A bulk insert's notification lists every created key once, without a hashed set, and encodes them all")
     func bulkInsertListsEveryKey() throws {
         try withDatabase { database, _ in
