@@ -69,8 +69,17 @@ struct SearchPendingPostings {
         encode(&bodies)
     }
 
+    /// Past this many entries the log is a bulk write's: its room is reserved at once for
+    /// ``SearchIndexWriter/pendingPostingsLimit`` entries (memory the process touches only as it writes them), so that
+    /// it stops growing by copies — each a new region the process faults in page by page, twice the log's size in all.
+    /// Below it (a transaction of a few rows), the log grows as an array does.
+    static let bulkEntries = 1 << 16
+
     /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
     mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
+        if entries.count >= Self.bulkEntries, entries.capacity < SearchIndexWriter.pendingPostingsLimit {
+            entries.reserveCapacity(SearchIndexWriter.pendingPostingsLimit)
+        }
         analysis.forEachPosting { word, prefix, compact, term in
             if compact != 0 {
                 entries.append(Entry(document: document, word: number(of: word, prefix: prefix), compact: compact))
