@@ -124,11 +124,13 @@ struct LentRowValueTests {
     /// way, it decodes that one without dropping the value it lends.
     @Test("A scanned row lends its decoded object, and answers another type meanwhile")
     func scannedRowLendsItsObject() throws {
+        // Long enough to live on the heap (a small string is stored inline and would survive its storage's release).
+        let longPart = String(repeating: "-", count: 40)
         try withDatabase { database, _ in
             let connection = database.newConnection()
             try connection.readWrite { txn throws in
                 for index in 0..<50 {
-                    try txn.set(Card(title: "t\(index)", tags: ["a\(index)", "b"], rank: index), forKey: "k\(index)", in: cards)
+                    try txn.set(Card(title: "t\(index)\(longPart)", tags: ["a\(index)\(longPart)", "b"], rank: index), forKey: "k\(index)", in: cards)
                 }
             }
             var seen: [String] = []
@@ -146,7 +148,8 @@ struct LentRowValueTests {
                 }
             }
             let expected = (0..<50).sorted { "k\($0)" < "k\($1)" }.map { index in
-                "t\(index) [\"a\(index)\", \"b\"] \(index) t\(index) / t\(index) [\"a\(index)\", \"b\"] \(index) / t\(index) [\"a\(index)\", \"b\"] \(index)"
+                let title = "t\(index)\(longPart)", tags = "[\"a\(index)\(longPart)\", \"b\"]"
+                return "\(title) \(tags) \(index) \(title) / \(title) \(tags) \(index) / \(title) \(tags) \(index)"
             }
             #expect(seen == expected)
         }

@@ -193,7 +193,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
 
-    /// Objects this transaction put in the connection's object cache (see ``cacheWritten(_:forKey:in:)``).
+    /// Objects this transaction put in the connection's object cache (see ``cacheWritten(at:forKey:in:)``).
     @exclusivity(unchecked) private var objectsCached = 0
 
     /// Caches an object this transaction wrote, as later reads return it — unless the transaction already cached as
@@ -201,12 +201,27 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// (an LRU insert and eviction: about 1,100 instructions a row of a bulk write, for values the cache drops again),
     /// so a write only removes what the cache holds for its key (a value cached earlier in the transaction, or by a
     /// read since). A read finds nothing stale either way: the cache holds a key's value as written, or nothing.
+    ///
+    /// The object is read at its address only when it is cached: read through `pointee` and passed on, it would be
+    /// copied for every row (about 200 instructions a row of a bulk insert), cached or not.
     @inline(__always)
     func cacheWritten<Object>(_ object: Object, forKey key: String, in collection: String) {
         let cache = cacheState.objectCache
         if objectsCached < cache.limit {
             objectsCached += 1
             cache.set(object, forKey: key, in: collection)
+        } else {
+            cache.remove(key: key, in: collection)
+        }
+    }
+
+    /// ``cacheWritten(_:forKey:in:)`` of the object at `object`.
+    @inline(__always)
+    func cacheWritten<Object>(at object: UnsafePointer<Object>, forKey key: String, in collection: String) {
+        let cache = cacheState.objectCache
+        if objectsCached < cache.limit {
+            objectsCached += 1
+            cache.set(object.pointee, forKey: key, in: collection)
         } else {
             cache.remove(key: key, in: collection)
         }
@@ -244,10 +259,22 @@ public final class ReadWriteTransaction: ReadTransaction {
         let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
-        try withReadBack(object, bytes: objectBytes, codec: collection.codec, id: id) { readObject in
-            // Lent to the extensions for the write (no copy, no box), then cached.
-            try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: HeldValue(lending: readObject), metadata: .none)
-            cacheWritten(readObject.pointee, forKey: key, in: collection.name)
+        if writers.isEmpty {
+            // No extension to lend the value to: no address taken (a closure and its thunks per row).
+            if cacheState.promisesSynthesizedDecoding(Object.self) {
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: .none, metadata: .none)
+                cacheWritten(object, forKey: key, in: collection.name)
+            } else {
+                let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: .none, metadata: .none)
+                cacheWritten(readObject, forKey: key, in: collection.name)
+            }
+        } else {
+            try withReadBack(object, bytes: objectBytes, codec: collection.codec, id: id) { readObject in
+                // Lent to the extensions for the write (no copy, no box), then cached.
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: HeldValue(lending: readObject), metadata: .none)
+                cacheWritten(at: readObject, forKey: key, in: collection.name)
+            }
         }
         cacheState.metadataCache.remove(key: key, in: collection.name)
     }
@@ -265,7 +292,7 @@ public final class ReadWriteTransaction: ReadTransaction {
             try withReadBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id) { readMetadata in
                 try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes,
                              object: HeldValue(lending: readObject), metadata: HeldValue(lending: readMetadata))
-                cacheWritten(readObject.pointee, forKey: key, in: collection.name)
+                cacheWritten(at: readObject, forKey: key, in: collection.name)
                 cacheState.metadataCache.set(readMetadata.pointee, forKey: key, in: collection.name)
             }
         }
@@ -412,7 +439,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                     attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? attachments
                 }
                 try objectBytes.withUnsafeBytes { try putRecord(rowKey, hasMetadata: previous.hasMetadata, attachments: attachments, object: $0) }
-                cacheWritten(object.pointee, forKey: key, in: collection.name)
+                cacheWritten(at: object, forKey: key, in: collection.name)
             }
             return true
         }
