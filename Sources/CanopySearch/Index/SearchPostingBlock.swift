@@ -102,7 +102,8 @@ enum SearchPostingBlock {
     }
 
     /// The value of the block keyed `key` of `run`'s entries `range` (no removals), and its header for the directory.
-    /// - Throws: ``SearchBytes/Malformed`` when a body is not a posting (``SearchPosting/summary(of:)``): the header
+    /// - Throws: ``SearchBytes/Malformed`` when `range` is empty (a block holds at least one row: the directory and
+    ///   every reader refuse an empty one) or a body is not a posting (``SearchPosting/summary(of:)``): the header
     ///   and score front are built from the bodies, so a block is never written with a header its rows do not give
     ///   (a block read back to be rewritten may hold damage that passed its checksum).
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) throws -> (value: [UInt8], header: SearchBlockHeader) {
@@ -119,6 +120,7 @@ enum SearchPostingBlock {
         documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
         key: UInt64
     ) throws -> (value: [UInt8], header: SearchBlockHeader) {
+        guard !range.isEmpty else { throw SearchBytes.Malformed("a posting block of no rows") }
         func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodies.count }
         var maximumOccurrences = 0
         var minimumLength = Int.max
@@ -178,6 +180,7 @@ enum SearchPostingBlock {
             UInt64(densest.occurrences))
         size += VarInt.size(of: header.0) + VarInt.size(of: header.1) + VarInt.size(of: header.2) + VarInt.size(of: header.3)
             + VarInt.size(of: header.4)
+        // (`size` is at least the header's bytes, so `out` exists; `source` exists since every posting has a body.)
         let value = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             guard let out = buffer.baseAddress, let source = bodies.baseAddress else { return }
             var offset = VarInt.write(header.0, to: out)
@@ -223,6 +226,8 @@ enum SearchPostingBlock {
             }
             count = offset
         }
+        // Every byte counted was written (an empty value here would be stored as a block of no bytes).
+        guard value.count == size else { throw SearchBytes.Malformed("a posting block encoded to \(value.count) of its \(size) bytes") }
         var blockHeader = SearchBlockHeader(
             block: key, count: range.count, maximumOccurrences: maximumOccurrences, minimumLength: range.isEmpty ? 0 : minimumLength,
             densestLength: densest.length, densestOccurrences: densest.occurrences)
