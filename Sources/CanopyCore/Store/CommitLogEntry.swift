@@ -65,18 +65,20 @@ struct CommitLogEntry: Sendable, Hashable {
         out.append(byte: Self.version)
         out.append(bigEndian: notification.snapshot)
         out.append(byte: (notification.removedAll ? Self.removedAllFlag : 0) | (changesUnknown ? Self.changesUnknownFlag : 0))
-        // (The dictionaries are walked only when they hold something: a store without extensions, the commonest small
-        // commit, pays two count bytes.)
+        // By extension name, not in the dictionaries' order (which differs between processes, and between two
+        // dictionaries of the same contents): equal states are equal bytes. (The dictionaries are walked only when
+        // they hold something: a store without extensions, the commonest small commit, pays two count bytes; a store
+        // has a few extensions, so the sorts are short.)
         out.append(varint: UInt64(state.extensionSnapshots.count))
         if !state.extensionSnapshots.isEmpty {
-            for (name, snapshot) in state.extensionSnapshots {
+            for (name, snapshot) in state.extensionSnapshots.sorted(by: { $0.key < $1.key }) {
                 out.append(string: name)
                 out.append(varint: snapshot)
             }
         }
         out.append(varint: UInt64(state.extensionStates.count))
         if !state.extensionStates.isEmpty {
-            for (name, record) in state.extensionStates {
+            for (name, record) in state.extensionStates.sorted(by: { $0.key < $1.key }) {
                 out.append(string: name)
                 out.append(blob: record)
             }
@@ -85,7 +87,7 @@ struct CommitLogEntry: Sendable, Hashable {
         // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.
         for kind in CommitKeySets.Kind.allCases { Self.append(notification.keySets.parts(kind), to: &out) }
         out.append(varint: UInt64(notification.removedCollections.count))
-        for collection in notification.removedCollections { out.append(string: collection) }
+        for collection in notification.removedCollections.sorted() { out.append(string: collection) }
         if let customPayload = notification.customPayload {
             out.append(byte: 1)
             out.append(blob: customPayload)
@@ -93,7 +95,7 @@ struct CommitLogEntry: Sendable, Hashable {
             out.append(byte: 0)
         }
         out.append(varint: UInt64(notification.extensionPayloads.count))
-        for (name, payload) in notification.extensionPayloads {
+        for (name, payload) in notification.extensionPayloads.sorted(by: { $0.key < $1.key }) {
             out.append(string: name)
             out.append(blob: payload)
         }
