@@ -189,11 +189,18 @@ def main():
         print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
     results = load(arguments[0])
+    long = long_timings()
+
+    def workload_us(name):
+        """The JMH median, or the recorded median of a benchmark whose iterations dropped out of the export."""
+        measured = p50(results[name], WALL_CLOCK) if name in results else None
+        return measured if measured is not None else long.get(name)
+
     missing = [
         f"{workload} {side}"
         for workload, _, _, with_encode in WORKLOADS
         for side in ["canopy", "raw"] + (["encode"] if with_encode else [])
-        if f"{workload} {side}" not in results or p50(results[f"{workload} {side}"], WALL_CLOCK) is None
+        if workload_us(f"{workload} {side}") is None
     ]
     if missing:
         print("error: no results for " + ", ".join(missing) + " in " + arguments[0], file=sys.stderr)
@@ -204,22 +211,21 @@ def main():
     print(f"{'workload (p50 per operation)':32} {'canopy us':>11} {'raw us':>10} {'encode us':>10}"
           f" {'canopy mallocs':>15} {'raw mallocs':>12} {'iterations c/r':>15}")
     for workload, operations, target, with_encode in WORKLOADS:
-        canopy = results[f"{workload} canopy"]
-        raw = results[f"{workload} raw"]
-        canopy_us = p50(canopy, WALL_CLOCK)
-        raw_us = p50(raw, WALL_CLOCK)
-        encode_us = p50(results[f"{workload} encode"], WALL_CLOCK) if with_encode else 0.0
+        canopy = results.get(f"{workload} canopy", {})
+        raw = results.get(f"{workload} raw", {})
+        canopy_us = workload_us(f"{workload} canopy")
+        raw_us = workload_us(f"{workload} raw")
+        encode_us = workload_us(f"{workload} encode") if with_encode else 0.0
         ratio = canopy_us / (raw_us + encode_us)
         mallocs = [p50(canopy, MALLOCS), p50(raw, MALLOCS)]
         malloc_text = [f"{m / operations:.2f}" if m is not None else "-" for m in mallocs]
         print(f"{workload:32} {canopy_us / operations:11.3f} {raw_us / operations:10.3f}"
               f" {(f'{encode_us / operations:.3f}' if with_encode else '-'):>10}"
               f" {malloc_text[0]:>15} {malloc_text[1]:>12}"
-              f" {canopy['measurementIterations']:>7}/{raw['measurementIterations']:<7}")
+              f" {canopy.get('measurementIterations', '-'):>7}/{raw.get('measurementIterations', '-'):<7}")
         lines.append(f"{workload} ratio={ratio:.2f} target={target}")
     print()
     print(f"{'measure (p50 per operation)':32} {'numerator us':>13} {'denominator us':>15}  numerator / denominator")
-    long = long_timings()
 
     def median_us(name):
         if name in long:

@@ -11,12 +11,13 @@ import Foundation
 /// - `named`: rows in a named table, no log (what a named table alone costs);
 /// - `named-log`: rows and log in two named tables (Canopy's layout);
 /// - `same-log`: rows and log in one named table, the log's keys after every row's;
-/// - `main-log`: rows and log in the main table (the log's keys after every row's and every table's name).
+/// - `main-log`: rows and log in the main table (the log's keys after every row's and every table's name);
+/// - `main-named-log`: rows in the main table, the log in a named table (format `canopy/7`'s layout).
 ///
 /// With `-bigfree`, the log's first entry is 1.7 MB (a 100,000-key bulk commit's), so that pruning it frees about
 /// 420 pages at once, as in `small-write-txn-none` (whose population commit is such an entry).
 enum CommitLayout: String {
-    case main, named, namedLog = "named-log", sameLog = "same-log", mainLog = "main-log"
+    case main, named, namedLog = "named-log", sameLog = "same-log", mainLog = "main-log", mainNamedLog = "main-named-log"
 }
 
 func commitLayoutWorkload(_ layout: CommitLayout, bigFree: Bool) -> (Int) throws -> Void {
@@ -40,6 +41,9 @@ func commitLayoutWorkload(_ layout: CommitLayout, bigFree: Bool) -> (Int) throws
             log = rows
         case .namedLog:
             check(mdb_dbi_open(txn, "rows", UInt32(MDB_CREATE), &rows), "mdb_dbi_open")
+            check(mdb_dbi_open(txn, "log", UInt32(MDB_CREATE), &log), "mdb_dbi_open")
+        case .mainNamedLog:
+            check(mdb_dbi_open(txn, nil, 0, &rows), "mdb_dbi_open")
             check(mdb_dbi_open(txn, "log", UInt32(MDB_CREATE), &log), "mdb_dbi_open")
         }
         // Other tables, as a store has (their records sit in the main table).

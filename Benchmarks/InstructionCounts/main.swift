@@ -586,6 +586,8 @@ let workloads: [String: (Int) throws -> Void] = [
     "layout-named-log-bigfree": commitLayoutWorkload(.namedLog, bigFree: true),
     "layout-same-log-bigfree": commitLayoutWorkload(.sameLog, bigFree: true),
     "layout-main-log-bigfree": commitLayoutWorkload(.mainLog, bigFree: true),
+    "layout-main-named-log": commitLayoutWorkload(.mainNamedLog, bigFree: false),
+    "layout-main-named-log-bigfree": commitLayoutWorkload(.mainNamedLog, bigFree: true),
     "update-2-views": { try updates(iterations: $0, observed: false) },
     "update-2-views-observed": { try updates(iterations: $0, observed: true) },
     "observed-window": observedWindow,

@@ -62,7 +62,7 @@ extension ReadWriteTransaction {
         var byCollection: [String: [(key: String, removed: Bool)]] = [:]
         for kind in CommitKeySets.Kind.allCases {
             let removed = kind == .removedKeys
-            for part in keySets.parts(kind) {
+            keySets.forEachPart(kind) { part in
                 var keys = byCollection.removeValue(forKey: part.collection) ?? []
                 keys.reserveCapacity(keys.count + part.count)
                 part.forEach { keys.append(($0, removed)) }

@@ -31,18 +31,29 @@ final class CommitKeySets: Sendable {
     }
 
     /// One collection's keys of one map as the change log kept them: `listed` (rows the transaction created, without
-    /// a hash) and `hashed` (every other change). No key is in both, and none is listed twice (``ChangeLog`` sees to it).
+    /// a hash), `single` (the one existing row a transaction changed in the collection while it changed no other,
+    /// without a hash either: a one-row commit builds no hashed set) and `hashed` (every other change). No key is in
+    /// two of them, and none is listed twice (``ChangeLog`` sees to it).
     struct LoggedKeys: Sendable {
         var collection: String
         var listed: [String]
+        var single: String?
         var hashed: Set<CacheKey>
 
-        var isEmpty: Bool { listed.isEmpty && hashed.isEmpty }
-        var count: Int { listed.count + hashed.count }
+        init(collection: String, listed: [String], single: String? = nil, hashed: Set<CacheKey>) {
+            self.collection = collection
+            self.listed = listed
+            self.single = single
+            self.hashed = hashed
+        }
+
+        var isEmpty: Bool { listed.isEmpty && single == nil && hashed.isEmpty }
+        var count: Int { listed.count + (single == nil ? 0 : 1) + hashed.count }
 
         /// The keys, each once.
         func forEach(_ body: (String) throws -> Void) rethrows {
             for key in listed { try body(key) }
+            if let single { try body(single) }
             for key in hashed { try body(key.key) }
         }
 
@@ -53,25 +64,47 @@ final class CommitKeySets: Sendable {
         }
     }
 
-    /// The change log's keys: per map, per collection (collections without keys left out).
-    struct Logged: Sendable {
-        var changedObjects: [LoggedKeys] = []
-        var changedMetadata: [LoggedKeys] = []
-        var removedKeys: [LoggedKeys] = []
+    /// One map's ``LoggedKeys``, a collection's each, with the first kept inline: a commit that wrote one collection
+    /// allocates no array for it.
+    struct LoggedParts: Sendable {
+        private var first: LoggedKeys?
+        private var rest: [LoggedKeys] = []
 
-        subscript(kind: Kind) -> [LoggedKeys] {
-            switch kind {
-            case .changedObjects: changedObjects
-            case .changedMetadata: changedMetadata
-            case .removedKeys: removedKeys
-            }
+        init() {}
+
+        mutating func append(_ part: LoggedKeys) {
+            if first == nil { first = part } else { rest.append(part) }
         }
 
+        var count: Int { first == nil ? 0 : 1 + rest.count }
+        var isEmpty: Bool { first == nil }
+
+        /// Calls `body` with each part, in the order appended.
+        func forEach(_ body: (LoggedKeys) throws -> Void) rethrows {
+            guard let first else { return }
+            try body(first)
+            for part in rest { try body(part) }
+        }
+
+        /// The number of keys of all parts.
+        var keyCount: Int {
+            var count = 0
+            forEach { count += $0.count }
+            return count
+        }
+    }
+
+    /// The change log's keys: per map, per collection (collections without keys left out).
+    struct Logged: Sendable {
+        var changedObjects = LoggedParts()
+        var changedMetadata = LoggedParts()
+        var removedKeys = LoggedParts()
+
         var maps: Maps {
-            func map(_ parts: [LoggedKeys]) -> [String: Set<String>] {
+            func map(_ parts: LoggedParts) -> [String: Set<String>] {
                 var map: [String: Set<String>] = [:]
                 map.reserveCapacity(parts.count)
-                for part in parts { map[part.collection] = part.strings }
+                parts.forEach { map[$0.collection] = $0.strings }
                 return map
             }
             return Maps(changedObjects: map(changedObjects), changedMetadata: map(changedMetadata), removedKeys: map(removedKeys))
@@ -106,18 +139,52 @@ final class CommitKeySets: Sendable {
     /// The map `kind` by collection, each collection's keys once: from the change log without building sets when the
     /// notification was made from one.
     func parts(_ kind: Kind) -> [LoggedKeys] {
-        if let logged { return logged[kind] }
-        return maps[kind].map { LoggedKeys(collection: $0.key, listed: Array($0.value), hashed: []) }
+        var parts: [LoggedKeys] = []
+        forEachPart(kind) { parts.append($0) }
+        return parts
+    }
+
+    /// Calls `body` with each collection's keys of the map `kind` (``parts(_:)`` without an array).
+    func forEachPart(_ kind: Kind, _ body: (LoggedKeys) throws -> Void) rethrows {
+        if let logged {
+            switch kind {
+            case .changedObjects: try logged.changedObjects.forEach(body)
+            case .changedMetadata: try logged.changedMetadata.forEach(body)
+            case .removedKeys: try logged.removedKeys.forEach(body)
+            }
+            return
+        }
+        for (collection, keys) in maps[kind] { try body(LoggedKeys(collection: collection, listed: Array(keys), hashed: [])) }
+    }
+
+    /// The number of collections of the map `kind`.
+    func partCount(_ kind: Kind) -> Int {
+        if let logged {
+            switch kind {
+            case .changedObjects: return logged.changedObjects.count
+            case .changedMetadata: return logged.changedMetadata.count
+            case .removedKeys: return logged.removedKeys.count
+            }
+        }
+        return maps[kind].count
+    }
+
+    /// The number of keys of the three maps (a key changed and removed counted twice: it is listed twice).
+    var keyCount: Int {
+        if let logged { return logged.changedObjects.keyCount + logged.changedMetadata.keyCount + logged.removedKeys.keyCount }
+        let maps = maps
+        return Kind.allCases.reduce(0) { count, kind in maps[kind].values.reduce(count) { $0 + $1.count } }
     }
 
     /// Calls `body` with each collection and key of the map `kind` (each key once per collection), without building
     /// sets.
     func forEachKey(in kind: Kind, _ body: (_ collection: String, _ key: String) -> Void) {
-        if let logged {
-            for part in logged[kind] { part.forEach { body(part.collection, $0) } }
+        guard logged != nil else {
+            // (Given as sets — another process's commit, decoded —: walked as they are, not copied into parts.)
+            for (collection, keys) in maps[kind] { for key in keys { body(collection, key) } }
             return
         }
-        for (collection, keys) in maps[kind] { for key in keys { body(collection, key) } }
+        forEachPart(kind) { part in part.forEach { body(part.collection, $0) } }
     }
 
     /// Whether the sets were built (someone asked for them): the commit's own work (the persisted log, other
@@ -126,7 +193,6 @@ final class CommitKeySets: Sendable {
 
     /// Whether the map `kind` lists no collection (no set is built).
     func isEmpty(_ kind: Kind) -> Bool {
-        if let logged { return logged[kind].isEmpty }
-        return maps[kind].isEmpty
+        partCount(kind) == 0
     }
 }

@@ -15,8 +15,24 @@ struct ChangeLog {
         /// object; ``createdWithMetadata`` those that also have metadata).
         var created: [String] = []
         var createdWithMetadata: [String] = []
+        /// The one existing row changed in the collection while nothing else was (the sets and lists above empty),
+        /// and what of it changed: kept without a hash, so that a one-row commit builds no hashed set (an allocation,
+        /// a hash and an insertion, then its release with the notification). Any other change of the collection
+        /// moves it into the sets first (``hashSingle()``).
+        var single: (key: String, object: Bool, metadata: Bool)?
 
-        var isEmpty: Bool { objects.isEmpty && metadata.isEmpty && removed.isEmpty && created.isEmpty }
+        var isEmpty: Bool { objects.isEmpty && metadata.isEmpty && removed.isEmpty && created.isEmpty && single == nil }
+
+        /// Whether a change of an existing row may be kept as ``single``: nothing else of the collection is logged.
+        var takesSingle: Bool { objects.isEmpty && metadata.isEmpty && removed.isEmpty && created.isEmpty }
+
+        /// Moves ``single`` into the sets (before any other change: the sets and lists must hold each key once).
+        mutating func hashSingle() {
+            guard let single else { return }
+            self.single = nil
+            if single.object { objects.insert(CacheKey(single.key)) }
+            if single.metadata { metadata.insert(CacheKey(single.key)) }
+        }
 
         /// Moves the created rows' keys into the sets (before a removal, which must find them there).
         mutating func hashCreated() {
@@ -29,6 +45,10 @@ struct ChangeLog {
         }
     }
 
+    /// The first collection written, kept inline (a commit usually writes one: its name and changes would otherwise
+    /// be two arrays allocated and freed per commit); the others in ``names`` and ``entries``, slot `i` at `i - 1`.
+    private var firstName: String?
+    private var first = Changes()
     private var names: [String] = []
     private var entries: [Changes] = []
     private var slots: [String: Int] = [:]
@@ -37,13 +57,24 @@ struct ChangeLog {
     private(set) var removedAll = false
 
     var isEmpty: Bool {
-        removedCollections.isEmpty && !removedAll && entries.allSatisfy(\.isEmpty)
+        removedCollections.isEmpty && !removedAll && first.isEmpty && entries.allSatisfy(\.isEmpty)
+    }
+
+    /// Calls `body` with the changes of slot `slot` (0: the first collection's, inline), in place.
+    @inline(__always)
+    private mutating func withChanges<R>(_ slot: Int, _ body: (inout Changes) -> R) -> R {
+        slot == 0 ? body(&first) : body(&entries[slot - 1])
+    }
+
+    /// The name of the collection of slot `slot`.
+    private func name(ofSlot slot: Int) -> String? {
+        slot == 0 ? firstName : names[slot - 1]
     }
 
     /// The index of `collection`'s changes, added when needed.
     @inline(__always)
     private mutating func slot(_ collection: String) -> Int {
-        if last >= 0, names[last] == collection { return last }
+        if last >= 0, name(ofSlot: last) == collection { return last }
         return otherSlot(collection)
     }
 
@@ -51,10 +82,19 @@ struct ChangeLog {
     /// usually writes one or two, and a dictionary would be allocated, filled and freed for each), more through the
     /// index.
     private mutating func otherSlot(_ collection: String) -> Int {
-        if names.count <= Self.scannedCollections {
+        guard let firstName else {
+            firstName = collection
+            last = 0
+            return 0
+        }
+        if firstName == collection {
+            last = 0
+            return 0
+        }
+        if names.count < Self.scannedCollections {
             for index in names.indices where names[index] == collection {
-                last = index
-                return index
+                last = index + 1
+                return last
             }
         } else if let slot = slots[collection] {
             last = slot
@@ -62,9 +102,9 @@ struct ChangeLog {
         }
         names.append(collection)
         entries.append(Changes())
-        last = names.count - 1
-        if names.count > Self.scannedCollections {
-            if slots.isEmpty { for index in names.indices { slots[names[index]] = index } } else { slots[collection] = last }
+        last = names.count
+        if names.count >= Self.scannedCollections {
+            if slots.isEmpty { for index in names.indices { slots[names[index]] = index + 1 } } else { slots[collection] = last }
         }
         return last
     }
@@ -76,33 +116,47 @@ struct ChangeLog {
     mutating func created(_ key: String, in collection: String, metadata: Bool) {
         let slot = slot(collection)
         // A key removed earlier in the transaction is in `removed`: it goes through the sets, which take it out.
-        guard entries[slot].removed.isEmpty else {
-            changed(key, in: collection, object: true, metadata: metadata)
-            return
+        let listed = withChanges(slot) { changes in
+            guard changes.removed.isEmpty else { return false }
+            changes.created.append(key)
+            if metadata { changes.createdWithMetadata.append(key) }
+            return true
         }
-        entries[slot].created.append(key)
-        if metadata { entries[slot].createdWithMetadata.append(key) }
+        if !listed { changed(key, in: collection, object: true, metadata: metadata) }
     }
 
     mutating func changed(_ key: String, in collection: String, object: Bool, metadata: Bool) {
-        let slot = slot(collection)
-        let key = CacheKey(key)
-        if object { entries[slot].objects.insert(key) }
-        if metadata { entries[slot].metadata.insert(key) }
-        if !entries[slot].removed.isEmpty { entries[slot].removed.remove(key) }
+        withChanges(slot(collection)) { changes in
+            if let single = changes.single {
+                if single.key == key {
+                    changes.single = (key, single.object || object, single.metadata || metadata)
+                    return
+                }
+                changes.hashSingle()
+            } else if changes.takesSingle {
+                changes.single = (key, object, metadata)
+                return
+            }
+            let key = CacheKey(key)
+            if object { changes.objects.insert(key) }
+            if metadata { changes.metadata.insert(key) }
+            if !changes.removed.isEmpty { changes.removed.remove(key) }
+        }
     }
 
     mutating func removed(_ key: String, in collection: String) {
-        let slot = slot(collection)
-        entries[slot].hashCreated()
-        let key = CacheKey(key)
-        entries[slot].objects.remove(key)
-        entries[slot].metadata.remove(key)
-        entries[slot].removed.insert(key)
+        withChanges(slot(collection)) { changes in
+            changes.hashSingle()
+            changes.hashCreated()
+            let key = CacheKey(key)
+            changes.objects.remove(key)
+            changes.metadata.remove(key)
+            changes.removed.insert(key)
+        }
     }
 
     mutating func removedAll(inCollection collection: String) {
-        entries[slot(collection)] = Changes()
+        withChanges(slot(collection)) { $0 = Changes() }
         removedCollections.insert(collection)
     }
 
@@ -116,23 +170,28 @@ struct ChangeLog {
     /// (one pass over the list, only in that case), so that every key is given once.
     private func loggedKeys() -> CommitKeySets.Logged {
         var logged = CommitKeySets.Logged()
-        for slot in entries.indices {
-            let changes = entries[slot]
-            let name = names[slot]
-            func part(_ listed: [String], _ hashed: Set<CacheKey>) -> CommitKeySets.LoggedKeys {
-                guard !listed.isEmpty, !hashed.isEmpty else { return CommitKeySets.LoggedKeys(collection: name, listed: listed, hashed: hashed) }
-                return CommitKeySets.LoggedKeys(collection: name, listed: listed.filter { !hashed.contains(CacheKey($0)) }, hashed: hashed)
+        guard let firstName else { return logged }
+        func add(_ changes: borrowing Changes, _ name: String) {
+            func part(_ listed: [String], _ single: String?, _ hashed: Set<CacheKey>) -> CommitKeySets.LoggedKeys {
+                guard !listed.isEmpty, !hashed.isEmpty else {
+                    return CommitKeySets.LoggedKeys(collection: name, listed: listed, single: single, hashed: hashed)
+                }
+                return CommitKeySets.LoggedKeys(collection: name, listed: listed.filter { !hashed.contains(CacheKey($0)) }, single: single, hashed: hashed)
             }
-            let objects = part(changes.created, changes.objects)
-            let metadata = part(changes.createdWithMetadata, changes.metadata)
+            let objects = part(changes.created, changes.single.flatMap { $0.object ? $0.key : nil }, changes.objects)
+            let metadata = part(changes.createdWithMetadata, changes.single.flatMap { $0.metadata ? $0.key : nil }, changes.metadata)
             if !objects.isEmpty { logged.changedObjects.append(objects) }
             if !metadata.isEmpty { logged.changedMetadata.append(metadata) }
             if !changes.removed.isEmpty { logged.removedKeys.append(CommitKeySets.LoggedKeys(collection: name, listed: [], hashed: changes.removed)) }
         }
+        add(first, firstName)
+        for index in entries.indices { add(entries[index], names[index]) }
         return logged
     }
 
-    func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: ExtensionPayload]) -> CommitNotification {
+    /// The commit's notification. (`mutating` only so that the transaction's log is read where it is stored, not copied
+    /// out of the transaction object first: a retain and a release of each of its arrays and sets.)
+    mutating func notification(snapshot: UInt64, customPayload: [UInt8]?, extensionPayloads: [String: ExtensionPayload]) -> CommitNotification {
         var bytes: [String: [UInt8]] = [:]
         var typed = TypedExtensionChanges()
         if !extensionPayloads.isEmpty {

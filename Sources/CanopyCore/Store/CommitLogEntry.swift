@@ -57,8 +57,7 @@ struct CommitLogEntry: Sendable, Hashable {
     /// The bytes of the entry of `notification` with `state` (version 3).
     static func encode(_ notification: CommitNotification, state: StoreState, changesUnknown: Bool = false) -> [UInt8] {
         let keySets = notification.keySets
-        let keyCount = CommitKeySets.Kind.allCases.reduce(0) { count, kind in keySets.parts(kind).reduce(count) { $0 + $1.count } }
-        if keyCount > maximumLoggedKeys && !changesUnknown {
+        if keySets.keyCount > maximumLoggedKeys && !changesUnknown {
             return encode(CommitNotification(snapshot: notification.snapshot), state: state, changesUnknown: true)
         }
         var out = ByteWriter(capacity: 96)
@@ -85,7 +84,7 @@ struct CommitLogEntry: Sendable, Hashable {
         }
         // The keys as the commit's change log holds them (a bulk commit's sets of strings are not built for the
         // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.
-        for kind in CommitKeySets.Kind.allCases { Self.append(notification.keySets.parts(kind), to: &out) }
+        for kind in CommitKeySets.Kind.allCases { Self.append(keySets, kind, to: &out) }
         out.append(varint: UInt64(notification.removedCollections.count))
         for collection in notification.removedCollections.sorted() { out.append(string: collection) }
         if let customPayload = notification.customPayload {
@@ -102,9 +101,9 @@ struct CommitLogEntry: Sendable, Hashable {
         return out.bytes
     }
 
-    private static func append(_ parts: [CommitKeySets.LoggedKeys], to out: inout ByteWriter) {
-        out.append(varint: UInt64(parts.count))
-        for part in parts {
+    private static func append(_ keySets: CommitKeySets, _ kind: CommitKeySets.Kind, to out: inout ByteWriter) {
+        out.append(varint: UInt64(keySets.partCount(kind)))
+        keySets.forEachPart(kind) { part in
             out.append(string: part.collection)
             out.append(varint: UInt64(part.count))
             part.forEach { out.append(string: $0) }
