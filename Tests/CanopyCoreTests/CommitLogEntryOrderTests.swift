@@ -12,9 +12,9 @@ struct CommitLogEntryOrderTests {
 
     /// A state and notification holding `names`, inserted in an order drawn from `seed`, into dictionaries reserved for
     /// `capacity` (each dictionary storage hashes with its own seed, as each process does).
-    static func entry(seed: UInt64, capacity: Int) -> CommitLogEntry {
+    static func entry(seed: UInt64, capacity: Int, extensions: Int) -> CommitLogEntry {
         var random = SeededRandom(seed: seed)
-        let order = names.shuffled(using: &random)
+        let order = names.suffix(extensions).shuffled(using: &random)
         var snapshots = [String: UInt64](minimumCapacity: capacity)
         var records = [String: [UInt8]](minimumCapacity: capacity)
         var payloads = [String: [UInt8]](minimumCapacity: capacity)
@@ -34,15 +34,20 @@ struct CommitLogEntryOrderTests {
         return CommitLogEntry(notification: notification, state: state)
     }
 
-    @Test("one state in differently seeded and sized dictionaries encodes to the same bytes, and decodes back to it")
-    func sameStateSameBytes() throws {
-        let reference = Self.entry(seed: 1, capacity: 0)
+    @Test("one state in differently seeded and sized dictionaries encodes to the same bytes, and decodes back to it",
+          arguments: [names.count, CommitLogEntry.namesWalkedInPlace, 3, 2])
+    func sameStateSameBytes(extensions: Int) throws {
+        let reference = Self.entry(seed: 1, capacity: 0, extensions: extensions)
         let bytes = reference.encoded
         for seed: UInt64 in 2...40 {
-            let other = Self.entry(seed: seed, capacity: Int(seed % 5) * 40)
+            let other = Self.entry(seed: seed, capacity: Int(seed % 5) * 40, extensions: extensions)
             #expect(other == reference, "seed \(seed)")
-            #expect(other.encoded == bytes, "seed \(seed): the same state encoded to other bytes")
+            #expect(other.encoded == bytes, "seed \(seed), \(extensions) extensions: the same state encoded to other bytes")
         }
+        // Walked by ascending name (without a sorted copy up to `namesWalkedInPlace` names).
+        var walked: [String] = []
+        CommitLogEntry.forEachByName(reference.state?.extensionStates ?? [:]) { name, _ in walked.append(name) }
+        #expect(walked == Array(Self.names.suffix(extensions)).sorted())
         let decoded = try bytes.withUnsafeBytes { try CommitLogEntry(decoding: $0) }
         #expect(decoded.state == reference.state)
         #expect(decoded.notification.extensionPayloads == reference.notification.extensionPayloads)

@@ -66,18 +66,17 @@ struct CommitLogEntry: Sendable, Hashable {
         out.append(byte: (notification.removedAll ? Self.removedAllFlag : 0) | (changesUnknown ? Self.changesUnknownFlag : 0))
         // By extension name, not in the dictionaries' order (which differs between processes, and between two
         // dictionaries of the same contents): equal states are equal bytes. (The dictionaries are walked only when
-        // they hold something: a store without extensions, the commonest small commit, pays two count bytes; a store
-        // has a few extensions, so the sorts are short.)
+        // they hold something: a store without extensions, the commonest small commit, pays two count bytes.)
         out.append(varint: UInt64(state.extensionSnapshots.count))
         if !state.extensionSnapshots.isEmpty {
-            for (name, snapshot) in state.extensionSnapshots.sorted(by: { $0.key < $1.key }) {
+            Self.forEachByName(state.extensionSnapshots) { name, snapshot in
                 out.append(string: name)
                 out.append(varint: snapshot)
             }
         }
         out.append(varint: UInt64(state.extensionStates.count))
         if !state.extensionStates.isEmpty {
-            for (name, record) in state.extensionStates.sorted(by: { $0.key < $1.key }) {
+            Self.forEachByName(state.extensionStates) { name, record in
                 out.append(string: name)
                 out.append(blob: record)
             }
@@ -86,7 +85,11 @@ struct CommitLogEntry: Sendable, Hashable {
         // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.
         for kind in CommitKeySets.Kind.allCases { Self.append(keySets, kind, to: &out) }
         out.append(varint: UInt64(notification.removedCollections.count))
-        for collection in notification.removedCollections.sorted() { out.append(string: collection) }
+        if notification.removedCollections.count > 1 {
+            for collection in notification.removedCollections.sorted() { out.append(string: collection) }
+        } else {
+            for collection in notification.removedCollections { out.append(string: collection) }
+        }
         if let customPayload = notification.customPayload {
             out.append(byte: 1)
             out.append(blob: customPayload)
@@ -94,12 +97,39 @@ struct CommitLogEntry: Sendable, Hashable {
             out.append(byte: 0)
         }
         out.append(varint: UInt64(notification.extensionPayloads.count))
-        for (name, payload) in notification.extensionPayloads.sorted(by: { $0.key < $1.key }) {
+        Self.forEachByName(notification.extensionPayloads) { name, payload in
             out.append(string: name)
             out.append(blob: payload)
         }
         return out.bytes
     }
+
+    /// Calls `body` with the entries of `entries` by ascending name. A store has a few extensions: up to
+    /// ``namesWalkedInPlace`` of them are walked again for each next name, allocating nothing (a sorted copy cost
+    /// about 1,700 instructions per commit with two views, 0.65% of an observed update, measured with callgrind).
+    static func forEachByName<Value>(_ entries: [String: Value], _ body: (String, Value) -> Void) {
+        guard entries.count > 1 else {
+            for (name, value) in entries { body(name, value) }
+            return
+        }
+        guard entries.count <= namesWalkedInPlace else {
+            for (name, value) in entries.sorted(by: { $0.key < $1.key }) { body(name, value) }
+            return
+        }
+        var previous: String?
+        for _ in 0..<entries.count {
+            var next: (key: String, value: Value)?
+            for entry in entries where previous.map({ entry.key > $0 }) ?? true {
+                if next.map({ entry.key < $0.key }) ?? true { next = entry }
+            }
+            guard let next else { return }
+            body(next.key, next.value)
+            previous = next.key
+        }
+    }
+
+    /// The most entries ``forEachByName(_:_:)`` orders without sorting a copy.
+    static let namesWalkedInPlace = 8
 
     private static func append(_ keySets: CommitKeySets, _ kind: CommitKeySets.Kind, to out: inout ByteWriter) {
         out.append(varint: UInt64(keySets.partCount(kind)))
