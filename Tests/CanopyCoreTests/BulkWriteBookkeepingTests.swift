@@ -20,6 +20,7 @@ struct BulkWriteBookkeepingTests {
         var metadata: [String: Set<String>] = [:]
         var removed: [String: Set<String>] = [:]
         var removedCollections: Set<String> = []
+        var removedAll = false
 
         mutating func changed(_ key: String, _ collection: String, object: Bool, metadata changedMetadata: Bool) {
             if object { objects[collection, default: []].insert(key) }
@@ -40,86 +41,76 @@ struct BulkWriteBookkeepingTests {
             removedCollections.insert(collection)
         }
 
+        mutating func removedEverything() {
+            self = Expected()
+            removedAll = true
+        }
+
         func trimmed(_ map: [String: Set<String>]) -> [String: Set<String>] { map.filter { !$0.value.isEmpty } }
     }
 
+    /// A row of the model: its object's title and its metadata's colour.
+    private struct Row: Equatable {
+        var title: String
+        var color: String?
+    }
+
     @Test("A transaction's notification lists exactly the rows it created, changed and removed, in memory and as persisted (seeded)",
-          arguments: [1, 2, 3, 42, 1_919] as [UInt64])
+          arguments: [1, 2, 3, 42, 262, 1_919] as [UInt64])
     func notificationsMatchTheModel(seed: UInt64) throws {
-        try checkNotificationAgainstModel(seed: seed, steps: 400, keys: 40)
+        // (Ten collections: more than the change log finds by comparing names, so its index of collections is used.)
+        try checkNotificationAgainstModel(seed: seed, steps: 400, keys: 40, collectionCount: 10)
     }
 
     /// A commit of a few changes starts with the change log's one-key form (the first changed row of a collection kept
     /// without a hashed set) and leaves it at the next change: the same key again, a created row, another key, a
-    /// removal, a metadata-only change, a collection emptied. Short transactions over few keys go through each of those
-    /// transitions.
+    /// removal, a metadata-only change, a collection emptied, every collection emptied. Short transactions over few
+    /// keys go through each of those transitions.
     @Test("A short transaction's notification (the one-key form and its way out) lists exactly what it changed (seeded)",
-          arguments: Array(UInt64(1)...60))
+          arguments: Array(UInt64(1)...200))
     func shortTransactionsMatchTheModel(seed: UInt64) throws {
         // (Four keys, all existing at first, or 18, of which three are created.)
-        try checkNotificationAgainstModel(seed: seed, steps: 1 + Int(seed % 5), keys: seed % 2 == 0 ? 4 : 18)
+        try checkNotificationAgainstModel(seed: seed, steps: 1 + Int(seed % 5), keys: seed % 2 == 0 ? 4 : 18, collectionCount: 2)
     }
 
-    /// Writes 15 rows in each of two collections, then runs one transaction of `steps` random mutations over keys
-    /// `k0..<k<keys>`, and checks its notification, delivered and persisted, against a model of it.
-    private func checkNotificationAgainstModel(seed: UInt64, steps: Int, keys: Int) throws {
+    /// Writes 15 rows in each of `collectionCount` collections; runs a transaction of `steps` random mutations over
+    /// keys `k0..<k<keys>` that throws (rolled back: no notification, no row, no cached value left); then one of `steps`
+    /// others that commits, and checks its notification, delivered and persisted, against a model of it, and the rows
+    /// read in it (through the connection's cache) and after it.
+    private func checkNotificationAgainstModel(seed: UInt64, steps: Int, keys: Int, collectionCount: Int) throws {
         try withDatabase { database, _ in
             var random = SeededRandom(seed: seed)
             let recorder = NotificationRecorder()
             let token = database.addCommitObserver { recorder.record($0) }
             defer { database.removeObserver(token) }
             let connection = database.newConnection(options: .init(objectCacheLimit: 8, metadataCacheLimit: 8))
-            let collections = [notes, archive]
-            // Rows that exist, with whether they have metadata.
-            var rows: [String: [String: Bool]] = [:]
+            let collections = [notes, archive] + (2..<max(2, collectionCount)).map { TypedCollection<Note, NoteInfo>("c\($0)") }
+            // Rows that exist, by collection and key.
+            var rows: [String: [String: Row]] = [:]
             try connection.readWrite { txn throws in
                 for collection in collections {
                     for index in 0..<15 {
-                        let withMetadata = index % 3 == 0
-                        try txn.set(Note(title: "first \(index)"), forKey: "k\(index)", in: collection, metadata: withMetadata ? NoteInfo(color: "c") : nil)
-                        rows[collection.name, default: [:]]["k\(index)"] = withMetadata
+                        let color: String? = index % 3 == 0 ? "c" : nil
+                        try txn.set(Note(title: "first \(index)"), forKey: "k\(index)", in: collection, metadata: color.map { NoteInfo(color: $0) })
+                        rows[collection.name, default: [:]]["k\(index)"] = Row(title: "first \(index)", color: color)
                     }
+                }
+            }
+            struct RolledBack: Error {}
+            var scratchRows = rows
+            var scratch = Expected()
+            #expect(throws: RolledBack.self, "seed \(seed): the rolled-back transaction") {
+                try connection.readWrite { txn throws in
+                    for step in 0..<steps {
+                        try Self.mutate(txn, step: step, collections: collections, keys: keys, seed: seed, random: &random, rows: &scratchRows, expected: &scratch)
+                    }
+                    throw RolledBack()
                 }
             }
             var expected = Expected()
             try connection.readWrite { txn throws in
                 for step in 0..<steps {
-                    let collection = collections[Int.random(in: 0..<2, using: &random)]
-                    let name = collection.name
-                    let key = "k\(Int.random(in: 0..<keys, using: &random))"
-                    let exists = rows[name]?[key] != nil
-                    let hadMetadata = rows[name]?[key] == true
-                    switch Int.random(in: 0..<100, using: &random) {
-                    case 0..<40:
-                        try txn.set(Note(title: "s\(step)"), forKey: key, in: collection)
-                        expected.changed(key, name, object: true, metadata: hadMetadata)
-                        rows[name, default: [:]][key] = false
-                    case 40..<55:
-                        try txn.set(Note(title: "m\(step)"), forKey: key, in: collection, metadata: NoteInfo(color: "\(step)"))
-                        expected.changed(key, name, object: true, metadata: true)
-                        rows[name, default: [:]][key] = true
-                    case 55..<62:
-                        #expect(try txn.replace(Note(title: "r\(step)"), forKey: key, in: collection) == exists)
-                        if exists { expected.changed(key, name, object: true, metadata: false) }
-                    case 62..<70:
-                        let metadata: NoteInfo? = step % 2 == 0 ? NoteInfo(color: "r\(step)") : nil
-                        #expect(try txn.replaceMetadata(metadata, forKey: key, in: collection) == exists)
-                        if exists {
-                            expected.changed(key, name, object: false, metadata: true)
-                            rows[name, default: [:]][key] = metadata != nil
-                        }
-                    case 70..<74:
-                        #expect(try txn.touchRow(forKey: key, inCollection: name) == exists)
-                        if exists { expected.changed(key, name, object: true, metadata: true) }
-                    case 74..<99:
-                        #expect(try txn.remove(key: key, in: collection) == exists)
-                        if exists { expected.removedRow(key, name) }
-                        rows[name]?[key] = nil
-                    default:
-                        _ = try txn.removeAll(inCollection: name)
-                        expected.removedAll(name)
-                        rows[name] = [:]
-                    }
+                    try Self.mutate(txn, step: step, collections: collections, keys: keys, seed: seed, random: &random, rows: &rows, expected: &expected)
                 }
             }
             // A last commit in another collection: a transaction that changed nothing (a replace or removal of a
@@ -139,22 +130,91 @@ struct BulkWriteBookkeepingTests {
                 #expect(found.changedMetadata == expected.trimmed(expected.metadata), "seed \(seed), \(label): changed metadata")
                 #expect(found.removedKeys == expected.trimmed(expected.removed), "seed \(seed), \(label): removed keys")
                 #expect(found.removedCollections == expected.removedCollections, "seed \(seed), \(label): removed collections")
+                #expect(found.removedAll == expected.removedAll, "seed \(seed), \(label): removed all")
             }
             #expect(persisted == notification, "seed \(seed): the persisted notification differs from the delivered one")
             // The walk other connections' caches use gives the same keys as the sets.
-            var walked: [String: Set<String>] = [:]
-            notification.keySets.forEachKey(in: .changedObjects) { walked[$0, default: []].insert($1) }
-            #expect(walked == notification.changedObjects, "seed \(seed): the key walk differs from the sets")
-            // The committed rows are what the model says.
-            try connection.read { txn throws in
-                for collection in collections {
-                    for index in 0..<max(keys, 15) {
-                        let exists = try txn.object(forKey: "k\(index)", in: collection) != nil
-                        #expect(exists == (rows[collection.name]?["k\(index)"] != nil), "seed \(seed): \(collection.name)/k\(index)")
+            for kind in CommitKeySets.Kind.allCases {
+                var walked: [String: Set<String>] = [:]
+                notification.keySets.forEachKey(in: kind) { walked[$0, default: []].insert($1) }
+                #expect(walked == notification.keySets.maps[kind], "seed \(seed): the key walk of \(kind) differs from the sets")
+            }
+            // The committed rows are what the model says, read through the writer's cache and by a new connection.
+            for reader in [connection, database.newConnection()] {
+                try reader.read { txn throws in
+                    for collection in collections {
+                        for index in 0..<max(keys, 15) {
+                            let key = "k\(index)"
+                            let found = try txn.object(forKey: key, in: collection).map { Row(title: $0.title, color: try txn.metadata(forKey: key, in: collection)?.color) }
+                            #expect(found == rows[collection.name]?[key], "seed \(seed): \(collection.name)/\(key)")
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// One random mutation (or a read of the transaction's own writes) of a row of `collections`, applied to the model.
+    private static func mutate(
+        _ txn: ReadWriteTransaction, step: Int, collections: [TypedCollection<Note, NoteInfo>], keys: Int, seed: UInt64,
+        random: inout SeededRandom, rows: inout [String: [String: Row]], expected: inout Expected
+    ) throws {
+        let collection = collections[Int.random(in: 0..<collections.count, using: &random)]
+        let name = collection.name
+        let key = "k\(Int.random(in: 0..<keys, using: &random))"
+        let row = rows[name]?[key]
+        let exists = row != nil
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<36:
+            try txn.set(Note(title: "s\(step)"), forKey: key, in: collection)
+            expected.changed(key, name, object: true, metadata: row?.color != nil)
+            rows[name, default: [:]][key] = Row(title: "s\(step)", color: nil)
+        case 36..<50:
+            try txn.set(Note(title: "m\(step)"), forKey: key, in: collection, metadata: NoteInfo(color: "\(step)"))
+            expected.changed(key, name, object: true, metadata: true)
+            rows[name, default: [:]][key] = Row(title: "m\(step)", color: "\(step)")
+        case 50..<56:
+            #expect(try txn.replace(Note(title: "r\(step)"), forKey: key, in: collection) == exists, "seed \(seed)")
+            if exists {
+                expected.changed(key, name, object: true, metadata: false)
+                rows[name]?[key]?.title = "r\(step)"
+            }
+        case 56..<63:
+            let color: String? = step % 2 == 0 ? "r\(step)" : nil
+            #expect(try txn.replaceMetadata(color.map { NoteInfo(color: $0) }, forKey: key, in: collection) == exists, "seed \(seed)")
+            if exists {
+                expected.changed(key, name, object: false, metadata: true)
+                rows[name]?[key]?.color = color
+            }
+        case 63..<67:
+            #expect(try txn.touchRow(forKey: key, inCollection: name) == exists, "seed \(seed)")
+            if exists { expected.changed(key, name, object: true, metadata: true) }
+        case 67..<75:
+            // The transaction reads its own writes (through the connection's cache).
+            let found = try txn.object(forKey: key, in: collection).map { Row(title: $0.title, color: try txn.metadata(forKey: key, in: collection)?.color) }
+            #expect(found == row, "seed \(seed), step \(step): \(name)/\(key) read in the transaction")
+        case 75..<98:
+            #expect(try txn.remove(key: key, in: collection) == exists, "seed \(seed)")
+            if exists { expected.removedRow(key, name) }
+            rows[name]?[key] = nil
+        case 98:
+            _ = try txn.removeAll(inCollection: name)
+            expected.removedAll(name)
+            rows[name] = [:]
+        default:
+            try txn.removeAllCollections()
+            expected.removedEverything()
+            rows = [:]
+        }
+    }
+
+    @Test("A change of neither the object nor the metadata leaves the change log empty")
+    func changeOfNothingLogsNothing() {
+        var log = ChangeLog()
+        log.changed("a", in: "items", object: false, metadata: false)
+        #expect(log.isEmpty)
+        log.changed("a", in: "items", object: true, metadata: false)
+        #expect(!log.isEmpty)
     }
 
     @Test("A bulk insert's notification lists every created key once, without a hashed set, and encodes them all")

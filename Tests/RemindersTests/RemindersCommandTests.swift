@@ -114,6 +114,8 @@ struct RemindersCommandTests {
         (["add", "reminder", "X", "--priority", "7"], "priority must be 0"),
         (["edit", "1"], "nothing to change"),
         (["edit", "99", "--title", "Y"], "no event or reminder has ID 99"),
+        (["edit", "", "--title", "Y"], "an empty ID names no event or reminder"),
+        (["done", ""], "an empty ID names no event or reminder"),
         (["calendars", "rename", "Nope", "Other"], "no calendar is named 'Nope'"),
         (["calendars", "add", "Z", "--colour", "pink"], "unknown colour 'pink'"),
         (["list", "--overdue", "--day", "today"], "can't be combined"),

@@ -143,6 +143,7 @@ public final class RemindersStore {
     /// The event or reminder with `id`.
     /// - Throws: ``RemindersError`` when there is none.
     public func item(_ id: String) throws -> AgendaItem {
+        guard !id.isEmpty else { throw RemindersError("an empty ID names no event or reminder; `reminders list` shows the IDs") }
         let found = try connection.read { txn -> AgendaItem? in
             if let event = try txn.object(forKey: id, in: Schema.events) { return .event(id: id, event) }
             if let reminder = try txn.object(forKey: id, in: Schema.reminders) { return .reminder(id: id, reminder) }

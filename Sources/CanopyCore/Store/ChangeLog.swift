@@ -126,6 +126,9 @@ struct ChangeLog {
     }
 
     mutating func changed(_ key: String, in collection: String, object: Bool, metadata: Bool) {
+        // A change of neither part logs nothing: kept as a row, it would make the log count as non-empty (and hold
+        // extensions' snapshots back) while listing no key.
+        guard object || metadata else { return }
         withChanges(slot(collection)) { changes in
             if let single = changes.single {
                 if single.key == key {
