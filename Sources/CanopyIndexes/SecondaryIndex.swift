@@ -72,7 +72,7 @@ public final class SecondaryIndex<ValueCoding: TableCoding>: StoreExtension, Sen
         _ value: @escaping @Sendable (_ key: String, _ object: Object) throws -> ValueCoding.Value?
     ) -> SecondaryIndex where ValueCoding.Value: SendableMetatype {
         SecondaryIndex(name: name, versionTag: versionTag, collections: [collection.name]) { row in
-            try value(row.id.key, try row.object(in: collection))
+            try row.withObject(in: collection) { object in try value(row.key, object) }
         }
     }
 

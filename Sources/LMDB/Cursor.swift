@@ -1,5 +1,12 @@
 import CLMDB
 import CLMDBGuard
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A position in one database of a transaction, for ordered reads, range scans and in-place writes.
 ///
@@ -78,6 +85,27 @@ public final class Cursor {
         // its last entry): there is no current entry.
         if rc == LMDBError.Code.invalidArgument.rawValue && op == MDB_GET_CURRENT { return nil }
         throw transaction.checkedReadFailure(rc, "mdb_cursor_get", database, key: k, value: v, lookupKey: nil)
+    }
+
+    /// The value of `key`, or `nil` when there is none, leaving the cursor at the first entry at or after `key`
+    /// (where a put of `key` through the cursor starts: LMDB checks the cursor's page before descending the tree).
+    /// Only the value of `key` is checked (inside the data file, its checksum): a neighbour the cursor stops on is
+    /// not read.
+    /// - Throws: ``LMDBError/Code/checksumMismatch`` when the value of `key` fails its check.
+    public func seek(key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard let handle else {
+            throw LMDBError(code: .badTransaction, operation: "mdb_cursor_get", path: transaction.environment.path,
+                            database: database.name, hint: "The cursor is closed")
+        }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        // Positioned without the checksum's check (the entry found may be a neighbour, whose value is not read), then
+        // the key's own entry read with it.
+        let rc = canopy_mdb_cursor_get_checked(containment, handle, &k, &v, MDB_SET_RANGE, checks & ~CANOPY_LMDB_CHECK_CHECKSUMMED)
+        if rc == MDB_NOTFOUND { return nil }
+        if rc != 0 { throw transaction.checkedReadFailure(rc, "mdb_cursor_get", database, key: k, value: v, lookupKey: nil) }
+        guard k.mv_size == key.count, let found = k.mv_data, let wanted = key.baseAddress, memcmp(found, wanted, key.count) == 0 else { return nil }
+        return try step(handle, MDB_GET_CURRENT)?.value
     }
 
     /// Moves to the first entry. `nil` when the database is empty.

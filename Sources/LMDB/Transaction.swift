@@ -130,6 +130,7 @@ public class ReadTransaction {
 
     /// Ends the transaction, discarding its changes (if it is a write transaction). Ending twice does nothing.
     package func abort() {
+        closeKeptCursors()
         guard let handle else { return }
         if !isReadOnly && environment.isDamaged {
             // A crash inside LMDB was contained: it may have left a cursor of the crashed call's stack frame in this
@@ -266,6 +267,17 @@ public class ReadTransaction {
 
     // MARK: Cursors
 
+    /// Cursors kept for the rest of the transaction (``WriteTransaction/keptCursor(in:)``), closed before it ends.
+    @exclusivity(unchecked) var keptCursors: [Cursor] = []
+
+    /// Closes the kept cursors: LMDB frees a write transaction's cursors when it ends, so they are closed first (a
+    /// close afterwards would free them twice).
+    func closeKeptCursors() {
+        guard !keptCursors.isEmpty else { return }
+        for cursor in keptCursors { cursor.close() }
+        keptCursors = []
+    }
+
     /// Runs `body` with a cursor over `database`, closing the cursor when `body` returns.
     public func withCursor<R>(in database: Database, _ body: (Cursor) throws -> R) throws -> R {
         let cursor = try Cursor(transaction: self, database: database)
@@ -360,6 +372,17 @@ package func prefixSuccessor(_ prefix: [UInt8]) -> [UInt8]? {
 /// transaction can only be aborted: rethrow the error.
 public final class WriteTransaction: ReadTransaction {
     // MARK: Writing
+
+    /// A cursor over `database` kept for the rest of the transaction: for a writer that reads a key and then writes
+    /// it, row after row, so that the write starts from the page the read found (``Cursor/seek(key:)``, then
+    /// ``Cursor/putReserving(_:forKey:flags:_:)``: LMDB checks the cursor's page before descending the tree again).
+    /// The transaction closes it when it commits or aborts (LMDB frees a write transaction's cursors then); do not
+    /// use it afterwards (it throws ``LMDBError/Code/badTransaction``).
+    public func keptCursor(in database: Database) throws -> Cursor {
+        let cursor = try Cursor(transaction: self, database: database)
+        keptCursors.append(cursor)
+        return cursor
+    }
 
     /// Stores `value` for `key`.
     /// - Throws: ``LMDBError`` `.keyExists` with `.noOverwrite` when the key exists; `.badValueSize` for an empty
@@ -498,6 +521,7 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Commits the transaction. After this call (whatever its outcome) the transaction is ended.
     package func commit() throws {
+        closeKeptCursors()
         let txn = try liveHandle
         handle = nil
         if !isChild { environment.transactionEnded() }

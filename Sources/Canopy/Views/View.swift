@@ -50,6 +50,22 @@ public final class View: StoreExtension {
     /// collection.
     public let viewOptions: ViewOptions
     let source: Source
+    /// The grouping and sorting in one closure that reads each row's object once, when both are `byObject` forms of
+    /// one collection (``TypedPlacement``); `nil` otherwise.
+    let typedPlacement: TypedPlacement?
+    /// What ``source`` is, and what its closures read, told without reading ``source``: a row's write asks several
+    /// times, and each read of ``source`` copied its closures and strings (retained and released: several hundred
+    /// instructions a row and view).
+    let sourceShape: SourceShape
+
+    /// See ``sourceShape``.
+    struct SourceShape {
+        enum Kind { case closures, filtered, manual }
+        var kind: Kind
+        /// Whether a change of the object / of the metadata can move a row (``placeDepends(onObject:metadata:)``).
+        var dependsOnObject: Bool
+        var dependsOnMetadata: Bool
+    }
     /// Why the definition can hold no row (a grouping and a sorting typed for different collections, a typed form
     /// for a collection the options don't allow): registration refuses it.
     let definitionError: String?
@@ -92,6 +108,9 @@ public final class View: StoreExtension {
         self.viewOptions = effective
         self.definitionError = definitionError
         self.source = .closures(grouping, sorting)
+        self.typedPlacement = grouping.isMany ? nil : TypedPlacement(grouping: grouping, sorting: sorting)
+        self.sourceShape = SourceShape(kind: .closures, dependsOnObject: grouping.dependsOnObject || sorting.dependsOnObject,
+                                       dependsOnMetadata: grouping.dependsOnMetadata || sorting.dependsOnMetadata)
         self.progress = progress
     }
 
@@ -103,6 +122,8 @@ public final class View: StoreExtension {
         self.viewOptions = options
         self.definitionError = nil
         self.source = .filtered(parent: parent, filter: filter)
+        self.typedPlacement = nil
+        self.sourceShape = SourceShape(kind: .filtered, dependsOnObject: true, dependsOnMetadata: true)
         self.progress = progress
     }
 
@@ -114,6 +135,8 @@ public final class View: StoreExtension {
         self.viewOptions = ViewOptions(allowedCollections: collections, rerunOnTouch: false)
         self.definitionError = collections.isEmpty ? "a manual view needs at least one collection" : nil
         self.source = .manual(group: group)
+        self.typedPlacement = nil
+        self.sourceShape = SourceShape(kind: .manual, dependsOnObject: false, dependsOnMetadata: false)
         self.progress = nil
     }
 
@@ -354,6 +377,10 @@ public final class View: StoreExtension {
     /// one group (``places(of:rowKey:in:)`` answers for every view). For filtered views, reads the parent view's entry
     /// for the row (maintained earlier in the same transaction).
     func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> Place? {
+        if sourceShape.kind != .filtered {
+            guard let (group, sortKey) = try groupAndSortKey(of: row, rowKey: rowKey, in: transaction) else { return nil }
+            return (group, sortKey.count, sortKey + rowKey.bytes)
+        }
         switch source {
         case .closures, .manual:
             guard let (group, sortKey) = try groupAndSortKey(of: row, rowKey: rowKey, in: transaction) else { return nil }
@@ -381,6 +408,11 @@ public final class View: StoreExtension {
     ///   many groups; what the closures throw; ``/CanopyCore/CanopyError/Code/sortKeyTooLong``.
     func groupAndSortKey(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> (group: String, sortKey: [UInt8])? {
         guard viewOptions.allows(row.collection) else { return nil }
+        // Before `source` is read (see ``sourceShape``).
+        if let typedPlacement {
+            guard let (group, sortKey) = try typedPlacement.place(row) else { return nil }
+            return (group, try checked(sortKey, of: row).bytes)
+        }
         switch source {
         case .closures(let grouping, let sorting):
             guard !grouping.isMany else {
@@ -411,15 +443,7 @@ public final class View: StoreExtension {
 
     /// Whether a change of the object / metadata can change the row's place.
     func placeDepends(onObject objectChanged: Bool, metadata metadataChanged: Bool) -> Bool {
-        switch source {
-        case .closures(let grouping, let sorting):
-            return (objectChanged && (grouping.dependsOnObject || sorting.dependsOnObject))
-                || (metadataChanged && (grouping.dependsOnMetadata || sorting.dependsOnMetadata))
-        case .filtered:
-            return objectChanged || metadataChanged
-        case .manual:
-            return false
-        }
+        (objectChanged && sourceShape.dependsOnObject) || (metadataChanged && sourceShape.dependsOnMetadata)
     }
 }
 

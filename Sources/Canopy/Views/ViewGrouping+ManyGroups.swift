@@ -23,7 +23,7 @@ extension ViewGrouping {
         _ collection: TypedCollection<Object, Metadata>, _ groups: @escaping @Sendable (_ key: String, _ object: Object) -> Set<String>
     ) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name, groups: { row in
-            groups(row.key, try row.object(in: collection))
+            try row.withObject(in: collection) { object in groups(row.key, object) }
         })
     }
 
@@ -44,7 +44,7 @@ extension ViewGrouping {
         _ groups: @escaping @Sendable (_ key: String, _ object: Object, _ metadata: Metadata?) -> Set<String>
     ) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: collection.name, groups: { row in
-            groups(row.key, try row.object(in: collection), try row.metadata(in: collection))
+            try row.withObject(in: collection) { object in groups(row.key, object, try row.metadata(in: collection)) }
         })
     }
 

@@ -23,6 +23,9 @@ public struct ViewGrouping: Sendable {
     let closure: @Sendable (ViewRow) throws -> String?
     /// The groups of a row, for the `many…` forms.
     let groupsClosure: (@Sendable (ViewRow) throws -> Set<String>)?
+    /// The ``byObject(_:_:)`` form's closure with its types, so that a view sorted by a `byObject` form of the same
+    /// collection reads each row's object once for both (``TypedPlacement``).
+    var objectForm: (any ObjectGroupingForm)?
 
     /// Whether a row can be in several groups (a `many…` form).
     var isMany: Bool { groupsClosure != nil }
@@ -52,9 +55,11 @@ public struct ViewGrouping: Sendable {
     public static func byObject<Object, Metadata>(
         _ collection: TypedCollection<Object, Metadata>, _ group: @escaping @Sendable (_ key: String, _ object: Object) -> String?
     ) -> ViewGrouping {
-        ViewGrouping(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name) { row in
-            group(row.key, try row.object(in: collection))
+        var grouping = ViewGrouping(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name) { row in
+            try row.withObject(in: collection) { object in group(row.key, object) }
         }
+        grouping.objectForm = ObjectGrouping(collection: collection, group: group)
+        return grouping
     }
 
     /// Groups the rows of `collection` by their metadata (`nil` when a row has none); the view holds no row of
@@ -73,7 +78,7 @@ public struct ViewGrouping: Sendable {
         _ group: @escaping @Sendable (_ key: String, _ object: Object, _ metadata: Metadata?) -> String?
     ) -> ViewGrouping {
         ViewGrouping(dependsOnObject: true, dependsOnMetadata: true, collection: collection.name) { row in
-            group(row.key, try row.object(in: collection), try row.metadata(in: collection))
+            try row.withObject(in: collection) { object in group(row.key, object, try row.metadata(in: collection)) }
         }
     }
 
@@ -102,6 +107,8 @@ public struct ViewSorting: Sendable {
     /// The one collection a typed form sees, or `nil` for the forms that see every collection.
     let collection: String?
     let closure: @Sendable (_ group: String, _ row: ViewRow) throws -> SortKey
+    /// The ``byObject(_:_:)`` form's closure with its types (an `ObjectSorting`), for ``TypedPlacement``.
+    var objectForm: (any Sendable)?
 
     /// Sorts by collection and key only.
     public static func byKey(_ sortKey: @escaping @Sendable (_ group: String, _ collection: String, _ key: String) -> SortKey) -> ViewSorting {
@@ -113,9 +120,11 @@ public struct ViewSorting: Sendable {
         _ collection: TypedCollection<Object, Metadata>,
         _ sortKey: @escaping @Sendable (_ group: String, _ key: String, _ object: Object) -> SortKey
     ) -> ViewSorting {
-        ViewSorting(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name) { group, row in
-            sortKey(group, row.key, try row.object(in: collection))
+        var sorting = ViewSorting(dependsOnObject: true, dependsOnMetadata: false, collection: collection.name) { group, row in
+            try row.withObject(in: collection) { object in sortKey(group, row.key, object) }
         }
+        sorting.objectForm = ObjectSorting(collection: collection, sortKey: sortKey)
+        return sorting
     }
 
     /// Sorts the rows of `collection` by their metadata; the view holds no row of another collection.
@@ -134,7 +143,7 @@ public struct ViewSorting: Sendable {
         _ sortKey: @escaping @Sendable (_ group: String, _ key: String, _ object: Object, _ metadata: Metadata?) -> SortKey
     ) -> ViewSorting {
         ViewSorting(dependsOnObject: true, dependsOnMetadata: true, collection: collection.name) { group, row in
-            sortKey(group, row.key, try row.object(in: collection), try row.metadata(in: collection))
+            try row.withObject(in: collection) { object in sortKey(group, row.key, object, try row.metadata(in: collection)) }
         }
     }
 

@@ -183,7 +183,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// Places, moves or removes the row's entry; returns the row's new entry as its attachment.
     public func handle(_ change: RowChange) throws -> AttachmentEdit {
         guard view.viewOptions.allows(change.collection) else { return .keep }
-        if case .manual(let group) = view.source { return try handleListed(change, group: group) }
+        if view.sourceShape.kind == .manual, case .manual(let group) = view.source { return try handleListed(change, group: group) }
         switch change.kind {
         case .insert: return try apply(change, rerun: true)
         case .update: return try apply(change, rerun: view.placeDepends(onObject: change.objectChanged, metadata: change.metadataChanged))

@@ -11,6 +11,8 @@
 ///   ``BinaryCodecSynthesizedDecoding`` (see ``RowChange``);
 /// - the same values through a typed collection handle, checked against the row's collection name and recorded codec
 ///   (``object(in:)``, ``metadata(in:)``);
+/// - the object read in place, without a copy per call (``withObject(as:_:)``, ``withObject(in:_:)``): for closures
+///   that run on every row;
 /// - an extension's attachment at its slot, as the current write leaves it so far (``attachment(at:)``).
 ///
 /// A row of the scan lends its bytes from the memory map for the visit only: read after the closure it was passed to
@@ -103,14 +105,38 @@ public struct ExtensionRow {
     ///   ``CanopyError/Code/codecMismatch`` when the collection was written with another codec; what ``object(as:)``
     ///   throws.
     public func object<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Object {
-        try check(collection.name, collection.codec)
+        try check(collection.name, collection.codec, binary: collection.usesBinaryCodec)
         return try object(as: Object.self)
+    }
+
+    /// Calls `body` with the object as `T`, read in place where the row keeps it, and returns what `body` returns: as
+    /// ``object(as:)``, without a copy of the value per call (a written row lends the value being written; a stored
+    /// row decodes it once and keeps it). Use it in closures that run for every row: the value is the same, a copy of
+    /// a struct with strings or arrays is not free.
+    /// - Throws: what ``object(as:)`` throws; what `body` throws.
+    public func withObject<T: Decodable, R>(as type: T.Type = T.self, _ body: (_ object: T) throws -> R) throws -> R {
+        // In place (`inout`, which the row's holders read without copying), handed to `body` by value: no copy.
+        switch source {
+        case .change(let change): try change.withObjectInPlace(as: T.self) { object in try body(object) }
+        case .stored(let stored): try stored.withObjectInPlace(as: T.self) { object in try body(object) }
+        }
+    }
+
+    /// Calls `body` with the object, decoded through `collection` (its types and codec) and read in place (see
+    /// ``withObject(as:_:)``), and returns what `body` returns. The typed forms of the views' and indexes' closures
+    /// read rows this way.
+    /// - Throws: what ``object(in:)`` throws; what `body` throws.
+    public func withObject<Object, Metadata, R>(
+        in collection: TypedCollection<Object, Metadata>, _ body: (_ object: Object) throws -> R
+    ) throws -> R {
+        try check(collection.name, collection.codec, binary: collection.usesBinaryCodec)
+        return try withObject(as: Object.self, body)
     }
 
     /// The metadata, decoded through `collection`, or `nil` when the row has none.
     /// - Throws: as ``object(in:)``.
     public func metadata<Object, Metadata>(in collection: TypedCollection<Object, Metadata>) throws -> Metadata? {
-        try check(collection.name, collection.codec)
+        try check(collection.name, collection.codec, binary: collection.usesBinaryCodec)
         return try metadata(as: Metadata.self)
     }
 
@@ -118,13 +144,14 @@ public struct ExtensionRow {
     /// which throws the error when not). The names are compared where the source keeps them, without copying the
     /// row's address and codec name out of it first: a typed closure asks on every row, once per closure (four
     /// times a row for two views), and each copy retained and released both strings.
-    private func check(_ name: String, _ codec: any Codec) throws {
+    private func check(_ name: String, _ codec: any Codec, binary: Bool) throws {
+        // The binary codec's name is known without asking the existential (a witness call per closure call).
         switch source {
         case .change(let change):
-            if change.id.collection == name, change.codecName == codec.name { return }
+            if change.id.collection == name, change.codecName == (binary ? BinaryCodec.codecName : codec.name) { return }
             try change.id.checkTyped(collection: name, codec: codec, recordedCodec: change.codecName)
         case .stored(let stored):
-            if stored.id.collection == name, stored.codecName == codec.name { return }
+            if stored.id.collection == name, stored.codecName == (binary ? BinaryCodec.codecName : codec.name) { return }
             try stored.id.checkTyped(collection: name, codec: codec, recordedCodec: stored.codecName)
         }
     }

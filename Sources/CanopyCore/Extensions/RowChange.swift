@@ -65,22 +65,25 @@ public final class RowChange {
     // The values below are filled on first use and are unchecked for exclusivity (as ReadWriteTransaction's state): a
     // change lives in one write transaction, on its thread, and no method passes them inout to code that reaches them
     // again. The checks cost a bulk insert with two views about 500 instructions a row.
-    @exclusivity(unchecked) private var objectValue: Any?
+    // The values are held without an `Any` box (``HeldValue``): the mutation lends the values it is writing while the
+    // writers handle the change (the store ends the loan afterwards: ``endLoans()``), and a value decoded here is
+    // owned until the change goes.
+    @exclusivity(unchecked) private var objectValue = HeldValue.none
     @exclusivity(unchecked) private var objectData: [UInt8]?
-    @exclusivity(unchecked) private var metadataValue: Any?
+    @exclusivity(unchecked) private var metadataValue = HeldValue.none
     @exclusivity(unchecked) private var metadataData: [UInt8]??
     /// The attachments region of the record before the change (empty for a new row), parsed on first use.
     private let previousRegion: [UInt8]
     @exclusivity(unchecked) private var previousParsed: [UInt32: [UInt8]]?
     /// The attachments set by the writers that handled the change so far (a dependency's, for its dependents), by
-    /// slot, each slot once. A few at most (one per extension that attaches): an array, not a dictionary allocated
-    /// and hashed for every written row.
-    @exclusivity(unchecked) private(set) var edits: [(slot: UInt32, edit: AttachmentEdit)] = []
+    /// slot, each slot once. A few at most (one per extension that attaches): a list with two inline places, not a
+    /// dictionary (or an array) allocated for every written row.
+    @exclusivity(unchecked) private(set) var edits = AttachmentEdits()
 
     init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String, objectChanged: Bool, metadataChanged: Bool,
         removesCollection: Bool = false, isPlacementOnly: Bool = false, transaction: ReadTransaction?, previousAttachments: [UInt8],
-        object: Any? = nil, objectBytes: [UInt8]? = nil, metadata: Any? = nil, metadataBytes: [UInt8]?? = nil
+        object: HeldValue = .none, objectBytes: [UInt8]? = nil, metadata: HeldValue = .none, metadataBytes: [UInt8]?? = nil
     ) {
         self.id = id
         self.storedKey = storedKey
@@ -96,6 +99,24 @@ public final class RowChange {
         self.objectData = objectBytes
         self.metadataValue = metadata
         self.metadataData = metadataBytes
+    }
+
+    deinit {
+        objectValue.destroy()
+        metadataValue.destroy()
+    }
+
+    /// Ends the loan of the values the mutation lent (they live in its frame): called by the store once every writer
+    /// handled the change. A change a writer kept (`kept`: not uniquely referenced) keeps copies of them; otherwise
+    /// they are forgotten, and a later read decodes the bytes, which give the same values (see the type's overview).
+    func endLoans(kept: Bool) {
+        if kept {
+            objectValue.own()
+            metadataValue.own()
+        } else {
+            objectValue.endLoan()
+            metadataValue.endLoan()
+        }
     }
 
     /// A change carrying every value itself, without a database: for testing an extension's writer
@@ -124,7 +145,8 @@ public final class RowChange {
             id: id, storedKey: storedKey, kind: kind, codecName: codecName, objectChanged: objectChanged, metadataChanged: metadataChanged,
             removesCollection: removesCollection, transaction: nil,
             previousAttachments: StoredRecord.encode(Dictionary(uniqueKeysWithValues: previousAttachments.map { ($0.key.number, $0.value) })),
-            object: object, objectBytes: objectBytes ?? (object == nil ? [] : nil), metadata: metadata, metadataBytes: .some(metadataBytes))
+            object: object.map { HeldValue(owning: $0) } ?? .none, objectBytes: objectBytes ?? (object == nil ? [] : nil),
+            metadata: metadata.map { HeldValue(owning: $0) } ?? .none, metadataBytes: .some(metadataBytes))
     }
 
     /// The collection's name.
@@ -154,8 +176,6 @@ public final class RowChange {
         if let index = edits.firstIndex(where: { $0.slot == slot }) {
             edits[index].edit = edit
         } else {
-            // Room for a few writers' edits at the first: growing from one to two (a row of two views) reallocates.
-            if edits.isEmpty { edits.reserveCapacity(4) }
             edits.append((slot, edit))
         }
     }
@@ -169,6 +189,34 @@ public final class RowChange {
         return parsed
     }
 
+    /// Whether the record carried no attachments before the change (a new row, among others): the region after it
+    /// then holds only what the writers set (``editsRegionSize``, ``writeEditsRegion(to:)``).
+    var hadNoAttachments: Bool { previousRegion.isEmpty }
+
+    /// The size of the attachments region holding only the writers' edits (what ``attachmentsAfter(live:)`` returns
+    /// for a record that carried none), 0 when they set nothing.
+    var editsRegionSize: Int {
+        var size = 0
+        for (slot, edit) in edits {
+            guard case .set(let bytes) = edit, !bytes.isEmpty else { continue }
+            size += VarInt.size(of: UInt64(slot)) + VarInt.size(of: UInt64(bytes.count)) + bytes.count
+        }
+        return size
+    }
+
+    /// Writes the region of ``editsRegionSize`` bytes at `out`, by ascending slot: the store writes a new row's record
+    /// in place in the map, without an array for the region and one for the record.
+    func writeEditsRegion(to out: UnsafeMutableRawPointer) {
+        var offset = 0
+        edits.inSlotOrder { slot, edit in
+            guard case .set(let bytes) = edit, !bytes.isEmpty else { return }
+            offset += VarInt.write(UInt64(slot), to: out + offset)
+            offset += VarInt.write(UInt64(bytes.count), to: out + offset)
+            bytes.withUnsafeBytes { (out + offset).copyMemory(from: $0.baseAddress.unsafelyUnwrapped, byteCount: $0.count) }
+            offset += bytes.count
+        }
+    }
+
     /// The attachments region the record carries after the change: the previous attachments of live slots, with the
     /// writers' edits applied. `nil` when it is the previous region unchanged.
     func attachmentsAfter(live: () throws -> Set<UInt32>) throws -> [UInt8]? {
@@ -180,11 +228,8 @@ public final class RowChange {
                 return StoredRecord.attachmentRegion(holding: bytes, slot: edits[0].slot)
             }
             var out = ByteWriter(capacity: 32)
-            // By ascending slot: writers answer in registration order, usually the slots' order already (then no
-            // sorted copy is made: about 1k instructions a row of a bulk insert with two views).
-            let inOrder = zip(edits, edits.dropFirst()).allSatisfy { $0.slot < $1.slot }
-            for (slot, edit) in inOrder ? edits : edits.sorted(by: { $0.slot < $1.slot }) {
-                guard case .set(let bytes) = edit else { continue }
+            edits.inSlotOrder { slot, edit in
+                guard case .set(let bytes) = edit else { return }
                 StoredRecord.appendAttachment(bytes, slot: slot, to: &out)
             }
             return out.bytes
@@ -229,34 +274,49 @@ public final class RowChange {
     /// - Throws: ``CanopyError/Code/decodingFailed`` when the stored bytes are not a `T`;
     ///   ``CanopyError/Code/invalidArgument`` for a removal.
     public func object<T: Decodable>(as type: T.Type) throws -> T {
-        // The exact type compared first, then the value taken as it is (``TypedValue/take(_:as:)``): no dynamic
-        // cast, and no request for `T?`'s metadata, in this (unspecialized) generic code run once per row, view and
-        // closure.
-        if let value = objectValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        if objectValue.holds(T.self) { return objectValue.copy(as: T.self) }
         return try castOrDecodeObject(as: T.self)
     }
 
+    /// Calls `body` with the object after the change as `T`, read in place: the value the mutation is writing, or the
+    /// one decoded once and kept (as ``object(as:)``, without copying it per call). Returns what `body` returns.
+    /// - Throws: what ``object(as:)`` throws; what `body` throws.
+    public func withObject<T: Decodable, R>(as type: T.Type, _ body: (T) throws -> R) throws -> R {
+        try withObjectInPlace(as: T.self) { object in try body(object) }
+    }
+
+    /// ``withObject(as:_:)`` with the value `inout`, the form that passes it on without a copy (see
+    /// ``HeldValue/borrow(as:_:)``): `body` must not change it.
+    func withObjectInPlace<T: Decodable, R>(as type: T.Type, _ body: (inout T) throws -> R) throws -> R {
+        if objectValue.holds(T.self) { return try objectValue.borrow(as: T.self, body) }
+        var value = try castOrDecodeObject(as: T.self)
+        return try body(&value)
+    }
+
+    // Not the common case (the held value has the asked type): a function of its own, so that the callers' fast path
+    // asks for no `T?` metadata (about 160 instructions in unspecialized code).
     @inline(never)
     private func castOrDecodeObject<T: Decodable>(as type: T.Type) throws -> T {
-        if let objectValue, let value = objectValue as? T { return value }
+        if let value = objectValue.boxed() as? T { return value }
         let value: T = try decode(T.self, bytes: try objectBytes())
-        objectValue = value
+        // Kept only in place of nothing: a held value of another type may be borrowed by a caller up the stack.
+        if objectValue.isEmpty { objectValue = HeldValue(owning: value) }
         return value
     }
 
     /// The metadata after the change as `T`, or `nil` when the row has none.
     /// - Throws: as ``object(as:)``.
     public func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if let value = metadataValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        if metadataValue.holds(T.self) { return metadataValue.copy(as: T.self) }
         return try castOrDecodeMetadata(as: T.self)
     }
 
     @inline(never)
     private func castOrDecodeMetadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if let metadataValue, let value = metadataValue as? T { return value }
+        if let value = metadataValue.boxed() as? T { return value }
         guard let bytes = try metadataBytes() else { return nil }
         let value: T = try decode(T.self, bytes: bytes)
-        metadataValue = value
+        if metadataValue.isEmpty { metadataValue = HeldValue(owning: value) }
         return value
     }
 

@@ -29,19 +29,13 @@ public final class StoredRow {
     @exclusivity(unchecked) private var rewriter: RowScanRewriter?
     private let record: UnsafeRawBufferPointer?
     /// The object and metadata decoded so far (at most once each, whichever extension or closure asked first: see
-    /// ``ExtensionRow``).
-    @exclusivity(unchecked) private var objectValue = Decoded.notDecoded
-    @exclusivity(unchecked) private var metadataValue = Decoded.notDecoded
-
-    /// A value of the row, decoded or not. Not `Any?` and `Any??`: a row is made and destroyed per row of a scan, and
-    /// destroying those two went through `Optional`'s generic value witnesses (about 670 instructions a row, a
-    /// twentieth of a population's row).
-    private enum Decoded {
-        case notDecoded
-        /// The row has none (metadata only).
-        case absent
-        case value(Any)
-    }
+    /// ``ExtensionRow``), held without an `Any` box and read in place by the closures (``HeldValue``). Not `Any?`:
+    /// a row is made and destroyed per row of a scan, and destroying optionals of `Any` went through `Optional`'s
+    /// generic value witnesses (about 670 instructions a row, a twentieth of a population's row).
+    @exclusivity(unchecked) private var objectValue = HeldValue.none
+    @exclusivity(unchecked) private var metadataValue = HeldValue.none
+    /// Whether the row was found to have no metadata (``metadataValue`` is then empty).
+    @exclusivity(unchecked) private var metadataAbsent = false
 
     init(id: RowID, storedKey: StoredRowKey, codecName: String, hasMetadata: Bool, object: Object, attachments: Object,
          transaction: ReadTransaction, rewriter: RowScanRewriter? = nil, record: UnsafeRawBufferPointer? = nil) {
@@ -54,7 +48,12 @@ public final class StoredRow {
         self.object = object
         self.attachments = attachments
         self.transaction = transaction
-        if !hasMetadata { metadataValue = .absent }
+        metadataAbsent = !hasMetadata
+    }
+
+    deinit {
+        objectValue.destroy()
+        metadataValue.destroy()
     }
 
     /// The row's attachment at `slot`, or `nil`.
@@ -138,48 +137,58 @@ public final class StoredRow {
     /// - Throws: ``CanopyError/Code/decodingFailed``; ``CanopyError/Code/transactionEnded`` when the bytes were lent by
     ///   a scan visit that is over (a value decoded during the visit is still handed back).
     func object<T: Decodable>(as type: T.Type) throws -> T {
-        if case .value(let value) = objectValue, let typed = TypedValue.take(value, as: T.self) { return typed }
+        if objectValue.holds(T.self) { return objectValue.copy(as: T.self) }
         return try castOrDecodeObject(as: T.self)
+    }
+
+    /// Calls `body` with the object as `T`, decoded once and kept, in place (no copy per call). The value is passed
+    /// `inout` so that it is not copied (see ``HeldValue/borrow(as:_:)``): `body` must not change it.
+    /// - Throws: as ``object(as:)``; what `body` throws.
+    func withObjectInPlace<T: Decodable, R>(as type: T.Type, _ body: (inout T) throws -> R) throws -> R {
+        if objectValue.holds(T.self) { return try objectValue.borrow(as: T.self, body) }
+        if objectValue.isEmpty {
+            // The first read of the row's object (every row of a population): decoded into the row's storage and
+            // lent from there, with no `T?` asked for.
+            objectValue = HeldValue(owning: try decodeObject(as: T.self))
+            return try objectValue.borrow(as: T.self, body)
+        }
+        var value = try castOrDecodeObject(as: T.self)
+        return try body(&value)
     }
 
     // The cast is in a function of its own: a `T?` in unspecialized generic code looks up `Optional<T>`'s metadata on
     // every call (about 160 instructions), and the first read of a row's object has nothing to cast.
     @inline(never)
     private func castOrDecodeObject<T: Decodable>(as type: T.Type) throws -> T {
-        if case .value(let kept) = objectValue { return try castOrDecode(kept, as: T.self) }
-        return try decodeObject(as: T.self)
-    }
-
-    @inline(never)
-    private func castOrDecode<T: Decodable>(_ kept: Any, as type: T.Type) throws -> T {
-        if let value = kept as? T { return value }
-        return try decodeObject(as: T.self)
+        if let kept = objectValue.boxed() as? T { return kept }
+        let value = try decodeObject(as: T.self)
+        // Kept only in place of nothing: a held value of another type may be borrowed by a caller up the stack.
+        if objectValue.isEmpty { objectValue = HeldValue(owning: value) }
+        return value
     }
 
     private func decodeObject<T: Decodable>(as type: T.Type) throws -> T {
-        let value: T = try withObjectBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
-        objectValue = .value(value)
-        return value
+        try withObjectBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
     }
 
     /// The metadata as `T`, or `nil` when the row has none; decoded once, then kept.
     /// - Throws: as ``object(as:)``; ``CanopyError/Code/transactionEnded`` when the transaction's closure returned.
     func metadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if case .value(let value) = metadataValue, let typed = TypedValue.take(value, as: T.self) { return typed }
-        if case .absent = metadataValue { return nil }
+        if metadataValue.holds(T.self) { return metadataValue.copy(as: T.self) }
+        if metadataAbsent { return nil }
         return try castOrDecodeMetadata(as: T.self)
     }
 
     @inline(never)
     private func castOrDecodeMetadata<T: Decodable>(as type: T.Type) throws -> T? {
-        if case .value(let value) = metadataValue, let typed = value as? T { return typed }
+        if let kept = metadataValue.boxed() as? T { return kept }
         try checkAccess()
         guard let bytes = try metadataBytes() else {
-            metadataValue = .absent
+            metadataAbsent = true
             return nil
         }
         let value: T = try bytes.withUnsafeBytes { try transaction.decode(T.self, from: $0, codecName: codecName, id: id) }
-        metadataValue = .value(value)
+        if metadataValue.isEmpty { metadataValue = HeldValue(owning: value) }
         return value
     }
 }

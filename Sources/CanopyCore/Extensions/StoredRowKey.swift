@@ -28,6 +28,12 @@ public struct StoredRowKey: Hashable, Sendable, Comparable {
         self.bytes = bytes
     }
 
+    /// The row key whose bytes are `bytes` (the store's own, assembled by `withRowKey`):
+    /// one copy of contiguous bytes, where ``init(collectionID:key:)`` appends the key's UTF-8 view.
+    init(assembled bytes: UnsafeRawBufferPointer) {
+        self.bytes = Array(bytes)
+    }
+
     /// The collection's id (see ``ReadTransaction/rowID(for:)`` for its name).
     public var collectionID: UInt32 {
         bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self).bigEndian }

@@ -31,7 +31,7 @@ extension ReadWriteTransaction {
         }
         let record = try collectionRecordForWriting(collection, codec: codec)
         try writeRow(record: record, id: RowID(collection: collection, key: key), objectBytes: objectBytes,
-                     metadataBytes: metadataBytes, object: nil, metadata: nil)
+                     metadataBytes: metadataBytes, object: .none, metadata: .none)
         // No typed values to cache: a later read decodes the bytes.
         cacheState.objectCache.remove(key: key, in: collection)
         cacheState.metadataCache.remove(key: key, in: collection)

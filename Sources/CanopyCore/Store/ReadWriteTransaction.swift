@@ -38,6 +38,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     @exclusivity(unchecked) private var lastNewCollectionName: String?
     @exclusivity(unchecked) private var lastNewCollectionRecord = CollectionRecord(id: 0, codec: "")
     @exclusivity(unchecked) var writers: [(name: String, writer: any ExtensionTransaction)] = []
+    /// See ``rowCursor()``.
+    @exclusivity(unchecked) var rowCursorStorage: LMDB.Cursor?
     /// The attachment slot of the writer at each position of ``writers`` (with its name), found on its first edit:
     /// every edited row of a bulk write asked for it by name, a hash of the name per row and writer. Emptied whenever
     /// the slots change (``writableAttachmentSlot(for:)``, a retired slot).
@@ -191,7 +193,7 @@ public final class ReadWriteTransaction: ReadTransaction {
         }
     }
 
-    /// Objects this transaction put in the connection's object cache (see ``cacheWritten(_:forKey:in:)``).
+    /// Objects this transaction put in the connection's object cache (see ``cacheWritten(at:forKey:in:)``).
     @exclusivity(unchecked) private var objectsCached = 0
 
     /// Caches an object this transaction wrote, as later reads return it — unless the transaction already cached as
@@ -199,12 +201,27 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// (an LRU insert and eviction: about 1,100 instructions a row of a bulk write, for values the cache drops again),
     /// so a write only removes what the cache holds for its key (a value cached earlier in the transaction, or by a
     /// read since). A read finds nothing stale either way: the cache holds a key's value as written, or nothing.
+    ///
+    /// The object is read at its address only when it is cached: read through `pointee` and passed on, it would be
+    /// copied for every row (about 200 instructions a row of a bulk insert), cached or not.
     @inline(__always)
     func cacheWritten<Object>(_ object: Object, forKey key: String, in collection: String) {
         let cache = cacheState.objectCache
         if objectsCached < cache.limit {
             objectsCached += 1
             cache.set(object, forKey: key, in: collection)
+        } else {
+            cache.remove(key: key, in: collection)
+        }
+    }
+
+    /// ``cacheWritten(_:forKey:in:)`` of the object at `object`.
+    @inline(__always)
+    func cacheWritten<Object>(at object: UnsafePointer<Object>, forKey key: String, in collection: String) {
+        let cache = cacheState.objectCache
+        if objectsCached < cache.limit {
+            objectsCached += 1
+            cache.set(object.pointee, forKey: key, in: collection)
         } else {
             cache.remove(key: key, in: collection)
         }
@@ -242,9 +259,23 @@ public final class ReadWriteTransaction: ReadTransaction {
         let record = try collectionRecordForWriting(collection.name, codec: collection.codec)
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
-        let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: readObject, metadata: nil)
-        cacheWritten(readObject, forKey: key, in: collection.name)
+        if writers.isEmpty {
+            // No extension to lend the value to: no address taken (a closure and its thunks per row).
+            if cacheState.promisesSynthesizedDecoding(Object.self) {
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: .none, metadata: .none)
+                cacheWritten(object, forKey: key, in: collection.name)
+            } else {
+                let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: .none, metadata: .none)
+                cacheWritten(readObject, forKey: key, in: collection.name)
+            }
+        } else {
+            try withReadBack(object, bytes: objectBytes, codec: collection.codec, id: id) { readObject in
+                // Lent to the extensions for the write (no copy, no box), then cached.
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: nil, object: HeldValue(lending: readObject), metadata: .none)
+                cacheWritten(at: readObject, forKey: key, in: collection.name)
+            }
+        }
         cacheState.metadataCache.remove(key: key, in: collection.name)
     }
 
@@ -257,11 +288,14 @@ public final class ReadWriteTransaction: ReadTransaction {
         let id = RowID(collection: collection.name, key: key)
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let metadataBytes = try encode(metadata, codec: collection.codec, id: id)
-        let readObject = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-        let readMetadata = try readBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id)
-        try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes, object: readObject, metadata: readMetadata)
-        cacheWritten(readObject, forKey: key, in: collection.name)
-        cacheState.metadataCache.set(readMetadata, forKey: key, in: collection.name)
+        try withReadBack(object, bytes: objectBytes, codec: collection.codec, id: id) { readObject in
+            try withReadBack(metadata, bytes: metadataBytes, codec: collection.codec, id: id) { readMetadata in
+                try writeRow(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes,
+                             object: HeldValue(lending: readObject), metadata: HeldValue(lending: readMetadata))
+                cacheWritten(at: readObject, forKey: key, in: collection.name)
+                cacheState.metadataCache.set(readMetadata.pointee, forKey: key, in: collection.name)
+            }
+        }
     }
 
     /// The value a read of the row will return, which is what the caches keep and the extensions (views) see: the
@@ -274,6 +308,17 @@ public final class ReadWriteTransaction: ReadTransaction {
     ///   rejects the value): the row is not written, since no read could return it.
     func readBack<T: Decodable>(_ value: T, bytes: [UInt8], codec: any Codec, id: RowID) throws -> T {
         if cacheState.promisesSynthesizedDecoding(T.self) { return value }
+        return try decodeBack(T.self, bytes: bytes, codec: codec, id: id)
+    }
+
+    /// Calls `body` with the address of ``readBack(_:bytes:codec:id:)``'s value: `value` itself, in place, for a type
+    /// that promises synthesized decoding (no copy of it), otherwise the decoded value.
+    func withReadBack<T: Decodable, R>(_ value: T, bytes: [UInt8], codec: any Codec, id: RowID, _ body: (UnsafePointer<T>) throws -> R) throws -> R {
+        if cacheState.promisesSynthesizedDecoding(T.self) { return try withUnsafePointer(to: value, body) }
+        return try withUnsafePointer(to: try decodeBack(T.self, bytes: bytes, codec: codec, id: id), body)
+    }
+
+    private func decodeBack<T: Decodable>(_ type: T.Type, bytes: [UInt8], codec: any Codec, id: RowID) throws -> T {
         do {
             return try bytes.withUnsafeBytes { try decode(T.self, from: $0, codec: codec, id: id) }
         } catch let error as CanopyError {
@@ -287,28 +332,31 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// Writes a row's stored bytes (object, and metadata or none) on the one write path: the row's record is read
     /// once, the change goes to every extension's writer (``RowChange``), and the record is written once with the
     /// attachments they asked for; the change log takes the same change. `object` and `metadata` are the Swift values
-    /// when the caller has them (handed to extensions, asked for only when some are registered); without them
-    /// extensions decode the bytes. The caller then updates the connection's caches: it has the typed values (here,
-    /// erased, they would be boxed on every write).
+    /// when the caller has them, lent for the call (the extensions read them in place; the change's loan ends before
+    /// this returns); without them extensions decode the bytes. The caller then updates the connection's caches: it
+    /// has the typed values (here, erased, they would be boxed on every write).
     func writeRow(
-        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?,
-        object: @autoclosure () -> Any?, metadata: @autoclosure () -> Any?
+        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: HeldValue, metadata: HeldValue
     ) throws {
         let hadMetadata: Bool?
         if writers.isEmpty {
             hadMetadata = try writeRowWithoutExtensions(record: record, id: id, objectBytes: objectBytes, metadataBytes: metadataBytes)
         } else {
             hadMetadata = try withRowKey(record, id.key, collection: id.collection) { rowKey in
-                let previous = try previousRecord(rowKey, id: id, withObject: false)
-                let change = RowChange(
-                    id: id, storedKey: StoredRowKey(collectionID: record.id, key: id.key), kind: previous == nil ? .insert : .update,
+                let previous = try previousRecordAtCursor(rowKey, id: id)
+                var change = RowChange(
+                    id: id, storedKey: StoredRowKey(assembled: rowKey), kind: previous == nil ? .insert : .update,
                     codecName: record.codec, objectChanged: true, metadataChanged: metadataBytes != nil || previous?.hasMetadata == true,
                     transaction: self, previousAttachments: previous?.attachments ?? [],
-                    object: object(), objectBytes: objectBytes, metadata: metadata(), metadataBytes: .some(metadataBytes))
-                try tellWriters(change)
-                let attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? previous?.attachments ?? []
-                try objectBytes.withUnsafeBytes { object in
-                    try putRecord(rowKey, hasMetadata: metadataBytes != nil, attachments: attachments, object: object)
+                    object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+                try tellWriters(lending: &change)
+                if change.hadNoAttachments {
+                    try objectBytes.withUnsafeBytes { try putNewRecord(rowKey, hasMetadata: metadataBytes != nil, edits: change, object: $0) }
+                } else {
+                    let attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? previous?.attachments ?? []
+                    try objectBytes.withUnsafeBytes { object in
+                        try putRecord(rowKey, hasMetadata: metadataBytes != nil, attachments: attachments, object: object)
+                    }
                 }
                 try guarded {
                     if let metadataBytes {
@@ -380,18 +428,19 @@ public final class ReadWriteTransaction: ReadTransaction {
         let objectBytes = try encode(object, codec: collection.codec, id: id)
         let replaced: Bool = try withRowKey(record, key, collection: collection.name) { rowKey in
             guard let previous = try previousRecord(rowKey, id: id, withObject: false) else { return false }
-            let object = try readBack(object, bytes: objectBytes, codec: collection.codec, id: id)
-            var attachments = previous.attachments
-            if !writers.isEmpty {
-                let change = RowChange(
-                    id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .update, codecName: record.codec,
-                    objectChanged: true, metadataChanged: false, transaction: self, previousAttachments: previous.attachments,
-                    object: object, objectBytes: objectBytes)
-                try tellWriters(change)
-                attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? attachments
+            try withReadBack(object, bytes: objectBytes, codec: collection.codec, id: id) { object in
+                var attachments = previous.attachments
+                if !writers.isEmpty {
+                    var change = RowChange(
+                        id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .update, codecName: record.codec,
+                        objectChanged: true, metadataChanged: false, transaction: self, previousAttachments: previous.attachments,
+                        object: HeldValue(lending: object), objectBytes: objectBytes)
+                    try tellWriters(lending: &change)
+                    attachments = try change.attachmentsAfter(live: liveAttachmentSlots) ?? attachments
+                }
+                try objectBytes.withUnsafeBytes { try putRecord(rowKey, hasMetadata: previous.hasMetadata, attachments: attachments, object: $0) }
+                cacheWritten(at: object, forKey: key, in: collection.name)
             }
-            try objectBytes.withUnsafeBytes { try putRecord(rowKey, hasMetadata: previous.hasMetadata, attachments: attachments, object: $0) }
-            cacheWritten(object, forKey: key, in: collection.name)
             return true
         }
         guard replaced else { return false }
@@ -417,11 +466,11 @@ public final class ReadWriteTransaction: ReadTransaction {
             guard let previous = try previousRecord(rowKey, id: id, withObject: true) else { return false }
             var attachments: [UInt8]?
             if !writers.isEmpty {
-                let change = RowChange(
+                var change = RowChange(
                     id: id, storedKey: StoredRowKey(collectionID: record.id, key: key), kind: .update, codecName: record.codec,
                     objectChanged: false, metadataChanged: true, transaction: self, previousAttachments: previous.attachments,
-                    objectBytes: previous.object, metadata: metadata, metadataBytes: .some(metadataBytes))
-                try tellWriters(change)
+                    objectBytes: previous.object, metadata: metadata.map { HeldValue(owning: $0) } ?? .none, metadataBytes: .some(metadataBytes))
+                try tellWriters(lending: &change)
                 attachments = try change.attachmentsAfter(live: liveAttachmentSlots)
             }
             // The record is rewritten only when its metadata flag or its attachments change.
