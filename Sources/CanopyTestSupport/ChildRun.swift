@@ -16,10 +16,15 @@ public struct ChildRun: Sendable {
     public var errors: String
 
     /// Runs `executable` with `arguments` and the test's environment with `environment` on top, and waits for it.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], seconds: Double = 120) throws {
+    /// - Parameter currentDirectory: the child's working directory (relative paths in `arguments` are relative to
+    ///   it); the test process's when `nil`.
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], seconds: Double = 120, currentDirectory: String? = nil
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory, isDirectory: true) }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("canopy-child-\(UUID().uuidString)")
         let errorFile = outputFile.appendingPathExtension("err")

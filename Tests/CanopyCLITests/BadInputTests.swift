@@ -165,6 +165,24 @@ struct BadInputTests {
         }
     }
 
+    @Test("a data.mdb that is a directory, or empty: every reading command exits 3 saying which, never a bare 'could not open'")
+    func dataFileDirectoryOrEmpty() async throws {
+        let directory = try TemporaryDirectory(prefix: "canopy-cli-test")
+        defer { directory.remove() }
+        let folder = directory.appending("db-folder")
+        try FileManager.default.createDirectory(atPath: folder + "/data.mdb", withIntermediateDirectories: true)
+        let empty = directory.appending("db-empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: empty + "/data.mdb", contents: Data()))
+        for (path, says) in [(folder, "data.mdb in the database directory is a directory"), (empty, "data.mdb is empty (0 bytes)")] {
+            for command in [["stat", path], ["verify", path], ["views", path], ["export", path], ["info", path]] {
+                let result = await canopy(command)
+                #expect(result.status == 3 && result.errors.contains(says), "\(command): \(result.status) \(result.errors)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: empty + "/data.mdb")).isEmpty, "the empty file stays as it was")
+    }
+
     @Test("import --input DIR: a clear error, and no database is created")
     func importFromADirectory() async throws {
         let directory = try TemporaryDirectory(prefix: "canopy-cli-test")

@@ -4,10 +4,10 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-/// Corrupted copies of a ~10 MB database with a view go through `canopy verify`, `info`, `get`, `view` and the API's
-/// open and read (the CrashWriter's `--read-all`, an app's process: no child process contains it, only the LMDB
-/// layer's guarded calls), each in a child process so that a signal is counted: every run ends with a typed error, a
-/// report, or success — never a signal or a hang.
+/// Corrupted copies of a ~10 MB database with a view go through `canopy verify`, `info`, `get`, `view`, `stat`, `views`,
+/// `export` and the API's open and read (the CrashWriter's `--read-all`, an app's process: no child process contains
+/// it, only the LMDB layer's guarded calls), each in a child process so that a signal is counted: every run ends with a
+/// typed error, a report, or success — never a signal or a hang.
 ///
 /// Damage: bit flips in leaf (data) and branch pages, zeroed pages, truncation at a random length. 8 copies by default
 /// (about 20 seconds); `CANOPY_CORRUPTION_COPIES=1000` for the large run, `CANOPY_CORRUPTION_SEED` to replay one
@@ -106,7 +106,7 @@ struct CorruptionTests {
         return .unexplained
     }
 
-    @Test("corrupted copies through canopy verify, info, get, view and the API: no signal, no hang")
+    @Test("corrupted copies through canopy verify, info, get, view, stat, views, export and the API: no signal, no hang")
     func corruptedCopies() throws {
         let environment = ProcessInfo.processInfo.environment
         // CANOPY_CORRUPTION_TOOLS=DIR: run the canopy and CrashWriter executables in DIR (copies of another build).
@@ -135,6 +135,9 @@ struct CorruptionTests {
             ("view", canopyPath, { path, random in
                 ["view", path, "entries-by-part", "--group", random.next() % 2 == 0 ? "a" : "b", "--offset", "\(random.next() % 8_000)", "--limit", "50"]
             }),
+            ("stat", canopyPath, { path, _ in ["stat", path] }),
+            ("views", canopyPath, { path, _ in ["views", path] }),
+            ("export", canopyPath, { path, _ in ["export", path] }),
             ("api", readerPath, { path, _ in [path, "none", "--read-all"] }),
         ]
         let only = environment["CANOPY_CORRUPTION_COMMANDS"].map { Set($0.split(separator: ",").map(String.init)) }

@@ -95,6 +95,20 @@ struct SearchBytesTests {
         let row = SearchRowRecord(document: 9, length: 3, terms: [Array("milk".utf8), Array("oat".utf8)])
         #expect(try SearchRowRecord.decode(row.encoded) == row)
     }
+
+    @Test("a block of no rows is refused when encoded (an empty run, or an empty range of a run), never an empty value")
+    func emptyBlockRefused() throws {
+        let posting = SearchPosting(length: 7, fields: [(field: 0, positions: [1, 4])])
+        var run = SearchPostingRun()
+        for document in [3 as UInt64, 9] { run.append(document) { $0.bytes.append(contentsOf: posting.encoded) } }
+        // (Before: the empty run's value was [] — no header at all — and an empty range of a run a 0-row block.)
+        for (what, source, range) in [("an empty run", SearchPostingRun(), 0..<0), ("an empty range", run, 1..<1)] {
+            #expect(throws: SearchBytes.Malformed.self, "\(what)") {
+                let encoded = try SearchPostingBlock.encode(source, range, key: 5)
+                Issue.record("\(what) encoded to \(encoded.value.count) bytes, \(encoded.header.count) rows")
+            }
+        }
+    }
 }
 
 /// The counter of row numbers is written with the `documents` table; a damaged one (behind the table) must not make a

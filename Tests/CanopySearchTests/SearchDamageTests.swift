@@ -221,7 +221,7 @@ struct SearchDamageTests {
         }
     }
 
-    @Test("two words whose directories claim 2^32 − 1 rows each: the intersection reads their blocks, reserving no such memory")
+    @Test("two words whose directories claim 2^32 − 1 rows each: the intersection reads their blocks, reserving no such memory, and refuses the count")
     func intersectionOfHugeClaimedCounts() throws {
         try Self.withIndex { index, connection in
             try connection.readWrite { txn in try txn.set(Note(title: "oat milk"), forKey: "a", in: notes) }
@@ -235,10 +235,18 @@ struct SearchDamageTests {
                 // A state counting as many rows (fewer is damage refused before any block is read: stateBelowAWordsRows).
                 try txn.setExtensionState(Self.state(next: 2, rows: Self.most, words: 2), of: index.name)
             }
-            // (Ranked with the claimed counts, the row may score too low to be kept: what matters is the answer.)
-            let hits = try connection.read { txn in try index.search("oat milk", in: txn, highlights: false).map(\.id.key) }
-            #expect(hits.allSatisfy { $0 == "a" })
-            #expect(try connection.read { txn in try index.count(matching: SearchQuery("oat milk"), in: txn) } == 1)
+            // The rarer word's blocks are read whole: their one row is not the 2^32 − 1 its directory claims (BM25's
+            // document frequency), which is damage, found once the blocks are read (without reserving for the claim).
+            for query in ["oat milk", "milk oat"] {
+                let error = #expect(throws: CanopyError.self) {
+                    let hits = try connection.read { txn in try index.search(query, in: txn, highlights: false).map(\.id.key) }
+                    Issue.record("a search answered \(hits)")
+                }
+                #expect(error?.code == .corruptStore && error?.message.contains("holds 1 rows in its blocks, but its directory counts \(Self.most)") == true,
+                        "\(String(describing: error))")
+                let countError = #expect(throws: CanopyError.self) { try connection.read { txn in try index.count(matching: SearchQuery(query), in: txn) } }
+                #expect(countError?.code == .corruptStore)
+            }
         }
     }
 

@@ -47,4 +47,34 @@ struct SearchIntersectionDamageTests {
         let countError = #expect(throws: CanopyError.self) { try connection.read { txn in try index.count(matching: SearchQuery(query), in: txn) } }
         #expect(countError?.code == .corruptStore)
     }
+
+    /// `oat` in rows 1 and 2, `milk` in rows 1 to 5. `oat`'s directory is rewritten (by a tool, its checksum valid)
+    /// saying its one block holds 1 row: the directory's count is BM25's document frequency for `oat`, and `oat` the
+    /// rarer list, which an intersection reads whole, so the disagreement is found there.
+    @Test("an intersection whose whole-read list holds more rows than its directory counts: corruptStore, not scores from the wrong count",
+          arguments: ["oat milk", "milk oat"])
+    func driverCountDisagrees(query: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (_, index, connection) = try openNoteIndex(
+            in: directory, titles: ["a": "oat milk", "b": "oat milk", "c": "milk", "d": "milk", "e": "milk"])
+        #expect(try connection.read { txn in try index.search(query, in: txn, highlights: false).map(\.id.key) } == ["a", "b"])
+        let oat = Array("oat".utf8)
+        try connection.readWrite { txn in
+            let tables = try index.tables()
+            var headers = try SearchBlockDirectory.headers(of: oat, in: tables.postingsDirectory, txn)
+            #expect(headers.count == 1 && headers.first?.count == 2)
+            headers[0].count = 1
+            try tables.postingsDirectory.put(
+                SearchBlockDirectory.encode(headers[...]), forKey: SearchPostingBlock.key(term: oat, block: headers[0].block), in: txn)
+        }
+        // (Before the check: both rows, ranked with a document frequency of 1 for `oat`, and no error.)
+        let error = #expect(throws: CanopyError.self) {
+            let hits = try connection.read { txn in try index.search(query, in: txn, highlights: false) }
+            Issue.record("the search answered \(hits.map { "\($0.id.key) \($0.score)" })")
+        }
+        #expect(error?.code == .corruptStore, "\(String(describing: error))")
+        #expect(error?.message.contains("word 'oat' holds 2 rows") == true, "\(String(describing: error))")
+        #expect(error?.extensionName == index.name)
+    }
 }

@@ -52,9 +52,10 @@ struct StaticSourceTests {
         let source = StaticDatasource(items: ["a", "b"], factory: makeFactory(container), container: container)
         #expect(!source.canEdit(at: ViewIndexPath(section: 0, row: 0)))
         #expect(throws: SourceError.self) { try source.commitEdit(.delete, at: ViewIndexPath(section: 0, row: 0)) }
-        source.editing = Editing(canEdit: { item, _ in item == "b" }, commitEdit: { action, item, path in
+        // (Unowned, as the Building a List article does: the data source holds its editing closures.)
+        source.editing = Editing(canEdit: { item, _ in item == "b" }, commitEdit: { [unowned source] action, item, path in
             if action == .delete, item != nil { source.items.remove(at: path.row) }
-        }, canMove: { _, _ in true }, commitMove: { from, to in source.items.swapAt(from.row, to.row) })
+        }, canMove: { _, _ in true }, commitMove: { [unowned source] from, to in source.items.swapAt(from.row, to.row) })
         #expect(!source.canEdit(at: ViewIndexPath(section: 0, row: 0)) && source.canEdit(at: ViewIndexPath(section: 0, row: 1)))
         #expect(throws: SourceError.self) { try source.commitEdit(.delete, at: ViewIndexPath(section: 0, row: 0)) }
         try source.commitEdit(.delete, at: ViewIndexPath(section: 0, row: 1))

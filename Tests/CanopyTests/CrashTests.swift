@@ -2,6 +2,7 @@ import Canopy
 import CanopyTestFixtures
 import CanopyTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Kills a writer process with SIGKILL at random moments and checks that every acknowledged commit survives and no
@@ -17,18 +18,66 @@ struct CrashTests {
 
     /// Runs the writer with `arguments`, lets it commit for a random while, kills it without warning, and returns the
     /// last commit it acknowledged (`nil` when it acknowledged none).
+    ///
+    /// The random while (20–250 ms) counts from the start in half the rounds (a kill may land while the writer opens
+    /// the database and registers its extensions) and from its first acknowledged commit in the others: on a loaded
+    /// machine, or under a sanitizer, starting up alone can take longer than the whole window, and a test whose every
+    /// kill came before the first commit would check nothing (it failed so under AddressSanitizer: "the writer never
+    /// committed").
     static func runAndKill(_ writer: String, _ arguments: [String], random: inout SeededRandom) throws -> Int? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: writer)
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
+        let delay = UInt32(Int.random(in: 20_000..<250_000, using: &random))
+        let fromFirstCommit = Bool.random(using: &random)
+        let output = ChildOutput(pipe.fileHandleForReading)
         try process.run()
-        usleep(UInt32(Int.random(in: 20_000..<250_000, using: &random)))
+        if fromFirstCommit {
+            // A hang guard, not a timing: a writer that never commits is reported by the caller's expectations.
+            _ = output.firstAcknowledgement.wait(timeout: .now() + 120)
+        }
+        usleep(delay)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return output.split(separator: "\n").compactMap { line in line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil }.max()
+        let text = output.untilEnd()
+        return text.split(separator: "\n").compactMap { line in line.hasPrefix("acked ") ? Int(line.dropFirst(6)) : nil }.max()
+    }
+
+    /// A child's standard output read on a thread of its own as it comes, so that a test can wait for its first
+    /// "acked" line while it runs.
+    final class ChildOutput: @unchecked Sendable {
+        /// Signalled once, when the output first holds an "acked" line.
+        let firstAcknowledgement = DispatchSemaphore(value: 0)
+        private let text = Mutex("")
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ handle: FileHandle) {
+            let thread = Thread { [self] in
+                var signalled = false
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    let hasAcknowledgement = text.withLock { text in
+                        text += String(decoding: data, as: UTF8.self)
+                        return text.contains("acked ")
+                    }
+                    if hasAcknowledgement && !signalled {
+                        signalled = true
+                        firstAcknowledgement.signal()
+                    }
+                }
+                done.signal()
+            }
+            thread.start()
+        }
+
+        /// Everything the child wrote, once its output ended.
+        func untilEnd() -> String {
+            done.wait()
+            return text.withLock { $0 }
+        }
     }
 
     @Test(.timeLimit(.minutes(10)))

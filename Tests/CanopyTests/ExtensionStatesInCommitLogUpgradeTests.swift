@@ -162,4 +162,47 @@ struct ExtensionStatesInCommitLogUpgradeTests {
             #expect(error?.code == .corruptStore, "\(String(describing: error))")
         }
     }
+
+    /// `canopy/5` had no limit on a state record: one of 2,000 bytes (an extension of the app's own, `legacy`) moves
+    /// as it is, and the upgraded file reads, writes and reopens; the extension may set the same record again, and
+    /// only a different record must fit.
+    @Test("A state record over the canopy/6 limit, written by canopy/5: moved as it is, read back, carried by later commits")
+    func oversizedRecordMovesAsItIs() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try extractCanopy5Fixture(into: directory)
+        let record = (0..<2_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        #expect(record.count > Canopy.ReadWriteTransaction.maximumExtensionStateSize)
+        do {
+            let environment = try Environment(path: path, options: EnvironmentOptions(maxDatabases: 64))
+            let info = try environment.openDatabase(named: "canopy.info")
+            let key = Array("ext.legacy.state".utf8)
+            try environment.write { txn in
+                let sealed = key.withUnsafeBytes { key in record.withUnsafeBytes { ValueChecksum.sealed($0, key: key) } }
+                try txn.put(sealed, forKey: key, in: info)
+            }
+        }
+        do {
+            let database = try Database(path: path)
+            #expect(database.upgradedFromFormat == "canopy/5")
+            #expect(database.upgradedRecordCount == 2 + fixtureExtensions.count)
+            let connection = database.newConnection()
+            #expect(try connection.read { txn in try txn.withExtensionState(of: "legacy") { $0.map { Array($0) } } } == record)
+            try connection.readWrite { txn in
+                try txn.setStoredRow(objectBytes: Array("{}".utf8), metadataBytes: nil, forKey: "new", inCollection: "json-things", codecName: "json")
+                // (Before: the same record set again was refused for its size.)
+                try txn.setExtensionState(record, of: "legacy")
+            }
+            let different = #expect(throws: CanopyError.self) {
+                try connection.readWrite { txn in try txn.setExtensionState(record.reversed(), of: "legacy") }
+            }
+            #expect(different?.code == .extensionFailed && different?.extensionName == "legacy", "\(String(describing: different))")
+            #expect(try database.currentSnapshot() == 17)
+        }
+        let reopened = try Database(path: path, options: .init(readOnly: true))
+        try reopened.newConnection().read { txn throws in
+            #expect(try txn.withExtensionState(of: "legacy") { $0.map { Array($0) } } == record)
+            #expect(try txn.checkStoredRows().problems == [])
+        }
+    }
 }

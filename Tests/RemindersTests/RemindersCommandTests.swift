@@ -272,6 +272,29 @@ struct RemindersCommandTests {
             #expect(mode == 0o700, "\(folder): \(String(mode, radix: 8))")
         }
     }
+
+    /// Foundation's `NSString.deletingLastPathComponent` traps on Linux for a path of one character, which `reminders`
+    /// used for the database's folder: `--db d` ended by SIGILL before any message.
+    @Test("--db of one character (d, d/, é), relative to the working directory: no signal; the database is made there and read back")
+    func oneCharacterDatabasePath() throws {
+        guard let executable = builtExecutable(named: "reminders") else {
+            Issue.record("the reminders executable was not built next to the tests")
+            return
+        }
+        let directory = try TemporaryDirectory(prefix: "reminders-test")
+        defer { directory.remove() }
+        for (made, read) in [("d", "d/"), ("é", "é"), ("e/", "e")] {
+            let add = try ChildRun(executable, ["add", "reminder", "Buy milk", "--db", made], seconds: 60, currentDirectory: directory.path)
+            #expect(!add.signalled && add.status == 0, "add --db \(made): status \(add.status), signalled \(add.signalled): \(add.errors)")
+            let list = try ChildRun(executable, ["search", "milk", "--db", read], seconds: 60, currentDirectory: directory.path)
+            #expect(!list.signalled && list.status == 0 && list.output.contains("Buy milk"), "search --db \(read): \(list.status) \(list.errors)")
+            #expect(FileManager.default.fileExists(atPath: directory.appending(made) + "/data.mdb"))
+        }
+        // A folder `x` whose data.mdb is a directory: a message, no signal.
+        try FileManager.default.createDirectory(atPath: directory.appending("x/data.mdb"), withIntermediateDirectories: true)
+        let damaged = try ChildRun(executable, ["list", "--db", "x"], seconds: 60, currentDirectory: directory.path)
+        #expect(!damaged.signalled && damaged.status == 1 && damaged.errors.contains("can't open the database"), "\(damaged.status) \(damaged.errors)")
+    }
 }
 
 /// The words of a POSIX shell command line (single and double quotes, no expansions).

@@ -24,7 +24,7 @@ struct DatabaseOptions: ParsableArguments {
         let path = context.databasePath(db)
         if db == nil, create {
             // Private whatever the umask: the folders hold the user's agenda.
-            try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            try? FileManager.default.createDirectory(atPath: RemindersStore.parentDirectory(of: path), withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
         }
         return try RemindersStore(path: path, timeZone: context.timeZone, create: create)

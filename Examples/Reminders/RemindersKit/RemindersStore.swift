@@ -27,6 +27,18 @@ public final class RemindersStore {
         throw RemindersError("permission denied: '\(path)' or a directory above it cannot be searched by this user, so its database cannot be read; run as its owner or change the permissions")
     }
 
+    /// The directory holding `path` as `NSString.deletingLastPathComponent` gives it (`""` for a name alone, `/` for a
+    /// name under the root; trailing slashes ignored), without it: on Linux it traps on a path of one character
+    /// (`--db d`, `--db d/`), which ended `reminders` by a signal.
+    static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        var parent = trimmed[..<slash]
+        while parent.count > 1, parent.hasSuffix("/") { parent = parent.dropLast() }
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
     /// Opens the database at `path`, creating it when `create` is set, and registers every view (registering what is
     /// already there is a read, so every command can).
     ///
@@ -34,7 +46,7 @@ public final class RemindersStore {
     /// - Throws: ``RemindersError`` when the parent directory is missing or not writable, when `path` is a file, when
     ///   the database belongs to another app, or when Canopy can't open it (the message says why).
     public init(path: String, timeZone: TimeZone, create: Bool = true) throws {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = Self.parentDirectory(of: path)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw RemindersError("the database directory '\(parent)' does not exist (or is not a directory); create it or pass another --db")

@@ -185,6 +185,17 @@ enum ExtensionTableName {
         "\(prefix)\(extensionName).\(table)"
     }
 
+    /// Refuses a table name that is empty or holds a dot: the full name's last dot must separate the extension's name
+    /// (which may hold dots) from the table's, or two extensions' tables could be one (`tasks` + `done.pages`,
+    /// `tasks.done` + `pages`).
+    static func check(_ table: String, of extensionName: String, path: String) throws {
+        guard table.isEmpty || table.contains(".") else { return }
+        throw CanopyError(
+            .invalidArgument,
+            "the table name '\(table)' is \(table.isEmpty ? "empty" : "holding a dot"); an extension's table names have no dot (its tables are named 'ext.<extension>.<table>', and extension names may hold dots): name it without one",
+            path: path, extensionName: extensionName)
+    }
+
     /// The key of the record of the rows an extension skipped (``SkippedRows``) in `canopy.info`.
     static func skipped(of extensionName: String) -> String {
         "\(prefix)\(extensionName).skipped"

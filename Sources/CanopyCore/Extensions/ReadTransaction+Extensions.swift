@@ -32,12 +32,14 @@ extension ReadTransaction {
     /// transaction of their own (LMDB makes a handle usable only by transactions that begin after the one that opened
     /// it ends).
     ///
-    /// - Throws: ``CanopyError/Code/extensionFailed`` when the table was created after this transaction began (read it
-    ///   in a new transaction); ``CanopyError/Code/nestedTransaction`` when called on a thread that is inside a write
-    ///   transaction of this database.
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when `name` is empty or holds a dot (see
+    ///   ``ReadWriteTransaction/openTable(_:of:keys:values:)``); ``CanopyError/Code/extensionFailed`` when the table
+    ///   was created after this transaction began (read it in a new transaction); ``CanopyError/Code/nestedTransaction``
+    ///   when called on a thread that is inside a write transaction of this database.
     public func existingTable<K: TableCoding, V: TableCoding>(
         _ name: String, of extensionName: String, keys: K.Type, values: V.Type
     ) throws -> ExtensionTable<K, V>? {
+        try ExtensionTableName.check(name, of: extensionName, path: core.path)
         let full = ExtensionTableName.full(name, of: extensionName)
         guard let database = try extensionTableHandle(named: full) else { return nil }
         let table = ExtensionTable<K, V>(database: database, name: name, extensionName: extensionName)
@@ -257,9 +259,15 @@ extension ReadWriteTransaction {
     /// Opens (creating it if needed) the table `name` of the extension `extensionName`: an LMDB database named
     /// `ext.<extensionName>.<name>`, whose keys and values the codings encode. Call it in
     /// ``StoreExtension/prepare(in:context:)`` and keep the table.
+    ///
+    /// A table name holds no dot (extension names may): `ext.<extensionName>.<name>` then names one extension's table
+    /// only — `tasks`' table `done.pages` would be `tasks.done`'s table `pages` — and a damaged record's extension is
+    /// the part before the last dot.
+    /// - Throws: ``CanopyError/Code/invalidArgument`` when `name` is empty or holds a dot (nothing is created).
     public func openTable<K: TableCoding, V: TableCoding>(
         _ name: String, of extensionName: String, keys: K.Type, values: V.Type
     ) throws -> ExtensionTable<K, V> {
+        try ExtensionTableName.check(name, of: extensionName, path: core.path)
         let database = try guarded { try writeStorage.openDatabase(named: ExtensionTableName.full(name, of: extensionName), flags: .create, checksummed: true) }
         return ExtensionTable(database: database, name: name, extensionName: extensionName)
     }
@@ -271,19 +279,21 @@ extension ReadWriteTransaction {
     /// transaction of its snapshot and later, in any process, until it is set again).
     ///
     /// Setting a record that differs from the one this transaction sees makes the commit advance the snapshot (as any
-    /// write does); setting the same bytes again changes nothing. Every commit's log entry carries every extension's
-    /// record, so keep it small (tens of bytes).
-    /// - Throws: ``CanopyError/Code/extensionFailed`` when `bytes` are longer than ``maximumExtensionStateSize`` (nothing
-    ///   is staged); ``CanopyError/Code/transactionEnded`` once the transaction's closure has returned.
+    /// write does); setting the same bytes again changes nothing, whatever their size (a record of a `canopy/5` file,
+    /// written before the limit, is moved by the format upgrade as it is). Every commit's log entry carries every
+    /// extension's record, so keep it small (tens of bytes).
+    /// - Throws: ``CanopyError/Code/extensionFailed`` when `bytes` differ from the record and are longer than
+    ///   ``maximumExtensionStateSize`` (nothing is staged); ``CanopyError/Code/transactionEnded`` once the
+    ///   transaction's closure has returned.
     public func setExtensionState(_ bytes: [UInt8]?, of name: String) throws {
         _ = try writeStorage
+        guard storeState.extensionStates[name] != bytes else { return }
         if let bytes, bytes.count > Self.maximumExtensionStateSize {
             throw CanopyError(
                 .extensionFailed,
                 "the extension's state record is \(bytes.count) bytes; at most \(Self.maximumExtensionStateSize) are kept (every commit's log entry carries it): keep counters and versions there, and larger values in the extension's own tables",
                 path: core.path, extensionName: name)
         }
-        guard storeState.extensionStates[name] != bytes else { return }
         storeState.extensionStates[name] = bytes
         didWrite = true
     }

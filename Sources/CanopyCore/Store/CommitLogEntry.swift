@@ -64,18 +64,19 @@ struct CommitLogEntry: Sendable, Hashable {
         out.append(byte: Self.version)
         out.append(bigEndian: notification.snapshot)
         out.append(byte: (notification.removedAll ? Self.removedAllFlag : 0) | (changesUnknown ? Self.changesUnknownFlag : 0))
-        // (The dictionaries are walked only when they hold something: a store without extensions, the commonest small
-        // commit, pays two count bytes.)
+        // By extension name, not in the dictionaries' order (which differs between processes, and between two
+        // dictionaries of the same contents): equal states are equal bytes. (The dictionaries are walked only when
+        // they hold something: a store without extensions, the commonest small commit, pays two count bytes.)
         out.append(varint: UInt64(state.extensionSnapshots.count))
         if !state.extensionSnapshots.isEmpty {
-            for (name, snapshot) in state.extensionSnapshots {
+            Self.forEachByName(state.extensionSnapshots) { name, snapshot in
                 out.append(string: name)
                 out.append(varint: snapshot)
             }
         }
         out.append(varint: UInt64(state.extensionStates.count))
         if !state.extensionStates.isEmpty {
-            for (name, record) in state.extensionStates {
+            Self.forEachByName(state.extensionStates) { name, record in
                 out.append(string: name)
                 out.append(blob: record)
             }
@@ -84,7 +85,11 @@ struct CommitLogEntry: Sendable, Hashable {
         // bytes); the same bytes as from the sets, but for the order of keys, which is not part of the format.
         for kind in CommitKeySets.Kind.allCases { Self.append(keySets, kind, to: &out) }
         out.append(varint: UInt64(notification.removedCollections.count))
-        for collection in notification.removedCollections { out.append(string: collection) }
+        if notification.removedCollections.count > 1 {
+            for collection in notification.removedCollections.sorted() { out.append(string: collection) }
+        } else {
+            for collection in notification.removedCollections { out.append(string: collection) }
+        }
         if let customPayload = notification.customPayload {
             out.append(byte: 1)
             out.append(blob: customPayload)
@@ -92,12 +97,48 @@ struct CommitLogEntry: Sendable, Hashable {
             out.append(byte: 0)
         }
         out.append(varint: UInt64(notification.extensionPayloads.count))
-        for (name, payload) in notification.extensionPayloads {
+        Self.forEachByName(notification.extensionPayloads) { name, payload in
             out.append(string: name)
             out.append(blob: payload)
         }
         return out.bytes
     }
+
+    /// Calls `body` with the entries of `entries` by ascending name. A store has a few extensions: two are compared
+    /// once, up to ``namesWalkedInPlace`` walked again for each next name, allocating nothing. (Counted with
+    /// `Benchmarks/InstructionCounts`' `update-2-views-observed`, against the dictionaries' order: sorted copies cost
+    /// 2,650 instructions per observed update with two views, 1%; a walk per name 1,650; this 770, 0.3%.)
+    static func forEachByName<Value>(_ entries: [String: Value], _ body: (String, Value) -> Void) {
+        guard entries.count > 1 else {
+            for (name, value) in entries { body(name, value) }
+            return
+        }
+        if entries.count == 2 {  // (two views, the commonest store: one comparison)
+            var iterator = entries.makeIterator()
+            guard let first = iterator.next(), let second = iterator.next() else { return }
+            let (low, high) = first.key < second.key ? (first, second) : (second, first)
+            body(low.key, low.value)
+            body(high.key, high.value)
+            return
+        }
+        guard entries.count <= namesWalkedInPlace else {
+            for (name, value) in entries.sorted(by: { $0.key < $1.key }) { body(name, value) }
+            return
+        }
+        var previous: String?
+        for _ in 0..<entries.count {
+            var next: (key: String, value: Value)?
+            for entry in entries where previous.map({ entry.key > $0 }) ?? true {
+                if next.map({ entry.key < $0.key }) ?? true { next = entry }
+            }
+            guard let next else { return }
+            body(next.key, next.value)
+            previous = next.key
+        }
+    }
+
+    /// The most entries ``forEachByName(_:_:)`` orders without sorting a copy.
+    static let namesWalkedInPlace = 8
 
     private static func append(_ keySets: CommitKeySets, _ kind: CommitKeySets.Kind, to out: inout ByteWriter) {
         out.append(varint: UInt64(keySets.partCount(kind)))

@@ -158,6 +158,20 @@ final class DatabaseCore: Sendable {
     /// it at that moment, between the look and the creation).
     static let beforeCreatingDirectory = Mutex<(@Sendable (String) -> Void)?>(nil)
 
+    /// What is wrong with the directory's `data.mdb` when LMDB could not open it, if that is visible from outside: a
+    /// directory in its place, or (read-only, which creates nothing) an empty file.
+    private static func dataFileProblem(in path: String, readOnly: Bool) -> String? {
+        var status = stat()
+        guard stat(path + "/data.mdb", &status) == 0 else { return nil }
+        if status.st_mode & S_IFMT == S_IFDIR {
+            return "data.mdb in the database directory is a directory, not a database file; move it away (or pass the directory that holds the database)"
+        }
+        if readOnly, status.st_size == 0 {
+            return "data.mdb is empty (0 bytes): no database was ever committed there, or the file was cut short (a copy, a full disk); restore a backup"
+        }
+        return nil
+    }
+
     private init(path: String, options: DatabaseOptions) throws {
         var flags: EnvironmentOptions.Flags = []
         switch options.durability {
@@ -194,7 +208,7 @@ final class DatabaseCore: Sendable {
                     ? "the database is on a read-only file system, where its lock file cannot be written; inspect it without the lock file (DatabaseOptions.noLock, `canopy --no-lock`), safe only when no process writes"
                     : "the database is on a read-only file system: open it read-only"
             case .noSuchFile: what = "the database files do not exist"
-            default: what = "LMDB could not open the environment"
+            default: what = Self.dataFileProblem(in: path, readOnly: options.readOnly) ?? "LMDB could not open the environment"
             }
             throw CanopyError(.cannotOpen, what, path: path, underlying: error)
         }

@@ -17,6 +17,11 @@ import LMDB
 ///   (``CanopyError/Code/incompatibleFormat`` naming `canopy upgrade`).
 ///
 /// A read-only open of a `canopy/4` or `canopy/5` file reads it as it is (``StateLayout``).
+///
+/// The state records move as they are, whatever their size: ``ReadWriteTransaction/maximumExtensionStateSize`` came
+/// with `canopy/6`, and an upgrade never refuses (nor cuts) a record the file's own build accepted. Nothing reads a
+/// record against that limit (it bounds what a commit may set), so the upgraded file reads as any other; the record
+/// stays until its extension sets another, which must fit (setting the same bytes again is accepted).
 enum FormatUpgrade {
     /// The first entry of a new store's commit log: the state of snapshot 0, so that an empty log always means a
     /// damaged one (``StoreTables/state(in:path:)``).

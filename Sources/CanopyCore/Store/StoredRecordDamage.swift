@@ -42,7 +42,10 @@ enum StoredRecordDamage {
             }
             if table == StoreTableName.extensions, key != nil {
                 extensionName = String(decoding: keyBytes, as: UTF8.self)
-            } else if table.hasPrefix(ExtensionTableName.prefix), let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
+            } else if table.hasPrefix(ExtensionTableName.prefix),
+                      // `ext.<extension>.<table>`: extension names may hold dots, table names never do
+                      // (``ExtensionTableName/check(_:of:path:)``), so the last dot ends the extension's name.
+                      let dot = table.dropFirst(ExtensionTableName.prefix.count).lastIndex(of: ".") {
                 extensionName = String(table[table.index(table.startIndex, offsetBy: ExtensionTableName.prefix.count)..<dot])
             } else if table == StoreTableName.info, let name = String(validating: keyBytes, as: UTF8.self), name.hasPrefix(ExtensionTableName.prefix), name.hasSuffix(".state") {
                 extensionName = String(name.dropFirst(ExtensionTableName.prefix.count).dropLast(".state".count))

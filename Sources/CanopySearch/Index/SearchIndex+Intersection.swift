@@ -55,6 +55,12 @@ extension SearchIndex {
                 previousKey = blockKey
                 return true
             }
+            // The driver is read whole: its rows must be the count its directory (or summary) gave, which is the
+            // term's document frequency in the statistics (BM25's idf) and chose it as the driver.
+            guard documents.count == documentCounts[driver] else {
+                throw corrupt(
+                    "the \(query.terms[driver].isPrefix ? "prefix" : "word") '\(String(decoding: lists[driver].word, as: UTF8.self))' holds \(documents.count) rows in its blocks, but its directory counts \(documentCounts[driver])")
+            }
             // `nil`: every row of the driver (not listed: the first list narrows `documents` itself).
             var kept: [Int]?
             for term in lists.indices where term != driver && !(kept?.isEmpty ?? documents.isEmpty) {

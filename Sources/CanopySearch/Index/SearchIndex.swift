@@ -50,8 +50,11 @@ public final class SearchIndex: StoreExtension, Sendable {
     let dependsOnObject: Bool
     let dependsOnMetadata: Bool
     let tablesState = Mutex<SearchIndexTables?>(nil)
-    /// The live results views bound to this index: their queries are loaded from the `queries` table at every write.
-    let resultsViews = Mutex<[String: SearchResultsView]>([:])
+    /// The results views bound to this index, by name: their queries are loaded from the `queries` table at every
+    /// write. Held weakly (``SearchResultsView/Binding``): a results view holds its index, so a strong reference back
+    /// made a cycle, and an index, its results views and every view directory they cached outlived the database and
+    /// the app.
+    let resultsViews = Mutex<[String: SearchResultsView.Binding]>([:])
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
     /// (3: block headers name their densest row, which bounds the scores of their rows. 4: each row's record is its
@@ -433,16 +436,21 @@ public final class SearchIndex: StoreExtension, Sendable {
 
     /// Sets each bound results view's query from the `queries` table.
     func loadQueries(in transaction: ReadTransaction, tables: SearchIndexTables) throws {
-        let views = resultsViews.withLock { $0 }
-        for (viewName, results) in views {
+        let boxes = resultsViews.withLock { views in
+            views = views.filter { $0.value.view != nil }  // (views no one holds any more: their closures never run again)
+            return views.compactMap { name, bound in bound.box.map { (name, $0) } }
+        }
+        for (viewName, box) in boxes {
             let record = try tables.queries.value(forKey: viewName, in: transaction)
-            try results.box.load(record, view: viewName)
+            try box.load(record, view: viewName)
         }
     }
 
     /// The results view named `name` made over this index (``SearchResultsView/ranked(name:index:group:versionTag:)``,
-    /// ``SearchResultsView/grouped(name:index:parentView:versionTag:)``), or `nil`.
+    /// ``SearchResultsView/grouped(name:index:parentView:versionTag:)``), or `nil`: while its view is alive (registered
+    /// in a database, or held by the app), a results view showing it and its query.
     public func resultsView(named name: String) -> SearchResultsView? {
-        resultsViews.withLock { $0[name] }
+        guard let bound = resultsViews.withLock({ $0[name] }), let view = bound.view, let box = bound.box else { return nil }
+        return SearchResultsView(view: view, index: self, box: box, binding: false)
     }
 }

@@ -14,6 +14,13 @@ import CanopyCore
 /// (``SearchBlockDirectory/apply(removing:adding:term:to:summaries:in:)``); a chunk opened through the summary is
 /// checked against it, and a list of several chunks without a summary, or a summary of fewer than two chunks, is
 /// damage (`corruptStore`), never a list read short.
+///
+/// What is trusted: the rows and bound of a chunk a query does not open (a too-low bound would skip its rows, a wrong
+/// count change BM25). A partial write cannot make them wrong (LMDB commits the summary with its chunks or neither,
+/// and a changed byte fails the value's checksum); only a writer's bug could, and every write checks the summary's
+/// entries of the chunks it reads before rewriting it (``update(term:before:read:written:lowestChanged:summaries:in:)``).
+/// Checking the others would mean opening them, the cost the summary saves: `verify` compares every summary with its
+/// chunks, and an intersection checks the count of the list it reads whole (``SearchIndex/listIntersection(of:in:)``).
 enum SearchListSummary {
     /// The value of a list's summary (at least two chunks, ascending keys).
     static func encode(_ chunks: [SearchBlockDirectory.ChunkSummary]) -> [UInt8] {

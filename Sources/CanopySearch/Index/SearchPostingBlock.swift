@@ -112,15 +112,21 @@ enum SearchPostingBlock {
     }
 
     /// The value of the block keyed `key` of `run`'s entries `range` (no removals), and its header for the directory.
-    /// - Throws: ``SearchBytes/Malformed`` when a body is not a posting (``SearchPosting/summary(of:)``): the header
+    /// - Throws: ``SearchBytes/Malformed`` when `range` is empty (a block holds at least one row: the directory and
+    ///   every reader refuse an empty one) or a body is not a posting (``SearchPosting/summary(of:)``): the header
     ///   and score front are built from the bodies, so a block is never written with a header its rows do not give
     ///   (a block read back to be rewritten may hold damage that passed its checksum).
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) throws -> (value: [UInt8], header: SearchBlockHeader) {
         try run.withBuffers { documents, starts, bodies in
             let encoding = try Encoding(documents: documents, starts: starts, bodies: bodies, range, key: key)
+            // (`size` is at least the header's bytes, so `out` exists.)
             let value = [UInt8](unsafeUninitializedCapacity: encoding.size) { buffer, count in
                 guard let out = buffer.baseAddress else { return }
                 count = encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: out)
+            }
+            // Every byte counted was written (an empty value here would be stored as a block of no bytes).
+            guard value.count == encoding.size else {
+                throw SearchBytes.Malformed("a posting block encoded to \(value.count) of its \(encoding.size) bytes")
             }
             return (value, encoding.header)
         }
@@ -137,8 +143,11 @@ enum SearchPostingBlock {
         try run.withBuffers { documents, starts, bodies in
             let encoding = try Encoding(documents: documents, starts: starts, bodies: bodies, range, key: key)
             try table.put(reserving: encoding.size, forKey: Self.key(term: term, block: key), in: transaction, appending: appending) { stored in
-                guard let out = stored.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-                _ = encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: out)
+                let written = stored.baseAddress.map { encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: $0.assumingMemoryBound(to: UInt8.self)) } ?? 0
+                // Every byte reserved was written (the transaction fails otherwise: the reserved bytes are never kept).
+                guard written == encoding.size else {
+                    throw SearchBytes.Malformed("a posting block encoded to \(written) of its \(encoding.size) bytes")
+                }
             }
             return encoding.header
         }
@@ -154,11 +163,12 @@ enum SearchPostingBlock {
         let size: Int
 
         /// Measures the block keyed `key` of entries `range` (rows `documents`, bodies `bodies[starts[i]..<end(i)]`).
-        /// - Throws: ``SearchBytes/Malformed`` when a body is not a posting.
+        /// - Throws: ``SearchBytes/Malformed`` when `range` is empty or a body is not a posting.
         init(
             documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
             key: UInt64
         ) throws {
+            guard !range.isEmpty else { throw SearchBytes.Malformed("a posting block of no rows") }
             let bodyCount = bodies.count
             func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodyCount }
             var maximumOccurrences = 0

@@ -43,12 +43,15 @@ public final class SearchResultsView: Sendable {
     /// The view's name.
     public var name: String { view.name }
 
-    private init(view: View, index: SearchIndex, box: QueryBox) {
+    /// A results view of `view`, whose closures read `box`; `binding`: bound to the index (which then loads the
+    /// query at every write; a later view of the same name replaces it), else already bound
+    /// (``SearchIndex/resultsView(named:)``).
+    init(view: View, index: SearchIndex, box: QueryBox, binding: Bool = true) {
         self.view = view
         self.index = index
         self.box = box
-        // Bound to the index (which loads the query at every write); a later view of the same name replaces it.
-        index.resultsViews.withLock { $0[view.name] = self }
+        // (Weakly: this object holds the index.)
+        if binding { index.resultsViews.withLock { $0[view.name] = Binding(view: view, box: box) } }
     }
 
     /// Results in one group, `group`, best first (ties by collection, then key).
@@ -157,6 +160,13 @@ public final class SearchResultsView: Sendable {
         }
         guard let bytes = try tables.queries.value(forKey: view.name, in: transaction) else { return nil }
         return try QueryBox.decode(bytes, view: view.name, index: index.name).query.map { try SearchQuery($0) }
+    }
+
+    /// A results view as its index holds it, weakly: its view (alive while it is registered or the app holds it) and
+    /// the query box its view's closures read (which the view holds).
+    struct Binding {
+        weak var view: View?
+        weak var box: QueryBox?
     }
 
     /// The query and statistics of a results view, as stored.

@@ -1,0 +1,104 @@
+import CanopyCoreTestFixtures
+import CanopyTestFixtures
+import CanopyTestSupport
+import Foundation
+import Testing
+@testable import Canopy
+
+/// A process that opens and closes databases, connections and observers must not grow: once the app lets go of what
+/// it made, none of it is alive (weak references are nil), and no file descriptor stays open (LMDB's files, the
+/// signal file, inotify). AddressSanitizer's leak check (`swift build --build-tests --sanitize=address`,
+/// `ASAN_OPTIONS=detect_leaks=1`) runs these too: it found a results view and its search index keeping each other
+/// alive (SearchResultsLifetimeTests).
+@Suite("Long-lived things: nothing outlives the app's references", .ownThread)
+struct LongLivedObjectsLifetimeTests {
+    static func view() -> View {
+        View(name: "titles", grouping: .byObject(notes) { _, _ in "all" },
+             sorting: .byObject(notes) { _, _, note in SortKey(.ascending(note.title)) })
+    }
+
+    /// The number of this process's open file descriptors.
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
+
+    /// Weak references to one round's objects.
+    struct Made {
+        weak var database: Database?
+        weak var connection: Connection?
+        weak var view: View?
+        weak var observer: ViewObserver?
+    }
+
+    /// Opens the database, registers the view, writes, reads, observes one commit, and lets everything go.
+    static func round(_ path: String, _ number: Int) throws -> Made {
+        let database = try Database(path: path, options: .init(durability: .none))
+        let view = Self.view()
+        try database.register(view)
+        let connection = database.newConnection()
+        let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["all"], view: "titles"))
+        try connection.readWrite { txn in try txn.set(Note(title: "note \(number)"), forKey: "n\(number % 7)", in: notes) }
+        #expect(try observer.advance().toSnapshot > 0)
+        #expect(try connection.read { txn in try txn.view("titles").count() } == min(number + 1, 7))
+        return Made(database: database, connection: connection, view: view, observer: observer)
+    }
+
+    @Test("a database opened and closed 200 times, with a view, a connection and an observer each time: none stays alive, no descriptor stays open",
+          .timeLimit(.minutes(3)))
+    func openAndClose() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("db")
+        _ = try Self.round(path, 0)  // (the first open creates the files)
+        let descriptors = Self.openDescriptors()
+        for number in 1...200 {
+            let made = try Self.round(path, number)
+            #expect(made.database == nil && made.connection == nil && made.view == nil && made.observer == nil, "round \(number): \(made)")
+        }
+        // A descriptor kept per open would be 200 more; other tests of this process open and close files meanwhile.
+        let grown = Self.openDescriptors() - descriptors
+        #expect(grown < 100, "\(grown) more open descriptors after 200 opens and closes")
+    }
+
+    @Test("connections made and dropped 1,000 times in one database; observers whose changes() loops and observe(_:) tasks ended: none stays alive",
+          .timeLimit(.minutes(3)))
+    func connectionsAndObservers() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(path: directory.appending("db"), options: .init(durability: .none))
+        try database.register(Self.view())
+        try await database.newConnection().readWrite { txn in try txn.set(Note(title: "first"), forKey: "a", in: notes) }
+        for number in 0..<1_000 {
+            weak var released: Connection?
+            do {
+                let connection = database.newConnection()
+                released = connection
+                if number % 2 == 0 { try connection.pin() }
+                #expect(try await connection.read { txn in try txn.object(forKey: "a", in: notes)?.title } == "first")
+            }
+            #expect(released == nil, "connection \(number)")
+        }
+        for number in 0..<50 {
+            weak var released: ViewObserver?
+            do {
+                let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["all"], view: "titles"))
+                released = observer
+                // A loop over changes() that sees one commit and ends, and an observe(_:) task cancelled.
+                let started = AsyncStream<Void>.makeStream()
+                let loop = Task {
+                    started.continuation.yield()
+                    for try await changeset in observer.changes() { return changeset.toSnapshot }
+                    return UInt64(0)
+                }
+                let observation = observer.observe { _ in }
+                var iterator = started.stream.makeAsyncIterator()
+                await iterator.next()
+                try await database.newConnection().readWrite { txn in try txn.set(Note(title: "n\(number)"), forKey: "b", in: notes) }
+                #expect(try await loop.value > 0)
+                observation.cancel()
+                await observation.task.value
+            }
+            #expect(released == nil, "observer \(number)")
+        }
+    }
+}
