@@ -42,7 +42,7 @@ struct ModelMigrationTests {
             #expect(reminders(["list", "--db", path]).out.contains("[ ] ⚑ Call Ann"))
             let database = try Database(path: path)
             try database.newConnection().read { txn throws in
-                #expect(try txn.appliedMigrations().map(\.name) == ["reminders-flagged", "reminders-tags"])
+                #expect(try txn.appliedMigrations().map(\.name) == ["reminders-flagged", "reminders-tags", "events-tags"])
                 #expect(try txn.object(forKey: "1", in: Schema.reminders)
                         == Reminder(title: "Buy milk", due: fixedNow + 9 * 3600, priority: 2, calendar: "personal", flagged: false))
                 #expect(try txn.skippedRows(ofExtension: "agenda") == nil)
@@ -56,7 +56,7 @@ struct ModelMigrationTests {
             #expect(reminders(["add", "reminder", "Water plants", "--db", path]).status == 0)
             #expect(reminders(["list", "--db", path]).status == 0)
             let applied = try Database(path: path).newConnection().read { txn in try txn.appliedMigrations() }
-            #expect(applied.map(\.name) == ["reminders-flagged", "reminders-tags"])
+            #expect(applied.map(\.name) == ["reminders-flagged", "reminders-tags", "events-tags"])
             #expect(applied.first?.rows == 0)
         }
     }

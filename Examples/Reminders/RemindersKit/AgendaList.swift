@@ -3,14 +3,15 @@ import CanopySource
 import CanopyTerminal
 import Foundation
 
-/// The row of an event: time span, title (and location), calendar, ID.
+/// The row of an event: time span (with the day in lists that mix days), title (and location, tags), calendar, ID.
 public final class EventCell: TerminalCell {}
 
-/// The row of a reminder: due time, a checkbox and the title (with its priority), calendar, ID.
+/// The row of a reminder: due time (with the day in lists that mix days), a checkbox and the title (with its priority
+/// and tags), calendar, ID.
 public final class ReminderCell: TerminalCell {}
 
-/// The agenda as a terminal list: a view-backed data source over the `agenda` (or `by-calendar`, or `overdue`) view,
-/// with an event cell and a reminder cell registered by key. Both read the item's calendar (name, colour) through the
+/// The agenda as a terminal list: a view-backed data source over the `agenda` (or `by-calendar`, `overdue`, `by-tag`,
+/// `focus`, the search results) view, with an event cell and a reminder cell registered by key. Both read the item's calendar (name, colour) through the
 /// index's pinned transaction, so a row always shows the calendar as of the snapshot the list shows. In a narrow
 /// terminal the ID goes first, then the calendar, then the time: the title keeps ``titleMinimumWidth`` columns.
 public final class AgendaList: DataSourceProvider {
@@ -58,7 +59,10 @@ public final class AgendaList: DataSourceProvider {
         formatter.timeZone = timeZone
         formatter.dateFormat = "HH:mm"
         let time: (Date) -> String = { formatter.string(from: $0) }
-        let showsDays = mappings.view == Schema.focus
+        // Lists whose sections are not days (focus, by tag, search results) mix days: their rows say which.
+        let showsDays = !Self.dayViews.contains(mappings.view)
+        // (The focus list holds reminders only: no event's "–11:00".)
+        let timeWidth = !showsDays ? 11 : mappings.view == Schema.focus ? 17 : Self.dayAndTimeWidth
         let dayFormatter = DateFormatter()
         dayFormatter.locale = Locale(identifier: "en_GB")
         dayFormatter.timeZone = timeZone
@@ -71,9 +75,9 @@ public final class AgendaList: DataSourceProvider {
         }
         factory.registerCell(.type(EventCell.self), in: list, key: "event") { cell, item, index in
             guard case .event(let id, let event) = item else { return }
-            let title = event.location.map { "\(event.title) @ \($0)" } ?? event.title
+            let title = (event.location.map { "\(event.title) @ \($0)" } ?? event.title) + Self.tagsText(event.tags)
             cell.columns = [
-                TerminalColumn("\(time(event.start))–\(time(event.end))", width: .fixed(11)),
+                TerminalColumn("\(showsDays ? day(event.start) : time(event.start))–\(time(event.end))", width: .fixed(timeWidth)),
                 TerminalColumn(title, style: TerminalStyle(bold: true), minimumWidth: Self.titleMinimumWidth),
                 try calendarColumn(event.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
@@ -82,11 +86,9 @@ public final class AgendaList: DataSourceProvider {
         factory.registerCell(.type(ReminderCell.self), in: list, key: "reminder") { cell, item, index in
             guard case .reminder(let id, let reminder) = item else { return }
             let priority = reminder.priority > 0 ? " " + String(repeating: "!", count: reminder.priority) : ""
-            let tags = reminder.tags.map { " #\($0)" }.joined()
             cell.columns = [
-                // The focus list mixes days: its rows say which.
-                TerminalColumn(reminder.due.map { showsDays ? day($0) : "   \(time($0))" } ?? "", width: .fixed(showsDays ? 17 : 11)),
-                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)\(tags)",
+                TerminalColumn(reminder.due.map { showsDays ? day($0) : "   \(time($0))" } ?? "", width: .fixed(timeWidth)),
+                TerminalColumn("[\(reminder.done ? "x" : " ")] \(reminder.flagged ? "⚑ " : "")\(reminder.title)\(priority)\(Self.tagsText(reminder.tags))",
                                style: TerminalStyle(foreground: reminder.priority >= 3 ? .red : nil), minimumWidth: Self.titleMinimumWidth),
                 try calendarColumn(reminder.calendar, index),
                 TerminalColumn("#\(id)", width: .fixed(5), alignment: .right, style: TerminalStyle(dim: true)),
@@ -112,6 +114,16 @@ public final class AgendaList: DataSourceProvider {
         }
         if attach { list.dataSource = dataSource }
     }
+
+    /// The views whose groups are days (`agenda`, its filtered view `overdue`, and `by-calendar`'s "<calendar> <day>"):
+    /// their rows show the time only.
+    static let dayViews: Set<String> = ["agenda", "overdue", "by-calendar"]
+
+    /// The time column of a list that mixes days: "Wed 25 Nov 10:00–11:00" and a space.
+    static let dayAndTimeWidth = 23
+
+    /// " #shop #home" for the tags `shop`, `home`.
+    static func tagsText(_ tags: [String]) -> String { tags.map { " #\($0)" }.joined() }
 
     /// "Wednesday 25 November 2026 · today" for the group "2026-11-25".
     public static func dayTitle(_ group: String, now: Date, timeZone: TimeZone) -> String {

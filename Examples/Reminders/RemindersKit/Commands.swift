@@ -14,7 +14,9 @@ extension ContextualCommand {
     func run() throws { try run(in: .live()) }
 }
 
-/// The `--db` option every command takes.
+/// The `--db` option every command takes, before or after the subcommand's name (`reminders --db D list` and
+/// `reminders list --db D`): the root command declares it too, parses it wherever it is, and each subcommand's option
+/// group gets the root's value (ArgumentParser hands an option group of a type already parsed to the commands below).
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: "The database folder (default: $XDG_DATA_HOME/reminders or ~/.local/share/reminders).")
     var db: String?
@@ -44,6 +46,9 @@ public struct RemindersCommand: ParsableCommand {
             """,
         version: "reminders \(CanopyVersion.description)",
         subcommands: [Add.self, List.self, Search.self, Done.self, Edit.self, Delete.self, Calendars.self, Focus.self, Watch.self, TUI.self, Demo.self])
+
+    /// `--db`, accepted before the subcommand too (`reminders --db D list`); the subcommands read this value.
+    @OptionGroup var options: DatabaseOptions
 
     /// Creates the command.
     public init() {}
@@ -102,17 +107,19 @@ struct AddEvent: ContextualCommand {
     @Option(help: "The calendar (created when new).") var calendar: String = "Personal"
     @Option(help: "Where.") var location: String?
     @Option(help: "Notes.") var notes: String?
+    @Option(name: .customLong("tag"), help: "A tag; repeat for several (`list --by-tag` shows the event under each).") var tags: [String] = []
 
     func run(in context: RemindersContext) throws {
         // Checked before the database is opened (or created); read again in the database's time zone.
         _ = try DateInput(now: context.now, timeZone: context.timeZone).parse(start)
         _ = try end.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
+        _ = try RemindersStore.checkTags(tags)
         let store = try options.open(context)
         let context = context.inZone(store.timeZone)
         let dates = DateInput(now: context.now, timeZone: context.timeZone)
         let startDate = try dates.parse(start)
         let endDate = try end.map { try dates.parse($0) } ?? startDate.addingTimeInterval(3600)
-        let id = try store.addEvent(title, start: startDate, end: endDate, calendar: calendar, location: location, notes: notes)
+        let id = try store.addEvent(title, start: startDate, end: endDate, calendar: calendar, location: location, notes: notes, tags: tags)
         context.print("Added event #\(id): \(Format.printable(title)), \(Format.span(startDate, endDate, context))")
     }
 }
@@ -146,8 +153,8 @@ struct List: ContextualCommand {
     @Option(help: "Only this day ('today', 'fri', '2026-11-25').") var day: String?
     @Option(help: "Only this calendar.") var calendar: String?
     @Flag(help: "Only open reminders past due.") var overdue = false
-    @Flag(help: "Open reminders by tag: a reminder shows under each of its tags.") var byTag = false
-    @Option(help: "Only open reminders with this tag (implies --by-tag).") var tag: String?
+    @Flag(help: "Events and open reminders by tag: an item shows under each of its tags.") var byTag = false
+    @Option(help: "Only events and open reminders with this tag (implies --by-tag).") var tag: String?
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run(in context: RemindersContext) throws {
@@ -192,8 +199,8 @@ struct List: ContextualCommand {
             return
         }
         if agenda.dataSource.numberOfSections == 0 {
-            context.print(overdue ? "Nothing overdue." : tagGroup.map { "No open reminder is tagged #\(Format.printable($0))." }
-                          ?? (tagged ? "No open reminder has a tag." : "Nothing on the agenda."))
+            context.print(overdue ? "Nothing overdue." : tagGroup.map { "No event or open reminder is tagged #\(Format.printable($0))." }
+                          ?? (tagged ? "No event or open reminder has a tag." : "Nothing on the agenda."))
             return
         }
         for line in try agenda.allLines() { context.print(context.isTerminal ? line : line.trimmingTrailingSpaces()) }
@@ -216,14 +223,14 @@ struct Done: ContextualCommand {
 }
 
 struct Edit: ContextualCommand {
-    static let configuration = CommandConfiguration(abstract: "Move, retitle or change the calendar of an event or reminder.")
+    static let configuration = CommandConfiguration(abstract: "Move, retitle, retag or change the calendar of an event or reminder.")
     @OptionGroup var options: DatabaseOptions
     @Argument(help: "The item's ID.") var id: String
     @Option(help: "A new title.") var title: String?
     @Option(name: [.customLong("to"), .customLong("date")], help: "A new date (an event keeps its duration).") var date: String?
     @Option(help: "Another calendar (created when new).") var calendar: String?
-    @Option(name: .customLong("tag"), help: "A reminder's tags: replace them with these (repeat for several).") var tags: [String] = []
-    @Flag(help: "Remove every tag of a reminder.") var clearTags = false
+    @Option(name: .customLong("tag"), help: "Replace the item's tags with these (repeat for several).") var tags: [String] = []
+    @Flag(help: "Remove every tag of the item.") var clearTags = false
 
     func run(in context: RemindersContext) throws {
         guard title != nil || date != nil || calendar != nil || !tags.isEmpty || clearTags else {
@@ -235,8 +242,6 @@ struct Edit: ContextualCommand {
         let store = try options.open(context, create: false)
         let context = context.inZone(store.timeZone)
         let newDate = try date.map { try DateInput(now: context.now, timeZone: context.timeZone).parse($0) }
-        // Checked before anything is written: tags only go on reminders.
-        if !tags.isEmpty || clearTags, case .event = try store.item(id) { throw RemindersError("\(id) is an event; only reminders have tags") }
         if title != nil || newDate != nil || calendar != nil { try store.edit(id, title: title, date: newDate, calendar: calendar) }
         if !tags.isEmpty || clearTags { try store.setTags(id, tags) }
         context.print("Changed #\(id).")
@@ -415,7 +420,7 @@ enum JSONExport {
                 switch item {
                 case .event(let id, let event):
                     items.append(Item(id: id, kind: "event", title: event.title, calendar: names[event.calendar] ?? event.calendar,
-                                      start: event.start, end: event.end, location: event.location))
+                                      start: event.start, end: event.end, tags: event.tags.isEmpty ? nil : event.tags, location: event.location))
                 case .reminder(let id, let reminder):
                     items.append(Item(id: id, kind: "reminder", title: reminder.title, calendar: names[reminder.calendar] ?? reminder.calendar,
                                       due: reminder.due, done: reminder.done, priority: reminder.priority, flagged: reminder.flagged,

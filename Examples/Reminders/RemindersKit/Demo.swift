@@ -5,11 +5,14 @@ import Foundation
 
 struct Demo: ContextualCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A tour: a fresh database, two weeks of items, then edits with the agenda and each changeset printed.")
-    @Option(help: "Where to create the demo database (default: a new temporary folder).") var db: String?
+        abstract: "A tour: a fresh database, two weeks of items, then edits with the agenda and each changeset printed.",
+        usage: "reminders demo [--db <db>]",
+        discussion: "--db names a folder for the demo's new database (default: a new temporary folder); it must hold no database yet.")
+    // The root's `--db` (see DatabaseOptions); hidden here, since its help names the tool's default folder, not the demo's.
+    @OptionGroup(visibility: .hidden) var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
-        let path = db ?? FileManager.default.temporaryDirectory.appendingPathComponent("reminders-demo-\(UUID().uuidString.prefix(8))").path
+        let path = options.db ?? FileManager.default.temporaryDirectory.appendingPathComponent("reminders-demo-\(UUID().uuidString.prefix(8))").path
         guard !(try RemindersStore.exists(at: path)) else { throw RemindersError("'\(path)' holds a database already; the demo starts from a fresh one") }
         try DemoScript(path: path, context: context).run()
     }
@@ -92,8 +95,9 @@ struct DemoScript {
         }
         say("That's it. Each change was one commit; the observer turned each commit into a changeset of index paths")
         say("(section and row inserts, deletes, moves and updates) that the terminal list applied as one checked batch.")
-        say("Try it yourself:")
+        say("Try it yourself (`list --by-tag` shows the events and reminders under each of their tags):")
         say("  " + command("list"))
+        say("  " + command("list --by-tag"))
         say("  " + command("tui"))
         say("and, in another terminal, while the tui runs:")
         say("  " + command("add reminder \"Call Ada\" --due \"today 20:00\""))
@@ -146,20 +150,24 @@ struct DemoScript {
                 if workday {
                     try add(Event(title: "Standup", start: at(day, 9, 30), end: at(day, 9, 45), calendar: work, location: "Zoom"))
                     if day % 2 == 0 {
-                        try add(Event(title: meetings[day % meetings.count], start: at(day, 14), end: at(day, 15), calendar: work,
-                                      location: places[day % places.count]))
+                        let meeting = meetings[day % meetings.count]
+                        try add(Event(title: meeting, start: at(day, 14), end: at(day, 15), calendar: work,
+                                      location: places[day % places.count], tags: meeting == "Customer call" ? ["work", "clients"] : ["work"]))
                     }
                 }
                 if day % 3 == 1 { try add(Event(title: "Gym", start: at(day, 7), end: at(day, 8), calendar: fitness)) }
-                if day % 4 == 0 { try add(Event(title: "Dinner with Ana", start: at(day, 19, 30), end: at(day, 21), calendar: home, location: "Café Luna")) }
-                if day % 7 == 5 { try add(Event(title: "Long run", start: at(day, 8), end: at(day, 9, 30), calendar: fitness)) }
+                if day % 4 == 0 {
+                    try add(Event(title: "Dinner with Ana", start: at(day, 19, 30), end: at(day, 21), calendar: home, location: "Café Luna", tags: ["friends"]))
+                }
+                if day % 7 == 5 { try add(Event(title: "Long run", start: at(day, 8), end: at(day, 9, 30), calendar: fitness, tags: ["health"])) }
                 if day < chores.count {
-                    try add(Reminder(title: chores[day], due: at(day, 17), priority: day % 4, calendar: day % 3 == 0 ? work : home))
+                    try add(Reminder(title: chores[day], due: at(day, 17), priority: day % 4, calendar: day % 3 == 0 ? work : home,
+                                     tags: chores[day].hasPrefix("Pay") ? ["bills"] : []))
                 }
                 if day % 5 == 0 { try add(Reminder(title: "Stretch", due: at(day, 21), calendar: fitness)) }
                 if day % 2 == 1 { try add(Reminder(title: "Read 20 pages", due: at(day, 22), calendar: home)) }
                 if day == 6 || day == 12 { try add(Reminder(title: "Call mum", due: at(day, 18, 30), priority: 1, calendar: home)) }
-                if day == 9 { try add(Reminder(title: "Pay rent", due: at(day, 10), priority: 3, calendar: home)) }
+                if day == 9 { try add(Reminder(title: "Pay rent", due: at(day, 10), priority: 3, calendar: home, tags: ["bills"])) }
             }
             try add(Reminder(title: "Plan the summer holiday", due: nil, calendar: home))
         }

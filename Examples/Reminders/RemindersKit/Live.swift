@@ -32,7 +32,8 @@ struct TUI: ContextualCommand {
 }
 
 /// The live agenda of `watch` and `tui`: six segments (the agenda, overdue reminders, the agenda by calendar, the
-/// focus list, the live search results, open reminders by tag — a reminder under each of its tags) over one terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
+/// focus list, the live search results, events and open reminders by tag — an item under each of its tags) over one
+/// terminal list, run by a `TerminalRunner`. The screen changes only through the changesets of commits (this
 /// process's or another's), pushed by the data sources; in `tui`, keys write through the store.
 final class LiveAgenda {
     typealias Segments = SegmentedDatasource<AgendaList.Source, TerminalListView>

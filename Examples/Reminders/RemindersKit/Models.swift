@@ -17,15 +17,20 @@ public struct Event: Codable, Sendable, Equatable {
     public var location: String?
     /// Free text.
     public var notes: String?
+    /// Its tags (`--tag`), in the order given, without duplicates: the `by-tag` view shows it under each, with the
+    /// reminders. Added in the tool's fourth model: databases written before get `[]` from the migration step in
+    /// ``Schema/migrator()``.
+    public var tags: [String]
 
     /// Creates an event.
-    public init(title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil) {
+    public init(title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil, tags: [String] = []) {
         self.title = title
         self.start = start
         self.end = end
         self.calendar = calendar
         self.location = location
         self.notes = notes
+        self.tags = tags
     }
 }
 
@@ -136,6 +141,14 @@ public enum AgendaItem: Sendable, Equatable {
         case .reminder(_, let reminder): reminder.due
         }
     }
+
+    /// Its tags.
+    public var tags: [String] {
+        switch self {
+        case .event(_, let event): event.tags
+        case .reminder(_, let reminder): reminder.tags
+        }
+    }
 }
 
 /// The collections and views of the reminders database.
@@ -163,6 +176,8 @@ public enum Schema {
         // Untyped, so that it needs no copy of the second model: rows that lack `tags` get an empty list (rows the
         // step above just wrote have it already).
         migrator.append(.addKey("reminders-tags", collection: reminders.name, "tags", value: .array([])))
+        // Events got tags in the fourth model: the same untyped step, over events.
+        migrator.append(.addKey("events-tags", collection: events.name, "tags", value: .array([])))
         return migrator
     }
 
@@ -241,13 +256,25 @@ public enum Schema {
         return prefix == true ? "\(calendar) \(day)" : day
     }
 
-    /// Open reminders under each of their tags (a reminder with three tags is in three groups), sorted by due date
-    /// (those without one last), then title. A view whose rows are in many groups: see Canopy's "A row in many groups".
+    /// Events and open reminders under each of their tags (an item with three tags is in three groups), sorted by
+    /// date — an event's start, a reminder's due date; reminders without one last — then title. A view whose rows are in
+    /// many groups: see Canopy's "A row in many groups". Version 2 added events (version 1 held reminders only).
     public static func byTagView() -> View {
-        View(name: "by-tag", grouping: .manyByObject(reminders) { _, reminder in reminder.done ? [] : Set(reminder.tags) },
-             sorting: .byObject(reminders) { _, _, reminder in
-                 SortKey(.ascending(reminder.due == nil), .ascending(reminder.due?.timeIntervalSince1970 ?? 0), .ascending(reminder.title))
-             }, versionTag: "1")
+        View(name: "by-tag", grouping: .manyCustom(dependsOnObject: true, dependsOnMetadata: false) { row in
+            if row.collection == events.name { return Set(try row.object(in: events).tags) }
+            let reminder = try row.object(in: reminders)
+            return reminder.done ? [] : Set(reminder.tags)
+        }, sorting: .custom(dependsOnObject: true, dependsOnMetadata: false) { _, row in
+            let (date, title): (Date?, String)
+            if row.collection == events.name {
+                let event = try row.object(in: events)
+                (date, title) = (event.start, event.title)
+            } else {
+                let reminder = try row.object(in: reminders)
+                (date, title) = (reminder.due, reminder.title)
+            }
+            return SortKey(.ascending(date == nil), .ascending(date?.timeIntervalSince1970 ?? 0), .ascending(title))
+        }, versionTag: "2", options: ViewOptions(allowedCollections: [events.name, reminders.name]))
     }
 
     /// A tag as stored: trimmed; `nil` when blank or when it holds a control character (a tag is a group name shown

@@ -209,14 +209,19 @@ public final class RemindersStore {
     }
 
     /// Adds an event; returns its ID.
-    public func addEvent(_ title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil) throws -> String {
+    /// - Throws: ``RemindersError`` for a blank title or calendar name, an end before the start, or a blank tag or one with a control
+    ///   character (see ``Schema/normalizedTag(_:)``); nothing is written.
+    public func addEvent(_ title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil,
+                         tags: [String] = []) throws -> String {
         try Self.checkTitle(title)
         try Self.checkCalendarName(calendar)
         guard end >= start else { throw RemindersError("the event ends before it starts; give an --end after --start") }
+        let tags = try Self.checkTags(tags)
         return try connection.readWrite { txn in
             let id = try nextID(in: txn)
             let key = try calendarKey(forName: calendar, in: txn)
-            try txn.set(Event(title: title, start: start, end: end, calendar: key, location: location, notes: notes), forKey: id, in: Schema.events)
+            try txn.set(Event(title: title, start: start, end: end, calendar: key, location: location, notes: notes, tags: tags),
+                        forKey: id, in: Schema.events)
             return id
         }
     }
@@ -248,12 +253,19 @@ public final class RemindersStore {
         return result
     }
 
-    /// Replaces the tags of the reminder `id` (an empty list removes them all).
+    /// Replaces the tags of the event or reminder `id` (an empty list removes them all).
+    /// - Throws: ``RemindersError`` for a blank tag or one with a control character, or an unknown ID; nothing is
+    ///   written.
     public func setTags(_ id: String, _ tags: [String]) throws {
         let tags = try Self.checkTags(tags)
-        guard case .reminder(_, var reminder) = try item(id) else { throw RemindersError("\(id) is an event; only reminders have tags") }
-        reminder.tags = tags
-        try connection.readWrite { try $0.set(reminder, forKey: id, in: Schema.reminders) }
+        switch try item(id) {
+        case .event(_, var event):
+            event.tags = tags
+            try connection.readWrite { try $0.set(event, forKey: id, in: Schema.events) }
+        case .reminder(_, var reminder):
+            reminder.tags = tags
+            try connection.readWrite { try $0.set(reminder, forKey: id, in: Schema.reminders) }
+        }
     }
 
     /// Refuses a title (or, with `what`, a calendar name) that shows nothing: empty, blank, only newlines.
