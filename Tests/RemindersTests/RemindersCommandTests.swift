@@ -203,6 +203,31 @@ struct RemindersCommandTests {
         }
     }
 
+    /// A new user's first command was `reminders --db /tmp/x list`: "Unknown option '--db'" (it was accepted only after
+    /// the subcommand's name).
+    @Test("--db is accepted before the subcommand too, by every command (nested ones, default subcommands, the demo); nothing goes to the default folder")
+    func databaseBeforeSubcommand() throws {
+        try withDatabasePath { path, directory in
+            let home = ["XDG_DATA_HOME": directory.appending("data")]
+            func run(_ arguments: [String]) -> RunResult { reminders(arguments, environment: home) }
+            #expect(run(["--db", path, "add", "reminder", "Buy milk", "--due", "today 17:00"]).out == "Added reminder #1: Buy milk, due Mon 23 Nov 17:00\n")
+            #expect(run(["--db", path, "add", "event", "Dentist", "--start", "tomorrow 10:00"]).status == 0)
+            let before = run(["--db", path, "list"])
+            #expect(before.status == 0 && before.out.contains("Buy milk") && before.out.contains("Dentist"), "\(before)")
+            #expect(run(["list", "--db", path]).out == before.out)
+            #expect(run(["--db", path, "calendars"]).out.hasPrefix("Personal"))
+            #expect(run(["--db", path, "focus", "add", "1"]).status == 0)
+            #expect(run(["--db", path, "focus", "move", "1", "1"]).out == "Moved #1 to 1 of 1.\n")
+            #expect(run(["--db", path, "search", "milk"]).out.hasPrefix("#1  Buy milk"))
+            let demoPath = directory.appending("demo")
+            #expect(run(["--db", demoPath, "demo"]).out.contains("Database: \(demoPath)\n"))
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("data")), "a command used the default folder")
+            // Usage errors stay usage errors.
+            let missing = run(["list", "--db"])
+            #expect(missing.status == 2 && missing.err.contains("Missing value for '--db <db>'"), "\(missing)")
+        }
+    }
+
     @Test("The demo runs on a fresh temporary database, prints its path and every step's changeset")
     func demo() throws {
         try withDatabasePath { path, _ in
