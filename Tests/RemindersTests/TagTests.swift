@@ -134,6 +134,8 @@ struct EventTagTests {
             #expect(added.status == 0 && added.err.isEmpty, "\(added)")
             #expect(reminders(["add", "reminder", "Book a room", "--due", "today 17:00", "--tag", "clients", "--db", path]).status == 0)
             #expect(reminders(["add", "event", "Dentist", "--start", "tomorrow 12:00", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Write the minutes", "--due", "tomorrow 17:00", "--tag", "work", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Plan the offsite", "--tag", "work", "--db", path]).status == 0)
             let list = reminders(["list", "--by-tag", "--db", path])
             #expect(list.status == 0 && list.err.isEmpty, "\(list.err)")
             #expect(list.out == """
@@ -143,6 +145,8 @@ struct EventTagTests {
             #work
             Tue 24 Nov 09:00        [ ] Send the slides #work               Personal      #1
             Tue 24 Nov 10:00–11:00  Customer call @ Zoom #work #clients     Personal      #2
+            Tue 24 Nov 17:00        [ ] Write the minutes #work             Personal      #5
+                                    [ ] Plan the offsite #work              Personal      #6
 
             """)
             #expect(reminders(["list", "--tag", "clients", "--db", path]).out.hasPrefix("#clients\nMon 23 Nov 17:00"))
