@@ -51,7 +51,7 @@ struct CurrencyTests {
                 #expect(result.status == 0, "\(arguments): \(result.err)")
                 let state = try Self.state(of: path)
                 #expect(state.stale.isEmpty, "after \(arguments) in \(zone): stale \(state.stale)")
-                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2", "focus": "1", "search": "1",
+                #expect(state.tags == ["agenda": "2", "by-calendar": "2", "overdue": "2", "focus": "1", "search": "2",
                                        "search-results": SearchResultsTag.expected, "by-tag": "2"], "\(state.tags)")
             }
             // What an operator sees: `canopy info` lists the six views (the search index is not a view), none stale.

@@ -32,6 +32,25 @@ struct SearchCommandTests {
         }
     }
 
+    /// A new user tagged a meeting `work`, searched for work and found nothing: the index had titles, locations and
+    /// notes only.
+    @Test("search finds events and reminders by their tags (work, #work, wor*), shows the tags that matched; a retag re-indexes")
+    func searchByTag() throws {
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "event", "Team sync", "--start", "tomorrow 10:00", "--tag", "work", "--tag", "meetings", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Send slides", "--tag", "work", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Homework", "--db", path]).status == 0)
+            let work = reminders(["search", "work", "--db", path])
+            #expect(work.status == 0 && work.out.split(separator: "\n").filter { !$0.hasPrefix(" ") }.map { String($0.prefix(3)) }.sorted() == ["#1 ", "#2 "], "\(work.out)")
+            #expect(work.out.contains("#1  Team sync  · event Tue 24 Nov 10:00\n      #work #meetings\n"), "\(work.out)")
+            #expect(reminders(["search", "#work", "--db", path]).out == work.out)
+            #expect(reminders(["search", "meet*", "--db", path]).out.hasPrefix("#1  Team sync"))
+            #expect(reminders(["edit", "1", "--tag", "travel", "--db", path]).status == 0)
+            #expect(reminders(["search", "meetings", "--db", path]).out.contains("No event or reminder matches"))
+            #expect(reminders(["search", "travel", "--db", path]).out.hasPrefix("#1  Team sync"))
+        }
+    }
+
     @Test("tui in tmux: / searches as you type, and the results follow another process's writes", .timeLimit(.minutes(1)))
     func liveSearchInTmux() throws {
         let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }

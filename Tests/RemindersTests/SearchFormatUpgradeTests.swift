@@ -17,11 +17,12 @@ struct SearchFormatUpgradeTests {
             into: directory)
     }
 
-    /// `reminders search query` on `path`: the ids of the hits, best first (each "#n "), expecting success.
+    /// `reminders search query` on `path`: the ids of the hits, best first (each "#n "), expecting success (the
+    /// indented lines under a hit, the other fields that matched, skipped).
     func ids(_ query: String, in path: String) -> [String] {
         let result = reminders(["search", query, "--db", path])
         #expect(result.status == 0, "\(query): \(result.err)")
-        return result.out.split(separator: "\n").map { String($0.prefix(3)) }
+        return result.out.split(separator: "\n").filter { !$0.hasPrefix(" ") }.map { String($0.prefix(3)) }
     }
 
     func recordedOptions(_ path: String) throws -> String? {
@@ -146,14 +147,17 @@ struct SearchFormatUpgradeTests {
         let path = try extractFixture(format: 6, into: directory)
         #expect(try recordedOptions(path)?.contains("\"format\":6") == true, "the fixture holds the sixth format")
         func ids(_ query: String) -> [String] { self.ids(query, in: path) }
-        // What the old build answered on this file.
+        // What the old build answered on this file, but for one order: the tool's search (version 2) indexes the tags
+        // too, so tagged rows are longer (BM25 counts a row's words in all fields) and #4 (#farm #shop, two words
+        // more) now ranks below #2 for milk* (the old build: #6, #4, #2, #1).
         #expect(ids("milk") == ["#6 ", "#4 ", "#1 "])
-        #expect(ids("milk*") == ["#6 ", "#4 ", "#2 ", "#1 "])
+        #expect(ids("milk*") == ["#6 ", "#2 ", "#4 ", "#1 "])
         #expect(ids("\"oat milk\"") == ["#1 ", "#4 "])
         #expect(ids("mil* oat") == ["#1 ", "#4 "])
         #expect(ids("東京") == ["#5 "])
         #expect(ids("creme") == ["#1 "])
         #expect(ids("wooden") == ["#7 "])
+        #expect(ids("farm") == ["#4 "], "tags are searched")
         #expect(reminders(["search", "plumber", "--db", path]).out.contains("No event or reminder matches"), "#3 was deleted")
         #expect(try recordedOptions(path)?.contains("\"format\":\(Schema.searchIndex().options.format)") == true, "rebuilt in this build's format")
         #expect(reminders(["delete", "4", "--db", path]).status == 0)

@@ -122,8 +122,8 @@ public final class AgendaList: DataSourceProvider {
     /// The time column of a list that mixes days: "Wed 25 Nov 10:00–11:00" and a space.
     static let dayAndTimeWidth = 23
 
-    /// " #shop #home" for the tags `shop`, `home`.
-    static func tagsText(_ tags: [String]) -> String { tags.map { " #\($0)" }.joined() }
+    /// " #shop #home" for the tags `shop`, `home` (after a title).
+    static func tagsText(_ tags: [String]) -> String { Schema.tagsText(tags).map { " " + $0 } ?? "" }
 
     /// "Wednesday 25 November 2026 · today" for the group "2026-11-25".
     public static func dayTitle(_ group: String, now: Date, timeZone: TimeZone) -> String {

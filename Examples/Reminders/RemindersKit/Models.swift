@@ -220,17 +220,28 @@ public enum Schema {
         }
     }
 
-    /// Full-text search over events (title, then location and notes) and reminders (title): `reminders search`.
+    /// Full-text search over events (title, then location and notes, then tags) and reminders (title, then tags):
+    /// `reminders search`. Version 2 added the tags (`search work` finds what is tagged `work`).
     public static func searchIndex() -> SearchIndex {
-        SearchIndex(name: "search", collections: [events.name, reminders.name],
-                    fields: [SearchField("title", weight: 2), SearchField("details")]) { row in
+        SearchIndex(name: "search", versionTag: "2", collections: [events.name, reminders.name],
+                    fields: [SearchField("title", weight: 2), SearchField("details"), SearchField(tagsField)]) { row in
             if row.id.collection == events.name {
                 let event = try row.object(in: events)
                 let details = [event.location, event.notes].compactMap { $0 }.joined(separator: " · ")
-                return [event.title, details.isEmpty ? nil : details]
+                return [event.title, details.isEmpty ? nil : details, tagsText(event.tags)]
             }
-            return [try row.object(in: reminders).title, nil]
+            let reminder = try row.object(in: reminders)
+            return [reminder.title, nil, tagsText(reminder.tags)]
         }
+    }
+
+    /// The search field of an item's tags.
+    public static let tagsField = "tags"
+
+    /// "#work #clients" for the tags `work`, `clients` (as the lists show them and the search indexes them), `nil` for
+    /// none.
+    static func tagsText(_ tags: [String]) -> String? {
+        tags.isEmpty ? nil : tags.map { "#\($0)" }.joined(separator: " ")
     }
 
     /// The live results of the search typed in the TUI (`/`): one group, ``searchGroup``, best first.

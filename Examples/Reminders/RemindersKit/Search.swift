@@ -8,8 +8,9 @@ struct Search: ContextualCommand {
         abstract: "Find events and reminders by their words, best first.",
         discussion: """
             Words match whatever their case and accents (crème = Creme); milk* matches words that start with milk; \
-            "buy milk" (quoted) matches the words in a row; every term must match. Titles count twice as much as an \
-            event's location and notes. At a terminal the matched words are highlighted.
+            "buy milk" (quoted) matches the words in a row; every term must match. Tags are searched too (work finds \
+            what is tagged #work). Titles count twice as much as an event's location and notes, or tags. At a terminal \
+            the matched words are highlighted.
             """)
     @OptionGroup var options: DatabaseOptions
     @Argument(help: "What to look for.") var words: [String]
@@ -45,8 +46,9 @@ struct Search: ContextualCommand {
             case .reminder(_, let reminder): kind = "reminder" + (reminder.due.map { " due \(formatter.string(from: $0))" } ?? "") + (reminder.done ? " (done)" : "")
             }
             context.print("#\(item.id)  \(title)  · \(kind)")
-            if let details = hit.fields.first(where: { $0.name == "details" }), !details.ranges.isEmpty {
-                context.print("      \(highlight(details))")
+            // The other fields when they matched: where the words are.
+            for field in hit.fields where field.name != "title" && !field.ranges.isEmpty {
+                context.print("      \(highlight(field))")
             }
         }
     }
