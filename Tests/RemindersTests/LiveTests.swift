@@ -81,6 +81,54 @@ struct LiveTests {
         }
     }
 
+    /// Found trying the tui as a new user at 80 columns: the title's keys were cut before `q quit` (at 60 columns none
+    /// showed), an empty focus or search segment said "Nothing here yet." with no hint of how to fill it, and the
+    /// search results' header was the group's name, "matches".
+    @Test("tui at 80 columns: the title ends with ? keys · q quit, the status line lists the keys; empty segments say how to fill them; 6 shows tagged events; search results say their query",
+          .timeLimit(.minutes(1)))
+    func tuiForANewUser() throws {
+        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
+        let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
+        try withDatabasePath { path, _ in
+            #expect(reminders(["add", "event", "Team sync", "--start", "today 10:00", "--tag", "work", "--db", path]).status == 0)
+            #expect(reminders(["add", "reminder", "Buy milk", "--db", path]).status == 0)
+            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
+            try Self.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-s", "tui", "-x", "80", "-y", "16",
+                                      "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
+            defer { _ = try? Self.shell(tmuxPath, ["-L", socket, "kill-server"]) }
+            func screen() throws -> [String] {
+                try Self.shell(tmuxPath, ["-L", socket, "capture-pane", "-p", "-t", "tui"]).output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            }
+            func keys(_ keys: String...) throws { try Self.shell(tmuxPath, ["-L", socket, "send-keys", "-t", "tui"] + keys) }
+            func waitFor(_ what: String, _ condition: ([String]) -> Bool) throws {
+                let deadline = Date().addingTimeInterval(15)
+                while Date() < deadline {
+                    if condition(try screen()) { return }
+                    usleep(20_000)
+                }
+                Issue.record("waited for \(what); screen:\n\(((try? screen()) ?? []).joined(separator: "\n"))")
+            }
+            try waitFor("the title and the keys") { lines in
+                lines.first?.split(separator: " ").joined(separator: " ") == "[1 Agenda] 2 Overdue 3 By calendar 4 Focus 5 Search 6 By tag · ? keys · q quit"
+                    && lines.contains { $0.hasPrefix("↑/↓ select · space done · d delete") }
+            }
+            try keys("4")
+            try waitFor("the empty focus list's hint") { $0.contains { $0.hasPrefix("Nothing in focus: select a reminder in 1, 2, 3 or 6 and press f.") } }
+            try keys("6")
+            try waitFor("the event under its tag") { lines in
+                lines.count > 2 && lines[1].hasPrefix("#work") && lines[2].contains("Mon 23 Nov 10:00–11:00  Team sync #work")
+            }
+            try keys("5")
+            try waitFor("the empty search's hint") { $0.contains { $0.hasPrefix("No match: press / and type") } }
+            try keys("/", "s", "y")
+            try waitFor("the results of the query") { lines in lines.count > 2 && lines[1].hasPrefix("Matches for sy*") && lines[2].contains("Team sync") }
+            try keys("Enter", "?")
+            try waitFor("the keys again") { $0.contains { $0.hasPrefix("↑/↓ select · space done") } }
+            try keys("q")
+        }
+    }
+
     static var remindersBinary: String? { builtExecutable(named: "reminders") }
 
     /// Runs a command through `sh` with its output in a temporary file (a tmux server started by `new-session` keeps

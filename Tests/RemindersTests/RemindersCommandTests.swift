@@ -108,6 +108,8 @@ struct RemindersCommandTests {
 
     @Test("Bad input: a clear message on stderr, a non-zero exit, nothing written", arguments: [
         (["done", "99"], "no event or reminder has ID 99"),
+        (["done", "9\u{1B}[2J"], "no event or reminder has ID 9\\u{1B}[2J;"),
+        (["done", "1"], "#1 is an event; only reminders can be done (`reminders delete 1` removes an event)"),
         (["add", "event", "X", "--start", "someday soon"], "can't read the date 'someday soon'"),
         (["add", "event", "X", "--start", "2026-11-25 10:00", "--end", "2026-11-25 09:00"], "ends before it starts"),
         (["add", "reminder", "X", "--due", "2026-02-30"], "can't read the date"),

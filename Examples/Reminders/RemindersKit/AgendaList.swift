@@ -96,10 +96,14 @@ public final class AgendaList: DataSourceProvider {
         }
         let byTag = mappings.view == "by-tag"
         self.byTag = byTag
+        let searchResults = store.searchResults
+        let isSearch = mappings.view == searchResults.name
         factory.registerHeaderText { index in
             guard let group = index.group else { return nil }
             if byTag { return "#\(group)" }
             if group == Schema.focus { return "Focus" }
+            // The query as of the snapshot shown (it is stored in the database, so it outlives the tui).
+            if isSearch { return (try? searchResults.query(in: index.transaction()))?.map { "Matches for \(Format.printable($0.text))" } ?? "Matches" }
             // Groups of `by-calendar` are "<calendar key> <day>".
             let parts = group.split(separator: " ", maxSplits: 1).map(String.init)
             if parts.count == 2 {

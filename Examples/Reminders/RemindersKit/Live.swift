@@ -119,19 +119,46 @@ final class LiveAgenda {
         let tabs = zip(1..., segmented.segments).map { index, segment in
             index - 1 == segmented.selectedIndex ? "[\(index) \(segment.title)]" : "\(index) \(segment.title)"
         }
-        // The keys of the segment shown, the most useful first (a narrow terminal cuts the end).
-        let inFocus = segmented.selectedIndex == Self.focusSegment
-        let keys = !interactive ? " · live · q quits"
-            : inFocus ? " · [ ] move up/down · f unfocus · space done · q quit"
-            : " · / search · space done · f focus · d delete · t tomorrow · r rename calendar · q quit"
-        return tabs.joined(separator: " ") + keys
+        // Short enough for 80 columns: every key is on the status line (``keysHelp``), shown at the start and on `?`.
+        return tabs.joined(separator: " ") + (interactive ? " · ? keys · q quit" : " · live · q quits")
+    }
+
+    /// The keys of the segment shown, the most useful first (a narrow terminal cuts the end): the status line at the
+    /// start, on `?`, and when a segment is chosen.
+    var keysHelp: String {
+        guard interactive else { return "1-6 lists · ↑/↓/PgUp/PgDn scroll · q quits" }
+        if segmented.selectedIndex == Self.focusSegment {
+            return "[ and ] move the selected reminder up/down · f takes it out · space done · ↑/↓ select · 1-6 lists · q quit"
+        }
+        return "↑/↓ select · space done · d delete · t tomorrow · f focus · r rename calendar · / search · 1-6 lists · q quit"
+    }
+
+    /// What an empty segment says: what would be there, and how to put something there.
+    var emptyText: String {
+        switch segmented.selectedIndex {
+        case 1: return "Nothing overdue."
+        case Self.focusSegment:
+            return interactive ? "Nothing in focus: select a reminder in 1, 2, 3 or 6 and press f." : "Nothing in focus: `reminders focus add ID` adds a reminder."
+        case Self.searchSegment:
+            return interactive ? "No match: press / and type words of titles, places, notes or tags (milk* for words starting with milk)."
+                : "No match: `reminders search WORDS` searches from the command line."
+        case 5: return "Nothing tagged: `reminders edit ID --tag NAME` tags an event or reminder."
+        default: return "Nothing on the agenda: `reminders add event` or `reminders add reminder` (another terminal will do) adds to it."
+        }
+    }
+
+    /// Shows the segment chosen: its title, what it says when empty, its keys.
+    func showSegment(_ runner: TerminalRunner) {
+        runner.title = title
+        runner.emptyText = emptyText
+        runner.status = keysHelp
     }
 
     /// A terminal: the runner draws, waits for keys, resizes and commits, and restores the terminal however it ends.
     func runOnScreen() throws {
         let runner = TerminalRunner(list: list, title: title, write: context.output)
         list.showsSelection = interactive
-        runner.emptyText = "Nothing here yet."
+        showSegment(runner)
         runner.follow(segmented)
         runner.interceptKey = { [unowned self] key, runner in
             list.clearMarks()
@@ -140,9 +167,10 @@ final class LiveAgenda {
         for (index, _) in segmented.segments.enumerated() {
             runner.bind(.character(Character("\(index + 1)"))) { [unowned self] runner in
                 try segmented.selectSegment(index)
-                runner.title = title
+                showSegment(runner)
             }
         }
+        runner.bind(.character("?")) { [unowned self] runner in runner.status = keysHelp }
         if interactive {
             runner.bind(.character(" ")) { [unowned self] runner in
                 guard let item = try selectedItem() else { return }
@@ -162,7 +190,7 @@ final class LiveAgenda {
             }
             runner.bind(.character("/")) { [unowned self] runner in
                 try segmented.selectSegment(Self.searchSegment)
-                runner.title = title
+                showSegment(runner)
                 var current = try store.connection.read { txn in try store.searchResults.query(in: txn)?.text } ?? ""
                 if current == Self.asYouTypeQuery(lastTypedSearch) { current = lastTypedSearch }
                 searchText = current

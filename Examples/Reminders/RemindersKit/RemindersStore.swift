@@ -149,7 +149,8 @@ public final class RemindersStore {
             if let reminder = try txn.object(forKey: id, in: Schema.reminders) { return .reminder(id: id, reminder) }
             return nil
         }
-        guard let found else { throw RemindersError("no event or reminder has ID \(id); `reminders list` shows the IDs") }
+        // (The ID as typed, escaped: a control character in it must not reach the terminal.)
+        guard let found else { throw RemindersError("no event or reminder has ID \(Format.printable(id)); `reminders list` shows the IDs") }
         return found
     }
 
@@ -279,7 +280,9 @@ public final class RemindersStore {
 
     /// Marks the reminder `id` done (or open again).
     public func setDone(_ id: String, done: Bool = true) throws {
-        guard case .reminder(_, var reminder) = try item(id) else { throw RemindersError("\(id) is an event; only reminders can be done") }
+        guard case .reminder(_, var reminder) = try item(id) else {
+            throw RemindersError("#\(id) is an event; only reminders can be done (`reminders delete \(id)` removes an event)")
+        }
         reminder.done = done
         try connection.readWrite { try $0.set(reminder, forKey: id, in: Schema.reminders) }
     }
