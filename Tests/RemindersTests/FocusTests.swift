@@ -94,28 +94,17 @@ struct FocusTests {
     @Test("tui: f puts the selected reminder in focus, 4 shows the list, [ and ] move the selected row, and the order persists",
           .timeLimit(.minutes(1)))
     func tuiMoves() throws {
-        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        let binary = try #require(LiveTests.remindersBinary, "the reminders executable was not built")
         try withDatabasePath { path, _ in
             for title in ["Alpha", "Bravo", "Charlie"] {
                 #expect(reminders(["add", "reminder", title, "--db", path]).status == 0)
                 #expect(reminders(["focus", "add", String(["Alpha": 1, "Bravo": 2, "Charlie": 3][title] ?? 0), "--db", path]).status == 0)
             }
             #expect(reminders(["add", "reminder", "Delta", "--db", path]).status == 0)
-            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
-            try LiveTests.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "100", "-y", "20",
-                                           "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
-            defer { _ = try? LiveTests.shell(tmuxPath, ["-L", socket, "kill-server"]) }
-            func screen() throws -> String { try LiveTests.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
-            func keys(_ keys: String...) throws { try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys"] + keys) }
+            let tui = try TUISession(database: path, columns: 100, lines: 20)
+            defer { tui.stop() }
             func waitFor(_ what: String, _ condition: (String) -> Bool) throws -> Bool {
-                let deadline = Date().addingTimeInterval(15)
-                while Date() < deadline {
-                    if condition(try screen()) { return true }
-                    usleep(20_000)
-                }
-                Issue.record("waited for \(what); screen:\n\((try? screen()) ?? "")")
+                if try tui.waitUntil(condition) { return true }
+                Issue.record("waited for \(what); screen:\n\((try? tui.screen()) ?? "")")
                 return false
             }
             /// The titles of the rows on screen, top to bottom.
@@ -124,25 +113,25 @@ struct FocusTests {
             }
             _ = try waitFor("the agenda") { $0.contains("Delta") }
             // In the agenda, Delta is the last row ("Some day", by title): f puts it in focus, at the end.
-            try keys("End", "f")
+            try tui.keys("End", "f")
             _ = try waitFor("Delta in focus") { $0.contains("In focus, at 4 of 4: Delta.") }
-            try keys("4")
+            try tui.keys("4")
             _ = try waitFor("the focus list") { titles($0) == ["Alpha", "Bravo", "Charlie", "Delta"] && $0.contains("[4 Focus]") }
             // Delta up twice, then Alpha (now the first row) down once.
-            try keys("End", "[")
+            try tui.keys("End", "[")
             _ = try waitFor("the first move") { titles($0) == ["Alpha", "Bravo", "Delta", "Charlie"] }
-            try keys("[")
+            try tui.keys("[")
             _ = try waitFor("the second move") { titles($0) == ["Alpha", "Delta", "Bravo", "Charlie"] }
-            try keys("Home", "]")
+            try tui.keys("Home", "]")
             _ = try waitFor("the third move") { titles($0) == ["Delta", "Alpha", "Bravo", "Charlie"] }
             // Another process's move shows up too.
             #expect(reminders(["focus", "move", "3", "1", "--db", path]).status == 0)
             _ = try waitFor("the other process's move") { titles($0) == ["Charlie", "Delta", "Alpha", "Bravo"] }
             // Moving past the ends does nothing; in another segment, [ says where to reorder.
-            try keys("Home", "[")
-            try keys("1", "[")
+            try tui.keys("Home", "[")
+            try tui.keys("1", "[")
             _ = try waitFor("the hint") { $0.contains("Press 4 for the focus list") }
-            try keys("q")
+            try tui.keys("q")
             #expect(Self.focusIDs(path) == ["3", "4", "1", "2"])
         }
     }

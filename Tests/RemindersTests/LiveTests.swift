@@ -87,45 +87,33 @@ struct LiveTests {
     @Test("tui at 80 columns: the title ends with ? keys · q quit, the status line lists the keys; empty segments say how to fill them; 6 shows tagged events; search results say their query",
           .timeLimit(.minutes(1)))
     func tuiForANewUser() throws {
-        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
         try withDatabasePath { path, _ in
             #expect(reminders(["add", "event", "Team sync", "--start", "today 10:00", "--tag", "work", "--db", path]).status == 0)
             #expect(reminders(["add", "reminder", "Buy milk", "--db", path]).status == 0)
-            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
-            try Self.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-s", "tui", "-x", "80", "-y", "16",
-                                      "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
-            defer { _ = try? Self.shell(tmuxPath, ["-L", socket, "kill-server"]) }
-            func screen() throws -> [String] {
-                try Self.shell(tmuxPath, ["-L", socket, "capture-pane", "-p", "-t", "tui"]).output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            }
-            func keys(_ keys: String...) throws { try Self.shell(tmuxPath, ["-L", socket, "send-keys", "-t", "tui"] + keys) }
+            let tui = try TUISession(database: path, columns: 80, lines: 16)
+            defer { tui.stop() }
             func waitFor(_ what: String, _ condition: ([String]) -> Bool) throws {
-                let deadline = Date().addingTimeInterval(15)
-                while Date() < deadline {
-                    if condition(try screen()) { return }
-                    usleep(20_000)
-                }
-                Issue.record("waited for \(what); screen:\n\(((try? screen()) ?? []).joined(separator: "\n"))")
+                let lines = { (screen: String) in screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+                if try tui.waitUntil({ condition(lines($0)) }) { return }
+                Issue.record("waited for \(what); screen:\n\((try? tui.screen()) ?? "")")
             }
             try waitFor("the title and the keys") { lines in
                 lines.first?.split(separator: " ").joined(separator: " ") == "[1 Agenda] 2 Overdue 3 By calendar 4 Focus 5 Search 6 By tag · ? keys · q quit"
                     && lines.contains { $0.hasPrefix("↑/↓ select · space done · d delete") }
             }
-            try keys("4")
+            try tui.keys("4")
             try waitFor("the empty focus list's hint") { $0.contains { $0.hasPrefix("Nothing in focus: select a reminder in 1, 2, 3 or 6 and press f.") } }
-            try keys("6")
+            try tui.keys("6")
             try waitFor("the event under its tag") { lines in
                 lines.count > 2 && lines[1].hasPrefix("#work") && lines[2].contains("Mon 23 Nov 10:00–11:00  Team sync #work")
             }
-            try keys("5")
+            try tui.keys("5")
             try waitFor("the empty search's hint") { $0.contains { $0.hasPrefix("No match: press / and type") } }
-            try keys("/", "s", "y")
+            try tui.keys("/", "s", "y")
             try waitFor("the results of the query") { lines in lines.count > 2 && lines[1].hasPrefix("Matches for sy*") && lines[2].contains("Team sync") }
-            try keys("Enter", "?")
+            try tui.keys("Enter", "?")
             try waitFor("the keys again") { $0.contains { $0.hasPrefix("↑/↓ select · space done") } }
-            try keys("q")
+            try tui.keys("q")
         }
     }
 
@@ -154,59 +142,36 @@ struct LiveTests {
     @Test("tui in a pseudo-terminal (tmux) shows an item added by a second process",
           .timeLimit(.minutes(1)))
     func tuiInTmux() throws {
-        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
         try withDatabasePath { path, _ in
             #expect(reminders(["add", "reminder", "Already there", "--due", "today 10:00", "--db", path]).status == 0)
-            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
-            try Self.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "100", "-y", "20",
-                                      "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
-            defer { _ = try? Self.shell(tmuxPath, ["-L", socket, "kill-server"]) }
-            func screen() throws -> String { try Self.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
-            func waitFor(_ text: String) throws -> Bool {
-                let deadline = Date().addingTimeInterval(15)
-                while Date() < deadline {
-                    if try screen().contains(text) { return true }
-                    usleep(20_000)
-                }
-                return false
-            }
-            #expect(try waitFor("Already there"), "screen: \((try? screen()) ?? "")")
+            let tui = try TUISession(database: path, columns: 100, lines: 20)
+            defer { tui.stop() }
+            func screen() -> String { (try? tui.screen()) ?? "" }
+            #expect(try tui.waitUntil { $0.contains("Already there") }, "screen: \(screen())")
             // A second process adds an item; the running tui picks up its commit.
+            let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
             let added = try Self.shell(binary, ["add", "reminder", "Call Ada", "--due", "today 23:00", "--db", path])
             #expect(added.status == 0, "\(added.output)")
-            #expect(try waitFor("Call Ada"), "screen: \((try? screen()) ?? "")")
-            // Keys: select the first row and mark it done; it leaves the agenda through the changeset.
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Home", "Space"])
-            let deadline = Date().addingTimeInterval(15)
-            var gone = false
-            while Date() < deadline, !gone {
-                gone = try !screen().contains("[ ] Already there")  // the status line says "Done: Already there."
-                if !gone { usleep(20_000) }
-            }
-            #expect(gone, "screen: \((try? screen()) ?? "")")
+            #expect(try tui.waitUntil { $0.contains("Call Ada") }, "screen: \(screen())")
+            // Keys: select the first row and mark it done; it leaves the agenda through the changeset (the status line
+            // says "Done: Already there.").
+            try tui.keys("Home", "Space")
+            #expect(try tui.waitUntil { !$0.contains("[ ] Already there") }, "screen: \(screen())")
             // d asks first: any key but y keeps the item, and the next key clears the status line.
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Home", "d"])
-            #expect(try waitFor("Delete \"Call Ada\" (#2)? y deletes"), "screen: \((try? screen()) ?? "")")
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "n"])
-            #expect(try waitFor("Kept Call Ada."), "screen: \((try? screen()) ?? "")")
-            #expect(try screen().contains("[ ] Call Ada"))
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Down"])
-            var cleared = false
-            let clearDeadline = Date().addingTimeInterval(15)
-            while Date() < clearDeadline, !cleared {
-                cleared = try !screen().contains("Kept Call Ada.")
-                if !cleared { usleep(20_000) }
-            }
-            #expect(cleared, "the status line clears at the next key: \((try? screen()) ?? "")")
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "Home", "d", "y"])
-            #expect(try waitFor("Deleted Call Ada."), "screen: \((try? screen()) ?? "")")
-            #expect(try !screen().contains("[ ] Call Ada"))
+            try tui.keys("Home", "d")
+            #expect(try tui.waitUntil { $0.contains("Delete \"Call Ada\" (#2)? y deletes") }, "screen: \(screen())")
+            try tui.keys("n")
+            #expect(try tui.waitUntil { $0.contains("Kept Call Ada.") }, "screen: \(screen())")
+            #expect(screen().contains("[ ] Call Ada"))
+            try tui.keys("Down")
+            #expect(try tui.waitUntil { !$0.contains("Kept Call Ada.") }, "the status line clears at the next key: \(screen())")
+            try tui.keys("Home", "d", "y")
+            #expect(try tui.waitUntil { $0.contains("Deleted Call Ada.") }, "screen: \(screen())")
+            #expect(!screen().contains("[ ] Call Ada"))
             // Segments: 2 shows the overdue reminders, 1 the agenda again.
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "2"])
-            #expect(try waitFor("[2 Overdue]"), "screen: \((try? screen()) ?? "")")
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
+            try tui.keys("2")
+            #expect(try tui.waitUntil { $0.contains("[2 Overdue]") }, "screen: \(screen())")
+            try tui.keys("q")
         }
     }
 
@@ -214,37 +179,23 @@ struct LiveTests {
     /// header were drawn again), and a key press brought back the selected row at its old width, wrapped.
     @Test("tui in tmux redraws every row at the new width when the terminal is resized", .timeLimit(.minutes(1)))
     func tuiRedrawsOnResize() throws {
-        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        let binary = try #require(Self.remindersBinary, "the reminders executable was not built")
         try withDatabasePath { path, _ in
             #expect(reminders(["add", "reminder", "Already there", "--due", "today 10:00", "--db", path]).status == 0)
             #expect(reminders(["add", "reminder", "Second one", "--due", "today 11:00", "--db", path]).status == 0)
-            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
-            try Self.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-s", "tui", "-x", "100", "-y", "20",
-                                      "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
-            defer { _ = try? Self.shell(tmuxPath, ["-L", socket, "kill-server"]) }
-            func screen() throws -> String { try Self.shell(tmuxPath, ["-L", socket, "capture-pane", "-p", "-t", "tui"]).output }
+            let tui = try TUISession(database: path, columns: 100, lines: 20)
+            defer { tui.stop() }
             /// Both rows shown whole on one line each, ending with their ids.
             func rowsWhole(_ text: String) -> Bool {
                 let lines = text.split(separator: "\n")
                 return lines.contains { $0.contains("[ ] Already there") && $0.hasSuffix("#1") }
                     && lines.contains { $0.contains("[ ] Second one") && $0.hasSuffix("#2") }
             }
-            func waitForRows() throws -> Bool {
-                let deadline = Date().addingTimeInterval(15)
-                while Date() < deadline {
-                    if rowsWhole(try screen()) { return true }
-                    usleep(20_000)
-                }
-                return false
-            }
-            #expect(try waitForRows(), "screen: \((try? screen()) ?? "")")
+            #expect(try tui.waitUntil(rowsWhole), "screen: \((try? tui.screen()) ?? "")")
             for (columns, lines) in [(60, 12), (90, 16)] {
-                try Self.shell(tmuxPath, ["-L", socket, "resize-window", "-t", "tui", "-x", "\(columns)", "-y", "\(lines)"])
-                #expect(try waitForRows(), "\(columns)x\(lines) screen: \((try? screen()) ?? "")")
+                try tui.resize(columns: columns, lines: lines)
+                #expect(try tui.waitUntil(rowsWhole), "\(columns)x\(lines) screen: \((try? tui.screen()) ?? "")")
             }
-            try Self.shell(tmuxPath, ["-L", socket, "send-keys", "-t", "tui", "q"])
+            try tui.keys("q")
         }
     }
 }

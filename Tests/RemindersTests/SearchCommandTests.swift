@@ -53,46 +53,34 @@ struct SearchCommandTests {
 
     @Test("tui in tmux: / searches as you type, and the results follow another process's writes", .timeLimit(.minutes(1)))
     func liveSearchInTmux() throws {
-        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        let binary = try #require(LiveTests.remindersBinary, "the reminders executable was not built")
         try withDatabasePath { path, _ in
             #expect(reminders(["add", "reminder", "Buy oat milk", "--db", path]).status == 0)
             #expect(reminders(["add", "reminder", "Call the bank", "--db", path]).status == 0)
-            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
-            try LiveTests.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "120", "-y", "20",
-                                           "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
-            defer { _ = try? LiveTests.shell(tmuxPath, ["-L", socket, "kill-server"]) }
-            func screen() throws -> String { try LiveTests.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
-            func waitUntil(_ condition: (String) -> Bool) throws -> Bool {
-                let deadline = Date().addingTimeInterval(15)
-                while Date() < deadline {
-                    if condition(try screen()) { return true }
-                    usleep(20_000)
-                }
-                return false
-            }
-            #expect(try waitUntil { $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
-            #expect(try waitUntil { $0.contains("[5 Search]") && $0.contains("Search: ▏") }, "screen: \((try? screen()) ?? "")")
+            let tui = try TUISession(database: path, columns: 120, lines: 20)
+            defer { tui.stop() }
+            func screen() -> String { (try? tui.screen()) ?? "" }
+            #expect(try tui.waitUntil { $0.contains("Call the bank") }, "screen: \(screen())")
+            try tui.keys("/")
+            #expect(try tui.waitUntil { $0.contains("[5 Search]") && $0.contains("Search: ▏") }, "screen: \(screen())")
             // Typing narrows the results, the word being typed a prefix: "b" matches both (buy, bank), "ba" only the
             // bank; an explicit "*" is kept as typed.
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "b"])
-            #expect(try waitUntil { $0.contains("Buy oat milk") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "a"])
-            #expect(try waitUntil { $0.contains("Call the bank") && !$0.contains("Buy oat milk") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "Enter"])
-            #expect(try waitUntil { $0.contains("Search: ba · 1 match") }, "screen: \((try? screen()) ?? "")")
+            try tui.keys("b")
+            #expect(try tui.waitUntil { $0.contains("Buy oat milk") && $0.contains("Call the bank") }, "screen: \(screen())")
+            try tui.keys("a")
+            #expect(try tui.waitUntil { $0.contains("Call the bank") && !$0.contains("Buy oat milk") }, "screen: \(screen())")
+            try tui.keys("Enter")
+            #expect(try tui.waitUntil { $0.contains("Search: ba · 1 match") }, "screen: \(screen())")
             // Reopened, the prompt shows what was typed (not the query's added "*"); "*" typed by hand stays.
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
-            #expect(try waitUntil { $0.contains("Search: ba▏") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "*", "Enter"])
-            #expect(try waitUntil { $0.contains("Search: ba* · 1 match") }, "screen: \((try? screen()) ?? "")")
+            try tui.keys("/")
+            #expect(try tui.waitUntil { $0.contains("Search: ba▏") }, "screen: \(screen())")
+            try tui.keys("*", "Enter")
+            #expect(try tui.waitUntil { $0.contains("Search: ba* · 1 match") }, "screen: \(screen())")
             // Another process writes a matching reminder: it joins the results.
+            let binary = try #require(LiveTests.remindersBinary, "the reminders executable was not built")
             let added = try LiveTests.shell(binary, ["add", "reminder", "Bake bread", "--db", path])
             #expect(added.status == 0, "\(added.output)")
-            #expect(try waitUntil { $0.contains("Bake bread") && $0.contains("Call the bank") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "q"])
+            #expect(try tui.waitUntil { $0.contains("Bake bread") && $0.contains("Call the bank") }, "screen: \(screen())")
+            try tui.keys("q")
         }
     }
 
@@ -101,35 +89,20 @@ struct SearchCommandTests {
     @Test("tui in tmux: a search longer than the status line shows its end, where the cursor is, as it is typed and erased",
           .timeLimit(.minutes(1)))
     func longSearchShowsItsEnd() throws {
-        let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tmuxPath = try #require(tmux, "tmux is needed for this test: `make deps` installs it (apt-get install tmux)")
-        let binary = try #require(LiveTests.remindersBinary, "the reminders executable was not built")
         try withDatabasePath { path, _ in
             #expect(reminders(["add", "reminder", "Call the bank", "--db", path]).status == 0)
-            let socket = "canopy-test-\(UUID().uuidString.prefix(8))"
-            try LiveTests.shell(tmuxPath, ["-L", socket, "new-session", "-d", "-x", "40", "-y", "12",
-                                           "env NO_COLOR=1 TERM=xterm \(binary) tui --db '\(path)'"], captureOutput: false)
-            defer { _ = try? LiveTests.shell(tmuxPath, ["-L", socket, "kill-server"]) }
-            func screen() throws -> String { try LiveTests.shell(tmuxPath, ["-L", socket, "capture-pane", "-p"]).output }
-            /// The status line: the screen's last line that is not empty.
-            func lastLine() throws -> String { try screen().split(separator: "\n").last.map(String.init) ?? "" }
-            func waitUntil(_ line: () throws -> String = lastLine, _ condition: (String) -> Bool) throws -> Bool {
-                let deadline = Date().addingTimeInterval(15)
-                while Date() < deadline {
-                    if condition(try line()) { return true }
-                    usleep(20_000)
-                }
-                return false
-            }
-            #expect(try waitUntil(screen) { $0.contains("[ ] Call") }, "screen: \((try? screen()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "/"])
-            #expect(try waitUntil { $0.hasPrefix("Search: ▏") }, "status: \((try? lastLine()) ?? "")")
+            let tui = try TUISession(database: path, columns: 40, lines: 12)
+            defer { tui.stop() }
+            func status() -> String { (try? tui.statusLine()) ?? "" }
+            #expect(try tui.waitUntil { $0.contains("[ ] Call") }, "screen: \((try? tui.screen()) ?? "")")
+            try tui.keys("/")
+            #expect(try tui.waitUntil(tui.statusLine) { $0.hasPrefix("Search: ▏") }, "status: \(status())")
             // 60 characters (past the 40 columns), ending in "bank" and an é: the end shows, after an ellipsis.
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "-l", String(repeating: "x ", count: 27) + "bankés"])
-            #expect(try waitUntil { $0.hasPrefix("Search: …") && $0.hasSuffix("bankés▏") }, "status: \((try? lastLine()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "BSpace", "BSpace"])
-            #expect(try waitUntil { $0.hasPrefix("Search: …") && $0.hasSuffix("x bank▏") }, "status: \((try? lastLine()) ?? "")")
-            try LiveTests.shell(tmuxPath, ["-L", socket, "send-keys", "Escape", "q"])
+            try tui.keys("-l", String(repeating: "x ", count: 27) + "bankés")
+            #expect(try tui.waitUntil(tui.statusLine) { $0.hasPrefix("Search: …") && $0.hasSuffix("bankés▏") }, "status: \(status())")
+            try tui.keys("BSpace", "BSpace")
+            #expect(try tui.waitUntil(tui.statusLine) { $0.hasPrefix("Search: …") && $0.hasSuffix("x bank▏") }, "status: \(status())")
+            try tui.keys("Escape", "q")
         }
     }
 }
