@@ -40,7 +40,10 @@ public struct RemindersCommand: ParsableCommand {
         commandName: "reminders",
         abstract: "Events and reminders in an agenda, on a Canopy database.",
         discussion: """
-            Try `reminders demo` for a tour, then `reminders add event "Dentist" --start "tomorrow 10:00"` and `reminders list`.
+            Try `reminders demo` for a tour, then `reminders add event "Dentist" --start "tomorrow 10:00" --tag health`, \
+            `reminders list` and `reminders tui`.
+
+            --db names the database folder, before or after the subcommand (`reminders --db /tmp/x list`).
 
             Exit codes: 0 success, 1 an error of the tool (such as an unknown ID), 2 usage.
             """,

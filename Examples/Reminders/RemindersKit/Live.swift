@@ -19,7 +19,15 @@ struct Watch: ContextualCommand {
 struct TUI: ContextualCommand {
     static let configuration = CommandConfiguration(
         commandName: "tui",
-        abstract: "The agenda, interactive: 1/2/3/4/5/6 agenda, overdue, by calendar, focus, search, by tag; / search (results update as you type); ↑/↓/PgUp/PgDn/Home/End select, space done, d delete, t tomorrow, r rename calendar, f focus on/off, [/] move up/down in focus, q quit.")
+        abstract: "The agenda, interactive: six lists that follow every change (this process's or another's); ? lists the keys, q quits.",
+        discussion: """
+            Lists: 1 agenda, 2 overdue, 3 by calendar, 4 focus, 5 search, 6 by tag (events and open reminders under each of \
+            their tags).
+
+            Keys: / search (the results follow each key; Enter or Esc ends typing); ↑/↓/PgUp/PgDn/Home/End select; space \
+            done; d delete (y confirms); t tomorrow; r rename the row's calendar; f focus on/off; [ and ] move up/down in \
+            focus; ? the keys of the list shown; q quit.
+            """)
     @OptionGroup var options: DatabaseOptions
 
     func run(in context: RemindersContext) throws {
