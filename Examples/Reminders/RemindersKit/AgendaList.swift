@@ -11,9 +11,10 @@ public final class EventCell: TerminalCell {}
 public final class ReminderCell: TerminalCell {}
 
 /// The agenda as a terminal list: a view-backed data source over the `agenda` (or `by-calendar`, `overdue`, `by-tag`,
-/// `focus`, the search results) view, with an event cell and a reminder cell registered by key. Both read the item's calendar (name, colour) through the
-/// index's pinned transaction, so a row always shows the calendar as of the snapshot the list shows. In a narrow
-/// terminal the ID goes first, then the calendar, then the time: the title keeps ``titleMinimumWidth`` columns.
+/// `focus`, the search results) view, with an event cell and a reminder cell registered by key. Both read the item's
+/// calendar (name, colour) through the index's pinned transaction, so a row always shows the calendar as of the
+/// snapshot the list shows. In a narrow terminal the ID goes first, then the calendar, then the time: the title keeps
+/// ``titleMinimumWidth`` columns.
 public final class AgendaList: DataSourceProvider {
     /// The columns a row's title keeps before the ID, the calendar or the time is shown: a reminder's checkbox and 8
     /// characters. Events and reminders use the same, so rows of both kinds drop the same columns and stay aligned.

@@ -61,10 +61,14 @@ final class LiveAgenda {
     /// The text last typed at the search prompt (its query adds a `*`: see ``asYouTypeQuery(_:)``), to show it again
     /// when `/` reopens the prompt.
     var lastTypedSearch = ""
+    /// The segment of the overdue reminders.
+    static let overdueSegment = 1
     /// The segment of the focus list.
     static let focusSegment = 3
     /// The segment of the live search results.
     static let searchSegment = 4
+    /// The segment of the items by tag.
+    static let byTagSegment = 5
 
     init(store: RemindersStore, context: RemindersContext, interactive: Bool, exitAfter: Int?) throws {
         self.store = store
@@ -144,13 +148,13 @@ final class LiveAgenda {
     /// What an empty segment says: what would be there, and how to put something there.
     var emptyText: String {
         switch segmented.selectedIndex {
-        case 1: return "Nothing overdue."
+        case Self.overdueSegment: return "Nothing overdue."
         case Self.focusSegment:
             return interactive ? "Nothing in focus: select a reminder in 1, 2, 3 or 6 and press f." : "Nothing in focus: `reminders focus add ID` adds a reminder."
         case Self.searchSegment:
             return interactive ? "No match: press / and type words of titles, places, notes or tags (milk* for words starting with milk)."
                 : "No match: `reminders search WORDS` searches from the command line."
-        case 5: return "Nothing tagged: `reminders edit ID --tag NAME` tags an event or reminder."
+        case Self.byTagSegment: return "Nothing tagged: `reminders edit ID --tag NAME` tags an event or reminder."
         default: return "Nothing on the agenda: `reminders add event` or `reminders add reminder` (another terminal will do) adds to it."
         }
     }

@@ -210,8 +210,8 @@ public final class RemindersStore {
     }
 
     /// Adds an event; returns its ID.
-    /// - Throws: ``RemindersError`` for a blank title or calendar name, an end before the start, or a blank tag or one with a control
-    ///   character (see ``Schema/normalizedTag(_:)``); nothing is written.
+    /// - Throws: ``RemindersError`` for a blank title or calendar name, an end before the start, or a blank tag or one
+    ///   with a control character (see ``Schema/normalizedTag(_:)``); nothing is written.
     public func addEvent(_ title: String, start: Date, end: Date, calendar: String, location: String? = nil, notes: String? = nil,
                          tags: [String] = []) throws -> String {
         try Self.checkTitle(title)
