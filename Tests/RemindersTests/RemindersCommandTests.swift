@@ -241,6 +241,10 @@ struct RemindersCommandTests {
             #expect(result.out.contains("moved to [1, "))
             #expect(result.out.contains("updated: "))
             #expect(result.out.contains("Office"))
+            // It tags a few events (and reminders): `list --by-tag`, which it suggests, has them.
+            let byTag = reminders(["list", "--by-tag", "--db", path]).out
+            #expect(byTag.contains("#work\n") && byTag.split(separator: "\n").contains { $0.contains(" 14:00–15:00 ") && $0.contains(" #work") }, "\(byTag)")
+            #expect(byTag.contains("#bills\n") && byTag.contains("Pay rent !!! #bills"), "\(byTag)")
             let again = reminders(["demo", "--db", path])
             #expect(again.status == 1 && again.err.contains("holds a database already"))
             // Every command it prints runs as printed: `swift run reminders …` on the demo's database, with options
