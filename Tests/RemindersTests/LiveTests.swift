@@ -84,7 +84,7 @@ struct LiveTests {
     /// Found trying the tui as a new user at 80 columns: the title's keys were cut before `q quit` (at 60 columns none
     /// showed), an empty focus or search segment said "Nothing here yet." with no hint of how to fill it, and the
     /// search results' header was the group's name, "matches".
-    @Test("tui at 80 columns: the title ends with ? keys · q quit, the status line lists the keys; empty segments say how to fill them; 6 shows tagged events; search results say their query",
+    @Test("tui at 80 columns: the title ends with ? keys · q quit, the status line lists the keys; empty segments say how to fill them; 6 shows tagged events; search results say their query; # edits tags",
           .timeLimit(.minutes(1)))
     func tuiForANewUser() throws {
         try withDatabasePath { path, _ in
@@ -113,6 +113,23 @@ struct LiveTests {
             try waitFor("the results of the query") { lines in lines.count > 2 && lines[1].hasPrefix("Matches for sy*") && lines[2].contains("Team sync") }
             try tui.keys("Enter", "?")
             try waitFor("the keys again") { $0.contains { $0.hasPrefix("↑/↓ select · space done") } }
+            // # edits the selected item's tags, comma-separated; 6 shows the event under its new tag.
+            try tui.keys("1", "Home", "#")
+            try waitFor("the tags prompt") { $0.contains { $0.hasPrefix("Tags of 'Team sync' (commas between): work▏") } }
+            try tui.keys("-l", ", clients")
+            try tui.keys("Enter")
+            try waitFor("the new tags") { $0.contains { $0.hasPrefix("Tagged Team sync: #work #clients.") } }
+            try tui.keys("6")
+            try waitFor("the event under its new tag") { lines in lines.count > 2 && lines[1].hasPrefix("#clients") && lines[2].contains("Team sync #work #clients") }
+            // Esc leaves the tags prompt and the rename prompt (the same editing) without a change; Enter renames.
+            try tui.keys("#", "x", "Escape")
+            try waitFor("the tags kept") { $0.contains { $0.hasPrefix("Tags kept.") } }
+            try tui.keys("r", "X", "BSpace", "Escape")
+            try waitFor("the rename cancelled") { $0.contains { $0.hasPrefix("Rename cancelled.") } }
+            try tui.keys("r")
+            try tui.keys("-l", "Office")
+            try tui.keys("Enter")
+            try waitFor("the renamed calendar") { $0.contains { $0.hasPrefix("Renamed Personal to Office (2 rows).") } }
             try tui.keys("q")
         }
     }

@@ -25,8 +25,8 @@ struct TUI: ContextualCommand {
             their tags).
 
             Keys: / search (the results follow each key; Enter or Esc ends typing); ↑/↓/PgUp/PgDn/Home/End select; space \
-            done; d delete (y confirms); t tomorrow; r rename the row's calendar; f focus on/off; [ and ] move up/down in \
-            focus; ? the keys of the list shown; q quit.
+            done; d delete (y confirms); t tomorrow; # edit the tags (commas between; none removes them); r rename the \
+            row's calendar; f focus on/off; [ and ] move up/down in focus; ? the keys of the list shown; q quit.
             """)
     @OptionGroup var options: DatabaseOptions
 
@@ -56,6 +56,8 @@ final class LiveAgenda {
     var pendingDelete: AgendaItem?
     /// The calendar `r` is renaming and the name typed so far.
     var rename: (calendar: String, text: String)?
+    /// The item `#` is tagging and its tags as typed so far (comma-separated).
+    var tagging: (item: AgendaItem, text: String)?
     /// The search typed after `/`, while the prompt is open.
     var searchText: String?
     /// The text last typed at the search prompt (its query adds a `*`: see ``asYouTypeQuery(_:)``), to show it again
@@ -142,7 +144,7 @@ final class LiveAgenda {
         if segmented.selectedIndex == Self.focusSegment {
             return "[ and ] move the selected reminder up/down · f takes it out · space done · ↑/↓ select · 1-6 lists · q quit"
         }
-        return "↑/↓ select · space done · d delete · t tomorrow · f focus · r rename calendar · / search · 1-6 lists · q quit"
+        return "↑/↓ select · space done · d delete · t tomorrow · # tags · f focus · r rename calendar · / search · 1-6 lists · q quit"
     }
 
     /// What an empty segment says: what would be there, and how to put something there.
@@ -154,7 +156,8 @@ final class LiveAgenda {
         case Self.searchSegment:
             return interactive ? "No match: press / and type words of titles, places, notes or tags (milk* for words starting with milk)."
                 : "No match: `reminders search WORDS` searches from the command line."
-        case Self.byTagSegment: return "Nothing tagged: `reminders edit ID --tag NAME` tags an event or reminder."
+        case Self.byTagSegment:
+            return interactive ? "Nothing tagged: select an event or reminder in 1, 2 or 3 and press #." : "Nothing tagged: `reminders edit ID --tag NAME` tags an item."
         default: return "Nothing on the agenda: `reminders add event` or `reminders add reminder` (another terminal will do) adds to it."
         }
     }
@@ -216,6 +219,16 @@ final class LiveAgenda {
                 let name = try store.calendars().first { $0.key == item.calendar }?.calendar.name ?? item.calendar
                 rename = (name, "")
                 runner.status = "Rename calendar '\(name)' to: ▏"
+            }
+            runner.bind(.character("#")) { [unowned self] runner in
+                guard let item = try selectedItem() else { return }
+                // The prompt separates tags by commas: a tag holding one would come back as two.
+                guard !item.tags.contains(where: { $0.contains(",") }) else {
+                    runner.status = "A tag of \(item.title) holds a comma; `reminders edit \(item.id) --tag …` changes them."
+                    return
+                }
+                tagging = (item, item.tags.joined(separator: ", "))
+                runner.status = tagsPrompt(item, item.tags.joined(separator: ", "))
             }
         }
         var seen = 0
@@ -320,7 +333,55 @@ final class LiveAgenda {
         }
     }
 
-    /// The keys of the delete question, the rename prompt and the search prompt; returns whether the key was theirs.
+    /// What a key does at a one-line prompt (rename, tags): Enter submits the text, Esc cancels, Backspace erases, a
+    /// character is typed; other keys leave the text as it is.
+    enum PromptInput: Equatable {
+        case edited(String)
+        case submitted(String)
+        case cancelled
+
+        init(_ key: Key, text: String) {
+            var text = text
+            switch key {
+            case .enter: self = .submitted(text); return
+            case .escape: self = .cancelled; return
+            case .character(let character) where character == "\u{7F}" || character == "\u{08}": if !text.isEmpty { text.removeLast() }
+            case .character(let character): text.append(character)
+            default: break
+            }
+            self = .edited(text)
+        }
+    }
+
+    /// The status line of the tags prompt of `item`.
+    func tagsPrompt(_ item: AgendaItem, _ text: String) -> String {
+        Self.promptLine("Tags of '\(item.title)' (commas between): ", text, hint: "", width: list.width)
+    }
+
+    /// A key at the tags prompt: Enter replaces the item's tags with those typed (none removes them), Esc keeps them.
+    func typeTags(_ key: Key, _ current: (item: AgendaItem, text: String), _ runner: TerminalRunner) throws {
+        switch PromptInput(key, text: current.text) {
+        case .edited(let text):
+            tagging = (current.item, text)
+            runner.status = tagsPrompt(current.item, text)
+        case .cancelled:
+            tagging = nil
+            runner.status = "Tags kept."
+        case .submitted(let text):
+            tagging = nil
+            let tags = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            do {
+                try store.setTags(current.item.id, tags)
+                let stored = try store.item(current.item.id).tags
+                runner.status = stored.isEmpty ? "\(current.item.title) has no tag now." : "Tagged \(current.item.title):\(AgendaList.tagsText(stored))."
+            } catch let error as RemindersError {
+                runner.status = "Tags kept: \(error.message)"
+            }
+        }
+    }
+
+    /// The keys of the delete question, the rename and tags prompts and the search prompt; returns whether the key was
+    /// theirs.
     func intercept(_ key: Key, _ runner: TerminalRunner) throws -> Bool {
         if let text = searchText {
             try typeSearch(key, text, runner)
@@ -336,28 +397,25 @@ final class LiveAgenda {
             }
             return true
         }
-        guard var current = rename else { return false }
-        switch key {
-        case .enter:
+        if let current = tagging {
+            try typeTags(key, current, runner)
+            return true
+        }
+        guard let current = rename else { return false }
+        switch PromptInput(key, text: current.text) {
+        case .submitted(let text):
             rename = nil
-            let newName = current.text.trimmingCharacters(in: .whitespaces)
+            let newName = text.trimmingCharacters(in: .whitespaces)
             guard !newName.isEmpty else { runner.status = "Rename cancelled."; return true }
             let count = try store.changeCalendar(current.calendar, newName: newName)
             runner.status = "Renamed \(current.calendar) to \(newName) (\(Plural.count(count, "row")))."
-            return true
-        case .escape:
+        case .cancelled:
             rename = nil
             runner.status = "Rename cancelled."
-            return true
-        case .character(let character) where character == "\u{7F}" || character == "\u{08}":
-            if !current.text.isEmpty { current.text.removeLast() }
-        case .character(let character):
-            current.text.append(character)
-        default:
-            break
+        case .edited(let text):
+            rename = (current.calendar, text)
+            runner.status = Self.promptLine("Rename calendar '\(current.calendar)' to: ", text, hint: "", width: list.width)
         }
-        rename = current
-        runner.status = Self.promptLine("Rename calendar '\(current.calendar)' to: ", current.text, hint: "", width: list.width)
         return true
     }
 }
