@@ -309,6 +309,9 @@ func smallWritePages(iterations: Int) throws {
 /// MANUAL_LIST_DATABASE=DIR, the filled database is kept in DIR-<count> and copied from there by later runs: filling a
 /// million rows under callgrind takes an hour on a loaded machine, the moves a minute.
 ///
+/// MANUAL_LIST_FILL=benchmark fills the list as the benchmark does (rows written first, keys in key order), otherwise
+/// each transaction writes its rows and appends them (keys `m<index>`).
+///
 /// MANUAL_LIST_STATE says how the moves find the list (the ManualLists article's table): unset, as the process that
 /// has just filled it; `synced`, the same after `Database.sync()`; `evicted`, synced, closed, the data file dropped
 /// from the page cache and opened again (as the benchmark's `manual-move-*` lines). With `evicted`,
@@ -323,6 +326,7 @@ func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirec
     let database = try Database(path: directory.child("db"), options: storeOptions(durability: .none))
     try database.register(ManualView.make(name: "manual", collections: [benchRecords.name]))
     let connection = database.newConnection()
+    if ProcessInfo.processInfo.environment["MANUAL_LIST_MADVISE"] == "random" { adviseRandom("data.mdb") }
     switch ProcessInfo.processInfo.environment["MANUAL_LIST_SCAN"] {
     case "list":
         // As an app that shows the whole list once after opening it: the list's pages read in order.
@@ -345,6 +349,16 @@ func manualListStore(count: Int) throws -> (Database, Connection, TemporaryDirec
     return (database, connection, directory)
 }
 
+/// Experiment: `madvise(MADV_RANDOM)` on this process's maps of files named `name` (what LMDB's MDB_NORDAHEAD does).
+func adviseRandom(_ name: String) {
+    guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return }
+    for line in maps.split(separator: "\n") where line.hasSuffix("/" + name) {
+        let range = line.split(separator: " ")[0].split(separator: "-").compactMap { UInt(String($0), radix: 16) }
+        guard range.count == 2, let start = UnsafeMutableRawPointer(bitPattern: range[0]) else { continue }
+        print("madvise(MADV_RANDOM) \(line.split(separator: " ")[0]): \(madvise(start, Int(range[1] - range[0]), MADV_RANDOM))")
+    }
+}
+
 /// A store whose list was filled by this process (or copied from MANUAL_LIST_DATABASE), synced when
 /// MANUAL_LIST_STATE asks for it.
 func filledManualListStore(count: Int) throws -> (Database, Connection, TemporaryDirectory) {
@@ -358,15 +372,32 @@ func filledManualListStore(count: Int) throws -> (Database, Connection, Temporar
         return (database, database.newConnection(), directory)
     }
     let (database, connection, directory) = try openStore("manual", durability: .none, populated: false, views: [list])
-    for start in stride(from: 0, to: count, by: 100_000) {
-        try connection.readWrite { txn in
-            let list = try txn.manualList("manual")
-            for index in start..<min(count, start + 100_000) {
-                try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: benchRecords)
-                try list.append(key: "m\(index)", inCollection: benchRecords.name)
+    if ProcessInfo.processInfo.environment["MANUAL_LIST_FILL"] == "benchmark" {
+        // As the benchmark's `ManualWorkload.store`: the rows written first (in key order, 100k per transaction), then
+        // appended to the list in key order, 100k per transaction.
+        for start in stride(from: 0, to: count, by: 100_000) {
+            try connection.readWrite { txn in
+                for index in start..<min(count, start + 100_000) { try txn.set(Workload.record(index), forKey: Workload.key(index), in: benchRecords) }
+            }
+        }
+        for start in stride(from: 0, to: count, by: 100_000) {
+            try connection.readWrite { txn in
+                let list = try txn.manualList("manual")
+                for index in start..<min(count, start + 100_000) { try list.append(key: Workload.key(index), inCollection: benchRecords.name) }
+            }
+        }
+    } else {
+        for start in stride(from: 0, to: count, by: 100_000) {
+            try connection.readWrite { txn in
+                let list = try txn.manualList("manual")
+                for index in start..<min(count, start + 100_000) {
+                    try txn.set(Workload.records[index % Workload.rowCount], forKey: "m\(index)", in: benchRecords)
+                    try list.append(key: "m\(index)", inCollection: benchRecords.name)
+                }
             }
         }
     }
+    print("manual list: LMDB's free list after the fill: \(freeListShape(directory.child("db") + "/data.mdb"))")
     if let saved { try FileManager.default.copyItem(atPath: directory.child("db"), toPath: saved) }
     if ["synced", "evicted"].contains(ProcessInfo.processInfo.environment["MANUAL_LIST_STATE"]) { try database.sync() }
     return (database, connection, directory)
@@ -454,6 +485,7 @@ func manualMovePages(count: Int) -> (Int) throws -> Void {
             if move >= moves / 2 { faults += minorFaults() - faultsBefore }
         }
         print("manual-move-pages: minor page faults per move (second half): \(Double(faults) / Double(moves - moves / 2))")
+        print("manual-move-pages: LMDB's free list after the moves: \(freeListShape(directory.child("db") + "/data.mdb"))")
         let steady = pages.dropFirst(pages.count / 2)  // after the free list has settled
         if let keep = ProcessInfo.processInfo.environment["KEEP_DATABASE"] {
             // For `canopy stat KEEP_DATABASE`: the tables' depths and page counts after the moves.

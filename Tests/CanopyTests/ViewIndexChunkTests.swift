@@ -80,6 +80,16 @@ struct ViewIndexChunkTests {
                 #expect(before + offset == entry && offset < Int(index.page(at: location, in: group).count), "\(context)")
             }
             #expect(index.location(ofIndex: group.count, in: group) == nil, "\(context)")
+            // An entry between pages' first entries (or before all) is located in the last page whose first entry
+            // is not after it, across chunks and blocks, as a linear search of the model finds it. (Its own generator:
+            // the steps above stay those of the seed.)
+            var probes = SeededRandom(seed: seed &* 1_000_003 &+ UInt64(step))
+            for _ in 0..<200 {
+                let order = probes.next() % ((model.last?.first ?? 0) + (1 << 33))
+                let expected = model.lastIndex { $0.first <= order } ?? 0
+                let location = try #require(index.locate(Self.bytes(order), in: group), "\(context)")
+                #expect(index.page(at: location, in: group).id == model[expected].id, "\(context), order \(order)")
+            }
             var steps = 0
             var cursor = index.locate([], in: group)
             while let current = cursor { steps += 1; cursor = index.next(after: current, in: group) }

@@ -63,9 +63,10 @@ extension ViewIndex {
             }
         }
 
-        /// The chunk holding the entry at `index` (of the entries of all chunks) and the entry's place among that
-        /// chunk's entries, or `nil` when `index` is past the last entry.
-        func chunk(containingEntry index: Int) -> (chunk: Int, remaining: Int)? {
+        /// The page holding the entry at `index` (of the entries of all chunks) — its chunk, its place in the chunk —
+        /// and the entry's offset in that page, or `nil` when `index` is past the last entry. Walks the blocks'
+        /// totals, then one block's chunks, then one chunk's pages, reading them in place.
+        func page(containingEntry index: Int) -> (chunk: Int, page: Int, offset: Int)? {
             var remaining = index
             var first = 0
             for contents in blocks {
@@ -74,13 +75,51 @@ extension ViewIndex {
                     first += contents.chunks.count
                     continue
                 }
-                for (offset, chunk) in contents.chunks.enumerated() {
-                    if remaining < chunk.total { return (first + offset, remaining) }
-                    remaining -= chunk.total
+                for offset in contents.chunks.indices {
+                    let total = contents.chunks[offset].total
+                    guard remaining < total else {
+                        remaining -= total
+                        continue
+                    }
+                    for (page, slot) in contents.chunks[offset].slots.enumerated() {
+                        if remaining < Int(slot.count) { return (first + offset, page, remaining) }
+                        remaining -= Int(slot.count)
+                    }
+                    return nil
                 }
                 return nil
             }
             return nil
+        }
+
+        /// The last page whose first entry is `<= order` (byte order) — its chunk and its place in the chunk — or the
+        /// first page when `order` sorts before all; `nil` without chunks. Binary searches over the blocks' first
+        /// chunks, then over one block's chunks, then over one chunk's pages: no walk of the blocks per probe, as
+        /// subscripting by chunk index would take (a million-row group has 16 blocks).
+        func lastPage(withFirstEntryAtMost order: [UInt8]) -> (chunk: Int, page: Int)? {
+            var low = 0
+            var high = blocks.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if blocks[mid].chunks[0].first(of: 0, isAtMost: order) { low = mid } else { high = mid - 1 }
+            }
+            guard low < blocks.count else { return nil }
+            let block = low
+            low = 0
+            high = blocks[block].chunks.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if blocks[block].chunks[mid].first(of: 0, isAtMost: order) { low = mid } else { high = mid - 1 }
+            }
+            let offset = low
+            low = 0
+            high = blocks[block].chunks[offset].pageCount - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if blocks[block].chunks[offset].first(of: mid, isAtMost: order) { low = mid } else { high = mid - 1 }
+            }
+            let chunksBefore = blocks[..<block].reduce(0) { $0 + $1.chunks.count }
+            return (chunksBefore + offset, low)
         }
 
         /// The entries of the chunks before chunk `index`.

@@ -190,21 +190,7 @@ struct ViewIndex: Sendable {
     /// The page that holds (or would hold) `order` in `group`: the last page whose first entry is `<= order`, or the
     /// first page when `order` sorts before all. `nil` when the group has no pages.
     func locate(_ order: [UInt8], in group: Group) -> Location? {
-        guard !group.chunks.isEmpty else { return nil }
-        var low = 0
-        var high = group.chunks.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if group.chunks[mid].first(of: 0, isAtMost: order) { low = mid } else { high = mid - 1 }
-        }
-        let chunk = group.chunks[low]
-        var pageLow = 0
-        var pageHigh = chunk.pageCount - 1
-        while pageLow < pageHigh {
-            let mid = (pageLow + pageHigh + 1) / 2
-            if chunk.first(of: mid, isAtMost: order) { pageLow = mid } else { pageHigh = mid - 1 }
-        }
-        return Location(chunk: low, page: pageLow)
+        group.chunks.lastPage(withFirstEntryAtMost: order).map { Location(chunk: $0.chunk, page: $0.page) }
     }
 
     /// The number of entries of `group` before the page at `location`.
@@ -217,14 +203,8 @@ struct ViewIndex: Sendable {
 
     /// The page holding the entry at `index` of `group`, and the entry's offset in that page.
     func location(ofIndex index: Int, in group: Group) -> (Location, offset: Int)? {
-        guard index >= 0, index < group.count else { return nil }
-        guard let (c, entry) = group.chunks.chunk(containingEntry: index) else { return nil }
-        var remaining = entry
-        for (p, slot) in group.chunks[c].slots.enumerated() {
-            if remaining < Int(slot.count) { return (Location(chunk: c, page: p), remaining) }
-            remaining -= Int(slot.count)
-        }
-        return nil
+        guard index >= 0, index < group.count, let found = group.chunks.page(containingEntry: index) else { return nil }
+        return (Location(chunk: found.chunk, page: found.page), found.offset)
     }
 
     func page(at location: Location, in group: Group) -> Slot {
