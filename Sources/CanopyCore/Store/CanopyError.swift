@@ -84,8 +84,8 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let staleView = Code("staleView")
         /// Notifications don't line up (a gap between snapshots).
         public static let snapshotMismatch = Code("snapshotMismatch")
-        /// An LMDB call failed: the message says what happened and what to do (``StorageFailure``); see
-        /// ``CanopyError/underlying`` for LMDB's code.
+        /// An LMDB call failed: the message says what happened and what to do; ``CanopyError/lmdbError`` holds
+        /// LMDB's code.
         public static let storage = Code("storage")
         /// An argument is out of range or malformed.
         public static let invalidArgument = Code("invalidArgument")
