@@ -184,6 +184,20 @@ extension LMDBError.Code {
         case .badReaderSlot: return "Open the environment with noThreadLocalStorage to use read transactions across threads."
         case .noSuchFile: return "Check that the directory exists."
         case .permissionDenied, .operationNotPermitted, .readOnlyFileSystem: return "Check the file permissions, or open the environment read-only."
+        case .keyExists: return "The key is there already (a put with noOverwrite), or an append's key does not sort after the table's last: put without those flags."
+        case .corrupted, .pageNotFound: return "The file is damaged: restore a backup."
+        case .cursorFull, .pageFull: return "LMDB met a tree it cannot hold (the file may be damaged): check it, and restore a backup if it is."
+        case .panic: return "Close the environment and open it again."
+        case .transactionFull: return "Split the write into smaller transactions."
+        case .mapResized: return "Another process grew the map: begin the transaction again."
+        case .incompatible: return "Open the database with the flags it was created with."
+        case .badTransaction: return "The transaction failed earlier or has ended: abort it and begin a new one."
+        case .badDatabase: return "Open the database handle again."
+        case .threadLocalStorageFull: return "Close environments this process no longer uses."
+        case .noSpace, .quotaExceeded, .fileTooLarge: return "Free space on the disk (or raise the quota or file size limit) and retry."
+        case .ioError: return "Check the disk (a full file system also reports a short write as EIO)."
+        case .outOfMemory: return "Lower the map size, or close other environments."
+        case .busy: return "Retry once this process's transactions have ended."
         default: return nil
         }
     }

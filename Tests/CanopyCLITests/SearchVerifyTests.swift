@@ -167,6 +167,33 @@ struct SearchVerifyTests {
         }
     }
 
+    /// A block's bytes damaged past what its header says (checksums valid, the directory agreeing with the header):
+    /// cut short, a byte after the last entry, the last body's size past the end (rows out of order and the other
+    /// damage: SearchBlockBoundsTests, in process). The bounds are checked before bytes are read: a report, never a
+    /// signal.
+    @Test("a block cut short, grown, or with a body size past its end: named; exit 1, never a signal", arguments: ["cut", "grown", "size"])
+    func damagedBlockBytes(damage: String) async throws {
+        try await withDatabase { path in
+            try Self.damage(path) { txn, open in
+                let postings = try open("ext.\(Self.index).postings")
+                let key = Self.key("honey", UInt64.max)
+                var block = try #require(try txn.value(forKey: key, in: postings))
+                switch damage {
+                case "cut": block.removeLast(3)
+                case "grown": block.append(0)
+                default:
+                    // The last entry: one size byte (below 128) and a body of that many bytes; the size made 127.
+                    let size = try #require((1..<64).first { Int(block[block.count - 1 - $0]) == $0 })
+                    block[block.count - 1 - size] = 0x7F
+                }
+                try txn.put(block, forKey: key, in: postings)
+            }
+            let verify = await canopy("verify", path)
+            #expect(verify.status == 1, "\(verify.output) \(verify.errors)")
+            #expect(verify.output.contains("block open of word 'honey'"), "\(verify.output)")
+        }
+    }
+
     @Test("a stale index (rows written without it) is not checked: a warning, exit 0")
     func stale() async throws {
         try await withDatabase { path in

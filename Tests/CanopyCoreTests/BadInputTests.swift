@@ -89,7 +89,7 @@ struct BadInputTests {
         try withDatabase { database, _ in
             let connection = database.newConnection()
             try connection.readWrite { txn throws in
-                for key in ["a", "b"] { try txn.set(Note(title: key), forKey: key, in: notes) }
+                for key in ["a", "b", "c", "d", "e"] { try txn.set(Note(title: key), forKey: key, in: notes) }
             }
             let slot = AttachmentSlot(testing: 1)
             let table = try database.environment.openDatabase(named: "canopy.objects").withChecksums
@@ -109,6 +109,12 @@ struct BadInputTests {
             // Row a: slot 1 holds [7, 8]. Row b: an entry of slot 1 whose length (127) runs past the region.
             try attach([1, 2, 7, 8], toRow: "a")
             try attach([1, 0x7F, 7, 8], toRow: "b")
+            // A slot listed twice: row c's slot 1 next to itself, row d's around slot 2. (Before the check, a read found
+            // the first entry and the parse a write merges with kept the last.) Row e's slots are out of order, never
+            // written so but read as they are.
+            try attach([1, 1, 7, 1, 1, 9], toRow: "c")
+            try attach([1, 1, 7, 2, 1, 8, 1, 1, 9], toRow: "d")
+            try attach([2, 1, 7, 1, 1, 9], toRow: "e")
             try database.newConnection().read { txn throws in
                 let a = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "a")))
                 let b = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "b")))
@@ -131,6 +137,20 @@ struct BadInputTests {
                 #expect(try scanned["a"]?.get() == [7, 8])
                 let inScan = #expect(throws: CanopyError.self, "the scan's row b") { try scanned["b"]?.get() }
                 #expect(inScan?.code == .corruptStore)
+
+                let c = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "c")))
+                let d = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "d")))
+                let e = try #require(try txn.storedRowKey(for: RowID(collection: "notes", key: "e")))
+                for row in [c, d] {
+                    let twice = #expect(throws: CanopyError.self, "\(row.key)'s slot 1") { try txn.attachment(at: slot, forRow: row) }
+                    #expect(twice?.code == .corruptStore)
+                }
+                // (A slot listed once reads as it is.)
+                #expect(try txn.attachment(at: AttachmentSlot(testing: 2), forRow: d) == [8])
+                let twiceInScan = #expect(throws: CanopyError.self, "the scan's row c") { try scanned["c"]?.get() }
+                #expect(twiceInScan?.code == .corruptStore)
+                #expect(try txn.attachment(at: slot, forRow: e) == [9])
+                #expect(try txn.attachment(at: AttachmentSlot(testing: 2), forRow: e) == [7])
             }
             // Setting an attachment of row b during a read-write scan fails as corruptStore, and ends the row's
             // access as a successful set does: a write that failed part way may have changed the lent bytes. (Without

@@ -1,4 +1,4 @@
-import CanopyCore
+@testable import CanopyCore
 import CanopyCoreTestFixtures
 import CanopyTestSupport
 import Foundation
@@ -23,6 +23,24 @@ private struct CardLabel: Codable, Sendable, Equatable, BinaryCodecSynthesizedDe
 }
 
 private let cards = TypedCollection<Card, CardLabel>("cards")
+
+/// A card whose first 16 bytes are two integers: a value's storage, once freed, starts with the allocator's free-list
+/// links, so a string there would read as garbage (a crash), where an integer reads as a wrong number (a failed
+/// expectation). Its strings are long enough to live on the heap.
+private struct RankedCard: Codable, Sendable, Equatable, BinaryCodecSynthesizedDecoding {
+    var rank: Int
+    var order: Int
+    var title: String
+    var tags: [String]
+}
+
+private let rankedCards = TypedCollection<RankedCard, CardLabel>("ranked")
+
+/// Strings of `lengths` (each several times) made of `#`: they take heap blocks of the sizes strings of those lengths
+/// use, among them any such block freed just before (the allocator hands back the last block freed of a size first).
+private func occupyFreedStringBlocks(lengths: ClosedRange<Int>) -> [String] {
+    lengths.flatMap { length in (0..<4).map { _ in String(repeating: "#", count: length) } }
+}
 
 /// An extension whose writer keeps every change it is handed (which the interface allows, though a change is valid
 /// only while it is handled) and reads each one again at commit, after the mutations that lent their values returned.
@@ -121,7 +139,11 @@ struct LentRowValueTests {
     }
 
     /// A row of the scan decodes its object once and lends it in place to every closure; asked for another type on the
-    /// way, it decodes that one without dropping the value it lends.
+    /// way, it decodes that one without dropping the value it lends. Read in place as the views read it
+    /// (`withObjectInPlace`, `inout`: no copy, which a closure taking the value by parameter may make first in a debug
+    /// build): had the row replaced the lent value, and so freed it (its holder destroys what it replaces), the
+    /// closure would read the allocator's free-list links as the rank and order — in a normal build, not only under a
+    /// sanitizer — and the strings made meanwhile in place of the freed strings.
     @Test("A scanned row lends its decoded object, and answers another type meanwhile")
     func scannedRowLendsItsObject() throws {
         // Long enough to live on the heap (a small string is stored inline and would survive its storage's release).
@@ -130,26 +152,34 @@ struct LentRowValueTests {
             let connection = database.newConnection()
             try connection.readWrite { txn throws in
                 for index in 0..<50 {
-                    try txn.set(Card(title: "t\(index)\(longPart)", tags: ["a\(index)\(longPart)", "b"], rank: index), forKey: "k\(index)", in: cards)
+                    try txn.set(RankedCard(rank: index, order: -index, title: "t\(index)\(longPart)", tags: ["a\(index)\(longPart)", "b\(longPart)"]),
+                                forKey: "k\(index)", in: rankedCards)
                 }
             }
             var seen: [String] = []
             try connection.read { txn throws in
-                try txn.scanRows(inCollections: ["cards"]) { stored in
+                try txn.scanRows(inCollections: ["ranked"]) { stored in
                     let row = ExtensionRow(stored)
-                    let first = try row.withObject(in: cards) { card in
+                    let inPlace = try stored.withObjectInPlace(as: RankedCard.self) { card -> String in
+                        let title = try row.object(as: CardTitle.self).title
+                        let fillers = occupyFreedStringBlocks(lengths: 30...60)
+                        defer { withExtendedLifetime(fillers) {} }
+                        // The integers first: a string read from freed storage could end the process instead of failing.
+                        guard (0..<50).contains(card.rank), card.order == -card.rank else { return "freed: \(card.rank) \(card.order)" }
+                        return "\(card.rank) \(card.order) \(card.title) \(card.tags) \(title)"
+                    }
+                    let again = try row.withObject(in: rankedCards) { card in
                         let title = try row.object(as: CardTitle.self).title
                         return "\(card.title) \(card.tags) \(card.rank) \(title)"
                     }
-                    let again = try row.withObject(as: Card.self) { "\($0.title) \($0.tags) \($0.rank)" }
-                    let copy = try row.object(in: cards)
-                    seen.append("\(first) / \(again) / \(copy.title) \(copy.tags) \(copy.rank)")
+                    let copy = try row.object(in: rankedCards)
+                    seen.append("\(inPlace) / \(again) / \(copy.title) \(copy.tags) \(copy.rank)")
                     return true
                 }
             }
             let expected = (0..<50).sorted { "k\($0)" < "k\($1)" }.map { index in
-                let title = "t\(index)\(longPart)", tags = "[\"a\(index)\(longPart)\", \"b\"]"
-                return "\(title) \(tags) \(index) \(title) / \(title) \(tags) \(index) / \(title) \(tags) \(index)"
+                let title = "t\(index)\(longPart)", tags = "[\"a\(index)\(longPart)\", \"b\(longPart)\"]"
+                return "\(index) \(-index) \(title) \(tags) \(title) / \(title) \(tags) \(index) \(title) / \(title) \(tags) \(index)"
             }
             #expect(seen == expected)
         }

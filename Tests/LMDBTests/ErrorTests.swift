@@ -24,6 +24,15 @@ import Testing
         if rawValue < 0 { #expect(code.description.hasPrefix("MDB_")) }
     }
 
+    /// Every code a caller can meet says what to do (`MDB_NOTFOUND` is an answer, not a failure; `EINVAL` has no one
+    /// remedy).
+    @Test(arguments: codes.map(\.0).filter { $0 != .notFound && $0 != .invalidArgument })
+    func errorsSayWhatToDo(code: LMDBError.Code) {
+        let error = makeError(code.rawValue, "mdb_put", path: "/data/store", database: "people")
+        #expect(error.hint?.isEmpty == false, "\(code)")
+        #expect(error.description.hasSuffix(". \(error.hint ?? "")"))
+    }
+
     @Test func codesAreDistinct() {
         #expect(Set(Self.codes.map(\.0)).count == Self.codes.count)
     }

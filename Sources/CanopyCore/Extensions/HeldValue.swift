@@ -8,9 +8,14 @@
 /// owned value (``copy(as:)``) copies.
 ///
 /// The holder keeps the storage alive while anything borrows from it: it replaces a held value only when it holds
-/// none, and destroys it only when the row goes (``destroy()``) or the loan ends (``endLoan()``, after every writer
-/// returned).
-struct HeldValue {
+/// none, and destroys it only when the row goes (its holder's `deinit`) or the loan ends (``endLoan()``, after every
+/// writer returned).
+///
+/// Noncopyable: an owned value has one holder, so it is destroyed once, when that holder goes (`deinit`), and never
+/// read through a copy after that. A copy of the struct (which held the same address) destroyed twice, or kept past
+/// its holder, would double-free or read freed memory; the compiler now refuses one. Moving it is explicit
+/// (``take()``).
+struct HeldValue: ~Copyable {
     private var address: UnsafeMutableRawPointer?
     private var type: Any.Type = Never.self
     private var owned = false
@@ -26,13 +31,39 @@ struct HeldValue {
         type = T.self
     }
 
-    /// `value`, moved into storage of its own, destroyed by ``destroy()``.
+    /// `value`, moved into storage of its own, destroyed with the holder (`deinit`).
     init<T>(owning value: consuming T) {
-        let storage = UnsafeMutablePointer<T>.allocate(capacity: 1)
-        storage.initialize(to: value)
-        address = UnsafeMutableRawPointer(storage)
+        address = Self.store(value)
         type = T.self
         owned = true
+    }
+
+    /// `value` moved into storage of its own.
+    private static func store<T>(_ value: consuming T) -> UnsafeMutableRawPointer {
+        let storage = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        storage.initialize(to: value)
+        return UnsafeMutableRawPointer(storage)
+    }
+
+    /// Destroys an owned value (a lent one is only forgotten).
+    deinit {
+        guard owned, let address else { return }
+        func deinitialize<V>(_ type: V.Type) { address.assumingMemoryBound(to: V.self).deinitialize(count: 1) }
+        _openExistential(type, do: deinitialize)
+        address.deallocate()
+    }
+
+    /// Moves the held value out, leaving none: for a caller that hands it on from a closure (which may not consume
+    /// what it captured).
+    mutating func take() -> HeldValue {
+        var taken = HeldValue()
+        taken.address = address
+        taken.type = type
+        taken.owned = owned
+        address = nil
+        type = Never.self
+        owned = false
+        return taken
     }
 
     /// Whether no value is held.
@@ -75,23 +106,15 @@ struct HeldValue {
     /// outlives the lender's frame; an owned value or none stays as it is.
     mutating func own() {
         guard let address, !owned else { return }
-        func copied<V>(_ type: V.Type) -> HeldValue { HeldValue(owning: address.assumingMemoryBound(to: V.self).pointee) }
-        self = _openExistential(type, do: copied)
+        func copied<V>(_ type: V.Type) -> UnsafeMutableRawPointer { Self.store(address.assumingMemoryBound(to: V.self).pointee) }
+        self.address = _openExistential(type, do: copied)
+        owned = true
     }
 
     /// Ends a loan: a lent value is no longer held (an owned one stays).
     mutating func endLoan() {
-        if !owned { self = .none }
-    }
-
-    /// Destroys an owned value (a lent one is only forgotten).
-    mutating func destroy() {
-        guard let address else { return }
-        if owned {
-            func deinitialize<V>(_ type: V.Type) { address.assumingMemoryBound(to: V.self).deinitialize(count: 1) }
-            _openExistential(type, do: deinitialize)
-            address.deallocate()
-        }
-        self = .none
+        guard !owned else { return }
+        address = nil
+        type = Never.self
     }
 }

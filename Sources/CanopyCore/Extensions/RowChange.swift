@@ -83,7 +83,7 @@ public final class RowChange {
     init(
         id: RowID, storedKey: StoredRowKey, kind: RowChangeKind, codecName: String, objectChanged: Bool, metadataChanged: Bool,
         removesCollection: Bool = false, isPlacementOnly: Bool = false, transaction: ReadTransaction?, previousAttachments: [UInt8],
-        object: HeldValue = .none, objectBytes: [UInt8]? = nil, metadata: HeldValue = .none, metadataBytes: [UInt8]?? = nil
+        object: consuming HeldValue = .none, objectBytes: [UInt8]? = nil, metadata: consuming HeldValue = .none, metadataBytes: [UInt8]?? = nil
     ) {
         self.id = id
         self.storedKey = storedKey
@@ -99,11 +99,6 @@ public final class RowChange {
         self.objectData = objectBytes
         self.metadataValue = metadata
         self.metadataData = metadataBytes
-    }
-
-    deinit {
-        objectValue.destroy()
-        metadataValue.destroy()
     }
 
     /// Ends the loan of the values the mutation lent (they live in its frame): called by the store once every writer

@@ -51,11 +51,6 @@ public final class StoredRow {
         metadataAbsent = !hasMetadata
     }
 
-    deinit {
-        objectValue.destroy()
-        metadataValue.destroy()
-    }
-
     /// The row's attachment at `slot`, or `nil`.
     /// - Throws: ``CanopyError/Code/transactionEnded`` after a scan visit (or ``endAccess()``);
     ///   ``CanopyError/Code/corruptStore`` when the record's attachments are malformed.

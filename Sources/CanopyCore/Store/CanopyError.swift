@@ -51,7 +51,7 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let connectionPinned = Code("connectionPinned")
         /// The operation needs a pinned connection.
         public static let connectionNotPinned = Code("connectionNotPinned")
-        /// The database is read-only.
+        /// The database is read-only: opened with ``DatabaseOptions/readOnly``, or on a read-only file system.
         public static let readOnly = Code("readOnly")
         /// Internal records of the store are corrupt.
         public static let corruptStore = Code("corruptStore")
@@ -84,7 +84,8 @@ public struct CanopyError: Error, Sendable, CustomStringConvertible {
         public static let staleView = Code("staleView")
         /// Notifications don't line up (a gap between snapshots).
         public static let snapshotMismatch = Code("snapshotMismatch")
-        /// An LMDB call failed; see ``CanopyError/underlying``.
+        /// An LMDB call failed: the message says what happened and what to do; ``CanopyError/lmdbError`` holds
+        /// LMDB's code.
         public static let storage = Code("storage")
         /// An argument is out of range or malformed.
         public static let invalidArgument = Code("invalidArgument")
@@ -164,8 +165,10 @@ extension CanopyError {
         if let lmdb = error as? LMDBError {
             switch lmdb.code {
             case .mapFull:
-                return CanopyError(.databaseFull, "the database reached its maximum size; the transaction was rolled back",
-                                   path: path, collection: collection, key: key, underlying: lmdb)
+                return CanopyError(
+                    .databaseFull,
+                    "the database reached its map size; the transaction was rolled back and nothing was written. Raise DatabaseOptions.maximumMapSize (it reserves address space, not disk), or remove data",
+                    path: path, collection: collection, key: key, underlying: lmdb)
             case .noSpace, .quotaExceeded, .fileTooLarge:
                 return CanopyError(
                     .diskFull,
@@ -193,10 +196,12 @@ extension CanopyError {
                 }
                 return CanopyError(.storage, "an I/O error occurred reading or writing the database file (check the disk); the transaction was rolled back",
                                    path: path, collection: collection, key: key, underlying: lmdb)
+            case .readOnlyFileSystem:
+                return CanopyError(.readOnly, StorageFailure.message(for: lmdb), path: path, collection: collection, key: key, underlying: lmdb)
             default:
                 break
             }
-            return CanopyError(.storage, lmdb.description, path: path, collection: collection, key: key, underlying: lmdb)
+            return CanopyError(.storage, StorageFailure.message(for: lmdb), path: path, collection: collection, key: key, underlying: lmdb)
         }
         return error
     }

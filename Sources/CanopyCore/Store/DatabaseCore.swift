@@ -199,16 +199,21 @@ final class DatabaseCore: Sendable {
             if let damage = DamagedFile.error(opening: error, path: path) { throw damage }
             let what: String
             switch error.code {
-            case .invalid: what = "the directory holds a file that is not an LMDB database"
-            case .versionMismatch: what = "the database was written by an incompatible LMDB version"
+            case .invalid:
+                what = "the directory's data.mdb is not an LMDB database (nothing was changed): check the path, or move the file away to create a new database there"
+            case .versionMismatch:
+                what = "the database was written by an LMDB version whose file format differs from this one's (nothing was changed): open it with the build that wrote it and export it (`canopy export`), then import it here"
             case .permissionDenied, .operationNotPermitted:
                 throw CanopyError(.permissionDenied, FilePermissions.problem(inDatabase: path, readOnly: options.readOnly), path: path, underlying: error)
             case .readOnlyFileSystem:
                 what = options.readOnly
                     ? "the database is on a read-only file system, where its lock file cannot be written; inspect it without the lock file (DatabaseOptions.noLock, `canopy --no-lock`), safe only when no process writes"
                     : "the database is on a read-only file system: open it read-only"
-            case .noSuchFile: what = "the database files do not exist"
-            default: what = Self.dataFileProblem(in: path, readOnly: options.readOnly) ?? "LMDB could not open the environment"
+            case .noSuchFile:
+                what = "the database files do not exist: check the path (a read-only open creates none; a read-write open creates the database's directory, not its parent)"
+            default:
+                what = Self.dataFileProblem(in: path, readOnly: options.readOnly)
+                    ?? "LMDB could not open the environment: \(StorageFailure.message(for: error))"
             }
             throw CanopyError(.cannotOpen, what, path: path, underlying: error)
         }

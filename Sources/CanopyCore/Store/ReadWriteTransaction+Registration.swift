@@ -99,8 +99,10 @@ extension ReadWriteTransaction {
         } catch let error as CanopyError {
             throw error
         } catch {
-            throw CanopyError(.extensionRebuildFailed, "the extension failed to prepare or rebuild its storage; nothing was registered", path: core.path,
-                              extensionName: ext.name, underlying: error)
+            // What LMDB refused (a table too many, a key too long) says what to do.
+            let advice = (CanopyError.wrap(error, path: core.path) as? CanopyError).map { ": \($0.message)" } ?? ""
+            throw CanopyError(.extensionRebuildFailed, "the extension failed to prepare or rebuild its storage; nothing was registered\(advice)",
+                              path: core.path, extensionName: ext.name, underlying: error)
         }
         if context.needsRebuild { rebuiltExtensions.insert(ext.name) }
         if let reason = context.rebuildReason { core.didRebuildExtension(ext.name, reason: reason) }

@@ -336,7 +336,8 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// this returns); without them extensions decode the bytes. The caller then updates the connection's caches: it
     /// has the typed values (here, erased, they would be boxed on every write).
     func writeRow(
-        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: HeldValue, metadata: HeldValue
+        record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?, object: consuming HeldValue,
+        metadata: consuming HeldValue
     ) throws {
         let hadMetadata: Bool?
         if writers.isEmpty {
@@ -348,7 +349,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                     id: id, storedKey: StoredRowKey(assembled: rowKey), kind: previous == nil ? .insert : .update,
                     codecName: record.codec, objectChanged: true, metadataChanged: metadataBytes != nil || previous?.hasMetadata == true,
                     transaction: self, previousAttachments: previous?.attachments ?? [],
-                    object: object, objectBytes: objectBytes, metadata: metadata, metadataBytes: .some(metadataBytes))
+                    object: object.take(), objectBytes: objectBytes, metadata: metadata.take(), metadataBytes: .some(metadataBytes))
                 try tellWriters(lending: &change)
                 if change.hadNoAttachments {
                     try objectBytes.withUnsafeBytes { try putNewRecord(rowKey, hasMetadata: metadataBytes != nil, edits: change, object: $0) }

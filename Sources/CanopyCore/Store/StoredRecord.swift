@@ -30,12 +30,14 @@ enum StoredRecord {
         return UnsafeRawBufferPointer(rebasing: value[offset..<(offset + length)])
     }
 
-    /// The attachments of a region, by slot, or `nil` when malformed.
+    /// The attachments of a region, by slot, or `nil` when malformed: an entry that runs past the region, or a slot
+    /// listed twice (this parse and ``attachment(slot:in:)`` would read different entries). Slots out of order (never
+    /// written so) are read.
     static func attachments(_ region: UnsafeRawBufferPointer) -> [UInt32: [UInt8]]? {
         var result: [UInt32: [UInt8]] = [:]
         var offset = 0
         while offset < region.count {
-            guard let slot = readVarint(region, &offset), slot <= Int(UInt32.max),
+            guard let slot = readVarint(region, &offset), slot <= Int(UInt32.max), result[UInt32(slot)] == nil,
                   let length = readVarint(region, &offset), length <= region.count - offset else { return nil }
             result[UInt32(slot)] = Array(region[offset..<(offset + length)])
             offset += length
@@ -43,19 +45,25 @@ enum StoredRecord {
         return result
     }
 
-    /// The attachment of `slot` in a region: `.some(nil)` when the region has none, `nil` when it is malformed (as
-    /// far as it is read: up to the slot's entry). Absent and malformed are kept apart, so that a damaged region is
-    /// reported (``CanopyError/Code/corruptStore``) rather than read as a row without the attachment.
+    /// The attachment of `slot` in a region: `.some(nil)` when the region has none, `nil` when it is malformed (an
+    /// entry that runs past it, or `slot` listed twice). Absent and malformed are kept apart, so that a damaged region
+    /// is reported (``CanopyError/Code/corruptStore``) rather than read as a row without the attachment. The whole
+    /// region is read (a few entries): a slot listed twice would be read here as its first entry and by
+    /// ``attachments(_:)``, which a write merges with, as its last.
     static func attachment(slot: UInt32, in region: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?? {
         var offset = 0
+        var attachment: UnsafeRawBufferPointer?
         while offset < region.count {
             guard let found = readVarint(region, &offset), let length = readVarint(region, &offset), length <= region.count - offset else {
                 return nil
             }
-            if found == Int(slot) { return .some(UnsafeRawBufferPointer(rebasing: region[offset..<(offset + length)])) }
+            if found == Int(slot) {
+                guard attachment == nil else { return nil }
+                attachment = UnsafeRawBufferPointer(rebasing: region[offset..<(offset + length)])
+            }
             offset += length
         }
-        return .some(nil)
+        return .some(attachment)
     }
 
     /// Encodes attachments (ascending slots; empty ones are left out).

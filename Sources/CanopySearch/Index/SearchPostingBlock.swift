@@ -119,14 +119,9 @@ enum SearchPostingBlock {
     static func encode(_ run: SearchPostingRun, _ range: Range<Int>, key: UInt64) throws -> (value: [UInt8], header: SearchBlockHeader) {
         try run.withBuffers { documents, starts, bodies in
             let encoding = try Encoding(documents: documents, starts: starts, bodies: bodies, range, key: key)
-            // (`size` is at least the header's bytes, so `out` exists.)
-            let value = [UInt8](unsafeUninitializedCapacity: encoding.size) { buffer, count in
-                guard let out = buffer.baseAddress else { return }
-                count = encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: out)
-            }
-            // Every byte counted was written (an empty value here would be stored as a block of no bytes).
-            guard value.count == encoding.size else {
-                throw SearchBytes.Malformed("a posting block encoded to \(value.count) of its \(encoding.size) bytes")
+            let value = try [UInt8](unsafeUninitializedCapacity: encoding.size) { buffer, count in
+                try encoding.write(to: UnsafeMutableRawBufferPointer(buffer))
+                count = encoding.size
             }
             return (value, encoding.header)
         }
@@ -142,33 +137,45 @@ enum SearchPostingBlock {
     ) throws -> SearchBlockHeader {
         try run.withBuffers { documents, starts, bodies in
             let encoding = try Encoding(documents: documents, starts: starts, bodies: bodies, range, key: key)
+            // (A write that throws fails the transaction: the reserved bytes are never kept.)
             try table.put(reserving: encoding.size, forKey: Self.key(term: term, block: key), in: transaction, appending: appending) { stored in
-                let written = stored.baseAddress.map { encoding.write(documents: documents, starts: starts, bodies: bodies, range, to: $0.assumingMemoryBound(to: UInt8.self)) } ?? 0
-                // Every byte reserved was written (the transaction fails otherwise: the reserved bytes are never kept).
-                guard written == encoding.size else {
-                    throw SearchBytes.Malformed("a posting block encoded to \(written) of its \(encoding.size) bytes")
-                }
+                try encoding.write(to: stored)
             }
             return encoding.header
         }
     }
 
     /// A block measured before it is written: its header (and score front), its row numbers' first and width, and its
-    /// value's exact size, from one pass over its rows' bodies (each checked to be a posting); then ``write(documents:starts:bodies:_:to:)``
-    /// writes the value in a second pass, wherever the caller has room for it (an array, or the map itself).
+    /// value's exact size, from one pass over its rows' bodies (each checked to be a posting, within the bodies'
+    /// bytes, the rows ascending); then ``write(to:)`` writes the value in a second pass over the same entries,
+    /// wherever the caller has room for it (an array, or the map itself). Made and used inside the run's
+    /// ``SearchPostingRun/withBuffers(_:)``, whose buffers it reads.
     struct Encoding {
         let header: SearchBlockHeader
         let first: UInt64
         let width: Int
         let size: Int
+        private let documents: UnsafeBufferPointer<UInt64>
+        private let starts: UnsafeBufferPointer<Int>
+        private let bodies: UnsafeBufferPointer<UInt8>
+        private let range: Range<Int>
 
         /// Measures the block keyed `key` of entries `range` (rows `documents`, bodies `bodies[starts[i]..<end(i)]`).
-        /// - Throws: ``SearchBytes/Malformed`` when `range` is empty or a body is not a posting.
+        /// - Throws: ``SearchBytes/Malformed`` when `range` is empty or not within the run, a body is not a posting or
+        ///   not within `bodies` (a start past the end, or past the next entry's), or the rows do not ascend: ``write(to:)``
+        ///   then never reads or writes outside what was measured.
         init(
             documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
             key: UInt64
         ) throws {
             guard !range.isEmpty else { throw SearchBytes.Malformed("a posting block of no rows") }
+            guard range.lowerBound >= 0, range.upperBound <= documents.count, range.upperBound <= starts.count else {
+                throw SearchBytes.Malformed("a posting block of entries \(range) of a run of \(min(documents.count, starts.count))")
+            }
+            self.documents = documents
+            self.starts = starts
+            self.bodies = bodies
+            self.range = range
             let bodyCount = bodies.count
             func end(_ entry: Int) -> Int { entry + 1 < starts.count ? starts[entry + 1] : bodyCount }
             var maximumOccurrences = 0
@@ -187,8 +194,15 @@ enum SearchPostingBlock {
                 for entry in range {
                     let start = starts[entry]
                     let bodySize = end(entry) &- start
+                    // Every body within the bodies' bytes (the write copies them), every row above the one before.
+                    guard start >= 0, bodySize >= 0, start <= bodyCount &- bodySize else {
+                        throw SearchBytes.Malformed("row \(documents[entry])'s posting body (at \(start), \(bodySize) bytes) is outside the run's \(bodyCount) bytes")
+                    }
+                    guard entry == range.lowerBound || documents[entry] > documents[entry &- 1] else {
+                        throw SearchBytes.Malformed("the rows of a posting block do not ascend (\(documents[entry &- 1]), then \(documents[entry]))")
+                    }
                     let summary: (length: Int, occurrences: Int)
-                    if bodySize == SearchPosting.compactBodySize, let base = bodies.baseAddress, start >= 0, start <= bodyCount &- bodySize {
+                    if bodySize == SearchPosting.compactBodySize, let base = bodies.baseAddress {
                         // The usual body, a word once in a short row: `length 1 field 1 1 position`, six one-byte
                         // values. Read at once (two loads), for what ``SearchPosting/summary(of:)`` gives it: its
                         // length and one occurrence, when the length is at least 1 (the position is not read there
@@ -261,12 +275,22 @@ enum SearchPostingBlock {
             }
         }
 
-        /// Writes the block's value (``size`` bytes, the entries `range` it was measured from) to `out`; returns the
-        /// bytes written.
-        func write(
-            documents: UnsafeBufferPointer<UInt64>, starts: UnsafeBufferPointer<Int>, bodies: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
-            to out: UnsafeMutablePointer<UInt8>
-        ) -> Int {
+        /// Writes the block's value to `out`, which must be exactly ``size`` bytes: checked before a byte is written
+        /// (the entries were checked when measured, so the write stays within `out`).
+        /// - Throws: ``SearchBytes/Malformed`` when `out` is not ``size`` bytes (nothing written), or the value came
+        ///   out another size than measured.
+        func write(to out: UnsafeMutableRawBufferPointer) throws {
+            guard out.count == size, let base = out.baseAddress else {
+                throw SearchBytes.Malformed("a posting block of \(size) bytes given \(out.count) bytes to be written to")
+            }
+            let written = write(to: base.assumingMemoryBound(to: UInt8.self))
+            // Every byte counted was written (an empty value would be stored as a block of no bytes).
+            guard written == size else { throw SearchBytes.Malformed("a posting block encoded to \(written) of its \(size) bytes") }
+        }
+
+        /// Writes the block's value (``size`` bytes, the entries it was measured from) to `out`; returns the bytes
+        /// written.
+        private func write(to out: UnsafeMutablePointer<UInt8>) -> Int {
             let bodyCount = bodies.count
             var offset = VarInt.write(UInt64(header.count), to: out)
             offset += VarInt.write(UInt64(header.maximumOccurrences), to: out + offset)
