@@ -2,7 +2,7 @@ import CanopyCore
 
 /// Postings to be written to the `postings` table, in memory: a write transaction's changes (a posting per row and
 /// word, or a removal), or a population's postings. Words are numbered once (a hash table over their bytes, kept in
-/// one buffer); the postings are one log, kept by word in the order they came (row, body: 8 bytes), so that adding
+/// one buffer); the postings are one log in the order they came (word number, row, body: 12 bytes), so that adding
 /// one costs no allocation and no array per word. ``forEachTerm(_:)`` hands them out by word in byte order, each
 /// word's rows by document number, each row once (its last change).
 struct SearchPendingPostings {
@@ -15,12 +15,17 @@ struct SearchPendingPostings {
     /// Open addressing over the words: `slots[i]` is 0 (free) or a word's (``slotValue(word:hash:)``: its number + 1 and
     /// its hash's high bits). Its count is a power of two, at least twice the words'.
     private var slots: [Int] = Array(repeating: 0, count: 64)
-    /// The log, by word: each word's postings (``entry(row:body:)``) in the order they came. Kept by word as it is
-    /// written, it needs no sort and no second copy at commit, and is read there chunk by chunk rather than gathered
-    /// entry by entry from a log in row order: 8 bytes a posting (and the chunks' slack), where a log of entries in row
-    /// order took 24, and 4 more for its order by word — memory a bulk write's process faults in page by page. (A class
-    /// that this log alone holds: a copy of the log would share it, and none is made.)
-    private let chains = SearchPostingChains()
+    /// The log: posting `p` is `entries[p]`, in the order they came (written one after the other: a log kept by word
+    /// instead writes each posting to its word's place, a cache miss per posting while rows are indexed).
+    private var entries: [Entry] = []
+    /// A posting of the log: word number `word`, row `row` (its place in `rows`) and body code `body` (a compact body,
+    /// or the number of a body in `bodies`: ``bufferedBit``). 12 bytes (24 when it held the document and the compact
+    /// body whole): a bulk write logs a posting per word and row, and the log's pages are memory the process faults in.
+    private struct Entry {
+        var word: UInt32
+        var row: UInt32
+        var body: UInt32
+    }
     /// The documents of the rows logged, by row: an entry names its row by its place here (4 bytes, not the 8 of a
     /// document). A row's postings are logged one after the other, so a row is added once per run of its postings and
     /// there are no more rows than postings.
@@ -36,16 +41,12 @@ struct SearchPendingPostings {
     }()
 
     /// The postings pending.
-    private(set) var count = 0
+    var count: Int { entries.count }
 
     /// A body code (the low 32 bits of an entry) with this bit set is the number of a body in `bodies` (below it):
     /// its bytes are `bodies[bufferedStarts[b]..<]` up to the next one's start (an empty body is a removal). Without
     /// it, the code is a compact body's length, field and position, 7 bits each (``compactCode(_:)``).
     static let bufferedBit: UInt32 = 1 << 31
-
-    /// The entry of row `row` (its place in `rows`) with the body code `body`.
-    @inline(__always)
-    private static func entry(row: Int, body: UInt32) -> UInt64 { UInt64(truncatingIfNeeded: row) << 32 | UInt64(body) }
 
     /// A ``SearchPosting/compactBody(length:occurrences:)`` as a body code: the 21 bits that vary (length, field and
     /// position, each below 128; the other three bytes are 1).
@@ -75,31 +76,28 @@ struct SearchPendingPostings {
         let word = number(of: term, prefix: Self.prefix(of: term))
         let start = bodies.bytes.count
         let body = Self.bufferedBit | UInt32(truncatingIfNeeded: bufferedStarts.count)
-        chains.add(Self.entry(row: row(of: document), body: body), word: word)
-        count &+= 1
+        entries.append(Entry(word: UInt32(truncatingIfNeeded: word), row: UInt32(truncatingIfNeeded: row(of: document)), body: body))
         bufferedStarts.append(start)
         encode(&bodies)
     }
 
-    /// Past this many postings the log is a bulk write's: its room is reserved at once for
-    /// ``SearchIndexWriter/pendingPostingsLimit`` postings and their chunks' headers and slack (memory the process
-    /// touches only as it writes them), so that it stops growing by copies — each a new region the process faults in
-    /// page by page, twice the log's size in all. Below it (a transaction of a few rows), the log grows as an array
-    /// does.
+    /// Past this many entries the log is a bulk write's: its room is reserved at once for
+    /// ``SearchIndexWriter/pendingPostingsLimit`` entries (memory the process touches only as it writes them), so that
+    /// it stops growing by copies — each a new region the process faults in page by page, twice the log's size in all.
+    /// Below it (a transaction of a few rows), the log grows as an array does.
     static let bulkEntries = 1 << 16
 
     /// Records row `document`'s posting of each distinct word of `analysis` (its body written from the analysis).
     mutating func append(wordsOf analysis: SearchDocumentAnalysis, document: UInt64) {
-        if chains.slotCount >= Self.bulkEntries {
-            chains.reserve(slots: SearchIndexWriter.pendingPostingsLimit + SearchIndexWriter.pendingPostingsLimit / 2)
+        if entries.count >= Self.bulkEntries, entries.capacity < SearchIndexWriter.pendingPostingsLimit {
+            entries.reserveCapacity(SearchIndexWriter.pendingPostingsLimit)
         }
         var row = -1
         analysis.forEachPosting { word, prefix, compact, term in
             if row < 0 { row = self.row(of: document) }
             if compact != 0 {
                 let word = number(of: word, prefix: prefix)
-                chains.add(Self.entry(row: row, body: Self.compactCode(compact)), word: word)
-                count &+= 1
+                entries.append(Entry(word: UInt32(truncatingIfNeeded: word), row: UInt32(truncatingIfNeeded: row), body: Self.compactCode(compact)))
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
@@ -114,9 +112,8 @@ struct SearchPendingPostings {
         wordHashes.removeAll(keepingCapacity: true)
         wordPrefixes.removeAll(keepingCapacity: true)
         for index in slots.indices { slots[index] = 0 }
-        chains.removeAll()
+        entries.removeAll(keepingCapacity: true)
         rows.removeAll(keepingCapacity: true)
-        count = 0
         bodies.bytes.removeAll(keepingCapacity: true)
         bufferedStarts.removeAll(keepingCapacity: true)
     }
@@ -133,57 +130,81 @@ struct SearchPendingPostings {
                     UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
             }
         }
-        // Each word's run written straight from its chain (its rows, body starts and bodies, each array at its exact
+        // The log by word, in log order within a word (a counting sort: stable), each entry's row and body code in
+        // 8 bytes: the log is read in order and each word's entries written to its own range, one after the other
+        // (what a word's run is then made of is read in order too, not gathered over the log entry by entry).
+        let count = entries.count
+        var firsts = [Int](repeating: 0, count: words + 1)
+        let byWord: [UInt64] = entries.withUnsafeBufferPointer { entries in
+            firsts.withUnsafeMutableBufferPointer { firsts in
+                // (Word numbers are below `words`: this table gave them.)
+                for entry in entries { firsts[Int(entry.word) &+ 1] &+= 1 }
+                for word in 0..<words { firsts[word &+ 1] &+= firsts[word] }
+                var next = [Int](firsts)
+                return next.withUnsafeMutableBufferPointer { next in
+                    [UInt64](unsafeUninitializedCapacity: count) { sorted, initialized in
+                        for entry in entries {
+                            let word = Int(entry.word)
+                            sorted[next[word]] = UInt64(entry.row) << 32 | UInt64(entry.body)
+                            next[word] &+= 1
+                        }
+                        initialized = count
+                    }
+                }
+            }
+        }
+        // Each word's run written straight from its range (its rows, body starts and bodies, each array at its exact
         // size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
-        try rows.withUnsafeBufferPointer { rows in
-            try bufferedStarts.withUnsafeBufferPointer { bufferedStarts in
-                try bodies.bytes.withUnsafeBufferPointer { bodies in
-                    let bodyCount = bodies.count
-                    /// Where buffered body `number` ends: where the next one starts.
-                    func end(_ number: Int) -> Int { number &+ 1 < bufferedStarts.count ? bufferedStarts[number &+ 1] : bodyCount }
-                    for word in sortedWords {
-                        let count = chains.count(ofWord: word)
-                        var bytes = 0
-                        chains.forEachEntry(ofWord: word) { entry in
-                            let code = UInt32(truncatingIfNeeded: entry)
-                            guard code & Self.bufferedBit != 0 else { bytes &+= SearchPosting.compactBodySize; return }
-                            let number = Int(code & ~Self.bufferedBit)
-                            bytes &+= end(number) &- bufferedStarts[number]
-                        }
-                        var run = SearchPostingRun()
-                        var starts = [Int](repeating: 0, count: count)
-                        var documents = [UInt64](repeating: 0, count: count)
-                        run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, initialized in
-                            guard let destination = buffer.baseAddress else { return }
-                            var offset = 0
-                            var index = 0
-                            chains.forEachEntry(ofWord: word) { entry in
-                                documents[index] = rows[Int(truncatingIfNeeded: entry >> 32)]
-                                starts[index] = offset
-                                index &+= 1
-                                let code = UInt32(truncatingIfNeeded: entry)
-                                guard code & Self.bufferedBit != 0 else {
-                                    let compact = Self.compactBody(code: code)
-                                    UnsafeMutableRawPointer(destination + offset).storeBytes(
-                                        of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
-                                    UnsafeMutableRawPointer(destination + offset).storeBytes(
-                                        of: UInt16(truncatingIfNeeded: compact >> 32).littleEndian, toByteOffset: 4, as: UInt16.self)
-                                    offset &+= SearchPosting.compactBodySize
-                                    return
-                                }
+        try byWord.withUnsafeBufferPointer { byWord in
+            try rows.withUnsafeBufferPointer { rows in
+                try bufferedStarts.withUnsafeBufferPointer { bufferedStarts in
+                    try bodies.bytes.withUnsafeBufferPointer { bodies in
+                        let bodyCount = bodies.count
+                        /// Where buffered body `number` ends: where the next one starts.
+                        func end(_ number: Int) -> Int { number &+ 1 < bufferedStarts.count ? bufferedStarts[number &+ 1] : bodyCount }
+                        for word in sortedWords {
+                            let range = firsts[word]..<firsts[word + 1]
+                            var bytes = 0
+                            for rank in range {
+                                let code = UInt32(truncatingIfNeeded: byWord[rank])
+                                guard code & Self.bufferedBit != 0 else { bytes &+= SearchPosting.compactBodySize; continue }
                                 let number = Int(code & ~Self.bufferedBit)
-                                let start = bufferedStarts[number]
-                                let size = end(number) &- start
-                                if size > 0, let source = bodies.baseAddress {
-                                    (destination + offset).initialize(from: source + start, count: size)
-                                }
-                                offset &+= size
+                                bytes &+= end(number) &- bufferedStarts[number]
                             }
-                            initialized = offset
+                            var run = SearchPostingRun()
+                            run.documents = [UInt64](unsafeUninitializedCapacity: range.count) { documents, count in
+                                for (index, rank) in range.enumerated() { documents[index] = rows[Int(truncatingIfNeeded: byWord[rank] >> 32)] }
+                                count = range.count
+                            }
+                            var starts = [Int](repeating: 0, count: range.count)
+                            run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, initialized in
+                                guard let destination = buffer.baseAddress else { return }
+                                var offset = 0
+                                for (index, rank) in range.enumerated() {
+                                    starts[index] = offset
+                                    let code = UInt32(truncatingIfNeeded: byWord[rank])
+                                    guard code & Self.bufferedBit != 0 else {
+                                        let compact = Self.compactBody(code: code)
+                                        UnsafeMutableRawPointer(destination + offset).storeBytes(
+                                            of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
+                                        UnsafeMutableRawPointer(destination + offset).storeBytes(
+                                            of: UInt16(truncatingIfNeeded: compact >> 32).littleEndian, toByteOffset: 4, as: UInt16.self)
+                                        offset &+= SearchPosting.compactBodySize
+                                        continue
+                                    }
+                                    let number = Int(code & ~Self.bufferedBit)
+                                    let start = bufferedStarts[number]
+                                    let size = end(number) &- start
+                                    if size > 0, let source = bodies.baseAddress {
+                                        (destination + offset).initialize(from: source + start, count: size)
+                                    }
+                                    offset &+= size
+                                }
+                                initialized = offset
+                            }
+                            run.starts = starts
+                            try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
                         }
-                        run.documents = documents
-                        run.starts = starts
-                        try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
                     }
                 }
             }
@@ -229,7 +250,6 @@ struct SearchPendingPostings {
         wordStarts.append(wordBytes.count)
         wordHashes.append(hash)
         wordPrefixes.append(prefix)
-        chains.addWord()
         slots[slot] = Self.slotValue(word: word, hash: hash)
         if wordHashes.count * 2 > slots.count { grow() }
         return word
@@ -247,7 +267,7 @@ struct SearchPendingPostings {
     }
 
     /// What a slot holds for word `word` of hash `hash`: the hash's high 32 bits, then the word's number + 1 (below
-    /// 2^32: every word has a chunk of 40 bytes in memory).
+    /// 2^32: every word has a log entry of 12 bytes in memory).
     @inline(__always)
     private static func slotValue(word: Int, hash: Int) -> Int {
         Int(bitPattern: UInt(truncatingIfNeeded: UInt64(truncatingIfNeeded: hash) & 0xFFFF_FFFF_0000_0000 | UInt64(word &+ 1)))
