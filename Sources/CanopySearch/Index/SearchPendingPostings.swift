@@ -45,17 +45,17 @@ struct SearchPendingPostings {
 
     /// A body code (the low 32 bits of an entry) with this bit set is the number of a body in `bodies` (below it):
     /// its bytes are `bodies[bufferedStarts[b]..<]` up to the next one's start (an empty body is a removal). Without
-    /// it, the code is a compact body's length, field and position, 7 bits each (``compactCode(_:)``).
+    /// it, the code is a compact body's length, field and position, 7 bits each (``compactCode(length:field:position:)``).
     static let bufferedBit: UInt32 = 1 << 31
 
-    /// A ``SearchPosting/compactBody(length:occurrences:)`` as a body code: the 21 bits that vary (length, field and
-    /// position, each below 128; the other three bytes are 1).
+    /// The body code of a ``SearchPosting/compactBody(length:occurrences:)``: the 21 bits that vary (`length`, `field`
+    /// and `position`, each below 128; the other three bytes are 1).
     @inline(__always)
-    static func compactCode(_ compact: UInt64) -> UInt32 {
-        UInt32(truncatingIfNeeded: compact & 0x7F | (compact >> 16 & 0x7F) << 7 | (compact >> 40 & 0x7F) << 14)
+    static func compactCode(length: Int, field: Int, position: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: length & 0x7F | (field & 0x7F) << 7 | (position & 0x7F) << 14)
     }
 
-    /// The compact body of a body code without ``bufferedBit`` (``compactCode(_:)`` undone).
+    /// The compact body of a body code without ``bufferedBit`` (``compactCode(length:field:position:)`` undone).
     @inline(__always)
     static func compactBody(code: UInt32) -> UInt64 {
         let code = UInt64(code)
@@ -97,7 +97,7 @@ struct SearchPendingPostings {
             if row < 0 { row = self.row(of: document) }
             if compact != 0 {
                 let word = number(of: word, prefix: prefix)
-                entries.append(Entry(word: UInt32(truncatingIfNeeded: word), row: UInt32(truncatingIfNeeded: row), body: Self.compactCode(compact)))
+                entries.append(Entry(word: UInt32(truncatingIfNeeded: word), row: UInt32(truncatingIfNeeded: row), body: compact))
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
