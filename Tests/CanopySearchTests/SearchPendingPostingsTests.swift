@@ -69,6 +69,7 @@ struct SearchPendingPostingsTests {
     /// byte order.
     static func check(_ pending: SearchPendingPostings, _ expected: [[UInt8]: [UInt64: [UInt8]]], _ context: String) {
         var words: [[UInt8]] = []
+        var pending = pending  // (Handing the postings out gives the log's memory back.)
         pending.forEachTerm { term, run in
             words.append(term)
             let rows = expected[term] ?? [:]

@@ -119,10 +119,14 @@ struct SearchPendingPostings {
     }
 
     /// Calls `body` with each word (in byte order) and its postings by document, each row once: the last posting
-    /// logged for it (a row changed twice in a transaction).
-    func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
+    /// logged for it (a row changed twice in a transaction). The log's memory is given back once it is in word order,
+    /// before `body` writes the blocks (LMDB's pages for them can reuse it); the postings are then gone from the log:
+    /// ``removeAll()`` it before logging more.
+    mutating func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
         let words = wordHashes.count
         guard words > 0 else { return }
+        var entries: [Entry] = []
+        swap(&entries, &self.entries)
         let sortedWords = wordBytes.withUnsafeBufferPointer { bytes in
             (0..<words).sorted { a, b in
                 SearchDocumentAnalysis.compare(
@@ -153,6 +157,7 @@ struct SearchPendingPostings {
                 }
             }
         }
+        entries = []
         // Each word's run written straight from its range (its rows, body starts and bodies, each array at its exact
         // size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
         try byWord.withUnsafeBufferPointer { byWord in
