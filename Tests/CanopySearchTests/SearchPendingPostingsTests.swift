@@ -58,24 +58,83 @@ struct SearchPendingPostingsTests {
                     expected[word, default: [:]][document] = []
                     continue
                 }
-                let texts = Self.randomTexts(&random)
-                analysis.analyse(texts)
-                pending.append(wordsOf: analysis, document: document)
-                let (occurrences, length) = referenceOccurrences(of: texts)
-                for (word, places) in occurrences {
-                    expected[word, default: [:]][document] = Self.layoutBody(length: length, occurrences: places)
-                }
+                Self.log(Self.randomTexts(&random), document: document, into: &pending, &analysis, &expected)
             }
-            var words: [[UInt8]] = []
-            pending.forEachTerm { term, run in
-                words.append(term)
-                let rows = expected[term] ?? [:]
-                #expect(run.documents == rows.keys.sorted(), "seed \(seed), round \(round), word \(term)")
-                for entry in 0..<run.count where entry < run.documents.count {
-                    #expect(Array(run.body(entry)) == rows[run.documents[entry]], "seed \(seed), round \(round), row \(run.documents[entry])")
-                }
+            Self.check(pending, expected, "seed \(seed), round \(round)")
+            pending.removeAll()
+        }
+    }
+
+    /// What `pending` hands out is `expected` (per word, per row, the last body; empty: a removal), word by word in
+    /// byte order.
+    static func check(_ pending: SearchPendingPostings, _ expected: [[UInt8]: [UInt64: [UInt8]]], _ context: String) {
+        var words: [[UInt8]] = []
+        var pending = pending  // (Handing the postings out gives the log's memory back.)
+        pending.forEachTerm { term, run in
+            words.append(term)
+            let rows = expected[term] ?? [:]
+            #expect(run.documents == rows.keys.sorted(), "\(context), word \(term)")
+            for entry in 0..<run.count where entry < run.documents.count {
+                #expect(Array(run.body(entry)) == rows[run.documents[entry]], "\(context), row \(run.documents[entry])")
             }
-            #expect(words == expected.keys.sorted { $0.lexicographicallyPrecedes($1) }, "seed \(seed), round \(round)")
+        }
+        #expect(words == expected.keys.sorted { $0.lexicographicallyPrecedes($1) }, "\(context)")
+    }
+
+    /// Logs row `document`'s postings of `texts` (fields) into `pending` and `expected`.
+    static func log(_ texts: [String?], document: UInt64, into pending: inout SearchPendingPostings,
+                    _ analysis: inout SearchDocumentAnalysis, _ expected: inout [[UInt8]: [UInt64: [UInt8]]]) {
+        analysis.analyse(texts)
+        pending.append(wordsOf: analysis, document: document)
+        let (occurrences, length) = referenceOccurrences(of: texts)
+        for (word, places) in occurrences {
+            expected[word, default: [:]][document] = Self.layoutBody(length: length, occurrences: places)
+        }
+    }
+
+    /// The log keeps a short row's body in 21 bits (length, field and position below 128): at 127, at 0 and just past
+    /// (a body of its own), each gives the layout's bytes back.
+    @Test("a compact body at its bounds comes back as the layout's bytes")
+    func compactBounds() {
+        var pending = SearchPendingPostings()
+        var analysis = SearchDocumentAnalysis()
+        var expected: [[UInt8]: [UInt64: [UInt8]]] = [:]
+        let filler = (0..<126).map { "w\($0)" }
+        let rows: [[String?]] = [
+            [filler.joined(separator: " ") + " last"],  // 127 words: "last" at position 126
+            [(filler + ["x", "last"]).joined(separator: " ")],  // 128 words: not compact
+            Array(repeating: nil, count: 127) + ["far"],  // field 127
+            Array(repeating: nil, count: 128) + ["far"],  // field 128: not compact
+            ["solo"],
+        ]
+        for (document, texts) in rows.enumerated() {
+            Self.log(texts, document: UInt64(document), into: &pending, &analysis, &expected)
+        }
+        Self.check(pending, expected, "bounds")
+    }
+
+    /// A word logged in thousands of rows, others in hundreds; rows come out of order and twice (a removal, then a
+    /// posting again), and the log is emptied and used again: each word's rows, each once with its last body.
+    @Test("a word in thousands of rows, out of order and rewritten", arguments: [5 as UInt64, 6])
+    func longChains(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var pending = SearchPendingPostings()
+        var analysis = SearchDocumentAnalysis()
+        for round in 0..<2 {
+            var expected: [[UInt8]: [UInt64: [UInt8]]] = [:]
+            for step in 0..<3_000 {
+                let document = step % 7 == 0 ? random.next() % 2_000 : UInt64(step)
+                if step % 11 == 0 {
+                    let word = Array("milk".utf8)
+                    word.withUnsafeBufferPointer { pending.append(term: $0, document: document) { _ in } }
+                    expected[word, default: [:]][document] = []
+                    continue
+                }
+                var texts: [String?] = ["milk w\(step % 13)"]
+                if step % 5 == 0 { texts.append("milk bread milk") }
+                Self.log(texts, document: document, into: &pending, &analysis, &expected)
+            }
+            Self.check(pending, expected, "seed \(seed), round \(round)")
             pending.removeAll()
         }
     }

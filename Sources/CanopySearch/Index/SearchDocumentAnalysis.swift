@@ -196,11 +196,12 @@ struct SearchDocumentAnalysis {
     }
 
     /// Calls `body` with each distinct word's bytes, in byte order, its first 8 bytes (big-endian, zero-padded:
-    /// ``SearchPendingPostings/prefix(of:)``), its posting body as
-    /// ``SearchPosting/compactBody(length:occurrences:)`` (0 when it is not compact: ``encodePosting(_:into:)`` writes
+    /// ``SearchPendingPostings/prefix(of:)``), its posting body as a compact code
+    /// (``SearchPendingPostings/compactCode(length:field:position:)``, the varying bits of
+    /// ``SearchPosting/compactBody(length:occurrences:)``; 0 when it is not compact: ``encodePosting(_:into:)`` writes
     /// it) and its number. Through pointers: the index adds every written row's postings this way.
     @inline(__always)
-    func forEachPosting(_ body: (_ word: UnsafeBufferPointer<UInt8>, _ prefix: UInt64, _ compact: UInt64, _ term: Int) -> Void) {
+    func forEachPosting(_ body: (_ word: UnsafeBufferPointer<UInt8>, _ prefix: UInt64, _ compact: UInt32, _ term: Int) -> Void) {
         let length = self.length
         arena.withUnsafeBufferPointer { arena in
             occurrences.withUnsafeBufferPointer { occurrences in
@@ -208,12 +209,13 @@ struct SearchDocumentAnalysis {
                     guard let words = arena.baseAddress, let all = occurrences.baseAddress else { return }
                     for number in 0..<terms.count {
                         let term = terms[number]
-                        var compact: UInt64 = 0
+                        var compact: UInt32 = 0
                         if term.occurrences.count == 1, length < 0x80 {
                             let only = all[term.occurrences.lowerBound]
                             if only.field >= 0, only.field < 0x80, only.position >= 0, only.position < 0x80 {
-                                // (What ``SearchPosting/compactBody(length:occurrences:)`` gives.)
-                                compact = UInt64(length) | 1 << 8 | UInt64(only.field) << 16 | 1 << 24 | 1 << 32 | UInt64(only.position) << 40
+                                // (What ``SearchPosting/compactBody(length:occurrences:)`` gives, its varying bits; the
+                                // length is at least 1: never 0.)
+                                compact = SearchPendingPostings.compactCode(length: length, field: only.field, position: only.position)
                             }
                         }
                         body(UnsafeBufferPointer(start: words + term.start, count: term.end &- term.start), term.prefix, compact, number)

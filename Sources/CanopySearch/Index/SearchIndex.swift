@@ -239,9 +239,9 @@ public final class SearchIndex: StoreExtension, Sendable {
         }
         try tables.documents.append(documents, first: firstDocument, in: transaction)
         do {
-            try Self.append(postings, to: tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries, in: transaction)
+            try Self.append(&postings, to: tables.postings, directory: tables.postingsDirectory, summaries: tables.postingsSummaries, in: transaction)
             if let prefixes = tables.prefixes, let directory = tables.prefixesDirectory, let summaries = tables.prefixesSummaries {
-                try Self.append(prefixPostings, to: prefixes, directory: directory, summaries: summaries, in: transaction)
+                try Self.append(&prefixPostings, to: prefixes, directory: directory, summaries: summaries, in: transaction)
             }
         } catch let error as SearchBytes.Malformed {
             // (The bodies were just written from the rows' text: a typed error, should one ever not be a posting.)
@@ -255,7 +255,7 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// Writes `postings` into the empty `table`, as blocks, and their headers into its empty `directory`: words in
     /// key order, each word's blocks in row order and its open block last, so every key comes after the table's last.
     private static func append(
-        _ postings: SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>,
+        _ postings: inout SearchPendingPostings, to table: ExtensionTable<BytesCoding, BytesCoding>,
         directory: ExtensionTable<BytesCoding, BytesCoding>, summaries: ExtensionTable<BytesCoding, BytesCoding>,
         in transaction: ReadWriteTransaction
     ) throws {

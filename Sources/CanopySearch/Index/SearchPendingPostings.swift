@@ -2,9 +2,9 @@ import CanopyCore
 
 /// Postings to be written to the `postings` table, in memory: a write transaction's changes (a posting per row and
 /// word, or a removal), or a population's postings. Words are numbered once (a hash table over their bytes, kept in
-/// one buffer); the postings are one log in the order they came (word number, row, body), so that adding one costs
-/// no allocation and no array per word. ``forEachTerm(_:)`` hands them out by word in byte order, each word's rows by
-/// document number, each row once (its last change).
+/// one buffer); the postings are one log in the order they came (word number, row, body: 12 bytes), so that adding
+/// one costs no allocation and no array per word. ``forEachTerm(_:)`` hands them out by word in byte order, each
+/// word's rows by document number, each row once (its last change).
 struct SearchPendingPostings {
     /// The words, back to back: word `w` is `wordBytes[wordStarts[w]..<wordStarts[w + 1]]`.
     private var wordBytes: [UInt8] = []
@@ -15,39 +15,23 @@ struct SearchPendingPostings {
     /// Open addressing over the words: `slots[i]` is 0 (free) or a word's (``slotValue(word:hash:)``: its number + 1 and
     /// its hash's high bits). Its count is a power of two, at least twice the words'.
     private var slots: [Int] = Array(repeating: 0, count: 64)
-    /// The log: posting `p` is `entries[p]`. One array of entries (not one per field): adding a posting is one append.
+    /// The log: posting `p` is `entries[p]`, in the order they came (written one after the other: a log kept by word
+    /// instead writes each posting to its word's place, a cache miss per posting while rows are indexed).
     private var entries: [Entry] = []
+    /// A posting of the log: word number `word`, row `row` (its place in `rows`) and body code `body` (a compact body,
+    /// or the number of a body in `bodies`: ``bufferedBit``). 12 bytes (24 when it held the document and the compact
+    /// body whole): a bulk write logs a posting per word and row, and the log's pages are memory the process faults in.
+    private struct Entry {
+        var word: UInt32
+        var row: UInt32
+        var body: UInt32
+    }
+    /// The documents of the rows logged, by row: an entry names its row by its place here (4 bytes, not the 8 of a
+    /// document). A row's postings are logged one after the other, so a row is added once per run of its postings and
+    /// there are no more rows than postings.
+    private var rows: [UInt64] = []
     /// The bodies that are not compact, back to back.
     private var bodies = ByteWriter(capacity: 0)
-
-    /// A posting of the log: word number `word`, row `document`, and its body: `body` is a
-    /// ``SearchPosting/compactBody(length:occurrences:)`` (most postings: no bytes written for them; below 2^48), or,
-    /// with its top bit set, the number `b` of a body in `bodies`: its bytes are `bodies[bufferedStarts[b]..<]` up to
-    /// the next one's start (an empty body is a removal). 24 bytes: a bulk write logs a posting per word and row, and
-    /// the log's pages are memory the process faults in.
-    private struct Entry {
-        var document: UInt64
-        var body: UInt64
-        var word: UInt32
-
-        static let buffered: UInt64 = 1 << 63
-
-        init(document: UInt64, word: Int, compact: UInt64) {
-            self.document = document
-            self.body = compact
-            self.word = UInt32(truncatingIfNeeded: word)
-        }
-
-        init(document: UInt64, word: Int, buffered number: Int) {
-            self.document = document
-            self.body = Self.buffered | UInt64(truncatingIfNeeded: number)
-            self.word = UInt32(truncatingIfNeeded: word)
-        }
-
-        var isBuffered: Bool { body & Self.buffered != 0 }
-        /// A buffered body's number.
-        var bufferedNumber: Int { Int(truncatingIfNeeded: body & ~Self.buffered) }
-    }
     /// Where each buffered body starts in `bodies`, by number.
     private var bufferedStarts: [Int] = []
     private let seed: UInt64 = {
@@ -59,12 +43,40 @@ struct SearchPendingPostings {
     /// The postings pending.
     var count: Int { entries.count }
 
+    /// A body code (the low 32 bits of an entry) with this bit set is the number of a body in `bodies` (below it):
+    /// its bytes are `bodies[bufferedStarts[b]..<]` up to the next one's start (an empty body is a removal). Without
+    /// it, the code is a compact body's length, field and position, 7 bits each (``compactCode(length:field:position:)``).
+    static let bufferedBit: UInt32 = 1 << 31
+
+    /// The body code of a ``SearchPosting/compactBody(length:occurrences:)``: the 21 bits that vary (`length`, `field`
+    /// and `position`, each below 128; the other three bytes are 1).
+    @inline(__always)
+    static func compactCode(length: Int, field: Int, position: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: length & 0x7F | (field & 0x7F) << 7 | (position & 0x7F) << 14)
+    }
+
+    /// The compact body of a body code without ``bufferedBit`` (``compactCode(length:field:position:)`` undone).
+    @inline(__always)
+    static func compactBody(code: UInt32) -> UInt64 {
+        let code = UInt64(code)
+        return code & 0x7F | 1 << 8 | (code >> 7 & 0x7F) << 16 | 1 << 24 | 1 << 32 | (code >> 14 & 0x7F) << 40
+    }
+
+    /// The place in `rows` of row `document`, added when it is not the last row logged.
+    @inline(__always)
+    private mutating func row(of document: UInt64) -> Int {
+        if let last = rows.last, last == document { return rows.count &- 1 }
+        rows.append(document)
+        return rows.count &- 1
+    }
+
     /// Records row `document`'s posting of `term`, its body written by `encode` (nothing written: a removal).
     @inline(__always)
     mutating func append(term: UnsafeBufferPointer<UInt8>, document: UInt64, _ encode: (inout ByteWriter) -> Void) {
         let word = number(of: term, prefix: Self.prefix(of: term))
         let start = bodies.bytes.count
-        entries.append(Entry(document: document, word: word, buffered: bufferedStarts.count))
+        let body = Self.bufferedBit | UInt32(truncatingIfNeeded: bufferedStarts.count)
+        entries.append(Entry(word: UInt32(truncatingIfNeeded: word), row: UInt32(truncatingIfNeeded: row(of: document)), body: body))
         bufferedStarts.append(start)
         encode(&bodies)
     }
@@ -80,9 +92,12 @@ struct SearchPendingPostings {
         if entries.count >= Self.bulkEntries, entries.capacity < SearchIndexWriter.pendingPostingsLimit {
             entries.reserveCapacity(SearchIndexWriter.pendingPostingsLimit)
         }
+        var row = -1
         analysis.forEachPosting { word, prefix, compact, term in
+            if row < 0 { row = self.row(of: document) }
             if compact != 0 {
-                entries.append(Entry(document: document, word: number(of: word, prefix: prefix), compact: compact))
+                let word = number(of: word, prefix: prefix)
+                entries.append(Entry(word: UInt32(truncatingIfNeeded: word), row: UInt32(truncatingIfNeeded: row), body: compact))
             } else {
                 append(term: word, document: document) { analysis.encodePosting(term, into: &$0) }
             }
@@ -98,37 +113,20 @@ struct SearchPendingPostings {
         wordPrefixes.removeAll(keepingCapacity: true)
         for index in slots.indices { slots[index] = 0 }
         entries.removeAll(keepingCapacity: true)
+        rows.removeAll(keepingCapacity: true)
         bodies.bytes.removeAll(keepingCapacity: true)
         bufferedStarts.removeAll(keepingCapacity: true)
     }
 
     /// Calls `body` with each word (in byte order) and its postings by document, each row once: the last posting
-    /// logged for it (a row changed twice in a transaction).
-    func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
+    /// logged for it (a row changed twice in a transaction). The log's memory is given back once it is in word order,
+    /// before `body` writes the blocks (LMDB's pages for them can reuse it); the postings are then gone from the log:
+    /// ``removeAll()`` it before logging more.
+    mutating func forEachTerm(_ body: (_ term: [UInt8], _ postings: SearchPostingRun) throws -> Void) rethrows {
         let words = wordHashes.count
         guard words > 0 else { return }
-        // The log by word, in log order within a word (a counting sort: stable): the entries' positions, 4 bytes each
-        // (not a copy of the entries: the log is most of a bulk write's memory).
-        let count = entries.count
-        var firsts = [Int](repeating: 0, count: words + 1)
-        let byWord: [UInt32] = entries.withUnsafeBufferPointer { entries in
-            firsts.withUnsafeMutableBufferPointer { firsts in
-                // (Word numbers are below `words`: this table gave them.)
-                for entry in entries { firsts[Int(entry.word) &+ 1] &+= 1 }
-                for word in 0..<words { firsts[word &+ 1] &+= firsts[word] }
-                var next = [Int](firsts)
-                return next.withUnsafeMutableBufferPointer { next in
-                    [UInt32](unsafeUninitializedCapacity: count) { sorted, initialized in
-                        for position in 0..<count {
-                            let word = Int(entries[position].word)
-                            sorted[next[word]] = UInt32(truncatingIfNeeded: position)
-                            next[word] &+= 1
-                        }
-                        initialized = count
-                    }
-                }
-            }
-        }
+        var entries: [Entry] = []
+        swap(&entries, &self.entries)
         let sortedWords = wordBytes.withUnsafeBufferPointer { bytes in
             (0..<words).sorted { a, b in
                 SearchDocumentAnalysis.compare(
@@ -136,41 +134,62 @@ struct SearchPendingPostings {
                     UnsafeBufferPointer(rebasing: bytes[wordStarts[b]..<wordStarts[b + 1]])) < 0
             }
         }
-        // Each word's run written straight from the log (its rows, body starts and bodies, each array at its exact
+        // The log by word, in log order within a word (a counting sort: stable), each entry's row and body code in
+        // 8 bytes: the log is read in order and each word's entries written to its own range, one after the other
+        // (what a word's run is then made of is read in order too, not gathered over the log entry by entry).
+        let count = entries.count
+        var firsts = [Int](repeating: 0, count: words + 1)
+        let byWord: [UInt64] = entries.withUnsafeBufferPointer { entries in
+            firsts.withUnsafeMutableBufferPointer { firsts in
+                // (Word numbers are below `words`: this table gave them.)
+                for entry in entries { firsts[Int(entry.word) &+ 1] &+= 1 }
+                for word in 0..<words { firsts[word &+ 1] &+= firsts[word] }
+                var next = [Int](firsts)
+                return next.withUnsafeMutableBufferPointer { next in
+                    [UInt64](unsafeUninitializedCapacity: count) { sorted, initialized in
+                        for entry in entries {
+                            let word = Int(entry.word)
+                            sorted[next[word]] = UInt64(entry.row) << 32 | UInt64(entry.body)
+                            next[word] &+= 1
+                        }
+                        initialized = count
+                    }
+                }
+            }
+        }
+        entries = []
+        // Each word's run written straight from its range (its rows, body starts and bodies, each array at its exact
         // size, through pointers): the bodies are copied once, into the run the blocks are encoded from.
-        try entries.withUnsafeBufferPointer { entries in
-            try byWord.withUnsafeBufferPointer { byWord in
+        try byWord.withUnsafeBufferPointer { byWord in
+            try rows.withUnsafeBufferPointer { rows in
                 try bufferedStarts.withUnsafeBufferPointer { bufferedStarts in
                     try bodies.bytes.withUnsafeBufferPointer { bodies in
                         let bodyCount = bodies.count
                         /// Where buffered body `number` ends: where the next one starts.
                         func end(_ number: Int) -> Int { number &+ 1 < bufferedStarts.count ? bufferedStarts[number &+ 1] : bodyCount }
-                        /// The size of entry `position`'s body.
-                        func size(_ position: Int) -> Int {
-                            let entry = entries[position]
-                            guard entry.isBuffered else { return SearchPosting.compactBodySize }
-                            let number = entry.bufferedNumber
-                            return end(number) &- bufferedStarts[number]
-                        }
                         for word in sortedWords {
                             let range = firsts[word]..<firsts[word + 1]
                             var bytes = 0
-                            for rank in range { bytes &+= size(Int(byWord[rank])) }
+                            for rank in range {
+                                let code = UInt32(truncatingIfNeeded: byWord[rank])
+                                guard code & Self.bufferedBit != 0 else { bytes &+= SearchPosting.compactBodySize; continue }
+                                let number = Int(code & ~Self.bufferedBit)
+                                bytes &+= end(number) &- bufferedStarts[number]
+                            }
                             var run = SearchPostingRun()
                             run.documents = [UInt64](unsafeUninitializedCapacity: range.count) { documents, count in
-                                for (index, rank) in range.enumerated() { documents[index] = entries[Int(byWord[rank])].document }
+                                for (index, rank) in range.enumerated() { documents[index] = rows[Int(truncatingIfNeeded: byWord[rank] >> 32)] }
                                 count = range.count
                             }
                             var starts = [Int](repeating: 0, count: range.count)
-                            run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, count in
+                            run.writer.bytes = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, initialized in
                                 guard let destination = buffer.baseAddress else { return }
                                 var offset = 0
                                 for (index, rank) in range.enumerated() {
                                     starts[index] = offset
-                                    let position = Int(byWord[rank])
-                                    let entry = entries[position]
-                                    if !entry.isBuffered {
-                                        let compact = entry.body
+                                    let code = UInt32(truncatingIfNeeded: byWord[rank])
+                                    guard code & Self.bufferedBit != 0 else {
+                                        let compact = Self.compactBody(code: code)
                                         UnsafeMutableRawPointer(destination + offset).storeBytes(
                                             of: UInt32(truncatingIfNeeded: compact).littleEndian, as: UInt32.self)
                                         UnsafeMutableRawPointer(destination + offset).storeBytes(
@@ -178,7 +197,7 @@ struct SearchPendingPostings {
                                         offset &+= SearchPosting.compactBodySize
                                         continue
                                     }
-                                    let number = entry.bufferedNumber
+                                    let number = Int(code & ~Self.bufferedBit)
                                     let start = bufferedStarts[number]
                                     let size = end(number) &- start
                                     if size > 0, let source = bodies.baseAddress {
@@ -186,7 +205,7 @@ struct SearchPendingPostings {
                                     }
                                     offset &+= size
                                 }
-                                count = offset
+                                initialized = offset
                             }
                             run.starts = starts
                             try body(Array(wordBytes[wordStarts[word]..<wordStarts[word + 1]]), run.normalized())
@@ -253,7 +272,7 @@ struct SearchPendingPostings {
     }
 
     /// What a slot holds for word `word` of hash `hash`: the hash's high 32 bits, then the word's number + 1 (below
-    /// 2^32: every word has a log entry of 32 bytes in memory).
+    /// 2^32: every word has a log entry of 12 bytes in memory).
     @inline(__always)
     private static func slotValue(word: Int, hash: Int) -> Int {
         Int(bitPattern: UInt(truncatingIfNeeded: UInt64(truncatingIfNeeded: hash) & 0xFFFF_FFFF_0000_0000 | UInt64(word &+ 1)))
