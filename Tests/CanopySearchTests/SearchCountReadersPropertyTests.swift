@@ -4,8 +4,8 @@ import CanopyTestSupport
 import Testing
 @testable import CanopySearch
 
-/// Every reader of a posting's counts — the one-word walk's block reader, the intersection's first list (its inline
-/// one-load read), the intersection's other lists, the writer's and verify's summary, the phrase reader — accepts
+/// Every reader of a posting's counts — the one-word walk's block reader, the intersection's first list (its
+/// survivors' counts, read in a second walk), the intersection's other lists, the writer's and verify's summary, the phrase reader — accepts
 /// exactly the same counts and reads the same numbers from them, or throws: a damaged posting is `corruptStore` on
 /// every path, never an answer on one and an error on another.
 @Suite("Search index: the posting readers agree on every body")
