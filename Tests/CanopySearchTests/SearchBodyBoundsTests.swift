@@ -39,6 +39,40 @@ struct SearchBodyBoundsTests {
         #expect(error?.code == .corruptStore, "\(String(describing: error))")
     }
 
+    /// An intersection reads its rarest list's rows first, then the survivors' counts from a second walk of its blocks
+    /// (``SearchPostingBlock/readCounts(in:base:rows:slots:next:_:)``): the counts must be those of the row read in the
+    /// first walk at that position, never another row's.
+    @Test("a survivor's counts come from the row the first walk read at its position; a block holding another row there is Malformed")
+    func survivorCountsFromTheSameRow() throws {
+        // Rows 4 and 9: row 4 once in 3 words, row 9 twice in 5.
+        let block = SearchRewriteDamageTests.block(
+            rows: [(4, [3, 1, 0, 1, 1, 0]), (9, [5, 1, 0, 2, 2, 0, 1])], summaries: [(3, 1), (5, 2)], key: SearchPostingBlock.openBlock).value
+        func counts(rows: [UInt64], base: Int, slots: [Int]) throws -> (read: [(Int, Int, Int)], blockRows: Int, next: Int) {
+            var read: [(Int, Int, Int)] = []
+            var next = 0
+            let blockRows = try block.withUnsafeBytes { raw in
+                try rows.withUnsafeBufferPointer { rows in
+                    try slots.withUnsafeBufferPointer { slots in
+                        try SearchPostingBlock.readCounts(in: raw, base: base, rows: rows, slots: slots, next: &next) { place, length, _, count in
+                            read.append((place, length, count))
+                        }
+                    }
+                }
+            }
+            return (read, blockRows, next)
+        }
+        // The block's rows at positions 5 and 6 of the list (after 5 rows of earlier blocks); survivors at 6, then 8.
+        let list: [UInt64] = [1, 2, 3, 3, 3, 4, 9, 12, 13]
+        let both = try counts(rows: list, base: 5, slots: [5, 6])
+        #expect(both.read.map(\.0) == [0, 1] && both.read.map(\.1) == [3, 5] && both.read.map(\.2) == [1, 2] && both.blockRows == 2 && both.next == 2)
+        let second = try counts(rows: list, base: 5, slots: [6, 8])
+        #expect(second.read.map(\.1) == [5] && second.next == 1, "a survivor past the block is the next block's")
+        // The list says position 6 is row 10: the block's row there is 9.
+        #expect(throws: SearchBytes.Malformed.self) { _ = try counts(rows: [1, 2, 3, 3, 3, 4, 10], base: 5, slots: [6]) }
+        // A base past the survivor (the block placed after it).
+        #expect(throws: SearchBytes.Malformed.self) { _ = try counts(rows: list, base: 6, slots: [5]) }
+    }
+
     @Test("a body read by its bounds: the counts of a well-formed body, and an overrun when the bounds cut it")
     func boundedRead() throws {
         let body: [UInt8] = [7, 2, 0, 1, 1, 3, 2, 5, 1, 4]  // 7 words; field 0 once, field 1 three times

@@ -4,8 +4,8 @@ import CanopyTestSupport
 import Testing
 @testable import CanopySearch
 
-/// Every reader of a posting's counts — the one-word walk's block reader, the intersection's first list (its inline
-/// one-load read), the intersection's other lists, the writer's and verify's summary, the phrase reader — accepts
+/// Every reader of a posting's counts — the one-word walk's block reader, the intersection's first list (its
+/// survivors' counts, read in a second walk), the intersection's other lists, the writer's and verify's summary, the phrase reader — accepts
 /// exactly the same counts and reads the same numbers from them, or throws: a damaged posting is `corruptStore` on
 /// every path, never an answer on one and an error on another.
 @Suite("Search index: the posting readers agree on every body")
@@ -46,16 +46,26 @@ struct SearchCountReadersPropertyTests {
         }
     }
 
-    /// The intersection's rarest list (``SearchPostingBlock/appendRows(of:after:upTo:fieldCount:to:lengths:counts:)``).
+    /// The intersection's rarest list: its rows (``SearchPostingBlock/appendRows(of:after:upTo:to:rowsBuffer:)``),
+    /// then a survivor's counts (``SearchPostingBlock/readCounts(in:base:rows:slots:next:_:)``).
     static func firstList(_ block: [UInt8]) -> Outcome? {
         try? block.withUnsafeBytes { raw in
             var documents: [UInt64] = []
-            var lengths: [Int] = []
-            var counts: [Int] = []
-            try SearchPostingBlock.appendRows(
-                of: raw, after: 0, upTo: SearchPostingBlock.openBlock, fieldCount: fieldCount, to: &documents, lengths: &lengths, counts: &counts)
+            var rowsBuffer: [UInt64] = []
+            try SearchPostingBlock.appendRows(of: raw, after: 0, upTo: SearchPostingBlock.openBlock, to: &documents, rowsBuffer: &rowsBuffer)
             guard documents == [1, 2] else { return nil }
-            return Outcome(length: lengths[0], counts: Array(counts[0..<fieldCount]))
+            var outcome = Outcome(length: 0, counts: [Int](repeating: 0, count: fieldCount))
+            var next = 0
+            let rows = try documents.withUnsafeBufferPointer { rows in
+                try [0].withUnsafeBufferPointer { slots in
+                    try SearchPostingBlock.readCounts(in: raw, base: 0, rows: rows, slots: slots, next: &next) { _, length, field, count in
+                        outcome.length = length
+                        add(field, count, to: &outcome.counts)
+                    }
+                }
+            }
+            guard rows == 2, next == 1 else { return nil }
+            return outcome
         }
     }
 

@@ -30,28 +30,23 @@ extension SearchIndex {
         var result = Matches(statistics: statistics)
         guard let driver = documentCounts.indices.min(by: { documentCounts[$0] < documentCounts[$1] }) else { return result }
         let fieldCount = fields.count
-        // The candidates: the driver's rows with their lengths and counts, read in one walk of its blocks (most rows do
-        // not survive the other lists; reading the survivors' blocks again cost a lookup and a whole block's checksum
-        // each, more than walking every body's first bytes once).
+        // The candidates: the driver's row numbers, read in one walk of its blocks without their bodies (most rows do
+        // not survive the other lists); the survivors' lengths and counts are read at the end, in a second walk of
+        // the same blocks, up to the last survivor's (reading every body's first bytes in the first walk cost more
+        // than the rows themselves, and at a million rows the memory it touched).
         var documents: [UInt64] = []
-        var driverLengths: [Int] = []
-        var driverCounts: [Int] = []
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
         // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
         // gigabytes).
-        let reservation = min(documentCounts[driver], 1 << 20)
-        documents.reserveCapacity(reservation)
-        driverLengths.reserveCapacity(reservation)
-        driverCounts.reserveCapacity(reservation * fieldCount)
+        documents.reserveCapacity(min(documentCounts[driver], 1 << 20))
         do {
             var previousKey: UInt64 = 0
+            var rowsBuffer = [UInt64](repeating: 0, count: SearchPostingBlock.maximumDocuments)
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockKey = try SearchPostingBlock.block(ofKey: key)
                 guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
-                try SearchPostingBlock.appendRows(
-                    of: value, after: previousKey, upTo: blockKey, fieldCount: fieldCount, to: &documents, lengths: &driverLengths,
-                    counts: &driverCounts)
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, rowsBuffer: &rowsBuffer)
                 previousKey = blockKey
                 return true
             }
@@ -67,12 +62,8 @@ extension SearchIndex {
                 try narrow(&kept, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
             }
             let survivors = kept ?? Array(documents.indices)
+            (lengths, counts[driver]) = try survivorCounts(survivors, of: documents, in: lists[driver], fieldCount: fieldCount, transaction)
             documents = survivors.map { documents[$0] }
-            lengths = survivors.map { driverLengths[$0] }
-            counts[driver].reserveCapacity(survivors.count * fieldCount)
-            for survivor in survivors {
-                counts[driver].append(contentsOf: driverCounts[(survivor * fieldCount)..<((survivor + 1) * fieldCount)])
-            }
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a posting block is malformed (\(error))")
         }
@@ -97,6 +88,34 @@ extension SearchIndex {
             result.scores.append(score)
         }
         return result
+    }
+
+    /// The lengths and counts (`fieldCount` a row) of the driver's rows at `survivors` (ascending positions in
+    /// `documents`, its rows as its first walk read them), from a second walk of its blocks that stops after the last
+    /// survivor's block.
+    private func survivorCounts(
+        _ survivors: [Int], of documents: [UInt64], in list: PostingList, fieldCount: Int, _ transaction: ReadTransaction
+    ) throws -> (lengths: [Int], counts: [Int]) {
+        var lengths = [Int](repeating: 0, count: survivors.count)
+        var counts = [Int](repeating: 0, count: survivors.count * fieldCount)
+        guard !survivors.isEmpty else { return (lengths, counts) }
+        var next = 0  // the first survivor not read
+        var base = 0  // the position of the block's first row in `documents`
+        try documents.withUnsafeBufferPointer { rows in
+            try survivors.withUnsafeBufferPointer { slots in
+                try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { _, value in
+                    base += try SearchPostingBlock.readCounts(in: value, base: base, rows: rows, slots: slots, next: &next) { place, length, field, count in
+                        lengths[place] = length
+                        if field < fieldCount { counts[place * fieldCount + field] += count }
+                    }
+                    return next < slots.count
+                }
+            }
+        }
+        // (Every survivor is one of the rows the first walk read: a second walk that ends before reaching it is a list
+        // that changed under the same transaction.)
+        guard next == survivors.count else { throw SearchBytes.Malformed("a list read again ends before its rows do") }
+        return (lengths, counts)
     }
 
     /// Keeps the candidates (`survivors`: ascending slots of `documents`, `nil` for all of them) that `list` (term

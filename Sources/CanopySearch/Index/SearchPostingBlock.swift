@@ -407,86 +407,62 @@ enum SearchPostingBlock {
         return chunks
     }
 
-    /// Appends the rows of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to `documents`, with
-    /// each row's length in `lengths` and its occurrences per field in `counts` (`fieldCount` a row, fields past it
-    /// left out): an intersection reads its rarest list once this way, walking each body's size and first bytes, and
-    /// keeps the counts of the rows that survive the other lists (reading the survivors' blocks again cost a lookup
-    /// and a checksum of the whole block each).
-    /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend, a row outside its
-    ///   block's range, a body that runs past the block, counts that run past their body, bytes after the last entry.
+    /// Appends the row numbers of the block `raw` (keyed `blockKey`, after the block keyed `previousKey`) to
+    /// `documents`, checked to ascend within the block's range, without reading a body: an intersection reads its
+    /// rarest list's rows this way, and the lengths and counts of the few that survive the other lists afterwards
+    /// (``readCounts(in:base:rows:slots:next:_:)``). `rowsBuffer`: scratch room, grown when a block has more rows.
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block: row numbers that do not ascend or lie outside its range,
+    ///   row numbers past the block.
     static func appendRows(
-        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, fieldCount: Int,
-        to documents: inout [UInt64], lengths: inout [Int], counts: inout [Int]
+        of raw: UnsafeRawBufferPointer, after previousKey: UInt64, upTo blockKey: UInt64, to documents: inout [UInt64],
+        rowsBuffer: inout [UInt64]
     ) throws {
         let layout = try Layout(raw)
         let rows = layout.rows
         try rows.check(previousKey: previousKey, blockKey: blockKey)
-        let start = documents.count
-        let countsStart = counts.count
-        // Written in place: three appends a row cost more than reading the row.
-        documents.append(contentsOf: repeatElement(0, count: rows.count))
-        lengths.append(contentsOf: repeatElement(0, count: rows.count))
-        counts.append(contentsOf: repeatElement(0, count: rows.count * fieldCount))
-        try documents.withUnsafeMutableBufferPointer { documents in
-            try lengths.withUnsafeMutableBufferPointer { lengths in
-                try counts.withUnsafeMutableBufferPointer { counts in
-                    guard let documents = documents.baseAddress, let lengths = lengths.baseAddress, let counts = counts.baseAddress else { return }
-                    rows.decode(into: documents + start)
-                    try readRows(
-                        raw, layout, after: previousKey, fieldCount: fieldCount,
-                        into: (documents: documents + start, lengths: lengths + start, counts: counts + countsStart))
-                }
+        guard rows.count > 0 else { return }
+        if rowsBuffer.count < rows.count { rowsBuffer = [UInt64](repeating: 0, count: rows.count) }
+        try rowsBuffer.withUnsafeMutableBufferPointer { buffer in
+            guard let decoded = buffer.baseAddress else { return }
+            rows.decode(into: decoded)
+            // (`check` compared the first row with the block before and the last with the key: ascending, every row is
+            // in the range.)
+            var previous = decoded[0]
+            for index in 1..<rows.count {
+                let row = decoded[index]
+                guard row > previous else { throw SearchBytes.Malformed("the rows of a block are out of order") }
+                previous = row
             }
+            documents.append(contentsOf: UnsafeBufferPointer(start: decoded, count: rows.count))
         }
     }
 
-    /// ``appendRows(of:after:upTo:fieldCount:to:lengths:counts:)``'s walk of the entries, `out.documents` holding
-    /// the block's rows (``RowNumbers/decode(into:)``), `out.counts` zeroed.
-    private static func readRows(
-        _ raw: UnsafeRawBufferPointer, _ layout: Layout, after previousKey: UInt64, fieldCount: Int,
-        into out: (documents: UnsafeMutablePointer<UInt64>, lengths: UnsafeMutablePointer<Int>, counts: UnsafeMutablePointer<Int>)
-    ) throws {
-        let rows = layout.rows
-        var offset = layout.entriesStart
-        var previous = previousKey
-        for index in 0..<rows.count {
-            let document = out.documents[index]
-            guard document > previous else { throw SearchBytes.Malformed("the rows of a block are out of order or outside its range") }
-            previous = document
-            guard offset < raw.count else { throw SearchBytes.Malformed("the value ends early") }
-            var size = Int(raw[offset])
-            if size < 0x80 {
-                offset &+= 1
-            } else {
-                var reader = SearchBytes.Reader(raw)
-                try reader.skip(offset)
-                size = try reader.int()
-                offset = reader.offset
+    /// Reads the length and per-field counts of the rows of the block `raw` that are `slots[next...]` (ascending
+    /// positions in a list's rows, `rows`; the block's first row is at position `base`), calling `visit` with each
+    /// row's place in `slots` and the values ``readCounts(in:body:_:)`` gives, and moves `next` past them. Returns the
+    /// block's row count (the next block's `base` is this one's plus it). A row of the block must be the row `rows`
+    /// holds at its position: the block read again is the one the rows came from.
+    /// - Throws: ``SearchBytes/Malformed`` for a damaged block, a body past it, counts past their body, or a row other
+    ///   than the one at its position.
+    static func readCounts(
+        in raw: UnsafeRawBufferPointer, base: Int, rows: UnsafeBufferPointer<UInt64>, slots: UnsafeBufferPointer<Int>, next: inout Int,
+        _ visit: (_ place: Int, _ length: Int, _ field: Int, _ count: Int) -> Void
+    ) throws -> Int {
+        let layout = try Layout(raw)
+        let end = base + layout.count
+        guard next < slots.count, slots[next] < end else { return layout.count }
+        var bodies = try BodyWalker(raw, layout: layout)
+        while next < slots.count, slots[next] < end {
+            let slot = slots[next]
+            let index = slot - base
+            guard index >= 0, slot < rows.count, layout.rows.row(index) == rows[slot] else {
+                throw SearchBytes.Malformed("a block read again does not hold the rows read from it")
             }
-            guard size <= raw.count - offset else { throw SearchBytes.Malformed("an entry's body runs past its block") }
-            let bodyStart = offset
-            offset += size
-            let counts = out.counts + index &* fieldCount  // (within the room made for the block's rows)
-            // Most bodies are one field of one-byte values (the row's length, one field, its number, its count): read
-            // inline, as ``readCounts(in:body:_:)`` reads them; any other through it.
-            // (The four bytes loaded at once: each of length, field and count below 0x80, one field.)
-            let head = size >= 4 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: bodyStart, as: UInt32.self)) : 0
-            // (Inline only for a count the checked reader accepts, 1 up to the length: any other is read — and
-            // refused — as every path refuses it, ``SearchCounts``.)
-            if head & 0x8080_FF80 == 0x0000_0100, head >> 24 > 0, head >> 24 <= head & 0xFF {
-                out.lengths[index] = Int(head & 0xFF)
-                let field = Int((head >> 16) & 0xFF)
-                if field < fieldCount { counts[field] = Int(head >> 24) }
-            } else {
-                var rowLength = 0
-                try readCounts(in: raw, body: bodyStart..<offset) { length, field, count in
-                    rowLength = length
-                    if field < fieldCount { counts[field] += count }
-                }
-                out.lengths[index] = rowLength
-            }
+            let place = next
+            try readCounts(in: raw, body: try bodies.body(of: index)) { length, field, count in visit(place, length, field, count) }
+            next += 1
         }
-        guard offset == raw.count else { throw SearchBytes.Malformed("bytes after a block's last entry") }
+        return layout.count
     }
 
     /// Calls `matched(slot, body)` for each row of the block `raw` (keyed `blockKey`, after the block keyed
