@@ -17,9 +17,17 @@ struct LongLivedObjectsLifetimeTests {
              sorting: .byObject(notes) { _, _, note in SortKey(.ascending(note.title)) })
     }
 
-    /// The number of this process's open file descriptors.
-    static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    /// What this process's open file descriptors refer to (`readlink` of each `/proc/self/fd` entry; other tests of
+    /// the process open and close files meanwhile, so callers count only what they can attribute).
+    static func openDescriptorTargets() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+    }
+
+    /// Open descriptors of files under `directory`, and inotify instances (the commit wake-up's; other tests' too).
+    static func openDescriptors(under directory: String) -> (files: Int, inotify: Int) {
+        let targets = openDescriptorTargets()
+        return (targets.filter { $0.hasPrefix(directory + "/") }.count, targets.filter { $0 == "anon_inode:inotify" }.count)
     }
 
     /// Weak references to one round's objects.
@@ -50,14 +58,17 @@ struct LongLivedObjectsLifetimeTests {
         defer { directory.remove() }
         let path = directory.appending("db")
         _ = try Self.round(path, 0)  // (the first open creates the files)
-        let descriptors = Self.openDescriptors()
+        let before = Self.openDescriptors(under: directory.path)
+        #expect(before.files == 0, "\(before.files) descriptors of the database's files open after the first round")
         for number in 1...200 {
             let made = try Self.round(path, number)
             #expect(made.database == nil && made.connection == nil && made.view == nil && made.observer == nil, "round \(number): \(made)")
         }
-        // A descriptor kept per open would be 200 more; other tests of this process open and close files meanwhile.
-        let grown = Self.openDescriptors() - descriptors
-        #expect(grown < 100, "\(grown) more open descriptors after 200 opens and closes")
+        // Every database was let go: none of its files (data, lock, commit signal) is open. An inotify instance kept
+        // per open would be 200 more; other tests of this process open and close theirs meanwhile.
+        let after = Self.openDescriptors(under: directory.path)
+        #expect(after.files == 0, "\(after.files) descriptors of the database's files still open after 200 opens and closes")
+        #expect(after.inotify - before.inotify < 100, "\(after.inotify - before.inotify) more inotify instances after 200 opens and closes")
     }
 
     @Test("connections made and dropped 1,000 times in one database; observers whose changes() loops and observe(_:) tasks ended: none stays alive",
@@ -83,16 +94,16 @@ struct LongLivedObjectsLifetimeTests {
             do {
                 let observer = try ViewObserver(database: database, mappings: ViewMappings(groups: ["all"], view: "titles"))
                 released = observer
-                // A loop over changes() that sees one commit and ends, and an observe(_:) task cancelled.
-                let started = AsyncStream<Void>.makeStream()
+                // A loop over changes() that sees one commit and ends, and an observe(_:) task cancelled. The
+                // sequence starts from the state when changes() is called: made before the commit, so that the
+                // commit is always one it sees (called inside the task, a commit could come first, and the loop
+                // then waited for one that never came).
+                let changes = observer.changes()
                 let loop = Task {
-                    started.continuation.yield()
-                    for try await changeset in observer.changes() { return changeset.toSnapshot }
+                    for try await changeset in changes { return changeset.toSnapshot }
                     return UInt64(0)
                 }
                 let observation = observer.observe { _ in }
-                var iterator = started.stream.makeAsyncIterator()
-                await iterator.next()
                 try await database.newConnection().readWrite { txn in try txn.set(Note(title: "n\(number)"), forKey: "b", in: notes) }
                 #expect(try await loop.value > 0)
                 observation.cancel()
