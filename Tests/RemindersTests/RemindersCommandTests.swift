@@ -227,6 +227,17 @@ struct RemindersCommandTests {
             // Usage errors stay usage errors.
             let missing = run(["list", "--db"])
             #expect(missing.status == 2 && missing.err.contains("Missing value for '--db <db>'"), "\(missing)")
+            // Two different databases are refused (one was kept silently): nothing is written to either.
+            let other = directory.appending("other")
+            let twice = run(["--db", other, "add", "reminder", "Wrong agenda", "--db", path])
+            #expect(twice.status == 2 && twice.err.contains("--db names 2 databases (\(other), \(path)): give it once"), "\(twice)")
+            #expect(run(["--db=\(path)", "list", "--db", other]).status == 2)
+            #expect(!FileManager.default.fileExists(atPath: other), "a database was made at the other path")
+            #expect(!run(["list", "--db", path]).out.contains("Wrong agenda"))
+            // The same folder twice is one database; after `--`, `--db` is a title.
+            #expect(run(["--db", path, "list", "--db", path]).out == before.out)
+            #expect(run(["--db", path, "add", "reminder", "--", "--db"]).status == 0)
+            #expect(run(["--db", path, "list"]).out.contains("--db"))
         }
     }
 

@@ -21,6 +21,27 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: "The database folder (default: $XDG_DATA_HOME/reminders or ~/.local/share/reminders).")
     var db: String?
 
+    /// Refuses `--db` given twice with different folders (`reminders --db A list --db B`): ArgumentParser would keep
+    /// one of them silently, and a command run on the other database than the user meant changes the wrong agenda.
+    /// The same folder twice is accepted. Arguments after `--` are values, not options.
+    static func checkOneDatabase(in arguments: [String]) throws {
+        var named: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex, arguments[index] != "--" {
+            let argument = arguments[index]
+            if argument == "--db", arguments.index(after: index) < arguments.endIndex {
+                index = arguments.index(after: index)
+                named.append(arguments[index])
+            } else if argument.hasPrefix("--db=") {
+                named.append(String(argument.dropFirst("--db=".count)))
+            }
+            index = arguments.index(after: index)
+        }
+        let distinct = named.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        guard distinct.count > 1 else { return }
+        throw ValidationError("--db names \(distinct.count) databases (\(distinct.joined(separator: ", "))): give it once")
+    }
+
     /// Opens the store; for the default path, creates its parent folders.
     func open(_ context: RemindersContext, create: Bool = true) throws -> RemindersStore {
         let path = context.databasePath(db)
@@ -43,7 +64,8 @@ public struct RemindersCommand: ParsableCommand {
             Try `reminders demo` for a tour, then `reminders add event "Dentist" --start "tomorrow 10:00" --tag health`, \
             `reminders list` and `reminders tui`.
 
-            --db names the database folder, before or after the subcommand (`reminders --db /tmp/x list`).
+            --db names the database folder, before or after the subcommand (`reminders --db /tmp/x list`); \
+            two different folders are refused.
 
             Exit codes: 0 success, 1 an error of the tool (such as an unknown ID), 2 usage.
             """,
@@ -64,6 +86,7 @@ public enum RemindersCLI {
     ///   `ExitCode` a command threw (128 + the signal when `tui` was ended by one).
     public static func run(_ arguments: [String], context: RemindersContext) -> Int32 {
         do {
+            try DatabaseOptions.checkOneDatabase(in: arguments)
             var command = try RemindersCommand.parseAsRoot(arguments)
             if let contextual = command as? any ContextualCommand {
                 try contextual.run(in: context)
