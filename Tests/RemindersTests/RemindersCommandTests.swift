@@ -236,6 +236,7 @@ struct RemindersCommandTests {
             #expect(!run(["list", "--db", path]).out.contains("Wrong agenda"))
             // The same folder twice is one database; after `--`, `--db` is a title.
             #expect(run(["--db", path, "list", "--db", path]).out == before.out)
+            #expect(run(["--db", path, "list", "--db", path + "/"]).out == before.out)
             #expect(run(["--db", path, "add", "reminder", "--", "--db"]).status == 0)
             #expect(run(["--db", path, "list"]).out.contains("--db"))
         }

@@ -23,7 +23,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Refuses `--db` given twice with different folders (`reminders --db A list --db B`): ArgumentParser would keep
     /// one of them silently, and a command run on the other database than the user meant changes the wrong agenda.
-    /// The same folder twice is accepted. Arguments after `--` are values, not options.
+    /// The same folder twice, however written, is accepted. Arguments after `--` are values, not options.
     static func checkOneDatabase(in arguments: [String]) throws {
         var named: [String] = []
         var index = arguments.startIndex
@@ -37,7 +37,10 @@ struct DatabaseOptions: ParsableArguments {
             }
             index = arguments.index(after: index)
         }
-        let distinct = named.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        // One folder written two ways (`/tmp/x` and `/tmp/x/`, `./x` and `x`) is one database.
+        func folder(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+        var distinct: [String] = []
+        for path in named where !distinct.contains(where: { folder($0) == folder(path) }) { distinct.append(path) }
         guard distinct.count > 1 else { return }
         throw ValidationError("--db names \(distinct.count) databases (\(distinct.joined(separator: ", "))): give it once")
     }
