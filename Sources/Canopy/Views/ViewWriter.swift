@@ -344,7 +344,7 @@ public final class ViewWriter: ExtensionTransaction {
             return .keep
         }
         let row = ExtensionRow(change)
-        let found: View.GroupAndSortKey?
+        var found: View.GroupAndSortKey?
         do {
             found = try view.place(of: row, rowKey: rowKey, in: transaction)
         } catch {
@@ -359,7 +359,8 @@ public final class ViewWriter: ExtensionTransaction {
             // Rewritten so that it decodes: it leaves the record and is placed like any row.
             skippedChanges.append((change.id, nil))
         }
-        guard let place = found else {
+        // Taken out of `found`, so that the sort key's array is not shared when it becomes the attachment.
+        guard let (group, sortKey) = found.take() else {
             if existing != nil {
                 try remove(change.id, rowKey: rowKey, stored: stored)
                 return .remove
@@ -368,14 +369,16 @@ public final class ViewWriter: ExtensionTransaction {
         }
         guard let stored, let existing else {
             // A row entering the view: its entry joins the pages later, with the transaction's other new entries (its
-            // sort key and row key copied into the batch as they are: no order array per row and view).
-            let groupID = try deferInsert(group: place.group, sortKey: place.sortKey, rowKey: rowKey)
+            // sort key and row key copied into the batch as they are: no order array per row and view), and its
+            // attachment is made in the sort key's array.
+            let groupID = try deferInsert(group: group, sortKey: sortKey, rowKey: rowKey)
             if logsRows {
-                note(change.id, original: nil, current: ViewEntry(group: place.group, orderBytes: place.sortKey + rowKey.bytes),
+                note(change.id, original: nil, current: ViewEntry(group: group, orderBytes: sortKey + rowKey.bytes),
                      object: change.objectChanged, metadata: change.metadataChanged)
             }
-            return .set(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.sortKey[...]))
+            return .set(ViewTables.RowEntry.encoded(groupID: groupID, taking: sortKey))
         }
+        let place = (group: group, sortKey: sortKey)
         let newEntry = ViewEntry(group: place.group, orderBytes: place.sortKey + rowKey.bytes)
         if existing == newEntry {
             note(change.id, original: existing, current: existing, object: change.objectChanged, metadata: change.metadataChanged)
