@@ -270,6 +270,35 @@ struct BulkWriteBookkeepingTests {
         }
     }
 
+    @Test("Past the object cache's size, a row written as new after its cached value was removed (here, or by another connection) reads as written")
+    func newRowsPastTheCacheLimitReadAsWritten() throws {
+        // A write of a row that did not exist skips the cache's lookup past its size: this holds the rule it relies on
+        // (a removal drops the key's cached value, in this transaction or caught up from another connection's commit).
+        try withDatabase { database, _ in
+            let connection = database.newConnection(options: .init(objectCacheLimit: 3, metadataCacheLimit: 3))
+            try connection.readWrite { txn throws in
+                for index in 0..<2 { try txn.set(Note(title: "v1"), forKey: "k\(index)", in: notes) }
+            }
+            #expect(connection.state.objectCache.count(inCollection: "notes") == 2)
+            try database.newConnection().readWrite { txn throws in _ = try txn.remove(key: "k1", in: notes) }
+            try connection.readWrite { txn throws in
+                _ = try txn.remove(key: "k0", in: notes)
+                // Three rows of another collection fill what the transaction caches (without evicting the notes'
+                // cached values); k0 and k1 come after: new rows past the limit.
+                for index in 0..<3 { try txn.set(Note(title: "fill"), forKey: "a\(index)", in: archive) }
+                try txn.set(Note(title: "v2"), forKey: "k0", in: notes)
+                try txn.set(Note(title: "v2"), forKey: "k1", in: notes)
+                #expect(try txn.object(forKey: "k0", in: notes)?.title == "v2")
+                #expect(try txn.object(forKey: "k1", in: notes)?.title == "v2")
+            }
+            try connection.read { txn throws in
+                #expect(try txn.object(forKey: "k0", in: notes)?.title == "v2")
+                #expect(try txn.object(forKey: "k1", in: notes)?.title == "v2")
+            }
+            #expect(connection.state.objectCache.checkInvariants())
+        }
+    }
+
     @Test("Another connection's cached values of rows a bulk commit changed or removed are dropped when it reads next")
     func otherConnectionsCatchUpAfterABulkCommit() throws {
         try withDatabase { database, _ in

@@ -8,7 +8,7 @@ extension View {
         switch source {
         case .closures(let grouping, let sorting):
             guard let groupsClosure = grouping.groupsClosure else {
-                return try place(of: row, rowKey: rowKey, in: transaction).map { [$0] } ?? []
+                return try place(of: row, rowKey: rowKey, in: transaction).map { [($0.group, $0.sortKey.count, $0.sortKey + rowKey.bytes)] } ?? []
             }
             let groups = try groupsClosure(row).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             return try groups.map { group in
@@ -29,7 +29,7 @@ extension View {
             }
             return places.sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) }
         case .manual:
-            return try place(of: row, rowKey: rowKey, in: transaction).map { [$0] } ?? []
+            return try place(of: row, rowKey: rowKey, in: transaction).map { [($0.group, $0.sortKey.count, $0.sortKey + rowKey.bytes)] } ?? []
         }
     }
 

@@ -373,18 +373,21 @@ public final class View: StoreExtension {
     /// A row's group and order bytes (the sort key, `sortKeyLength` bytes, then the row's stored key).
     typealias Place = (group: String, sortKeyLength: Int, order: [UInt8])
 
-    /// The grouping and order of `row`, or `nil` when the row is not in the view, for a view whose rows are each in
+    /// A row's group and sort key, without its row key: a writer makes the order bytes (``Place``) only where it
+    /// compares or logs them, so that a new row's entry goes into the pending batch and its attachment without an
+    /// order array made, copied and freed per row and view.
+    typealias GroupAndSortKey = (group: String, sortKey: [UInt8])
+
+    /// The grouping and sort key of `row`, or `nil` when the row is not in the view, for a view whose rows are each in
     /// one group (``places(of:rowKey:in:)`` answers for every view). For filtered views, reads the parent view's entry
     /// for the row (maintained earlier in the same transaction).
-    func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> Place? {
+    func place(of row: ViewRow, rowKey: StoredRowKey, in transaction: ReadTransaction) throws -> GroupAndSortKey? {
         if sourceShape.kind != .filtered {
-            guard let (group, sortKey) = try groupAndSortKey(of: row, rowKey: rowKey, in: transaction) else { return nil }
-            return (group, sortKey.count, sortKey + rowKey.bytes)
+            return try groupAndSortKey(of: row, rowKey: rowKey, in: transaction)
         }
         switch source {
         case .closures, .manual:
-            guard let (group, sortKey) = try groupAndSortKey(of: row, rowKey: rowKey, in: transaction) else { return nil }
-            return (group, sortKey.count, sortKey + rowKey.bytes)
+            return try groupAndSortKey(of: row, rowKey: rowKey, in: transaction)
         case .filtered(let parentName, let filter):
             guard viewOptions.allows(row.collection) else { return nil }
             guard let parent = transaction.registeredExtension(named: parentName, as: View.self) else { return nil }
@@ -397,7 +400,7 @@ public final class View: StoreExtension {
                 ?? parent.index(in: transaction).groupNames[entry.groupID]
             guard let group else { return nil }
             guard try filter(group, row) else { return nil }
-            return (group, entry.sortKey.count, entry.order(rowKey: rowKey))
+            return (group, entry.sortKey)
         }
     }
 

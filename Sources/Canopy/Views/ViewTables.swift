@@ -132,6 +132,21 @@ struct ViewTables: Sendable {
             return bytes
         }
 
+        /// ``encoded(groupID:sortKey:)`` made in `sortKey`'s own array: the group id goes in front of the sort key,
+        /// in place when the array is not shared and has room (a sort key is made with room to spare), so that a new
+        /// row's attachment takes no array of its own (an allocation, a copy and a free per row and view).
+        static func encoded(groupID: UInt32, taking sortKey: consuming [UInt8]) -> [UInt8] {
+            var bytes = sortKey
+            if groupID < 0x80 {
+                bytes.insert(UInt8(groupID), at: 0)
+            } else {
+                var head: [UInt8] = []
+                VarInt.append(UInt64(groupID), to: &head)
+                bytes.insert(contentsOf: head, at: 0)
+            }
+            return bytes
+        }
+
         /// Appends the one-entry attachment of group `groupID` and `sortKey` to `bytes` (the one encoding:
         /// ``encoded(groupID:sortKey:)`` is this into a new array).
         static func encode(groupID: UInt32, sortKey: some Collection<UInt8>, into bytes: inout [UInt8]) {

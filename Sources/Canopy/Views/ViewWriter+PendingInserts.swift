@@ -10,11 +10,12 @@
 /// invariant check — and at commit, so nothing ever sees the view without them. Group names and ids are assigned when
 /// an entry is deferred (a filtered view reads its parent's group names while the parent's entries wait).
 extension ViewWriter {
-    /// Gives `entry` its group id (a new group is recorded in the groups table, as
-    /// ``insertEntry(_:sortKeyLength:)`` does) and keeps the entry for ``insertPendingEntries()``. Returns the group id.
-    func deferInsert(_ entry: ViewEntry, sortKeyLength: Int) throws -> UInt32 {
+    /// Gives the entry of `group` whose order bytes are `sortKey` then `rowKey` its group id (a new group is recorded
+    /// in the groups table, as ``insertEntry(_:sortKeyLength:)`` does) and keeps it for ``insertPendingEntries()``,
+    /// its two parts copied into the batch as they are. Returns the group id.
+    func deferInsert(group: String, sortKey: [UInt8], rowKey: StoredRowKey) throws -> UInt32 {
         noteChange()
-        let groupID = try recentGroups.id(of: entry.group) { group in
+        let groupID = try recentGroups.id(of: group) { group in
             try withLoadedIndex { index -> UInt32 in
                 if let known = index.groupIDs[group] { return known }
                 let id = index.groupID(for: group)
@@ -22,7 +23,7 @@ extension ViewWriter {
                 return id
             }
         }
-        pendingInserts.add(groupID: groupID, order: entry.orderBytes, sortKeyLength: sortKeyLength)
+        pendingInserts.add(groupID: groupID, sortKey: sortKey, rowKey: rowKey.bytes)
         return groupID
     }
 

@@ -162,9 +162,13 @@ public final class ViewWriter: ExtensionTransaction {
         ViewChangeKey(id: id, group: manyGroups ? entry?.group : nil)
     }
 
+    /// Whether the row log still records rows (``note(_:original:current:object:metadata:)``): not once the
+    /// transaction changed more than ``rowLogLimit`` rows (the commit then reports a reset).
+    var logsRows: Bool { !logOverflowed }
+
     func note(_ id: RowID, original: ViewEntry?, current: ViewEntry?, object: Bool, metadata: Bool) {
-        let key = changeKey(id, original ?? current)
         if logOverflowed { return }
+        let key = changeKey(id, original ?? current)
         if log.count >= Self.rowLogLimit, log[key] == nil {
             logOverflowed = true
             log = [:]
@@ -340,7 +344,7 @@ public final class ViewWriter: ExtensionTransaction {
             return .keep
         }
         let row = ExtensionRow(change)
-        let found: (group: String, sortKeyLength: Int, order: [UInt8])?
+        var found: View.GroupAndSortKey?
         do {
             found = try view.place(of: row, rowKey: rowKey, in: transaction)
         } catch {
@@ -355,29 +359,36 @@ public final class ViewWriter: ExtensionTransaction {
             // Rewritten so that it decodes: it leaves the record and is placed like any row.
             skippedChanges.append((change.id, nil))
         }
-        guard let place = found else {
+        // Taken out of `found`, so that the sort key's array is not shared when it becomes the attachment.
+        guard let (group, sortKey) = found.take() else {
             if existing != nil {
                 try remove(change.id, rowKey: rowKey, stored: stored)
                 return .remove
             }
             return wasSkipped ? .remove : .keep
         }
-        let newEntry = ViewEntry(group: place.group, orderBytes: place.order)
-        if let existing, existing == newEntry {
+        guard let stored, let existing else {
+            // A row entering the view: its entry joins the pages later, with the transaction's other new entries (its
+            // sort key and row key copied into the batch as they are: no order array per row and view), and its
+            // attachment is made in the sort key's array.
+            let groupID = try deferInsert(group: group, sortKey: sortKey, rowKey: rowKey)
+            if logsRows {
+                note(change.id, original: nil, current: ViewEntry(group: group, orderBytes: sortKey + rowKey.bytes),
+                     object: change.objectChanged, metadata: change.metadataChanged)
+            }
+            return .set(ViewTables.RowEntry.encoded(groupID: groupID, taking: sortKey))
+        }
+        let place = (group: group, sortKey: sortKey)
+        let newEntry = ViewEntry(group: place.group, orderBytes: place.sortKey + rowKey.bytes)
+        if existing == newEntry {
             note(change.id, original: existing, current: existing, object: change.objectChanged, metadata: change.metadataChanged)
-            if !attached, let stored { return .set(stored.encoded) }
+            if !attached { return .set(stored.encoded) }
             return .keep
         }
-        let groupID: UInt32
-        if let stored, let existing {
-            try removeEntry(existing, groupID: stored.groupID)
-            groupID = try insertEntry(newEntry, sortKeyLength: place.sortKeyLength)
-        } else {
-            // A row entering the view: its entry joins the pages later, with the transaction's other new entries.
-            groupID = try deferInsert(newEntry, sortKeyLength: place.sortKeyLength)
-        }
+        try removeEntry(existing, groupID: stored.groupID)
+        let groupID = try insertEntry(newEntry, sortKeyLength: place.sortKey.count)
         note(change.id, original: existing, current: newEntry, object: change.objectChanged, metadata: change.metadataChanged)
-        return .set(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.order[..<place.sortKeyLength]))
+        return .set(ViewTables.RowEntry.encoded(groupID: groupID, sortKey: place.sortKey[...]))
     }
 
     // MARK: Catching up
