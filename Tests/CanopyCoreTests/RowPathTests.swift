@@ -143,6 +143,43 @@ struct RowPathTests {
         }
     }
 
+    /// A write without extensions over a row that carries another process's attachments (an extension not registered
+    /// here) keeps them byte for byte, with the new object after them; a new row gets the flag byte and the object.
+    @Test func writeWithoutExtensionsKeepsTheRowsAttachments() throws {
+        try withDatabase { database, _ in
+            let connection = database.newConnection()
+            try connection.readWrite { txn in try txn.set(Self.task(1), forKey: "k1", in: Self.tasks) }
+            let collectionID = try #require(try connection.read { txn in try txn.collectionRecord("tasks")?.id })
+            let rowKey = RowKey.prefix(collectionID: collectionID) + Array("k1".utf8)
+            // One attachment at slot 3: varint(slot) varint(length) bytes.
+            let region: [UInt8] = [3, 4, 9, 8, 7, 6]
+            let objects = { (txn: LMDB.ReadTransaction) in try txn.openDatabase(named: "canopy.objects", checksummed: true) }
+            try database.environment.write { txn in
+                let object = try BinaryCodec().encode(Self.task(1))
+                try object.withUnsafeBytes { object in
+                    try txn.put(StoredRecord.value(hasMetadata: false, attachments: region, object: object), forKey: rowKey, in: try objects(txn))
+                }
+            }
+            try connection.readWrite { txn in
+                try txn.set(Self.task(2), forKey: "k1", in: Self.tasks)
+                try txn.set(Self.task(3), forKey: "k0", in: Self.tasks)
+            }
+            let (updated, created) = try database.environment.read { txn in
+                (try txn.value(forKey: rowKey, in: try objects(txn)),
+                 try txn.value(forKey: RowKey.prefix(collectionID: collectionID) + Array("k0".utf8), in: try objects(txn)))
+            }
+            let object2 = try BinaryCodec().encode(Self.task(2))
+            let object3 = try BinaryCodec().encode(Self.task(3))
+            #expect(updated == object2.withUnsafeBytes { StoredRecord.value(hasMetadata: false, attachments: region, object: $0) })
+            #expect(created == [0] + object3)
+            let read = try database.newConnection(options: .init(objectCacheLimit: 0, metadataCacheLimit: 0)).read { txn in
+                (try txn.object(forKey: "k1", in: Self.tasks), try txn.object(forKey: "k0", in: Self.tasks))
+            }
+            #expect(read.0 == Self.task(2))
+            #expect(read.1 == Self.task(3))
+        }
+    }
+
     /// The write path keeps one encoding buffer for its rows: values of every size (one larger than the buffer kept)
     /// in one transaction are stored exactly as a fresh encoder writes them.
     @Test func reusedEncodingBufferWritesEachRowAsAFreshEncoder() throws {

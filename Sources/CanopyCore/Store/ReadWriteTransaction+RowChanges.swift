@@ -30,6 +30,15 @@ extension ReadWriteTransaction {
         return try guardedRead { try cursor.seek(key: rowKey).map { try parsePreviousRecord($0, id: id, withObject: false) } }
     }
 
+    /// What a write without extensions keeps of the record it replaces: its metadata flag, and its attachments when
+    /// their region can be read. A malformed record is not an error there: the write replaces it whole and so heals
+    /// the row (the attachments belong to extensions not registered in this process, stale after the write anyway).
+    static func replacedRecord(_ value: UnsafeRawBufferPointer) -> PreviousRecord {
+        let flags = value.first ?? 0
+        let region = flags & StoredRecord.hasAttachments != 0 ? StoredRecord.attachmentBytes(value) : nil
+        return PreviousRecord(hasMetadata: flags & StoredRecord.hasMetadata != 0, attachments: region.map { Array($0) } ?? [], object: nil)
+    }
+
     private func parsePreviousRecord(_ value: UnsafeRawBufferPointer, id: RowID, withObject: Bool) throws -> PreviousRecord {
         guard let flags = value.first, let region = StoredRecord.attachmentBytes(value), let object = StoredRecord.objectBytes(value) else {
             throw CanopyError(.corruptStore, "a row's stored record is malformed", path: core.path, collection: id.collection, key: id.key)
@@ -103,6 +112,35 @@ extension ReadWriteTransaction {
     func putRecord(_ rowKey: UnsafeRawBufferPointer, hasMetadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer) throws {
         let value = StoredRecord.value(hasMetadata: hasMetadata, attachments: attachments, object: object)
         try guarded { try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) } }
+    }
+
+    /// Writes a row's metadata (`metadataBytes`), or removes the row's metadata record when it had one and the write
+    /// gives none.
+    func writeMetadata(_ metadataBytes: [UInt8]?, of rowKey: UnsafeRawBufferPointer, hadMetadata: Bool) throws {
+        try guarded {
+            if let metadataBytes {
+                try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
+            } else if hadMetadata {
+                try writeStorage.delete(rowKey, in: tables.metadata)
+            }
+        }
+    }
+
+    /// Writes a row's record (flags, attachments, object) through `cursor` (over the rows' table), which a seek of
+    /// `rowKey` left at the row's place: reserved and written in place in the map (no array for a
+    /// record without attachments). Byte for byte what ``putRecord(_:hasMetadata:attachments:object:)`` writes.
+    func putRecord(_ rowKey: UnsafeRawBufferPointer, at cursor: Cursor, hasMetadata: Bool, attachments: [UInt8], object: UnsafeRawBufferPointer) throws {
+        guard attachments.isEmpty else {
+            let value = StoredRecord.value(hasMetadata: hasMetadata, attachments: attachments, object: object)
+            try guarded { try value.withUnsafeBytes { bytes in try cursor.putReserving(bytes.count, forKey: rowKey) { $0.copyMemory(from: bytes) } } }
+            return
+        }
+        try guarded {
+            try cursor.putReserving(1 + object.count, forKey: rowKey) { out in
+                out.storeBytes(of: hasMetadata ? StoredRecord.hasMetadata : 0, as: UInt8.self)
+                UnsafeMutableRawBufferPointer(rebasing: out[1...]).copyMemory(from: object)
+            }
+        }
     }
 
     /// Writes, through the row cursor, the record of `change`'s row when it carried no attachments before (``RowChange/hadNoAttachments``: a new

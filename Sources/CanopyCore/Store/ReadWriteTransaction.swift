@@ -365,13 +365,7 @@ public final class ReadWriteTransaction: ReadTransaction {
                         try putRecord(rowKey, hasMetadata: metadataBytes != nil, attachments: attachments, object: object)
                     }
                 }
-                try guarded {
-                    if let metadataBytes {
-                        try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
-                    } else if previous?.hasMetadata == true {
-                        try writeStorage.delete(rowKey, in: tables.metadata)
-                    }
-                }
+                try writeMetadata(metadataBytes, of: rowKey, hadMetadata: previous?.hasMetadata == true)
                 return previous?.hasMetadata
             }
         }
@@ -390,39 +384,25 @@ public final class ReadWriteTransaction: ReadTransaction {
     /// existing row keeps what extensions registered elsewhere attached to its record (they are stale after this
     /// write, as they were when they kept tables of their own, and rebuild). Returns whether the row had metadata, or
     /// `nil` when it is new.
+    ///
+    /// One descent of the rows' tree: the previous record is read through a cursor, which the put then starts from
+    /// (LMDB checks the cursor's leaf before descending again); an `MDB_NOOVERWRITE` attempt followed by a put
+    /// descended twice for an existing row. The cursor is this call's own, closed when it returns: the transaction's
+    /// kept row cursor (``rowCursor()``) costs more to keep and close than one row saves (see the Views article of
+    /// module Canopy, session 16).
     private func writeRowWithoutExtensions(record: CollectionRecord, id: RowID, objectBytes: [UInt8], metadataBytes: [UInt8]?) throws -> Bool? {
-        // The stored value (flag byte, then the object) is assembled in a temporary buffer (on the stack for small
-        // rows), not a new array.
-        try withUnsafeTemporaryAllocation(byteCount: objectBytes.count + 1, alignment: 1) { buffer in
-            buffer[0] = metadataBytes == nil ? 0 : StoredRecord.hasMetadata
-            objectBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
-            let valueBytes = UnsafeRawBufferPointer(buffer)
-            return try withRowKey(record, id.key, collection: id.collection) { rowKey in
-                try guarded {
-                    var previousAttachments: [UInt8]?
-                    let existing: Bool? = try writeStorage.insert(valueBytes, forKey: rowKey, in: tables.objects) { old in
-                        if (old.first ?? 0) & StoredRecord.hasAttachments != 0 {
-                            previousAttachments = StoredRecord.attachmentBytes(old).map { Array($0) }
-                        }
-                        return (old.first ?? 0) & StoredRecord.hasMetadata != 0
+        try withRowKey(record, id.key, collection: id.collection) { rowKey in
+            let previous = try guarded {
+                try writeStorage.withCursor(in: tables.objects) { cursor in
+                    let previous = try guardedRead { try cursor.seek(key: rowKey).map(Self.replacedRecord) }
+                    try objectBytes.withUnsafeBytes { object in
+                        try putRecord(rowKey, at: cursor, hasMetadata: metadataBytes != nil, attachments: previous?.attachments ?? [], object: object)
                     }
-                    if existing != nil {
-                        if let previousAttachments, !previousAttachments.isEmpty {
-                            let value = StoredRecord.value(hasMetadata: metadataBytes != nil, attachments: previousAttachments,
-                                                           object: UnsafeRawBufferPointer(rebasing: valueBytes[1...]))
-                            try value.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.objects) }
-                        } else {
-                            try writeStorage.put(valueBytes, forKey: rowKey, in: tables.objects)
-                        }
-                    }
-                    if let metadataBytes {
-                        try metadataBytes.withUnsafeBytes { try writeStorage.put($0, forKey: rowKey, in: tables.metadata) }
-                    } else if existing == true {
-                        try writeStorage.delete(rowKey, in: tables.metadata)
-                    }
-                    return existing
+                    return previous
                 }
             }
+            try writeMetadata(metadataBytes, of: rowKey, hadMetadata: previous?.hasMetadata == true)
+            return previous?.hasMetadata
         }
     }
 
