@@ -19,9 +19,42 @@ static uint32_t crc32c_table(uint32_t crc, const unsigned char *bytes, size_t le
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 
+// The instruction takes three cycles and starts one a cycle: one chain of words runs at a third of its speed. A
+// long buffer is checksummed as three chains of INTERLEAVED_LENGTH bytes at once (a search block is about 1.6 KB),
+// then the first two are moved past the bytes after them (`shift_by_interleaved_length`: CRC32C of zeros is linear)
+// and combined, as Mark Adler's crc32c.c does.
+#define INTERLEAVED_LENGTH 256
+
+// shift_by_interleaved_length[k][b]: the CRC register with byte b at byte k (the rest 0), moved past
+// INTERLEAVED_LENGTH zero bytes. Filled at load time.
+static uint32_t shift_by_interleaved_length[4][256];
+
 __attribute__((target("sse4.2")))
 static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *bytes, size_t length) {
     uint64_t wide = crc;
+    while (length >= 3 * INTERLEAVED_LENGTH) {
+        uint64_t second = 0, third = 0;
+        const unsigned char *end = bytes + INTERLEAVED_LENGTH;
+        do {
+            uint64_t words[3];
+            memcpy(&words[0], bytes, 8);
+            memcpy(&words[1], bytes + INTERLEAVED_LENGTH, 8);
+            memcpy(&words[2], bytes + 2 * INTERLEAVED_LENGTH, 8);
+            wide = _mm_crc32_u64(wide, words[0]);
+            second = _mm_crc32_u64(second, words[1]);
+            third = _mm_crc32_u64(third, words[2]);
+            bytes += 8;
+        } while (bytes < end);
+        uint32_t first = (uint32_t)wide;
+        first = shift_by_interleaved_length[0][first & 0xFF] ^ shift_by_interleaved_length[1][(first >> 8) & 0xFF]
+              ^ shift_by_interleaved_length[2][(first >> 16) & 0xFF] ^ shift_by_interleaved_length[3][first >> 24];
+        first ^= (uint32_t)second;
+        first = shift_by_interleaved_length[0][first & 0xFF] ^ shift_by_interleaved_length[1][(first >> 8) & 0xFF]
+              ^ shift_by_interleaved_length[2][(first >> 16) & 0xFF] ^ shift_by_interleaved_length[3][first >> 24];
+        wide = first ^ (uint32_t)third;
+        bytes += 2 * INTERLEAVED_LENGTH;
+        length -= 3 * INTERLEAVED_LENGTH;
+    }
     // Four words per turn: the loop's own compare and branch once per 32 bytes (a record is usually 50-150 bytes).
     while (length >= 32) {
         uint64_t words[4];
@@ -56,6 +89,37 @@ static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *bytes, size_t
     }
     if (length & 1) crc = _mm_crc32_u8(crc, *bytes);
     return crc;
+}
+
+// The register moved past one zero byte is a linear map of its 32 bits (a 32 x 32 matrix over GF(2), a column per bit);
+// past 2^k bytes, that matrix squared k times.
+static uint32_t gf2_matrix_times(const uint32_t *matrix, uint32_t vector) {
+    uint32_t sum = 0;
+    for (; vector; vector >>= 1, matrix++) {
+        if (vector & 1) sum ^= *matrix;
+    }
+    return sum;
+}
+
+static void gf2_matrix_square(uint32_t *square, const uint32_t *matrix) {
+    for (int n = 0; n < 32; n++) square[n] = gf2_matrix_times(matrix, matrix[n]);
+}
+
+static void fill_shift_by_interleaved_length(void) {
+    uint32_t bit[32], power[32];
+    // One zero bit: the register shifts right, the polynomial folded in when bit 0 falls out.
+    bit[0] = CRC32C_POLYNOMIAL;
+    for (int n = 1; n < 32; n++) bit[n] = 1u << (n - 1);
+    gf2_matrix_square(power, bit);   // 2 bits
+    gf2_matrix_square(bit, power);   // 4 bits
+    gf2_matrix_square(power, bit);   // 1 byte
+    for (size_t bytes = 1; bytes < INTERLEAVED_LENGTH; bytes *= 2) {  // INTERLEAVED_LENGTH is a power of two
+        gf2_matrix_square(bit, power);
+        memcpy(power, bit, sizeof power);
+    }
+    for (uint32_t n = 0; n < 256; n++) {
+        for (int k = 0; k < 4; k++) shift_by_interleaved_length[k][n] = gf2_matrix_times(power, n << (8 * k));
+    }
 }
 
 static int cpu_has_crc32c(void) {
@@ -111,6 +175,9 @@ static void crc32c_initialize(void) {
         table[i] = crc;
     }
     use_hardware = cpu_has_crc32c();
+#if defined(__x86_64__)
+    fill_shift_by_interleaved_length();
+#endif
 }
 
 uint32_t canopy_crc32c(uint32_t crc, const void *data, size_t length) {

@@ -46,6 +46,29 @@ struct ChecksumTests {
         }
     }
 
+    @Test("CRC32C: long buffers (checksummed as three interleaved runs of words, combined) agree with the table")
+    func crc32cLongBuffers() {
+        var random = SeededRandom(seed: 16)
+        let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        // Around each multiple of the three runs' 768 bytes, and random lengths up to 19 KB; unaligned starts,
+        // continuing from a checksum or not.
+        var lengths: [Int] = []
+        for run in 1...8 {
+            let end: Int = run * 768
+            lengths += [end - 1, end, end + 1, end + 7, end + 8]
+        }
+        for _ in 0..<300 { lengths.append(Int.random(in: 700...19_000, using: &random)) }
+        bytes.withUnsafeBytes { all in
+            for length in lengths {
+                let start = Int.random(in: 0...(all.count - length), using: &random) % 64
+                let slice = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
+                let seed = Bool.random(using: &random) ? 0 : UInt32.random(in: 0...UInt32.max, using: &random)
+                #expect(CRC32C.checksum(slice, continuing: seed) == CRC32C.portableChecksum(slice, continuing: seed),
+                        "seed 16, \(length) bytes from \(start), continuing \(seed)")
+            }
+        }
+    }
+
     @Test("A changed byte in a row, its metadata, a view page or a commit-log entry: corruptStore naming it; verify lists each; the rest reads")
     func changedBytes() throws {
         let directory = try TemporaryDirectory()

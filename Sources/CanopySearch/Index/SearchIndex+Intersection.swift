@@ -34,22 +34,27 @@ extension SearchIndex {
         // not survive the other lists); the survivors' lengths and counts are read at the end, in a second walk of
         // the same blocks, up to the last survivor's (reading every body's first bytes in the first walk cost more
         // than the rows themselves, and at a million rows the memory it touched).
-        var documents: [UInt64] = []
+        // (The driver's rows and a block's decoded rows in arrays kept from the previous query, emptied.)
+        var scratch = SearchIntersectionScratch.take(from: intersectionScratch)
+        defer { scratch.giveBack(to: intersectionScratch) }
         var lengths: [Int] = []
         var counts = [[Int]](repeating: [], count: lists.count)
         // The directory's count comes from disk: a hint for the reservation, bounded (a damaged one must not ask for
         // gigabytes).
-        documents.reserveCapacity(min(documentCounts[driver], 1 << 20))
+        scratch.documents.reserveCapacity(min(documentCounts[driver], 1 << 20))
+        if scratch.rowsBuffer.count < SearchPostingBlock.maximumDocuments {
+            scratch.rowsBuffer = [UInt64](repeating: 0, count: SearchPostingBlock.maximumDocuments)
+        }
         do {
             var previousKey: UInt64 = 0
-            var rowsBuffer = [UInt64](repeating: 0, count: SearchPostingBlock.maximumDocuments)
             try lists[driver].table.forEachBytes(in: transaction, prefix: lists[driver].word + [0]) { key, value in
                 let blockKey = try SearchPostingBlock.block(ofKey: key)
                 guard blockKey > previousKey else { throw SearchBytes.Malformed("a word's blocks are out of order") }
-                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &documents, rowsBuffer: &rowsBuffer)
+                try SearchPostingBlock.appendRows(of: value, after: previousKey, upTo: blockKey, to: &scratch.documents, rowsBuffer: &scratch.rowsBuffer)
                 previousKey = blockKey
                 return true
             }
+            let documents = scratch.documents
             // The driver is read whole: its rows must be the count its directory (or summary) gave, which is the
             // term's document frequency in the statistics (BM25's idf) and chose it as the driver.
             guard documents.count == documentCounts[driver] else {
@@ -59,11 +64,11 @@ extension SearchIndex {
             // `nil`: every row of the driver (not listed: the first list narrows `documents` itself).
             var kept: [Int]?
             for term in lists.indices where term != driver && !(kept?.isEmpty ?? documents.isEmpty) {
-                try narrow(&kept, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, in: transaction)
+                try narrow(&kept, documents, &counts, to: term, of: lists[term], fieldCount: fieldCount, rowsBuffer: &scratch.rowsBuffer, in: transaction)
             }
             let survivors = kept ?? Array(documents.indices)
             (lengths, counts[driver]) = try survivorCounts(survivors, of: documents, in: lists[driver], fieldCount: fieldCount, transaction)
-            documents = survivors.map { documents[$0] }
+            result.documents = survivors.map { documents[$0] }
         } catch let error as SearchBytes.Malformed {
             throw corrupt("a posting block is malformed (\(error))")
         }
@@ -71,9 +76,8 @@ extension SearchIndex {
         let weights = fields.map(\.weight)
         let averageLength = SearchRanking.averageLength(statistics)
         let idfs = lists.indices.map { SearchRanking.idf(term: $0, statistics: statistics) }
-        result.documents = documents
-        result.scores.reserveCapacity(documents.count)
-        for slot in documents.indices {
+        result.scores.reserveCapacity(result.documents.count)
+        for slot in result.documents.indices {
             let norm = SearchRanking.lengthNorm(length: lengths[slot], averageLength: averageLength)
             var score = 0.0
             for term in lists.indices {
@@ -119,17 +123,17 @@ extension SearchIndex {
     }
 
     /// Keeps the candidates (`survivors`: ascending slots of `documents`, `nil` for all of them) that `list` (term
-    /// `term`) also holds, with their counts in it; the counts of earlier terms follow their rows.
+    /// `term`) also holds, with their counts in it; the counts of earlier terms follow their rows. `rowsBuffer`: scratch
+    /// room for a block's decoded rows.
     private func narrow(
         _ survivors: inout [Int]?, _ documents: [UInt64], _ counts: inout [[Int]], to term: Int, of list: PostingList,
-        fieldCount: Int, in transaction: ReadTransaction
+        fieldCount: Int, rowsBuffer: inout [UInt64], in transaction: ReadTransaction
     ) throws {
         var kept: [Int] = []  // positions in `survivors` found in the list, ascending
         var termCounts: [Int] = []
         let candidates = survivors.map { $0.map { documents[$0] } } ?? documents
         var next = 0  // the first survivor not yet passed
         var previousKey: UInt64 = 0
-        var rowsBuffer = [UInt64](repeating: 0, count: SearchPostingBlock.maximumDocuments)
         try list.table.forEachBytes(in: transaction, prefix: list.word + [0]) { key, value in
             let blockKey = try SearchPostingBlock.block(ofKey: key)
             guard blockKey > previousKey || previousKey == 0 else { throw SearchBytes.Malformed("a word's blocks are out of order") }

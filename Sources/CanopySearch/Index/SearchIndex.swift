@@ -55,6 +55,9 @@ public final class SearchIndex: StoreExtension, Sendable {
     /// made a cycle, and an index, its results views and every view directory they cached outlived the database and
     /// the app.
     let resultsViews = Mutex<[String: SearchResultsView.Binding]>([:])
+    /// The room an intersection of several terms reads its rarest list's rows into, kept for the next query
+    /// (``SearchIntersectionScratch``); `nil` while a query uses it (another at the same time makes its own).
+    let intersectionScratch = Mutex<SearchIntersectionScratch?>(nil)
 
     /// The format of the stored index; part of ``options``, so an index written by another format is rebuilt.
     /// (3: block headers name their densest row, which bounds the scores of their rows. 4: each row's record is its
