@@ -81,8 +81,6 @@ public final class View: StoreExtension {
     }
     let state = Mutex(State())
     static let cachedVersions = 8
-    /// Decoded pages of the view's latest committed version this process knows (see ``ViewPageCache``).
-    let pageCache = Mutex(ViewPageCache())
 
     /// Creates a view.
     /// - Parameters:
@@ -273,7 +271,6 @@ public final class View: StoreExtension {
         // Versions are commits' snapshots, which another database repeats: an object registered before in a database
         // since closed must not answer this one's versions from that one's directories.
         state.withLock { $0.tables = tables; $0.indexes = [] }
-        pageCache.withLock { $0.removeAll() }
         if case .manual = source {
             let order = try ManualOrderTable.open(in: transaction, view: name)
             state.withLock { $0.order = order }
@@ -298,10 +295,7 @@ public final class View: StoreExtension {
         }
         try checkParent(in: transaction)
         // (As in `prepare`: the cached directories may be another database's.)
-        if transaction.writer(of: self) == nil {
-            state.withLock { $0.indexes = [] }
-            pageCache.withLock { $0.removeAll() }
-        }
+        if transaction.writer(of: self) == nil { state.withLock { $0.indexes = [] } }
         if case .manual = source {
             guard let order = try ManualOrderTable.existing(in: transaction, view: name) else { return .needsWrite }
             state.withLock { $0.order = order }
@@ -333,7 +327,6 @@ public final class View: StoreExtension {
         try tables.dropAll(in: transaction)
         if case .manual = source { try ManualOrderTable.open(in: transaction, view: name).table.drop(in: transaction) }
         state.withLock { $0.tables = nil; $0.indexes = []; $0.order = nil }
-        pageCache.withLock { $0.removeAll() }
     }
 
     /// Checks a filtered view's parent as registered in this process. A manual list is refused: the list moves rows
@@ -365,15 +358,6 @@ public final class View: StoreExtension {
             state.indexes.append((index.version, index))
             if state.indexes.count > Self.cachedVersions { state.indexes.removeFirst() }
         }
-    }
-
-    /// Page `id` of the view at committed `version`, as stored: from ``pageCache``, or read and decoded from `tables`
-    /// in `txn` (which must read that version) and kept there.
-    func committedPage(_ id: UInt64, version: UInt64, tables: ViewTables, in txn: ReadTransaction) throws -> ViewPage {
-        if let page = pageCache.withLock({ $0.page(id, version: version) }) { return page }
-        let page = try tables.readPage(id, txn)
-        pageCache.withLock { $0.insert(page, id: id, version: version) }
-        return page
     }
 
     /// The index of the view as seen by `txn`: from the cache when its version is known, otherwise loaded.

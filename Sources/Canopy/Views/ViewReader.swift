@@ -104,9 +104,8 @@ public struct ViewReader {
     func page(_ id: UInt64) throws -> ViewPage {
         try transaction.checkActive()
         if let writer { return try writer.page(id) }
-        guard let fixedIndex else { return try tables.readPage(id, transaction) }
-        if let page = fixedIndex.committedPages[id] { return page }
-        return try view.committedPage(id, version: fixedIndex.version, tables: tables, in: transaction)
+        if let page = fixedIndex?.committedPages[id] { return page }
+        return try tables.readPage(id, transaction)
     }
 
     /// The row at `index` of `group`, or `nil` when out of range.

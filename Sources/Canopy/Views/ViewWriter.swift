@@ -95,14 +95,6 @@ public final class ViewWriter: ExtensionTransaction {
     /// The pages the commit that made the view's version at the start of this transaction wrote
     /// (``ViewIndex/committedPages``): as stored until this writer flushes pages of its own.
     private var startPages: [UInt64: ViewPage] = [:]
-    /// The view's version at the start of this transaction (set when ``index`` is loaded).
-    private var startVersion: UInt64?
-    /// Whether pages were written to LMDB before the commit (more than ``pageCacheLimit`` dirty): LMDB then holds
-    /// this transaction's pages, not the start version's, and the commit does not know every page it changed.
-    private var flushedEarly = false
-    /// The pages the commit wrote and deleted, for the view's ``ViewPageCache`` once committed (`written` is `nil`
-    /// when pages were flushed before).
-    private var committedChanges: (written: [UInt64: ViewPage]?, deleted: Set<UInt64>)?
 
     init(view: View, transaction: ReadWriteTransaction, tables: ViewTables) {
         self.view = view
@@ -135,7 +127,6 @@ public final class ViewWriter: ExtensionTransaction {
         var loaded = try view.index(in: transaction)
         // The committed pages describe the version this transaction starts from, not the one it will make.
         startPages = loaded.committedPages
-        startVersion = loaded.version
         loaded.committedPages = [:]
         index = loaded
         return loaded
@@ -221,8 +212,7 @@ public final class ViewWriter: ExtensionTransaction {
     private func storedPage(_ id: UInt64) throws -> ViewPage {
         if deletedPages.contains(id) { throw corrupt(view.name, "page \(id) was deleted in this transaction") }
         if let page = startPages[id] { return page }
-        guard !flushedEarly, let startVersion else { return try tables.readPage(id, transaction) }
-        return try view.committedPage(id, version: startVersion, tables: tables, in: transaction)
+        return try tables.readPage(id, transaction)
     }
 
     /// Runs `body` on page `id` in place among the dirty pages (read from LMDB on first use): no copy of the page per
@@ -268,7 +258,6 @@ public final class ViewWriter: ExtensionTransaction {
     /// changes no page (its dictionaries are not kept for more, and the committed index may share the dirty pages').
     private func flushPages(final: Bool = false) throws {
         startPages = [:]  // LMDB now holds this transaction's pages
-        if !final { flushedEarly = true }
         for (id, page) in dirtyPages { try tables.writePage(page, id: id, transaction) }
         for id in deletedPages { try tables.deletePage(id, transaction) }
         dirtyPages.removeAll(keepingCapacity: !final)
@@ -289,7 +278,6 @@ public final class ViewWriter: ExtensionTransaction {
         if !pendingInserts.isEmpty { try insertPendingEntries() }
         guard dirty || !log.isEmpty || reset else { return nil }
         let written = dirty && dirtyPages.count <= ViewIndex.committedPageLimit ? dirtyPages : [:]
-        committedChanges = (flushedEarly ? nil : dirtyPages, deletedPages)
         try flushPages(final: true)
         if dirty {
             try withIndex { index in
@@ -316,12 +304,7 @@ public final class ViewWriter: ExtensionTransaction {
     /// Keeps the committed index for readers at its version (only once committed: a failed commit's index must not
     /// be found under the version the next commit at that snapshot will have).
     public func didCommit(snapshot: UInt64) {
-        guard wroteState, let index else { return }
-        view.remember(index)
-        let changes = committedChanges
-        view.pageCache.withLock {
-            $0.committed(index.version, from: startVersion, written: changes?.written, deleted: changes?.deleted ?? [])
-        }
+        if wroteState, let index { view.remember(index) }
     }
 
     /// Nothing to undo: the index copy is dropped with the writer.

@@ -5,24 +5,24 @@ import CanopyTestSupport
 import Foundation
 import Testing
 
-/// A view's decoded pages are kept per committed version and carried along by this process's commits
-/// (`ViewPageCache`). Commits of another process make versions this process never carried: its next commit must
-/// start from the file's pages, not from the pages it kept of an older version. (Readers at other versions, and this
-/// process's own commits, are checked by ``CommittedPagesTests``.)
-@Suite("View page cache: commits of another process", .ownThread)
-struct ViewPageCacheTests {
+/// The view's committed directories (and the pages each commit wrote) are kept per version in this process
+/// (``View/index(in:)``). Commits of another process make versions this process never saw: its next commit and its
+/// reads must start from the file's directory and pages, not from what it kept of an older version. (Readers at other
+/// versions, and this process's own commits, are checked by ``CommittedPagesTests``.)
+@Suite("Committed pages and directories: commits of another process", .ownThread)
+struct CommittedPagesCrossProcessTests {
     @Test("after a child's commits, this process's next commit and reads see the child's rows", .timeLimit(.minutes(2)))
     func anotherProcessCommitsBetween() throws {
         let writerPath = try #require(CrashTests.writerPath, "the CrashWriter executable was not built")
-        let directory = try TemporaryDirectory(prefix: "page-cache")
+        let directory = try TemporaryDirectory(prefix: "committed-pages-xproc")
         defer { directory.remove() }
         let path = directory.appending("db")
         let database = try Database(path: path, options: .init(durability: .none))
         try database.register(crashWriterView())
         let connection = database.newConnection()
         let counter = TypedCollection<Int, NoMetadata>("counter")
-        // Several commits, so that the pages are kept and carried (the child numbers its rows from "n" on, so they
-        // land at the start of groups "a" and "b", on pages this process keeps).
+        // Several commits, so that directories and pages are kept (the child numbers its rows from "n" on, so they
+        // land at the start of groups "a" and "b", on pages this process has read).
         for first in stride(from: 1, through: 200, by: 20) {
             try connection.readWrite { txn in
                 for number in first..<(first + 20) {
@@ -31,7 +31,7 @@ struct ViewPageCacheTests {
                 try txn.set(first + 19, forKey: "n", in: counter)
             }
         }
-        _ = try connection.read { txn in try CommittedPagesTests.rendered(txn) }  // every page read, and kept
+        _ = try connection.read { txn in try CommittedPagesTests.rendered(txn) }  // every page read
 
         let child = try ChildProcess(writerPath, [path, "none", "--with-view", "--commits", "5"])
         #expect(child.waitForExit(seconds: 60) == 0, "\(child.remainingLines(seconds: 1))")
