@@ -55,8 +55,12 @@ struct CommitSignalTests {
         signal.fire()
         await signal.wait(after: 0, timeout: .seconds(600))
         let waiting = Task { await signal.wait(after: signal.generation, timeout: .seconds(600)) }
+        // Cancelled while it waits (not before it starts, which the wait's own check would catch): the cancellation
+        // handler must end it.
+        while signal.waiting == 0 { await Task.yield() }
         waiting.cancel()
         await waiting.value
+        #expect(signal.waiting == 0)
         #expect(signal.generation == 1)
     }
 }

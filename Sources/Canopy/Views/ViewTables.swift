@@ -147,8 +147,9 @@ struct ViewTables: Sendable {
             return bytes
         }
 
-        /// Appends the one-entry attachment of group `groupID` and `sortKey` to `bytes` (the one encoding:
-        /// ``encoded(groupID:sortKey:)`` is this into a new array).
+        /// Appends the one-entry attachment of group `groupID` and `sortKey` to `bytes` (the encoding:
+        /// ``encoded(groupID:sortKey:)`` is this into a new array; ``encoded(groupID:taking:)`` writes the same bytes
+        /// in the sort key's array, which RowEntryEncodingTests holds to this).
         static func encode(groupID: UInt32, sortKey: some Collection<UInt8>, into bytes: inout [UInt8]) {
             VarInt.append(UInt64(groupID), to: &bytes)
             bytes.append(contentsOf: sortKey)
